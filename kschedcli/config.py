@@ -1,0 +1,273 @@
+"""KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1): defaults, merge and validation."""
+from __future__ import annotations
+
+import copy
+import json
+from dataclasses import dataclass, field
+from importlib import resources as ilres
+
+import jsonschema
+
+from .errors import InputError
+from .loader import parse_documents, read_text
+
+API_VERSION = "kubescheduler.config.k8s.io/v1"
+DEFAULT_SCHEDULER = "default-scheduler"
+
+EXTENSION_POINTS = ("preEnqueue", "queueSort", "preFilter", "filter", "postFilter", "preScore",
+                    "score", "reserve", "permit", "preBind", "bind", "postBind")
+
+# getDefaultPlugins() with the DynamicResourceAllocation gate on (GA in v1.34)
+DEFAULT_MULTIPOINT = (
+    ("SchedulingGates", 0), ("PrioritySort", 0), ("NodeUnschedulable", 0), ("NodeName", 0),
+    ("TaintToleration", 3), ("NodeAffinity", 2), ("NodePorts", 0), ("NodeResourcesFit", 1),
+    ("VolumeRestrictions", 0), ("NodeVolumeLimits", 0), ("VolumeBinding", 0), ("VolumeZone", 0),
+    ("PodTopologySpread", 2), ("InterPodAffinity", 2), ("DynamicResources", 0),
+    ("DefaultPreemption", 0), ("NodeResourcesBalancedAllocation", 1), ("ImageLocality", 1),
+    ("DefaultBinder", 0),
+)
+
+DEFAULT_RESOURCE_SPEC = [{"name": "cpu", "weight": 1}, {"name": "memory", "weight": 1}]
+
+SYSTEM_DEFAULT_CONSTRAINTS = [
+    {"topologyKey": "topology.kubernetes.io/zone", "whenUnsatisfiable": "ScheduleAnyway", "maxSkew": 5},
+    {"topologyKey": "kubernetes.io/hostname", "whenUnsatisfiable": "ScheduleAnyway", "maxSkew": 3},
+]
+
+
+def default_args(plugin: str) -> dict | None:
+    """The args kube-scheduler's defaulting gives a plugin with no pluginConfig entry."""
+    if plugin == "DefaultPreemption":
+        return {"minCandidateNodesPercentage": 10, "minCandidateNodesAbsolute": 100}
+    if plugin == "InterPodAffinity":
+        return {"hardPodAffinityWeight": 1, "ignorePreferredTermsOfExistingPods": False}
+    if plugin == "NodeAffinity":
+        return {}
+    if plugin == "NodeResourcesBalancedAllocation":
+        return {"resources": copy.deepcopy(DEFAULT_RESOURCE_SPEC)}
+    if plugin == "NodeResourcesFit":
+        return {"ignoredResources": [], "ignoredResourceGroups": [],
+                "scoringStrategy": {"type": "LeastAllocated", "resources": copy.deepcopy(DEFAULT_RESOURCE_SPEC)}}
+    if plugin == "PodTopologySpread":
+        return {"defaultingType": "System", "defaultConstraints": []}
+    if plugin == "VolumeBinding":
+        return {"bindTimeoutSeconds": 600}
+    if plugin == "DynamicResources":
+        return {"filterTimeout": "10s"}
+    return None
+
+
+def apply_arg_defaults(plugin: str, args: dict) -> dict:
+    """scheme.Default for explicitly configured args: fill what the user left out."""
+    d = default_args(plugin)
+    if d is None:
+        return dict(args)
+    out = dict(args)
+    if plugin == "NodeResourcesBalancedAllocation":
+        res = out.get("resources") or copy.deepcopy(DEFAULT_RESOURCE_SPEC)
+        out["resources"] = [{**r, "weight": r.get("weight") or 1} for r in res]
+        return out
+    if plugin == "NodeResourcesFit":
+        out.setdefault("ignoredResources", [])
+        out.setdefault("ignoredResourceGroups", [])
+        ss = dict(out.get("scoringStrategy") or {"type": "LeastAllocated"})
+        ss.setdefault("type", "LeastAllocated")
+        res = ss.get("resources") or copy.deepcopy(DEFAULT_RESOURCE_SPEC)
+        ss["resources"] = [{**r, "weight": r.get("weight") or 1} for r in res]
+        out["scoringStrategy"] = ss
+        return out
+    if plugin == "PodTopologySpread":
+        out.setdefault("defaultingType", "System")
+        out.setdefault("defaultConstraints", [])
+        return out
+    for k, v in d.items():
+        if out.get(k) is None:
+            out[k] = v
+    return out
+
+
+@dataclass
+class PluginRef:
+    name: str
+    weight: int = 0
+
+
+@dataclass
+class Profile:
+    scheduler_name: str
+    # extension point -> ordered plugin names, after multiPoint expansion (as the framework builds)
+    points: dict[str, list[str]] = field(default_factory=dict)
+    score_weights: dict[str, int] = field(default_factory=dict)
+    args: dict[str, dict] = field(default_factory=dict)
+    # the merged plugin sets before expansion, as `kube-scheduler --write-config-to` shows them
+    merged: dict[str, dict] = field(default_factory=dict)
+
+
+@dataclass
+class SchedulerConfig:
+    profiles: list[Profile]
+    percentage_of_nodes_to_score: int = 0
+    source: str = ""
+
+    def profile_for(self, scheduler_name: str) -> Profile | None:
+        for p in self.profiles:
+            if p.scheduler_name == scheduler_name:
+                return p
+        return None
+
+
+def _load_schema() -> dict:
+    return json.loads(ilres.files("kschedcli.schemas").joinpath("kubeschedulerconfiguration.schema.json").read_text())
+
+
+def _merge_set(default: dict, custom: dict | None) -> dict:
+    """mergePluginSet: defaults minus disabled ('*' drops all), re-configured in place, rest appended."""
+    custom = custom or {}
+    disabled = [p["name"] for p in custom.get("disabled") or []] + [p["name"] for p in default.get("disabled") or []]
+    dset = set(disabled)
+    custom_enabled = list(custom.get("enabled") or [])
+    by_name = {}
+    for i, p in enumerate(custom_enabled):
+        by_name[p["name"]] = (i, p)
+    replaced = set()
+    enabled = []
+    if "*" not in dset:
+        for p in default.get("enabled") or []:
+            if p["name"] in dset:
+                continue
+            if p["name"] in by_name:
+                i, cp = by_name[p["name"]]
+                p = cp
+                replaced.add(i)
+            enabled.append(p)
+    for i, p in enumerate(custom_enabled):
+        if i not in replaced:
+            enabled.append(p)
+    return {"enabled": enabled, "disabled": [{"name": n} for n in disabled]}
+
+
+def build_profile(raw: dict, path: str, registry) -> Profile:
+    """Defaults, merge and framework expansion for one profile; raises InputError naming the field."""
+    name = raw.get("schedulerName") or ""
+    plugins = raw.get("plugins") or {}
+    merged = {"multiPoint": _merge_set({"enabled": [{"name": n, "weight": w} if w else {"name": n}
+                                                    for n, w in DEFAULT_MULTIPOINT]}, plugins.get("multiPoint"))}
+    for pt in EXTENSION_POINTS:
+        merged[pt] = _merge_set({}, plugins.get(pt))
+
+    def err(field: str, msg: str) -> InputError:
+        return InputError(msg, source=path, field=f"{raw.get('_path', 'profiles')}.{field}")
+
+    # every named plugin must exist
+    for pt, s in merged.items():
+        for i, p in enumerate(s["enabled"]):
+            if p["name"] not in registry:
+                raise err(f"plugins.{pt}.enabled[{i}].name", f"plugin {p['name']!r} does not exist")
+            if pt != "multiPoint" and not registry[p["name"]].implements(pt):
+                raise err(f"plugins.{pt}.enabled[{i}].name", f"plugin {p['name']!r} does not extend {pt} plugin")
+            w = p.get("weight")
+            if w is not None and w < 0:
+                raise err(f"plugins.{pt}.enabled[{i}].weight", f"{w}: must be non-negative")
+
+    points: dict[str, list[str]] = {}
+    for pt in EXTENSION_POINTS:
+        point_enabled = [p["name"] for p in merged[pt]["enabled"]]
+        if len(set(point_enabled)) != len(point_enabled):
+            dup = next(n for n in point_enabled if point_enabled.count(n) > 1)
+            raise err(f"plugins.{pt}", f"plugin {dup!r} already registered as {pt}")
+        disabled = {p["name"] for p in merged[pt]["disabled"]}
+        if "*" in disabled:
+            points[pt] = point_enabled
+            continue
+        multi, override = [], set()
+        for p in merged["multiPoint"]["enabled"]:
+            cls = registry[p["name"]]
+            if not cls.implements(pt) or p["name"] in disabled:
+                continue
+            if p["name"] in point_enabled:
+                override.add(p["name"])
+                continue
+            if p["name"] in multi:
+                raise err("plugins.multiPoint", f"plugin {p['name']!r} already registered as {pt}")
+            multi.append(p["name"])
+        ordered = [n for n in point_enabled if n in override] + multi + [n for n in point_enabled if n not in override]
+        points[pt] = ordered
+
+    weights: dict[str, int] = {}
+    for p in merged["score"]["enabled"] + merged["multiPoint"]["enabled"]:
+        if not registry[p["name"]].implements("score") or p["name"] in weights:
+            continue
+        weights[p["name"]] = p.get("weight") or 1
+    if len(points["queueSort"]) > 1:
+        raise err("plugins.queueSort.enabled", "only one queue sort plugin can be enabled")
+    if len(points["bind"]) == 0:
+        raise err("plugins.bind", "at least one bind plugin is needed")
+
+    # plugin args: explicit ones defaulted, defaults for every other plugin named anywhere
+    args: dict[str, dict] = {}
+    seen = set()
+    for i, pc in enumerate(raw.get("pluginConfig") or []):
+        pname = pc.get("name")
+        if pname in seen:
+            raise err(f"pluginConfig[{i}].name", f"Duplicate value: {pname!r}")
+        seen.add(pname)
+        a = pc.get("args") or {}
+        if not isinstance(a, dict):
+            raise err(f"pluginConfig[{i}].args", "must be an object")
+        a = {k: v for k, v in a.items() if k not in ("apiVersion", "kind")}
+        args[pname] = apply_arg_defaults(pname, a)
+        from .argsvalidation import validate_args
+        problem = validate_args(pname, args[pname])
+        if problem:
+            sub, msg = problem
+            raise err(f"pluginConfig[{i}].args{('.' + sub) if sub else ''}", msg)
+    for pt, s in merged.items():
+        for p in s["enabled"]:
+            if p["name"] not in args:
+                d = default_args(p["name"])
+                if d is not None:
+                    args[p["name"]] = d
+    return Profile(scheduler_name=name, points=points, score_weights=weights, args=args, merged=merged)
+
+
+def default_config(registry) -> SchedulerConfig:
+    return SchedulerConfig(profiles=[build_profile({"schedulerName": DEFAULT_SCHEDULER}, "", registry)])
+
+
+def load_config(path: str | None, registry) -> SchedulerConfig:
+    if not path:
+        return default_config(registry)
+    docs = parse_documents(read_text(path), path)
+    if len(docs) != 1 or not isinstance(docs[0], dict):
+        raise InputError("expected one KubeSchedulerConfiguration document", source=path)
+    doc = docs[0]
+    if doc.get("kind") != "KubeSchedulerConfiguration":
+        raise InputError(f"expected kind KubeSchedulerConfiguration, found {doc.get('kind')!r}", source=path, field="kind")
+    if doc.get("apiVersion") != API_VERSION:
+        raise InputError(f"unsupported apiVersion {doc.get('apiVersion')!r} (ksched reads {API_VERSION})",
+                         source=path, field="apiVersion")
+    validator = jsonschema.Draft202012Validator(_load_schema())
+    errors = sorted(validator.iter_errors(doc), key=lambda e: list(e.absolute_path))
+    if errors:
+        e = errors[0]
+        loc = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in e.absolute_path).lstrip(".")
+        raise InputError(e.message, source=path, field=loc or "(root)")
+    pct = doc.get("percentageOfNodesToScore")
+    if pct is not None and not 0 <= pct <= 100:
+        raise InputError(f"{pct}: not in valid range [0-100]", source=path, field="percentageOfNodesToScore")
+    raw_profiles = doc.get("profiles") or [{}]
+    if len(raw_profiles) == 1 and not raw_profiles[0].get("schedulerName"):
+        raw_profiles = [{**raw_profiles[0], "schedulerName": DEFAULT_SCHEDULER}]
+    profiles = []
+    names = set()
+    for i, rp in enumerate(raw_profiles):
+        if not rp.get("schedulerName"):
+            raise InputError("Required value", source=path, field=f"profiles[{i}].schedulerName")
+        if rp["schedulerName"] in names:
+            raise InputError(f"Duplicate value: {rp['schedulerName']!r}", source=path, field=f"profiles[{i}].schedulerName")
+        names.add(rp["schedulerName"])
+        profiles.append(build_profile({**rp, "_path": f"profiles[{i}]"}, path, registry))
+    qs = {tuple(p.points["queueSort"]) for p in profiles}
+    if len(qs) > 1:
+        raise InputError("must be the same for all profiles", source=path, field="profiles[1].plugins.queueSort")
+    return SchedulerConfig(profiles=profiles, percentage_of_nodes_to_score=pct or 0, source=path)

@@ -1,0 +1,34 @@
+"""The one error type for bad input: it names the file and the field."""
+from __future__ import annotations
+
+
+class InputError(Exception):
+    """Bad user input. Rendered as one line `file: where: field: message`, exit status 2."""
+
+    def __init__(self, message: str, *, source: str = "", where: str = "", field: str = ""):
+        self.message = message
+        self.source = source
+        self.where = where
+        self.field = field
+        super().__init__(str(self))
+
+    def located(self, *, source: str | None = None, where: str | None = None,
+                field_prefix: str = "") -> "InputError":
+        """A copy with the location filled in where it is still missing."""
+        field = self.field
+        if field_prefix:
+            field = f"{field_prefix}.{field}" if field else field_prefix
+        return InputError(self.message, source=self.source or (source or ""),
+                          where=self.where or (where or ""), field=field)
+
+    def __str__(self) -> str:
+        parts = [p for p in (self.source, self.where, self.field) if p]
+        parts.append(self.message)
+        return ": ".join(parts)
+
+
+class FieldError(InputError):
+    """An InputError raised deep in parsing, located later by the caller."""
+
+    def __init__(self, field: str, message: str):
+        super().__init__(message, field=field)

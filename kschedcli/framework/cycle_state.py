@@ -1,0 +1,40 @@
+"""CycleState: per-cycle plugin data, cloned for preemption's what-if runs."""
+from __future__ import annotations
+
+from typing import Any
+
+
+class NotFound(KeyError):
+    """Reading a key no plugin wrote; kube-scheduler's error text is "not found"."""
+
+    def __str__(self) -> str:
+        return "not found"
+
+
+class CycleState:
+    __slots__ = ("_data", "skip_filter_plugins", "skip_score_plugins")
+
+    def __init__(self):
+        self._data: dict[str, Any] = {}
+        self.skip_filter_plugins: set[str] = set()
+        self.skip_score_plugins: set[str] = set()
+
+    def write(self, key: str, value: Any) -> None:
+        self._data[key] = value
+
+    def read(self, key: str) -> Any:
+        try:
+            return self._data[key]
+        except KeyError:
+            raise NotFound(key) from None
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self._data.get(key, default)
+
+    def clone(self) -> "CycleState":
+        c = CycleState()
+        for k, v in self._data.items():
+            c._data[k] = v.clone() if hasattr(v, "clone") else v
+        c.skip_filter_plugins = set(self.skip_filter_plugins)
+        c.skip_score_plugins = set(self.skip_score_plugins)
+        return c

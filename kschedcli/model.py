@@ -1,0 +1,467 @@
+"""Typed views of the Kubernetes objects the scheduler reads, with API-server defaulting applied.
+
+Each view keeps the source dict (`raw`) untouched; the fields the scheduler needs are parsed once.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from . import quantity
+from .errors import FieldError
+from .labels import LabelSelector, NodeSelector, parse_label_selector, parse_node_selector
+
+DEFAULT_SCHEDULER = "default-scheduler"
+DEFAULT_MILLI_CPU_REQUEST = 100            # scheduler's non-zero request for scoring
+DEFAULT_MEMORY_REQUEST = 200 * 1024 * 1024
+
+# Taints every pod tolerates through the DefaultTolerationSeconds admission plugin.
+DEFAULT_TOLERATIONS = (
+    ("node.kubernetes.io/not-ready", "Exists", "", "NoExecute", 300),
+    ("node.kubernetes.io/unreachable", "Exists", "", "NoExecute", 300),
+)
+
+_NATIVE = {"cpu", "memory", "ephemeral-storage", "pods", "storage"}
+
+
+def is_extended_resource(name: str) -> bool:
+    """v1helper.IsExtendedResourceName: fully qualified, outside kubernetes.io, not requests.*."""
+    if name.startswith("requests."):
+        return False
+    if "/" not in name:
+        return False
+    prefix = name.split("/", 1)[0]
+    return not (prefix == "kubernetes.io" or prefix.endswith(".kubernetes.io"))
+
+
+def is_scalar_resource(name: str) -> bool:
+    """schedutil.IsScalarResourceName: extended, hugepages, prefixed native, attachable volumes."""
+    if name.startswith("hugepages-") or name.startswith("attachable-volumes-"):
+        return True
+    if is_extended_resource(name):
+        return True
+    if "/" in name:
+        prefix = name.split("/", 1)[0]
+        return prefix == "kubernetes.io" or prefix.endswith(".kubernetes.io")
+    return False
+
+
+class Resource:
+    """framework.Resource: integer amounts as the scheduler keeps them."""
+
+    __slots__ = ("milli_cpu", "memory", "ephemeral_storage", "allowed_pods", "scalars")
+
+    def __init__(self, milli_cpu=0, memory=0, ephemeral_storage=0, allowed_pods=0, scalars=None):
+        self.milli_cpu = milli_cpu
+        self.memory = memory
+        self.ephemeral_storage = ephemeral_storage
+        self.allowed_pods = allowed_pods
+        self.scalars: dict[str, int] = scalars if scalars is not None else {}
+
+    @classmethod
+    def from_nanos(cls, rl: dict[str, int]) -> "Resource":
+        r = cls()
+        for name, nanos in rl.items():
+            if name == "cpu":
+                r.milli_cpu += quantity.milli_value(nanos)
+            elif name == "memory":
+                r.memory += quantity.value(nanos)
+            elif name == "pods":
+                r.allowed_pods += quantity.value(nanos)
+            elif name == "ephemeral-storage":
+                r.ephemeral_storage += quantity.value(nanos)
+            elif is_scalar_resource(name):
+                r.scalars[name] = r.scalars.get(name, 0) + quantity.value(nanos)
+        return r
+
+    def get(self, name: str) -> int:
+        if name == "cpu":
+            return self.milli_cpu
+        if name == "memory":
+            return self.memory
+        if name == "ephemeral-storage":
+            return self.ephemeral_storage
+        if name == "pods":
+            return self.allowed_pods
+        return self.scalars.get(name, 0)
+
+    def add(self, other: "Resource", sign: int = 1) -> None:
+        self.milli_cpu += sign * other.milli_cpu
+        self.memory += sign * other.memory
+        self.ephemeral_storage += sign * other.ephemeral_storage
+        if other.scalars:
+            s = self.scalars
+            for k, v in other.scalars.items():
+                s[k] = s.get(k, 0) + sign * v
+
+    def clone(self) -> "Resource":
+        return Resource(self.milli_cpu, self.memory, self.ephemeral_storage, self.allowed_pods, dict(self.scalars))
+
+    def as_dict(self) -> dict[str, int]:
+        d = {"cpu": self.milli_cpu, "memory": self.memory}
+        if self.ephemeral_storage:
+            d["ephemeral-storage"] = self.ephemeral_storage
+        for k in sorted(self.scalars):
+            d[k] = self.scalars[k]
+        return d
+
+
+# ---------------------------------------------------------------- helpers
+
+def _obj(d, field: str) -> dict:
+    if d is None:
+        return {}
+    if not isinstance(d, dict):
+        raise FieldError(field, "must be an object")
+    return d
+
+
+def _list(d, field: str) -> list:
+    if d is None:
+        return []
+    if not isinstance(d, list):
+        raise FieldError(field, "must be a list")
+    return d
+
+
+def _str_map(d, field: str) -> dict[str, str]:
+    d = _obj(d, field)
+    return {str(k): ("" if v is None else v if isinstance(v, str) else str(v)) for k, v in d.items()}
+
+
+def _int(v, field: str, default: int | None = None) -> int | None:
+    if v is None:
+        return default
+    if isinstance(v, bool) or not isinstance(v, int):
+        if isinstance(v, str) and v.lstrip("-").isdigit():
+            return int(v)
+        raise FieldError(field, f"{v!r} is not an integer")
+    return v
+
+
+def parse_resource_list(d, field: str) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for name, q in _obj(d, field).items():
+        out[str(name)] = quantity.parse(q, f"{field}.{name}")
+    return out
+
+
+def _add_into(acc: dict[str, int], rl: dict[str, int]) -> None:
+    for k, v in rl.items():
+        acc[k] = acc.get(k, 0) + v
+
+
+def _max_into(acc: dict[str, int], rl: dict[str, int]) -> None:
+    for k, v in rl.items():
+        if k not in acc or v > acc[k]:
+            acc[k] = v
+
+
+class Container:
+    __slots__ = ("name", "image", "requests", "limits", "ports", "restartable")
+
+    def __init__(self, c: dict, field: str, host_network: bool):
+        c = _obj(c, field)
+        self.name = c.get("name") or ""
+        self.image = c.get("image") or ""
+        res = _obj(c.get("resources"), f"{field}.resources")
+        self.limits = parse_resource_list(res.get("limits"), f"{field}.resources.limits")
+        self.requests = parse_resource_list(res.get("requests"), f"{field}.resources.requests")
+        # API-server defaulting: a resource with a limit and no request requests its limit.
+        for k, v in self.limits.items():
+            self.requests.setdefault(k, v)
+        self.restartable = c.get("restartPolicy") == "Always"
+        ports = []
+        for i, p in enumerate(_list(c.get("ports"), f"{field}.ports")):
+            pf = f"{field}.ports[{i}]"
+            p = _obj(p, pf)
+            cport = _int(p.get("containerPort"), f"{pf}.containerPort", 0)
+            hport = _int(p.get("hostPort"), f"{pf}.hostPort", 0)
+            if host_network and not hport:
+                hport = cport
+            proto = p.get("protocol") or "TCP"
+            ports.append((p.get("hostIP") or "", proto, hport, cport))
+        self.ports = ports
+
+
+def aggregate_requests(containers: list[Container], init_containers: list[Container],
+                       non_missing: dict[str, int] | None = None) -> dict[str, int]:
+    """resourcehelper.AggregateContainerRequests: exact sums, sidecars, max with init containers."""
+    def reqs_of(c: Container) -> dict[str, int]:
+        if not non_missing:
+            return c.requests
+        r = dict(c.requests)
+        for k, v in non_missing.items():
+            if k not in c.requests:
+                r[k] = v
+        return r
+
+    total: dict[str, int] = {}
+    for c in containers:
+        _add_into(total, reqs_of(c))
+    sidecars: dict[str, int] = {}
+    init_max: dict[str, int] = {}
+    for c in init_containers:
+        r = reqs_of(c)
+        if c.restartable:
+            _add_into(total, r)
+            _add_into(sidecars, r)
+            effective = sidecars
+        else:
+            effective = dict(r)
+            _add_into(effective, sidecars)
+        _max_into(init_max, effective)
+    _max_into(total, init_max)
+    return total
+
+
+_POD_LEVEL = ("cpu", "memory")
+
+
+def _pod_level_supported(name: str) -> bool:
+    return name in _POD_LEVEL or name.startswith("hugepages-")
+
+
+class Toleration:
+    __slots__ = ("key", "operator", "value", "effect", "seconds")
+
+    def __init__(self, key, operator, value, effect, seconds):
+        self.key = key
+        self.operator = operator
+        self.value = value
+        self.effect = effect
+        self.seconds = seconds
+
+    def tolerates(self, t_key: str, t_value: str, t_effect: str) -> bool:
+        """v1.Toleration.ToleratesTaint."""
+        if self.effect and self.effect != t_effect:
+            return False
+        if self.key and self.key != t_key:
+            return False
+        if self.operator == "Exists":
+            return True
+        if self.operator in ("", "Equal"):
+            return self.value == t_value
+        return False
+
+
+class Taint:
+    __slots__ = ("key", "value", "effect")
+
+    def __init__(self, key: str, value: str, effect: str):
+        self.key = key
+        self.value = value
+        self.effect = effect
+
+    def __str__(self) -> str:
+        # v1.Taint.ToString: key=value:effect, with the parts that are set
+        if not self.value:
+            return f"{self.key}:{self.effect}" if self.effect else self.key
+        return f"{self.key}={self.value}:{self.effect}" if self.effect else f"{self.key}={self.value}"
+
+
+class Pod:
+    """A pod, defaulted as the API server would, with its scheduler-relevant fields parsed."""
+
+    __slots__ = (
+        "raw", "namespace", "name", "uid", "labels", "annotations", "node_name", "phase",
+        "scheduler_name", "priority", "priority_class_name", "preemption_policy", "containers",
+        "init_containers", "overhead", "host_network", "requests", "non0_cpu", "non0_mem",
+        "host_ports", "tolerations", "node_selector", "required_node_affinity",
+        "preferred_node_affinity", "pod_affinity", "pod_anti_affinity", "spread_constraints",
+        "volumes", "scheduling_gates", "start_time", "creation_timestamp", "nominated_node_name",
+        "deleting", "owner_refs", "pod_level_requests", "resource_claims", "images", "_cache",
+    )
+
+    def __init__(self, raw: dict, priorities: dict[str, tuple[int, str | None]] | None = None,
+                 default_priority: tuple[str, int, str | None] | None = None):
+        self.raw = raw
+        meta = _obj(raw.get("metadata"), "metadata")
+        spec = _obj(raw.get("spec"), "spec")
+        status = _obj(raw.get("status"), "status")
+        self.namespace = meta.get("namespace") or "default"
+        self.name = meta.get("name") or meta.get("generateName") or ""
+        self.uid = meta.get("uid") or f"{self.namespace}/{self.name}"
+        self.labels = _str_map(meta.get("labels"), "metadata.labels")
+        self.annotations = _str_map(meta.get("annotations"), "metadata.annotations")
+        self.owner_refs = _list(meta.get("ownerReferences"), "metadata.ownerReferences")
+        self.deleting = meta.get("deletionTimestamp") is not None
+        self.creation_timestamp = meta.get("creationTimestamp") or ""
+        self.node_name = spec.get("nodeName") or ""
+        self.phase = status.get("phase") or ""
+        self.start_time = status.get("startTime") or ""
+        self.nominated_node_name = status.get("nominatedNodeName") or ""
+        self.scheduler_name = spec.get("schedulerName") or DEFAULT_SCHEDULER
+        self.host_network = bool(spec.get("hostNetwork"))
+        self._cache: dict[str, Any] = {}
+
+        # Priority admission: spec.priority wins, else the named class, else the global default.
+        pcn = spec.get("priorityClassName") or ""
+        prio = _int(spec.get("priority"), "spec.priority")
+        policy = spec.get("preemptionPolicy")
+        if prio is None:
+            if pcn and priorities is not None:
+                if pcn not in priorities:
+                    raise FieldError("spec.priorityClassName", f"no PriorityClass with name {pcn} was found")
+                prio, cls_policy = priorities[pcn]
+                policy = policy or cls_policy
+            elif not pcn and default_priority is not None:
+                pcn, prio, cls_policy = default_priority
+                policy = policy or cls_policy
+            else:
+                prio = 0
+        self.priority = prio
+        self.priority_class_name = pcn
+        self.preemption_policy = policy or "PreemptLowerPriority"
+
+        self.containers = [Container(c, f"spec.containers[{i}]", self.host_network)
+                           for i, c in enumerate(_list(spec.get("containers"), "spec.containers"))]
+        self.init_containers = [Container(c, f"spec.initContainers[{i}]", self.host_network)
+                                for i, c in enumerate(_list(spec.get("initContainers"), "spec.initContainers"))]
+        self.overhead = parse_resource_list(spec.get("overhead"), "spec.overhead")
+        pod_res = _obj(spec.get("resources"), "spec.resources")
+        plr = parse_resource_list(pod_res.get("requests"), "spec.resources.requests")
+        for k, v in parse_resource_list(pod_res.get("limits"), "spec.resources.limits").items():
+            if _pod_level_supported(k):
+                plr.setdefault(k, v)
+        self.pod_level_requests = {k: v for k, v in plr.items() if _pod_level_supported(k)}
+        self._compute_requests()
+
+        ports = []
+        for c in self.init_containers:
+            if c.restartable:
+                ports.extend((ip, proto, hp) for ip, proto, hp, _ in c.ports if hp > 0)
+        for c in self.containers:
+            ports.extend((ip, proto, hp) for ip, proto, hp, _ in c.ports if hp > 0)
+        self.host_ports = ports
+        self.images = [c.image for c in self.containers] + [c.image for c in self.init_containers]
+
+        tols = []
+        for i, t in enumerate(_list(spec.get("tolerations"), "spec.tolerations")):
+            t = _obj(t, f"spec.tolerations[{i}]")
+            op = t.get("operator") or "Equal"
+            if op not in ("Equal", "Exists"):
+                raise FieldError(f"spec.tolerations[{i}].operator", f"{op!r} is not Equal or Exists")
+            tols.append(Toleration(t.get("key") or "", op, "" if t.get("value") is None else str(t.get("value")),
+                                   t.get("effect") or "", t.get("tolerationSeconds")))
+        # DefaultTolerationSeconds admission adds these unless the pod already tolerates them.
+        for key, op, val, eff, secs in DEFAULT_TOLERATIONS:
+            if not any(t.key == key and t.effect in ("", eff) or (not t.key and t.operator == "Exists" and t.effect in ("", eff))
+                       for t in tols):
+                tols.append(Toleration(key, op, val, eff, secs))
+        self.tolerations = tols
+
+        self.node_selector = _str_map(spec.get("nodeSelector"), "spec.nodeSelector")
+        aff = _obj(spec.get("affinity"), "spec.affinity")
+        na = _obj(aff.get("nodeAffinity"), "spec.affinity.nodeAffinity")
+        req = na.get("requiredDuringSchedulingIgnoredDuringExecution")
+        self.required_node_affinity: NodeSelector | None = (
+            parse_node_selector(req, "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution")
+            if req is not None else None)
+        prefs = []
+        for i, p in enumerate(_list(na.get("preferredDuringSchedulingIgnoredDuringExecution"),
+                                    "spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution")):
+            f = f"spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution[{i}]"
+            p = _obj(p, f)
+            from .labels import parse_node_selector_term
+            prefs.append((_int(p.get("weight"), f"{f}.weight", 0), parse_node_selector_term(p.get("preference") or {}, f"{f}.preference")))
+        self.preferred_node_affinity = prefs
+        self.pod_affinity = _obj(aff.get("podAffinity"), "spec.affinity.podAffinity") or None
+        self.pod_anti_affinity = _obj(aff.get("podAntiAffinity"), "spec.affinity.podAntiAffinity") or None
+        self.spread_constraints = _list(spec.get("topologySpreadConstraints"), "spec.topologySpreadConstraints")
+        self.volumes = _list(spec.get("volumes"), "spec.volumes")
+        self.scheduling_gates = [g.get("name", "") if isinstance(g, dict) else str(g)
+                                 for g in _list(spec.get("schedulingGates"), "spec.schedulingGates")]
+        self.resource_claims = _list(spec.get("resourceClaims"), "spec.resourceClaims")
+
+    # -- resources -------------------------------------------------------
+    def _compute_requests(self) -> None:
+        reqs = aggregate_requests(self.containers, self.init_containers)
+        plr = self.pod_level_requests
+        if plr:
+            reqs.update(plr)
+        if self.overhead:
+            _add_into(reqs, self.overhead)
+        self.requests = Resource.from_nanos(reqs)
+        # Scoring's non-zero requests: containers without a cpu/memory request count a default.
+        if plr:
+            non_missing = {}
+            if "cpu" not in reqs:
+                non_missing["cpu"] = DEFAULT_MILLI_CPU_REQUEST * 10**6
+            if "memory" not in reqs:
+                non_missing["memory"] = DEFAULT_MEMORY_REQUEST * 10**9
+        else:
+            non_missing = {"cpu": DEFAULT_MILLI_CPU_REQUEST * 10**6, "memory": DEFAULT_MEMORY_REQUEST * 10**9}
+        if non_missing:
+            nz = aggregate_requests(self.containers, self.init_containers, non_missing)
+            if plr:
+                nz.update(plr)
+            if self.overhead:
+                _add_into(nz, self.overhead)
+        else:
+            nz = reqs
+        self.non0_cpu = quantity.milli_value(nz.get("cpu", 0))
+        self.non0_mem = quantity.value(nz.get("memory", 0))
+
+    # -- identity ----------------------------------------------------------
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+    def has_affinity(self) -> bool:
+        return self.pod_affinity is not None or self.pod_anti_affinity is not None
+
+    def has_required_anti_affinity(self) -> bool:
+        a = self.pod_anti_affinity
+        return bool(a and a.get("requiredDuringSchedulingIgnoredDuringExecution"))
+
+    def controller_ref(self) -> dict | None:
+        for o in self.owner_refs:
+            if isinstance(o, dict) and o.get("controller"):
+                return o
+        return None
+
+    def __repr__(self) -> str:
+        return f"Pod({self.key})"
+
+
+class Node:
+    __slots__ = ("raw", "name", "uid", "labels", "taints", "unschedulable", "allocatable",
+                 "images", "_cache")
+
+    def __init__(self, raw: dict):
+        self.raw = raw
+        meta = _obj(raw.get("metadata"), "metadata")
+        spec = _obj(raw.get("spec"), "spec")
+        status = _obj(raw.get("status"), "status")
+        self.name = meta.get("name") or ""
+        if not self.name:
+            raise FieldError("metadata.name", "is required")
+        self.uid = meta.get("uid") or self.name
+        self.labels = _str_map(meta.get("labels"), "metadata.labels")
+        self.unschedulable = bool(spec.get("unschedulable"))
+        taints = []
+        for i, t in enumerate(_list(spec.get("taints"), "spec.taints")):
+            t = _obj(t, f"spec.taints[{i}]")
+            eff = t.get("effect") or ""
+            if eff not in ("NoSchedule", "PreferNoSchedule", "NoExecute"):
+                raise FieldError(f"spec.taints[{i}].effect", f"{eff!r} is not NoSchedule, PreferNoSchedule or NoExecute")
+            taints.append(Taint(t.get("key") or "", "" if t.get("value") is None else str(t.get("value")), eff))
+        self.taints = taints
+        alloc = status.get("allocatable")
+        if alloc is None:  # API-server defaulting: allocatable defaults to capacity
+            alloc = status.get("capacity")
+        self.allocatable = Resource.from_nanos(parse_resource_list(alloc, "status.allocatable"))
+        images = []
+        for i, im in enumerate(_list(status.get("images"), "status.images")):
+            im = _obj(im, f"status.images[{i}]")
+            images.append((tuple(im.get("names") or ()), _int(im.get("sizeBytes"), f"status.images[{i}].sizeBytes", 0)))
+        self.images = images
+        self._cache: dict[str, Any] = {}
+
+    def __repr__(self) -> str:
+        return f"Node({self.name})"
+
+
+def meta_of(raw: dict) -> tuple[str, str]:
+    meta = raw.get("metadata") or {}
+    return meta.get("namespace") or "", meta.get("name") or ""

@@ -1,0 +1,31 @@
+"""Shared plugin helpers (kube-scheduler's plugins/helper)."""
+from __future__ import annotations
+
+from ..framework.interface import MAX_NODE_SCORE
+
+
+def default_normalize_score(scores: dict[str, int], reverse: bool, max_priority: int = MAX_NODE_SCORE) -> None:
+    """Scale [0, max] to [0, max_priority] with integer division; reverse subtracts from max_priority."""
+    max_count = max(scores.values(), default=0)
+    if max_count == 0:
+        if reverse:
+            for k in scores:
+                scores[k] = max_priority
+        return
+    for k, s in scores.items():
+        s = max_priority * s // max_count if s >= 0 else -((max_priority * -s) // max_count)
+        scores[k] = max_priority - s if reverse else s
+
+
+def find_untolerated_taint(taints, tolerations, effects=("NoSchedule", "NoExecute")):
+    """v1helper.FindMatchingUntoleratedTaint with the DoNotSchedule filter: the first one, or None."""
+    for t in taints:
+        if t.effect not in effects:
+            continue
+        if not any(tol.tolerates(t.key, t.value, t.effect) for tol in tolerations):
+            return t
+    return None
+
+
+def tolerates(tolerations, key: str, value: str, effect: str) -> bool:
+    return any(t.tolerates(key, value, effect) for t in tolerations)

@@ -1,0 +1,34 @@
+"""ImageLocality: favour nodes that already hold the pod's images, scaled by how widely spread they are."""
+from __future__ import annotations
+
+from ..framework.interface import MAX_NODE_SCORE, Plugin
+
+MB = 1024 * 1024
+MIN_THRESHOLD = 23 * MB
+MAX_CONTAINER_THRESHOLD = 1000 * MB
+
+
+def normalized_image_name(name: str) -> str:
+    if name.rfind(":") <= name.rfind("/"):
+        return name + ":latest"
+    return name
+
+
+class ImageLocality(Plugin):
+    name = "ImageLocality"
+
+    def score(self, state, pod, node_info):
+        total = len(self.handle.snapshot.node_infos)
+        states = node_info.image_states
+        s = 0
+        for c in pod.init_containers + pod.containers:
+            st = states.get(normalized_image_name(c.image))
+            if st is not None:
+                size, num_nodes = st
+                s += int(float(size) * (float(num_nodes) / float(total)))
+        n = len(pod.init_containers) + len(pod.containers)
+        max_threshold = MAX_CONTAINER_THRESHOLD * n
+        s = max(MIN_THRESHOLD, min(s, max_threshold)) if s >= MIN_THRESHOLD else MIN_THRESHOLD
+        if max_threshold == MIN_THRESHOLD:
+            return 0, None
+        return MAX_NODE_SCORE * (s - MIN_THRESHOLD) // (max_threshold - MIN_THRESHOLD), None

@@ -1,0 +1,98 @@
+"""NodeAffinity: nodeSelector, required/preferred node affinity, and the profile's addedAffinity."""
+from __future__ import annotations
+
+from ..framework.interface import ClusterEvent, Plugin, PreFilterResult
+from ..framework.status import unresolvable, skip
+from ..labels import parse_node_selector, parse_node_selector_term
+from .helper import default_normalize_score
+
+ERR_REASON_POD = "node(s) didn't match Pod's node affinity/selector"
+ERR_REASON_ENFORCED = "node(s) didn't match scheduler-enforced node affinity"
+ERR_REASON_CONFLICT = "pod affinity terms conflict"
+
+
+def required_node_affinity_matches(pod, node) -> bool:
+    """nodeaffinity.GetRequiredNodeAffinity(pod).Match(node): nodeSelector AND required terms."""
+    labels = node.labels
+    for k, v in pod.node_selector.items():
+        if labels.get(k) != v:
+            return False
+    req = pod.required_node_affinity
+    if req is not None and not req.matches(labels, node.name):
+        return False
+    return True
+
+
+class NodeAffinity(Plugin):
+    name = "NodeAffinity"
+
+    def __init__(self, args, handle):
+        super().__init__(args, handle)
+        added = args.get("addedAffinity") or {}
+        req = added.get("requiredDuringSchedulingIgnoredDuringExecution")
+        self.added_selector = parse_node_selector(req, "addedAffinity") if req is not None else None
+        self.added_preferred = [
+            (t.get("weight", 0), parse_node_selector_term(t.get("preference") or {}, "addedAffinity"))
+            for t in added.get("preferredDuringSchedulingIgnoredDuringExecution") or [] if t.get("weight", 0)
+        ] or None
+
+    def pre_filter(self, state, pod, nodes):
+        req = pod.required_node_affinity
+        no_affinity = req is None
+        if no_affinity and self.added_selector is None and not _has_node_selector(pod):
+            return None, skip()
+        if no_affinity or not req.terms:
+            return None, None
+        names: set[str] | None = None
+        for term in req.terms:
+            term_names = None
+            for r in term.fields:
+                if r.key == "metadata.name" and r.op == "In":
+                    s = set(r.values)
+                    term_names = s if term_names is None else term_names & s
+            if term_names is None:
+                return None, None
+            names = term_names if names is None else names | term_names
+        if names is not None and not names:
+            return None, unresolvable(ERR_REASON_CONFLICT)
+        if names:
+            return PreFilterResult(names), None
+        return None, None
+
+    def filter(self, state, pod, node_info):
+        node = node_info.node
+        if self.added_selector is not None and not self.added_selector.matches(node.labels, node.name):
+            return unresolvable(ERR_REASON_ENFORCED)
+        if not required_node_affinity_matches(pod, node):
+            return unresolvable(ERR_REASON_POD)
+        return None
+
+    def pre_score(self, state, pod, nodes):
+        prefs = [(w, t) for w, t in pod.preferred_node_affinity if w]
+        if not prefs and self.added_preferred is None:
+            return skip()
+        state.write("PreScoreNodeAffinity", prefs)
+        return None
+
+    def score(self, state, pod, node_info):
+        node = node_info.node
+        count = 0
+        if self.added_preferred:
+            count += sum(w for w, t in self.added_preferred if t.matches(node.labels, node.name))
+        prefs = state.get("PreScoreNodeAffinity")
+        if prefs is None:
+            prefs = [(w, t) for w, t in pod.preferred_node_affinity if w]
+        count += sum(w for w, t in prefs if t.matches(node.labels, node.name))
+        return count, None
+
+    def normalize_score(self, state, pod, scores):
+        default_normalize_score(scores, reverse=False)
+        return None
+
+    def events_to_register(self):
+        return [ClusterEvent("Node", "Add|UpdateNodeLabel", "a node gets labels matching the pod's node affinity/selector")]
+
+
+def _has_node_selector(pod) -> bool:
+    spec = pod.raw.get("spec") if isinstance(pod.raw.get("spec"), dict) else {}
+    return spec.get("nodeSelector") is not None

@@ -1,0 +1,116 @@
+"""NodeResourcesFit: the pod's requests against the node's free allocatable; resource scoring."""
+from __future__ import annotations
+
+from ...framework.interface import ClusterEvent, Plugin
+from ...framework.status import Status, UNRESOLVABLE, UNSCHEDULABLE, error
+from ...model import is_extended_resource
+from .resource_allocation import (least_allocated, most_allocated, pod_request_list,
+                                  requested_to_capacity_ratio, resource_vectors)
+
+_PREFILTER_KEY = "PreFilterNodeResourcesFit"
+_PRESCORE_KEY = "PreScoreNodeResourcesFit"
+
+
+class InsufficientResource:
+    __slots__ = ("resource", "reason", "requested", "used", "capacity", "unresolvable")
+
+    def __init__(self, resource, reason, requested, used, capacity, unresolvable):
+        self.resource = resource
+        self.reason = reason
+        self.requested = requested
+        self.used = used
+        self.capacity = capacity
+        self.unresolvable = unresolvable
+
+    def to_dict(self) -> dict:
+        return {"resource": self.resource, "reason": self.reason, "requested": self.requested,
+                "used": self.used, "capacity": self.capacity, "unresolvable": self.unresolvable}
+
+
+def fits_request(req, node_info, ignored: set[str], ignored_groups: set[str]) -> list[InsufficientResource]:
+    """fitsRequest: pod count first, then cpu, memory, ephemeral-storage, then scalar resources."""
+    out = []
+    alloc = node_info.node.allocatable
+    used = node_info.requested
+    npods = len(node_info.pods)
+    if npods + 1 > alloc.allowed_pods:
+        out.append(InsufficientResource("pods", "Too many pods", 1, npods, alloc.allowed_pods, False))
+    if req.milli_cpu == 0 and req.memory == 0 and req.ephemeral_storage == 0 and not req.scalars:
+        return out
+    if req.milli_cpu > 0 and req.milli_cpu > alloc.milli_cpu - used.milli_cpu:
+        out.append(InsufficientResource("cpu", "Insufficient cpu", req.milli_cpu, used.milli_cpu,
+                                        alloc.milli_cpu, req.milli_cpu > alloc.milli_cpu))
+    if req.memory > 0 and req.memory > alloc.memory - used.memory:
+        out.append(InsufficientResource("memory", "Insufficient memory", req.memory, used.memory,
+                                        alloc.memory, req.memory > alloc.memory))
+    if req.ephemeral_storage > 0 and req.ephemeral_storage > alloc.ephemeral_storage - used.ephemeral_storage:
+        out.append(InsufficientResource("ephemeral-storage", "Insufficient ephemeral-storage", req.ephemeral_storage,
+                                        used.ephemeral_storage, alloc.ephemeral_storage,
+                                        req.ephemeral_storage > alloc.ephemeral_storage))
+    # Go walks this map in random order; sorted keeps ksched's output deterministic.
+    for name in sorted(req.scalars):
+        q = req.scalars[name]
+        if q == 0:
+            continue
+        if is_extended_resource(name):
+            if name in ignored or (ignored_groups and name.split("/", 1)[0] in ignored_groups):
+                continue
+        cap = alloc.scalars.get(name, 0)
+        u = used.scalars.get(name, 0)
+        if q > cap - u:
+            out.append(InsufficientResource(name, f"Insufficient {name}", q, u, cap, q > cap))
+    return out
+
+
+class NodeResourcesFit(Plugin):
+    name = "NodeResourcesFit"
+
+    def __init__(self, args, handle):
+        super().__init__(args, handle)
+        self.ignored = set(args.get("ignoredResources") or [])
+        self.ignored_groups = set(args.get("ignoredResourceGroups") or [])
+        ss = args.get("scoringStrategy") or {"type": "LeastAllocated"}
+        self.strategy = ss.get("type", "LeastAllocated")
+        self.resources = ss.get("resources") or [{"name": "cpu", "weight": 1}, {"name": "memory", "weight": 1}]
+        if self.strategy == "MostAllocated":
+            self.scorer = most_allocated(self.resources)
+        elif self.strategy == "RequestedToCapacityRatio":
+            shape = (ss.get("requestedToCapacityRatio") or {}).get("shape") or []
+            self.scorer = requested_to_capacity_ratio(self.resources, shape)
+        else:
+            self.scorer = least_allocated(self.resources)
+
+    def pre_filter(self, state, pod, nodes):
+        state.write(_PREFILTER_KEY, pod.requests)
+        return None, None
+
+    def filter(self, state, pod, node_info):
+        try:
+            req = state.read(_PREFILTER_KEY)
+        except KeyError as e:
+            return error(str(e))
+        insufficient = fits_request(req, node_info, self.ignored, self.ignored_groups)
+        if not insufficient:
+            return None
+        code = UNRESOLVABLE if any(i.unresolvable for i in insufficient) else UNSCHEDULABLE
+        return Status(code, *(i.reason for i in insufficient))
+
+    def insufficient(self, pod, node_info) -> list[InsufficientResource]:
+        """For explanations: every resource the node lacks for this pod."""
+        return fits_request(pod.requests, node_info, self.ignored, self.ignored_groups)
+
+    def pre_score(self, state, pod, nodes):
+        state.write(_PRESCORE_KEY, pod_request_list(pod, self.resources, use_requested=False))
+        return None
+
+    def score(self, state, pod, node_info):
+        reqs = state.get(_PRESCORE_KEY)
+        if reqs is None:
+            reqs = pod_request_list(pod, self.resources, use_requested=False)
+        requested, allocatable = resource_vectors(node_info, self.resources, reqs, use_requested=False)
+        return self.scorer(requested, allocatable), None
+
+    def events_to_register(self):
+        return [ClusterEvent("Pod", "Delete|UpdatePodScaleDown", "an assigned pod is deleted or scaled down"),
+                ClusterEvent("Node", "Add|UpdateNodeAllocatable|UpdateNodeTaint|UpdateNodeLabel",
+                             "a node is added or its allocatable grows")]

@@ -1,0 +1,159 @@
+"""resourceAllocationScorer: the shared scoring walk over the configured resources."""
+from __future__ import annotations
+
+import math
+
+from ...framework.interface import MAX_NODE_SCORE
+from ...model import DEFAULT_MEMORY_REQUEST, DEFAULT_MILLI_CPU_REQUEST, aggregate_requests, is_scalar_resource
+from ... import quantity
+
+MAX_UTILIZATION = 100
+MAX_CUSTOM_PRIORITY_SCORE = 10
+
+
+def pod_request_list(pod, resources: list[dict], use_requested: bool) -> list[int]:
+    """The pod's request per configured resource; scoring without useRequested counts defaults
+    (100m cpu, 200Mi memory) for containers that request neither."""
+    key = ("score-requests", use_requested)
+    reqs = pod._cache.get(key)
+    if reqs is None:
+        non_missing = None if use_requested else {"cpu": DEFAULT_MILLI_CPU_REQUEST * 10**6,
+                                                 "memory": DEFAULT_MEMORY_REQUEST * 10**9}
+        if pod.pod_level_requests and non_missing:
+            non_missing = {k: v for k, v in non_missing.items() if k not in pod.pod_level_requests}
+        reqs = aggregate_requests(pod.containers, pod.init_containers, non_missing)
+        reqs.update(pod.pod_level_requests)
+        for k, v in pod.overhead.items():
+            reqs[k] = reqs.get(k, 0) + v
+        pod._cache[key] = reqs
+    out = []
+    for r in resources:
+        n = reqs.get(r["name"], 0)
+        out.append(quantity.milli_value(n) if r["name"] == "cpu" else quantity.value(n))
+    return out
+
+
+def allocatable_and_requested(node_info, name: str, pod_request: int, use_requested: bool) -> tuple[int, int]:
+    if pod_request == 0 and is_scalar_resource(name):
+        return 0, 0
+    alloc = node_info.node.allocatable
+    if name == "cpu":
+        used = node_info.requested.milli_cpu if use_requested else node_info.non0_cpu
+        return alloc.milli_cpu, used + pod_request
+    if name == "memory":
+        used = node_info.requested.memory if use_requested else node_info.non0_mem
+        return alloc.memory, used + pod_request
+    if name == "ephemeral-storage":
+        return alloc.ephemeral_storage, node_info.requested.ephemeral_storage + pod_request
+    if name in alloc.scalars:
+        return alloc.scalars[name], node_info.requested.scalars.get(name, 0) + pod_request
+    return 0, 0
+
+
+def resource_vectors(node_info, resources, pod_requests, use_requested):
+    requested = [0] * len(resources)
+    allocatable = [0] * len(resources)
+    for i, r in enumerate(resources):
+        a, q = allocatable_and_requested(node_info, r["name"], pod_requests[i], use_requested)
+        if a == 0:
+            continue
+        allocatable[i] = a
+        requested[i] = q
+    return requested, allocatable
+
+
+def _go_div(a: int, b: int) -> int:
+    """Go's integer division truncates toward zero."""
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b >= 0) else -q
+
+
+def least_allocated(resources):
+    def scorer(requested, allocatable):
+        node_score = weight_sum = 0
+        for i, r in enumerate(resources):
+            cap = allocatable[i]
+            if cap == 0:
+                continue
+            req = requested[i]
+            s = 0 if req > cap else _go_div((cap - req) * MAX_NODE_SCORE, cap)
+            node_score += s * r["weight"]
+            weight_sum += r["weight"]
+        return 0 if weight_sum == 0 else _go_div(node_score, weight_sum)
+    return scorer
+
+
+def most_allocated(resources):
+    def scorer(requested, allocatable):
+        node_score = weight_sum = 0
+        for i, r in enumerate(resources):
+            cap = allocatable[i]
+            if cap == 0:
+                continue
+            req = min(requested[i], cap)
+            node_score += _go_div(req * MAX_NODE_SCORE, cap) * r["weight"]
+            weight_sum += r["weight"]
+        return 0 if weight_sum == 0 else _go_div(node_score, weight_sum)
+    return scorer
+
+
+def broken_linear(shape: list[tuple[int, int]]):
+    def f(p: int) -> int:
+        for i, (u, s) in enumerate(shape):
+            if p <= u:
+                if i == 0:
+                    return shape[0][1]
+                pu, ps = shape[i - 1]
+                return ps + _go_div((s - ps) * (p - pu), (u - pu))
+        return shape[-1][1]
+    return f
+
+
+def requested_to_capacity_ratio(resources, shape_points: list[dict]):
+    shape = [(p.get("utilization", 0), p.get("score", 0) * (MAX_NODE_SCORE // MAX_CUSTOM_PRIORITY_SCORE))
+             for p in shape_points]
+    raw = broken_linear(shape)
+
+    def resource_score(req, cap):
+        if cap == 0 or req > cap:
+            return raw(MAX_UTILIZATION)
+        return raw(_go_div(req * MAX_UTILIZATION, cap))
+
+    def scorer(requested, allocatable):
+        node_score = weight_sum = 0
+        for i, r in enumerate(resources):
+            if allocatable[i] == 0:
+                continue
+            s = resource_score(requested[i], allocatable[i])
+            if s > 0:
+                node_score += s * r["weight"]
+                weight_sum += r["weight"]
+        if weight_sum == 0:
+            return 0
+        return _go_round(node_score / weight_sum)
+    return scorer
+
+
+def _go_round(x: float) -> int:
+    """math.Round: half away from zero."""
+    return int(math.floor(x + 0.5)) if x >= 0 else -int(math.floor(-x + 0.5))
+
+
+def balanced_scorer(requested, allocatable):
+    fractions = []
+    total = 0.0
+    for i in range(len(requested)):
+        if allocatable[i] == 0:
+            continue
+        f = requested[i] / allocatable[i]
+        if f > 1:
+            f = 1.0
+        total += f
+        fractions.append(f)
+    std = 0.0
+    if len(fractions) == 2:
+        std = abs((fractions[0] - fractions[1]) / 2)
+    elif len(fractions) > 2:
+        mean = total / len(fractions)
+        std = math.sqrt(sum((f - mean) * (f - mean) for f in fractions) / len(fractions))
+    return int((1 - std) * MAX_NODE_SCORE)

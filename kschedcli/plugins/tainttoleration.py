@@ -1,0 +1,38 @@
+"""TaintToleration: NoSchedule/NoExecute taints filter, PreferNoSchedule taints score."""
+from __future__ import annotations
+
+from ..framework.interface import ClusterEvent, Plugin
+from ..framework.status import unresolvable
+from .helper import default_normalize_score, find_untolerated_taint
+
+_PRESCORE_KEY = "PreScoreTaintToleration"
+
+
+class TaintToleration(Plugin):
+    name = "TaintToleration"
+
+    def filter(self, state, pod, node_info):
+        t = find_untolerated_taint(node_info.node.taints, pod.tolerations)
+        if t is None:
+            return None
+        return unresolvable(f"node(s) had untolerated taint {{{t.key}: {t.value}}}")
+
+    def pre_score(self, state, pod, nodes):
+        state.write(_PRESCORE_KEY, [t for t in pod.tolerations if t.effect in ("", "PreferNoSchedule")])
+        return None
+
+    def score(self, state, pod, node_info):
+        tols = state.read(_PRESCORE_KEY)
+        n = 0
+        for t in node_info.node.taints:
+            if t.effect == "PreferNoSchedule" and not any(x.tolerates(t.key, t.value, t.effect) for x in tols):
+                n += 1
+        return n, None
+
+    def normalize_score(self, state, pod, scores):
+        default_normalize_score(scores, reverse=True)
+        return None
+
+    def events_to_register(self):
+        return [ClusterEvent("Node", "Add|UpdateNodeTaint", "a node without the taint appears, or the taint is removed"),
+                ClusterEvent("Pod", "UpdatePodToleration", "the pod gains a matching toleration")]

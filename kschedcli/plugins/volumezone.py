@@ -1,0 +1,15 @@
+"""VolumeZone: NOT IMPLEMENTED YET (placeholder so the framework knows the plugin's extension points)."""
+from __future__ import annotations
+
+from ..framework.interface import Plugin
+from ..framework.status import skip
+
+
+class VolumeZone(Plugin):
+    name = "VolumeZone"
+
+    def pre_filter(self, state, pod, nodes):
+        return None, skip()
+
+    def filter(self, state, pod, node_info):
+        return None

@@ -1,0 +1,1 @@
+"""Renderers over the result model: JSON/YAML documents and the terminal views."""

@@ -1,0 +1,103 @@
+"""The result model as a JSON-ready document: FORMAT.md's fields first, then ksched's extras."""
+from __future__ import annotations
+
+from typing import Any
+
+from .. import KUBE_SCHEDULER_VERSION, __version__
+from ..framework.status import Status
+from ..result import Candidate, CycleResult, PreemptionResult
+
+
+def status_doc(st: Status | None, with_plugin: bool = True) -> dict | None:
+    if st is None:
+        return None
+    d: dict[str, Any] = {}
+    if with_plugin:
+        d["plugin"] = st.plugin
+    d["code"] = st.code
+    d["reasons"] = list(st.reasons)
+    return d
+
+
+def _plugin_status(st: Status | None) -> dict:
+    if st is None:
+        return {"code": "Success", "reasons": []}
+    return {"code": st.code, "reasons": list(st.reasons)}
+
+
+def _candidate(c: Candidate, full: bool) -> dict:
+    d: dict[str, Any] = {"node": c.node, "victims": list(c.victims)}
+    if full:
+        d["pdbViolations"] = c.pdb_violations
+        d["victimPriorities"] = list(c.victim_priorities)
+        if c.decided_by:
+            d["lostOn"] = c.decided_by
+    return d
+
+
+def preemption_doc(p: PreemptionResult | None) -> dict | None:
+    if p is None:
+        return None
+    d: dict[str, Any] = {
+        "nominatedNode": p.nominated_node,
+        "victims": list(p.victims),
+        "equallyGoodCandidates": [_candidate(c, False) for c in p.equally_good],
+        "message": p.message,
+    }
+    if p.candidates:
+        d["candidates"] = [_candidate(c, True) for c in p.candidates]
+    if p.not_helpful:
+        d["notHelpful"] = {k: p.not_helpful[k] for k in sorted(p.not_helpful)}
+    if p.ineligible:
+        d["ineligible"] = p.ineligible
+    return d
+
+
+def result_doc(r: CycleResult) -> dict:
+    pod = r.pod
+    filters = {}
+    for node in sorted(r.filters):
+        nf = r.filters[node]
+        filters[node] = {
+            "firstFailure": status_doc(nf.first_failure),
+            "plugins": {p: _plugin_status(nf.plugins[p]) for p in sorted(nf.plugins)},
+        }
+    scores = {}
+    for node in sorted(r.scores):
+        per = r.scores[node]
+        scores[node] = {
+            "plugins": {p: {"raw": s.raw, "normalized": s.normalized, "weight": s.weight, "weighted": s.weighted}
+                        for p, s in sorted(per.items())},
+            "total": r.totals[node],
+        }
+    doc: dict[str, Any] = {
+        "pod": pod.key,
+        "profile": r.profile,
+        "schedulable": r.schedulable,
+        "preFilter": status_doc(r.pre_filter),
+        "filters": filters,
+        "feasibleNodes": sorted(r.feasible),
+        "scores": scores,
+        "topNodes": list(r.top_nodes),
+        "selectedNode": r.selected_node,
+        "message": r.message,
+        "preemption": preemption_doc(r.preemption),
+        # ksched's additions
+        "priority": pod.priority,
+        "requests": pod.requests.as_dict(),
+        "filterPlugins": list(r.filter_plugins),
+        "scorePlugins": list(r.score_plugins),
+        "preFilterSkipped": list(r.pre_filter_skipped),
+    }
+    if r.details:
+        doc["details"] = {k: r.details[k] for k in sorted(r.details)}
+    if r.events:
+        doc["retryOn"] = {k: r.events[k] for k in sorted(r.events)}
+    if r.error:
+        doc["error"] = r.error
+    return doc
+
+
+def run_doc(results: list[CycleResult]) -> dict:
+    return {"kschedVersion": __version__, "kubernetesVersion": KUBE_SCHEDULER_VERSION,
+            "results": [result_doc(r) for r in results]}

@@ -1,0 +1,203 @@
+"""One scheduling cycle as kube-scheduler's schedule_one runs it, and sequences of cycles."""
+from __future__ import annotations
+
+import random
+
+from .cluster import Cluster
+from .config import SchedulerConfig
+from .framework.cycle_state import CycleState
+from .framework.runtime import Framework, Handle, NodeStatuses, PluginError
+from .framework.status import ERROR, UNRESOLVABLE, Status
+from .model import Pod
+from .plugins import REGISTRY
+from .result import CycleResult, NodeFilter, PluginScore
+from .snapshot import Snapshot
+
+NO_NODE_AVAILABLE = "0/{} nodes are available:"
+
+
+def fit_error_message(num_nodes: int, prefilter_msg: str, statuses: NodeStatuses | None,
+                      post_filter_msg: str) -> str:
+    """FitError.Error(): reasons counted over nodes, each `count reason`, sorted as strings."""
+    msg = NO_NODE_AVAILABLE.format(num_nodes)
+    if prefilter_msg:
+        msg += f" {prefilter_msg}."
+    elif statuses is not None:
+        counts: dict[str, int] = {}
+        for st in statuses.explicit.values():
+            for r in st.reasons:
+                counts[r] = counts.get(r, 0) + 1
+        absent = num_nodes - len(statuses)
+        if absent > 0:
+            for r in statuses.absent.reasons:
+                counts[r] = counts.get(r, 0) + absent
+        parts = sorted(f"{v} {k}" for k, v in counts.items())
+        if parts:
+            msg += f" {', '.join(parts)}."
+    if post_filter_msg:
+        msg += f" {post_filter_msg}"
+    return msg
+
+
+class Scheduler:
+    """Frameworks for every profile over one snapshot; `schedule` runs a cycle, `bind` assumes."""
+
+    def __init__(self, cluster: Cluster, config: SchedulerConfig, snapshot: Snapshot | None = None):
+        self.cluster = cluster
+        self.config = config
+        self.snapshot = snapshot or Snapshot(cluster.nodes, cluster.pods)
+        self.frameworks: dict[str, Framework] = {}
+        for prof in config.profiles:
+            self.frameworks[prof.scheduler_name] = Framework(prof, REGISTRY, Handle(self.snapshot, cluster))
+
+    def framework_for(self, pod: Pod) -> Framework | None:
+        return self.frameworks.get(pod.scheduler_name)
+
+    def schedule(self, pod: Pod, seed: int | None = None) -> CycleResult:
+        fw = self.framework_for(pod)
+        if fw is None:
+            return CycleResult(pod=pod, profile=pod.scheduler_name, schedulable=False, pre_filter=None,
+                               error=f"no profile named {pod.scheduler_name!r} (spec.schedulerName); "
+                                     f"kube-scheduler ignores the pod")
+        res = CycleResult(pod=pod, profile=fw.name, schedulable=False, pre_filter=None,
+                          filter_plugins=[p.name for p in fw.filter_plugins],
+                          score_plugins=[p.name for p in fw.score_plugins])
+        nodes = self.snapshot.list()
+        num_nodes = len(nodes)
+
+        gate = fw.run_pre_enqueue(pod)
+        if gate is not None:
+            # the pod never gets a cycle; report PreEnqueue's verdict in place of PreFilter
+            res.pre_filter = gate
+            res.message = gate.message()
+            return res
+
+        state = CycleState()
+        pf = fw.run_pre_filter(state, pod)
+        res.pre_filter_plugins = pf.plugin_statuses
+        res.pre_filter_skipped = sorted(pf.skipped)
+        statuses = NodeStatuses()
+        feasible = []
+        if pf.status is not None and pf.status.code == ERROR:
+            res.pre_filter = pf.status
+            res.error = pf.status.message()
+            res.message = pf.status.message()
+            return res
+        if pf.status is not None:
+            res.pre_filter = pf.status
+            statuses.absent = pf.status
+            prefilter_msg = pf.status.message()
+        else:
+            prefilter_msg = ""
+            candidates = nodes
+            if pf.result is not None and not pf.result.all_nodes():
+                allowed = pf.result.node_names
+                candidates = [ni for ni in nodes if ni.node.name in allowed]
+                statuses.absent = Status(UNRESOLVABLE, "node(s) didn't satisfy plugin(s) [{}]".format(
+                    " ".join(sorted(pf.plugins_with_nodes))))
+                for ni in nodes:
+                    if ni.node.name not in allowed:
+                        res.filters[ni.node.name] = NodeFilter(statuses.absent, {})
+            for ni in candidates:
+                first, each = fw.run_every_filter(state, pod, ni)
+                res.filters[ni.node.name] = NodeFilter(first, each)
+                if first is None:
+                    feasible.append(ni)
+                else:
+                    statuses.set(ni.node.name, first)
+                    if first.code == ERROR:
+                        res.error = first.message()
+        res.feasible = [ni.node.name for ni in feasible]
+        if res.error:
+            res.message = res.error
+            return res
+
+        if not feasible:
+            post_msg = ""
+            if fw.post_filter_plugins:
+                from .result import PreemptionResult
+                pr, st, details = fw.run_post_filter(state, pod, statuses)
+                post_msg = st.message()
+                detail = details.get("DefaultPreemption")
+                if detail is not None:
+                    detail.message = post_msg
+                    res.preemption = detail
+                else:
+                    res.preemption = PreemptionResult(
+                        nominated_node=pr.nominated_node if pr else None, victims=[], equally_good=[],
+                        message=post_msg)
+            res.message = fit_error_message(num_nodes, prefilter_msg, statuses, post_msg)
+            self._collect_details(fw, state, pod, res)
+            return res
+
+        res.schedulable = True
+        if len(feasible) == 1:
+            res.top_nodes = [feasible[0].node.name]
+            res.selected_node = feasible[0].node.name
+            self._collect_details(fw, state, pod, res)
+            return res
+        st = fw.run_pre_score(state, pod, feasible)
+        try:
+            if st is not None:
+                raise PluginError(st.plugin, st.message())
+            table = fw.run_score(state, pod, feasible)
+        except PluginError as e:
+            res.schedulable = False
+            res.error = res.message = str(e)
+            return res
+        for ni in feasible:
+            name = ni.node.name
+            per = {pl: PluginScore(*col[name]) for pl, col in table.items()}
+            res.scores[name] = per
+            res.totals[name] = sum(s.weighted for s in per.values())
+        best = max(res.totals.values()) if res.totals else 0
+        res.top_nodes = sorted(n for n, t in res.totals.items() if t == best)
+        if seed is None or len(res.top_nodes) == 1:
+            res.selected_node = res.top_nodes[0]
+        else:
+            res.selected_node = reservoir_pick([n for n in res.feasible if n in set(res.top_nodes)], seed)
+        self._collect_details(fw, state, pod, res)
+        return res
+
+    def _collect_details(self, fw: Framework, state: CycleState, pod: Pod, res: CycleResult) -> None:
+        for pl in fw.plugins.values():
+            explain = getattr(pl, "explain", None)
+            if explain is not None:
+                try:
+                    d = explain(state, pod, res)
+                except Exception:  # explanations never change the verdict
+                    d = None
+                if d:
+                    res.details[pl.name] = d
+
+    def bind(self, pod: Pod, node_name: str) -> None:
+        self.snapshot.bind(pod, node_name)
+        for fw in self.frameworks.values():
+            for pl in fw.plugins.values():
+                hook = getattr(pl, "on_bind", None)
+                if hook is not None:
+                    hook(pod, node_name)
+
+    def run_sequence(self, pods: list[Pod], seed: int | None = None) -> list[CycleResult]:
+        out = []
+        for pod in pods:
+            r = self.schedule(pod, seed)
+            out.append(r)
+            if r.schedulable and r.selected_node:
+                self.bind(pod, r.selected_node)
+        return out
+
+
+def reservoir_pick(nodes_in_eval_order: list[str], seed: int) -> str:
+    """selectHost's reservoir sampling over the nodes sharing the top score, seeded."""
+    rng = random.Random(seed)
+    chosen = nodes_in_eval_order[0]
+    for i, n in enumerate(nodes_in_eval_order[1:], start=2):
+        if rng.randrange(i) == 0:
+            chosen = n
+    return chosen
+
+
+def queue_sort(pods: list[Pod]) -> list[Pod]:
+    """PrioritySort: higher priority first, then earlier creation (stable for ties)."""
+    return sorted(pods, key=lambda p: (-p.priority, p.creation_timestamp or ""))

@@ -1,0 +1,166 @@
+"""NodeInfo and Snapshot: per-node aggregates built once and updated on bind (as kube-scheduler's cache).
+
+Plugins read only these; nothing here walks every pod for a node query.
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Iterable
+
+from .model import Node, Pod, Resource
+
+_generation = 0
+
+
+def _next_generation() -> int:
+    global _generation
+    _generation += 1
+    return _generation
+
+
+class NodeInfo:
+    __slots__ = ("node", "pods", "pods_with_affinity", "pods_with_required_anti_affinity",
+                 "requested", "non0_cpu", "non0_mem", "used_ports", "pvc_ref_counts",
+                 "generation", "image_states")
+
+    def __init__(self, node: Node):
+        self.node = node
+        self.pods: list[Pod] = []
+        self.pods_with_affinity: list[Pod] = []
+        self.pods_with_required_anti_affinity: list[Pod] = []
+        self.requested = Resource()
+        self.non0_cpu = 0
+        self.non0_mem = 0
+        # (protocol, port) -> set of host IPs in use
+        self.used_ports: dict[tuple[str, int], set[str]] = {}
+        self.pvc_ref_counts: dict[str, int] = {}
+        self.generation = _next_generation()
+        # normalized image name -> (size, number of nodes that have it); filled by the Snapshot
+        self.image_states: dict[str, tuple[int, int]] = {}
+
+    @property
+    def name(self) -> str:
+        return self.node.name
+
+    @property
+    def allocatable(self) -> Resource:
+        return self.node.allocatable
+
+    def add_pod(self, pod: Pod) -> None:
+        self.pods.append(pod)
+        if pod.has_affinity():
+            self.pods_with_affinity.append(pod)
+        if pod.has_required_anti_affinity():
+            self.pods_with_required_anti_affinity.append(pod)
+        self._update(pod, 1)
+
+    def remove_pod(self, pod: Pod) -> bool:
+        for lst in (self.pods_with_affinity, self.pods_with_required_anti_affinity):
+            for i, p in enumerate(lst):
+                if p.uid == pod.uid:
+                    del lst[i]
+                    break
+        for i, p in enumerate(self.pods):
+            if p.uid == pod.uid:
+                del self.pods[i]
+                self._update(pod, -1)
+                return True
+        return False
+
+    def _update(self, pod: Pod, sign: int) -> None:
+        self.requested.add(pod.requests, sign)
+        self.non0_cpu += sign * pod.non0_cpu
+        self.non0_mem += sign * pod.non0_mem
+        for ip, proto, port in pod.host_ports:
+            key = (proto, port)
+            if sign > 0:
+                self.used_ports.setdefault(key, set()).add(ip or "0.0.0.0")
+            else:
+                ips = self.used_ports.get(key)
+                if ips is not None:
+                    ips.discard(ip or "0.0.0.0")
+                    if not ips:
+                        del self.used_ports[key]
+        for v in pod.volumes:
+            pvc = (v or {}).get("persistentVolumeClaim") if isinstance(v, dict) else None
+            if pvc:
+                key = f"{pod.namespace}/{pvc.get('claimName', '')}"
+                n = self.pvc_ref_counts.get(key, 0) + sign
+                if n <= 0:
+                    self.pvc_ref_counts.pop(key, None)
+                else:
+                    self.pvc_ref_counts[key] = n
+        self.generation = _next_generation()
+
+    def clone(self) -> "NodeInfo":
+        c = NodeInfo.__new__(NodeInfo)
+        c.node = self.node
+        c.pods = list(self.pods)
+        c.pods_with_affinity = list(self.pods_with_affinity)
+        c.pods_with_required_anti_affinity = list(self.pods_with_required_anti_affinity)
+        c.requested = self.requested.clone()
+        c.non0_cpu = self.non0_cpu
+        c.non0_mem = self.non0_mem
+        c.used_ports = {k: set(v) for k, v in self.used_ports.items()}
+        c.pvc_ref_counts = dict(self.pvc_ref_counts)
+        c.generation = self.generation
+        c.image_states = self.image_states
+        return c
+
+    def __repr__(self) -> str:
+        return f"NodeInfo({self.node.name}, {len(self.pods)} pods)"
+
+
+class Snapshot:
+    """Every node's NodeInfo in the cluster's node order, with the indexes plugins share."""
+
+    def __init__(self, nodes: Iterable[Node], pods: Iterable[Pod]):
+        self.node_infos: list[NodeInfo] = []
+        self.by_name: dict[str, NodeInfo] = {}
+        for n in nodes:
+            ni = NodeInfo(n)
+            self.node_infos.append(ni)
+            self.by_name[n.name] = ni
+        self.unplaced_pods: list[Pod] = []   # bound to a node the snapshot does not have
+        for p in pods:
+            ni = self.by_name.get(p.node_name)
+            if ni is None:
+                self.unplaced_pods.append(p)
+            else:
+                ni.add_pod(p)
+        self.generation = _next_generation()
+        self._build_image_states()
+
+    def _build_image_states(self) -> None:
+        counts: dict[str, int] = defaultdict(int)
+        for ni in self.node_infos:
+            seen = set()
+            for names, _size in ni.node.images:
+                for name in names:
+                    if name not in seen:
+                        seen.add(name)
+                        counts[name] += 1
+        for ni in self.node_infos:
+            states: dict[str, tuple[int, int]] = {}
+            for names, size in ni.node.images:
+                for name in names:
+                    states[name] = (size, counts[name])
+            ni.image_states = states
+
+    def get(self, name: str) -> NodeInfo | None:
+        return self.by_name.get(name)
+
+    def list(self) -> list[NodeInfo]:
+        return self.node_infos
+
+    def have_pods_with_affinity(self) -> list[NodeInfo]:
+        return [ni for ni in self.node_infos if ni.pods_with_affinity]
+
+    def have_pods_with_required_anti_affinity(self) -> list[NodeInfo]:
+        return [ni for ni in self.node_infos if ni.pods_with_required_anti_affinity]
+
+    def bind(self, pod: Pod, node_name: str) -> None:
+        """Assume the pod on the node: what kube-scheduler's cache does before binding."""
+        pod.node_name = node_name
+        self.by_name[node_name].add_pod(pod)
+        self.generation = _next_generation()
