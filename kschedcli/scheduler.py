@@ -155,7 +155,7 @@ class Scheduler:
         if seed is None or len(res.top_nodes) == 1:
             res.selected_node = res.top_nodes[0]
         else:
-            res.selected_node = reservoir_pick([n for n in res.feasible if n in set(res.top_nodes)], seed)
+            res.selected_node = reservoir_pick(res.top_nodes, seed)
         self._collect_details(fw, state, pod, res)
         return res
 
@@ -188,11 +188,12 @@ class Scheduler:
         return out
 
 
-def reservoir_pick(nodes_in_eval_order: list[str], seed: int) -> str:
-    """selectHost's reservoir sampling over the nodes sharing the top score, seeded."""
+def reservoir_pick(tied: list[str], seed: int) -> str:
+    """selectHost's reservoir sampling over the nodes sharing the top score (by name), seeded:
+    the k-th tied node replaces the choice with probability 1/k."""
     rng = random.Random(seed)
-    chosen = nodes_in_eval_order[0]
-    for i, n in enumerate(nodes_in_eval_order[1:], start=2):
+    chosen = tied[0]
+    for i, n in enumerate(tied[1:], start=2):
         if rng.randrange(i) == 0:
             chosen = n
     return chosen

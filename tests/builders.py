@@ -1,0 +1,55 @@
+"""Small hand-built objects for unit tests."""
+from __future__ import annotations
+
+from kschedcli.cluster import Cluster
+from kschedcli.config import build_profile
+from kschedcli.framework.cycle_state import CycleState
+from kschedcli.model import Node, Pod
+from kschedcli.plugins import REGISTRY
+from kschedcli.scheduler import Scheduler
+from kschedcli.config import SchedulerConfig
+
+
+def node(name, cpu="4", memory="8Gi", pods="110", labels=None, taints=None, unschedulable=False,
+         images=None, extra=None):
+    alloc = {"cpu": cpu, "memory": memory, "pods": pods, **(extra or {})}
+    return Node({
+        "kind": "Node",
+        "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name, **(labels or {})}},
+        "spec": {"taints": taints or [], "unschedulable": unschedulable},
+        "status": {"allocatable": alloc, "capacity": alloc, "images": images or []},
+    })
+
+
+def pod(name, ns="default", requests=None, limits=None, node_name=None, labels=None, priority=None,
+        spec=None, containers=None, init_containers=None, start_time=None):
+    c = containers or [{"name": "c", "image": "app:1",
+                        "resources": {k: v for k, v in (("requests", requests), ("limits", limits)) if v}}]
+    s = {"containers": c, **(spec or {})}
+    if init_containers:
+        s["initContainers"] = init_containers
+    if node_name:
+        s["nodeName"] = node_name
+    if priority is not None:
+        s["priority"] = priority
+    raw = {"kind": "Pod", "metadata": {"name": name, "namespace": ns, "labels": labels or {}, "uid": f"{ns}-{name}"},
+           "spec": s, "status": {"phase": "Running" if node_name else "Pending"}}
+    if start_time:
+        raw["status"]["startTime"] = start_time
+    return Pod(raw)
+
+
+def scheduler(nodes, pods=(), profile=None):
+    cluster = Cluster()
+    cluster.nodes = list(nodes)
+    cluster.pods = list(pods)
+    prof = build_profile(profile or {"schedulerName": "default-scheduler"}, "test", REGISTRY)
+    return Scheduler(cluster, SchedulerConfig(profiles=[prof]))
+
+
+def plugin(sched, name):
+    return sched.frameworks["default-scheduler"].plugins[name]
+
+
+def fresh_state():
+    return CycleState()

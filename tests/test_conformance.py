@@ -1,0 +1,69 @@
+"""The conformance corpus recorded from kube-scheduler v1.34.1, run in-process.
+
+Looked for at $KSCHED_CONFORMANCE or ../shared/conformance beside the checkout; skipped when absent.
+Each case is compared field by field with the corpus' own checker (check.py's compare_result).
+"""
+from __future__ import annotations
+
+import importlib.util
+import os
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+CORPUS = Path(os.environ.get("KSCHED_CONFORMANCE", ROOT.parent / "shared" / "conformance"))
+KNOWN_FAILURES_FILE = Path(__file__).parent / "conformance_known_failures.txt"
+
+
+def _known_failures() -> dict[str, str]:
+    out = {}
+    if KNOWN_FAILURES_FILE.exists():
+        for line in KNOWN_FAILURES_FILE.read_text().splitlines():
+            line = line.strip()
+            if line and not line.startswith("#"):
+                name, _, why = line.partition(" ")
+                out[name] = why.strip()
+    return out
+
+
+def _cases():
+    cases_dir = CORPUS / "cases"
+    if not cases_dir.is_dir():
+        return []
+    return sorted(p for p in cases_dir.iterdir() if (p / "expected.json").exists())
+
+
+def _checker():
+    spec = importlib.util.spec_from_file_location("ksched_conformance_check", CORPUS / "check.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+CASES = _cases()
+KNOWN = _known_failures()
+
+
+@pytest.mark.skipif(not CASES, reason=f"conformance corpus not found at {CORPUS}")
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_case_matches_kube_scheduler(case: Path):
+    import json
+
+    from kschedcli.engine import open_session, schedule_file
+    from kschedcli.render.document import run_doc
+
+    if case.name in KNOWN:
+        pytest.xfail(KNOWN[case.name])
+    check = _checker()
+    cfg = case / "config.yaml"
+    session = open_session([str(case / "cluster.yaml")], str(cfg) if cfg.exists() else None)
+    got = json.loads(json.dumps(run_doc(schedule_file(session, str(case / "pods.yaml"), order="file"))))
+    exp = json.loads((case / "expected.json").read_text())
+    diffs: list[str] = []
+    tally: Counter = Counter()
+    assert len(got["results"]) == len(exp["results"])
+    for i, (e, g) in enumerate(zip(exp["results"], got["results"])):
+        check.compare_result(e, g, diffs, tally, f"[{i}] {e.get('pod')}")
+    assert not diffs, "\n".join(diffs[:20])
