@@ -372,6 +372,8 @@ class Pod:
         self.scheduling_gates = [g.get("name", "") if isinstance(g, dict) else str(g)
                                  for g in _list(spec.get("schedulingGates"), "spec.schedulingGates")]
         self.resource_claims = _list(spec.get("resourceClaims"), "spec.resourceClaims")
+        if self.spread_constraints or self.pod_affinity or self.pod_anti_affinity:
+            _validate_pod_selectors(self)
 
     # -- resources -------------------------------------------------------
     def _compute_requests(self) -> None:
@@ -422,6 +424,39 @@ class Pod:
 
     def __repr__(self) -> str:
         return f"Pod({self.key})"
+
+
+def _validate_pod_selectors(pod: "Pod") -> None:
+    """Reject malformed selectors up front, naming the field, rather than mid-cycle."""
+    for i, c in enumerate(pod.spread_constraints):
+        f = f"spec.topologySpreadConstraints[{i}]"
+        c = _obj(c, f)
+        if c.get("labelSelector") is not None:
+            parse_label_selector(c["labelSelector"], f"{f}.labelSelector")
+        skew = c.get("maxSkew")
+        if isinstance(skew, bool) or not isinstance(skew, int) or skew <= 0:
+            raise FieldError(f"{f}.maxSkew", f"{skew!r}: must be greater than zero")
+        if not c.get("topologyKey"):
+            raise FieldError(f"{f}.topologyKey", "Required value")
+        if c.get("whenUnsatisfiable") not in ("DoNotSchedule", "ScheduleAnyway"):
+            raise FieldError(f"{f}.whenUnsatisfiable",
+                             f'Unsupported value: {c.get("whenUnsatisfiable")!r}: supported values: "DoNotSchedule", "ScheduleAnyway"')
+    for kind, aff in (("podAffinity", pod.pod_affinity), ("podAntiAffinity", pod.pod_anti_affinity)):
+        if not aff:
+            continue
+        for mode in ("requiredDuringSchedulingIgnoredDuringExecution", "preferredDuringSchedulingIgnoredDuringExecution"):
+            for i, t in enumerate(_list(aff.get(mode), f"spec.affinity.{kind}.{mode}")):
+                f = f"spec.affinity.{kind}.{mode}[{i}]"
+                t = _obj(t, f)
+                if mode.startswith("preferred"):
+                    t = _obj(t.get("podAffinityTerm"), f"{f}.podAffinityTerm")
+                    f = f"{f}.podAffinityTerm"
+                if t.get("labelSelector") is not None:
+                    parse_label_selector(t["labelSelector"], f"{f}.labelSelector")
+                if t.get("namespaceSelector") is not None:
+                    parse_label_selector(t["namespaceSelector"], f"{f}.namespaceSelector")
+                if not t.get("topologyKey"):
+                    raise FieldError(f"{f}.topologyKey", "Required value: can not be empty")
 
 
 class Node:
