@@ -93,11 +93,14 @@ class Scheduler:
             if pf.result is not None and not pf.result.all_nodes():
                 allowed = pf.result.node_names
                 candidates = [ni for ni in nodes if ni.node.name in allowed]
+                narrowing = sorted(pf.plugins_with_nodes)
                 statuses.absent = Status(UNRESOLVABLE, "node(s) didn't satisfy plugin(s) [{}]".format(
-                    " ".join(sorted(pf.plugins_with_nodes))))
+                    " ".join(narrowing)), plugin=narrowing[0] if narrowing else "")
                 for ni in nodes:
                     if ni.node.name not in allowed:
-                        res.filters[ni.node.name] = NodeFilter(statuses.absent, {})
+                        # kube-scheduler never filters these; each plugin's own verdict is still reported
+                        _, each = fw.run_every_filter(state, pod, ni)
+                        res.filters[ni.node.name] = NodeFilter(statuses.absent, each)
             for ni in candidates:
                 first, each = fw.run_every_filter(state, pod, ni)
                 res.filters[ni.node.name] = NodeFilter(first, each)
