@@ -28,6 +28,7 @@ class Candidate:
     pdb_violations: int
     victim_priorities: list[int] = field(default_factory=list)
     decided_by: str = ""          # the criterion that ranked it below the nominated node
+    pods: list[Any] = field(default_factory=list, repr=False, compare=False)  # the victims (model.Pod)
 
 
 @dataclass
@@ -39,6 +40,11 @@ class PreemptionResult:
     candidates: list[Candidate] = field(default_factory=list)
     not_helpful: dict[str, str] = field(default_factory=dict)   # node -> why preemption cannot help
     ineligible: str = ""
+    # the dry run's extent: nodes where preemption might help, how many candidates kube-scheduler
+    # would look for (minCandidateNodesPercentage / minCandidateNodesAbsolute), how many ksched tried
+    potential_nodes: int | None = None
+    num_candidates: int = 0
+    evaluated_nodes: int = 0
 
 
 @dataclass

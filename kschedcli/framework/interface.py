@@ -6,7 +6,7 @@ Methods (all optional; None means Success, as kube-scheduler's nil *Status):
   add_pod(state, pod, pod_to_add, node_info) / remove_pod(...) -> Status | None   (PreFilterExtensions)
   filter(state, pod, node_info) -> Status | None
   post_filter(state, pod, node_statuses) -> (PostFilterResult | None, Status)
-  pre_score(state, pod, feasible_node_infos, all_node_infos) -> Status | None
+  pre_score(state, pod, feasible_node_infos) -> Status | None
   score(state, pod, node_info) -> (int, Status | None)
   normalize_score(state, pod, scores: dict[node name, int]) -> Status | None
   events_to_register() -> list[ClusterEvent]

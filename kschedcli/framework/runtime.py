@@ -244,6 +244,3 @@ class NodeStatuses:
 
     def __len__(self) -> int:
         return len(self.explicit)
-
-    def nodes_where_preemption_might_help(self, node_infos: list["NodeInfo"]) -> list["NodeInfo"]:
-        return [ni for ni in node_infos if self.get(ni.node.name).code != UNRESOLVABLE]

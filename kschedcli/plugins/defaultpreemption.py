@@ -1,12 +1,468 @@
-"""DefaultPreemption: NOT IMPLEMENTED YET (placeholder)."""
+"""DefaultPreemption: the PostFilter that looks for pods to evict so that an unschedulable pod fits.
+
+The steps follow kube-scheduler's preemption Evaluator:
+  1. eligibility: preemptionPolicy Never, or a terminating victim on the already nominated node;
+  2. the nodes where preemption might help: those whose filter status is Unschedulable (an
+     UnschedulableAndUnresolvable node stays out whatever is evicted);
+  3. a dry run on each such node (SelectVictimsOnNode): remove every lower-priority pod, check the
+     filters, then reprieve pods one by one (PDB-violating ones first, each group from the most
+     important down) while the preemptor still fits;
+  4. the choice among candidates (pickOneNodeForPreemption): fewest PDB violations, lowest
+     highest-victim priority, smallest priority sum, fewest victims, latest start of the most
+     important victims, then the first.
+kube-scheduler stops the dry run once it has enough candidates (minCandidateNodesPercentage /
+minCandidateNodesAbsolute, from a random offset); ksched evaluates every potential node, as the
+conformance corpus does, and reports the count kube-scheduler would have aimed for.
+"""
 from __future__ import annotations
 
-from ..framework.interface import Plugin
-from ..framework.status import Status, UNSCHEDULABLE
+import time
+from dataclasses import dataclass
+from datetime import datetime, timezone
 
+from ..framework.interface import Plugin, PostFilterResult
+from ..framework.runtime import NodeStatuses
+from ..framework.status import ERROR, UNRESOLVABLE, UNSCHEDULABLE, Status
+from ..labels import parse_label_selector
+from ..result import Candidate, PreemptionResult
+from .preemption_gosort import go_sort_slice
+
+NEVER_MSG = "not eligible due to preemptionPolicy=Never."
+TERMINATING_MSG = "not eligible due to a terminating pod on the nominated node."
+NO_VICTIMS_MSG = "No preemption victims found for incoming pod"
+NOT_HELPFUL_MSG = "Preemption is not helpful for scheduling"
+
+# pickOneNodeForPreemption's criteria, in order; a candidate's decided_by names the one it lost on
+CRITERIA = ("pdbViolations", "highestVictimPriority", "victimPrioritySum", "victimCount", "latestStartTime")
+
+_INT32_OFFSET = (1 << 31)  # math.MaxInt32 + 1: keeps every summed priority non-negative
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+
+
+# -- pods' importance ----------------------------------------------------------------------------
+
+def start_time_ns(pod) -> int | None:
+    """status.startTime as Unix nanoseconds; None when unset (kube-scheduler then uses time.Now())."""
+    cache = pod._cache
+    if "start_ns" in cache:
+        return cache["start_ns"]
+    ns = None
+    s = pod.start_time
+    if isinstance(s, str) and s:
+        try:
+            dt = datetime.fromisoformat(s.replace("z", "Z").replace("Z", "+00:00"))
+            if dt.tzinfo is None:
+                dt = dt.replace(tzinfo=timezone.utc)
+            delta = dt - _EPOCH
+            ns = (delta.days * 86400 + delta.seconds) * 1_000_000_000 + delta.microseconds * 1000
+        except ValueError:
+            ns = None
+    cache["start_ns"] = ns
+    return ns
+
+
+def more_important(now_ns: int):
+    """util.MoreImportantPod: higher priority first, then the earlier start.
+
+    A pod without status.startTime counts as starting "now", and kube-scheduler reads the clock anew
+    on every call: of two such pods the first one asked about is always the earlier. The comparison
+    is reproduced as is (it is what decides the order of such victims)."""
+    def less(p1, p2) -> bool:
+        if p1.priority != p2.priority:
+            return p1.priority > p2.priority
+        t1, t2 = start_time_ns(p1), start_time_ns(p2)
+        if t1 is None and t2 is None:
+            return True
+        return (now_ns if t1 is None else t1) < (now_ns if t2 is None else t2)
+    less.now_ns = now_ns
+    return less
+
+
+def sort_by_importance(pods: list, less) -> None:
+    """sort.Slice(pods, MoreImportantPod) in place.
+
+    When the order is a strict one (every pod has a start time and no two share priority and start)
+    or the list is short enough for Go's insertion sort (stable), any stable sort gives Go's result;
+    otherwise Go's own algorithm decides where the ties land."""
+    starts = [start_time_ns(p) for p in pods]
+    prios = [p.priority for p in pods]
+    if None not in starts:
+        keys = list(zip([-x for x in prios], starts))
+        if len(pods) <= 12 or len(set(keys)) == len(keys):
+            order = sorted(range(len(pods)), key=keys.__getitem__)
+            pods[:] = [pods[i] for i in order]
+            return
+    now_ns = less.now_ns
+
+    def index_less(i: int, j: int) -> bool:
+        # MoreImportantPod on precomputed fields (see more_important)
+        if prios[i] != prios[j]:
+            return prios[i] > prios[j]
+        t1, t2 = starts[i], starts[j]
+        if t1 is None and t2 is None:
+            return True
+        return (now_ns if t1 is None else t1) < (now_ns if t2 is None else t2)
+
+    order = list(range(len(pods)))
+    go_sort_slice(order, index_less)
+    pods[:] = [pods[i] for i in order]
+
+
+def earliest_start_of_most_important(victims, now_ns: int) -> int:
+    """util.GetEarliestPodStartTime: the earliest start among the highest-priority victims."""
+    first = victims[0]
+    earliest = start_time_ns(first)
+    earliest = now_ns if earliest is None else earliest
+    top = first.priority
+    for p in victims:
+        t = start_time_ns(p)
+        t = now_ns if t is None else t
+        if p.priority == top:
+            if t < earliest:
+                earliest = t
+        elif p.priority > top:
+            top = p.priority
+            earliest = t
+    return earliest
+
+
+def terminating_by_preemption(pod) -> bool:
+    """A pod being deleted because the scheduler preempted it (DisruptionTarget condition)."""
+    if not pod.deleting:
+        return False
+    status = pod.raw.get("status") if isinstance(pod.raw, dict) else None
+    conditions = (status or {}).get("conditions") if isinstance(status, dict) else None
+    for c in conditions or []:
+        if isinstance(c, dict) and c.get("type") == "DisruptionTarget":
+            return c.get("status") == "True" and c.get("reason") == "PreemptionByScheduler"
+    return False
+
+
+# -- PodDisruptionBudgets --------------------------------------------------------------------------
+
+@dataclass
+class _Budget:
+    key: str
+    selector: object
+    allowed: int
+    disrupted: frozenset
+
+
+class Budgets:
+    """The cluster's PDBs, indexed by namespace, for filterPodsWithPDBViolation."""
+
+    def __init__(self, raw_pdbs):
+        self.items: list[_Budget] = []
+        self.by_ns: dict[str, list[int]] = {}                    # budgets without a key=value term
+        self.by_label: dict[tuple[str, str, str], list[int]] = {}  # (ns, key, value) -> budgets
+        for raw in raw_pdbs:
+            if not isinstance(raw, dict):
+                continue
+            meta = raw.get("metadata") or {}
+            spec = raw.get("spec") or {}
+            status = raw.get("status") or {}
+            ns = meta.get("namespace") or "default"
+            try:
+                sel = parse_label_selector(spec.get("selector"), "spec.selector")
+            except Exception:
+                continue  # an invalid selector matches no pod
+            if sel.is_empty() or sel.is_nothing:
+                continue  # a nil or empty selector matches nothing
+            allowed = status.get("disruptionsAllowed") or 0
+            if isinstance(allowed, bool) or not isinstance(allowed, int):
+                allowed = 0
+            disrupted = status.get("disruptedPods") or {}
+            idx = len(self.items)
+            self.items.append(_Budget(f"{ns}/{meta.get('name', '')}", sel, allowed,
+                                      frozenset(disrupted) if isinstance(disrupted, dict) else frozenset()))
+            # index by one key=value requirement when there is one: a pod lacking that label
+            # cannot match, so it never needs to see the budget
+            pairs = sel.equality_pairs()
+            if pairs:
+                self.by_label.setdefault((ns, *pairs[0]), []).append(idx)
+            else:
+                self.by_ns.setdefault(ns, []).append(idx)
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def _matching_candidates(self, pod) -> list[int]:
+        ns = pod.namespace
+        found = list(self.by_ns.get(ns, ()))
+        if self.by_label:
+            for k, v in pod.labels.items():
+                hit = self.by_label.get((ns, k, v))
+                if hit:
+                    found.extend(hit)
+        return found
+
+    def split(self, pods):
+        """(violating, non-violating), each in the given order: a pod violates when evicting it,
+        after the pods before it, takes some matching budget below zero."""
+        remaining: dict[int, int] = {}
+        violating, fine = [], []
+        for p in pods:
+            violated = False
+            if p.labels and self.items:
+                for i in self._matching_candidates(p):
+                    b = self.items[i]
+                    if not b.selector.matches(p.labels):
+                        continue
+                    if p.name in b.disrupted:
+                        continue  # already being disrupted: the API server counted it
+                    left = remaining.get(i, b.allowed) - 1
+                    remaining[i] = left
+                    if left < 0:
+                        violated = True
+            (violating if violated else fine).append(p)
+        return violating, fine
+
+
+def aggregate_errors(messages: list[str]) -> str:
+    """utilerrors.NewAggregate(...).Error(): one message as is, several deduplicated in brackets."""
+    if len(messages) == 1:
+        return messages[0]
+    seen: list[str] = []
+    for m in messages:
+        if m not in seen:
+            seen.append(m)
+    if len(seen) == 1:
+        return seen[0]
+    return "[" + ", ".join(seen) + "]"
+
+
+class _DryRunError(Exception):
+    def __init__(self, status: Status):
+        super().__init__(status.message())
+        self.status = status
+
+
+# -- the plugin ------------------------------------------------------------------------------------
 
 class DefaultPreemption(Plugin):
     name = "DefaultPreemption"
 
+    # -- arithmetic kube-scheduler uses to bound the dry run
+    def calculate_num_candidates(self, num_nodes: int) -> int:
+        pct = int(self.args.get("minCandidateNodesPercentage", 10))
+        absolute = int(self.args.get("minCandidateNodesAbsolute", 100))
+        n = (num_nodes * pct) // 100
+        if n < absolute:
+            n = absolute
+        if n > num_nodes:
+            n = num_nodes
+        return n
+
+    # -- PostFilter
     def post_filter(self, state, pod, node_statuses):
-        return None, Status(UNSCHEDULABLE, "preemption: not implemented")
+        now_ns = time.time_ns()
+        detail = PreemptionResult(nominated_node=None, victims=[], equally_good=[], message="")
+
+        why = self.eligibility(pod, node_statuses)
+        if why:
+            detail.ineligible = why
+            return PostFilterResult(None, detail), Status(UNSCHEDULABLE, "preemption: " + why)
+
+        snapshot = self.handle.snapshot
+        all_nodes = snapshot.list()
+        if not all_nodes:
+            return PostFilterResult(None, detail), Status(ERROR, "preemption: no nodes available")
+
+        potential = self.nodes_where_preemption_might_help(all_nodes, node_statuses)
+        potential_names = {ni.node.name for ni in potential}
+        for ni in all_nodes:
+            name = ni.node.name
+            if name not in potential_names:
+                st = node_statuses.get(name)
+                detail.not_helpful[name] = _unresolvable_why(st)
+        detail.potential_nodes = len(potential)
+        detail.num_candidates = self.calculate_num_candidates(len(potential)) if potential else 0
+
+        dry = NodeStatuses(Status(UNRESOLVABLE, NOT_HELPFUL_MSG))
+        candidates: list[Candidate] = []
+        if potential:
+            non_violating, violating, errors = self.dry_run(state, pod, potential, dry, now_ns)
+            candidates = non_violating + violating
+            detail.evaluated_nodes = len(potential)
+            for name, st in dry.explicit.items():
+                detail.not_helpful[name] = _dry_run_why(st)
+            if errors and not candidates:
+                msg = aggregate_errors(errors)
+                return PostFilterResult(None, detail), Status(ERROR, "preemption: " + msg)
+
+        if not candidates:
+            from ..scheduler import fit_error_message
+            msg = fit_error_message(len(all_nodes), "", dry, "")
+            return PostFilterResult(None, detail), Status(UNSCHEDULABLE, "preemption: " + msg)
+
+        best, ties = self.select_candidate(candidates, now_ns)
+        detail.candidates = candidates
+        detail.equally_good = ties
+        detail.nominated_node = best.node
+        detail.victims = list(best.victims)
+        return PostFilterResult(best.node, detail), None
+
+    # -- 1. eligibility
+    def eligibility(self, pod, node_statuses) -> str:
+        """PodEligibleToPreemptOthers: "" when the pod may preempt, else why not."""
+        if pod.preemption_policy == "Never":
+            return NEVER_MSG
+        nominated = pod.nominated_node_name
+        if nominated:
+            if node_statuses.get(nominated).code == UNRESOLVABLE:
+                return ""
+            ni = self.handle.snapshot.get(nominated)
+            if ni is not None:
+                for p in ni.pods:
+                    if p.priority < pod.priority and terminating_by_preemption(p):
+                        return TERMINATING_MSG
+        return ""
+
+    # -- 2. where preemption might help
+    @staticmethod
+    def nodes_where_preemption_might_help(all_nodes, node_statuses):
+        """NodeToStatus.NodesForStatusCode(Unschedulable)."""
+        if node_statuses.absent.code == UNSCHEDULABLE:
+            return [ni for ni in all_nodes if node_statuses.get(ni.node.name).code == UNSCHEDULABLE]
+        wanted = {n for n, st in node_statuses.explicit.items() if st.code == UNSCHEDULABLE}
+        return [ni for ni in all_nodes if ni.node.name in wanted]
+
+    # -- 3. the dry run
+    def dry_run(self, state, pod, potential, dry: NodeStatuses, now_ns: int):
+        budgets = Budgets(self.handle.cluster.list("PodDisruptionBudget"))
+        less = more_important(now_ns)
+        non_violating: list[Candidate] = []
+        violating: list[Candidate] = []
+        errors: list[str] = []
+        for ni in potential:
+            name = ni.node.name
+            victims, n_violating, st = self.select_victims_on_node(state, pod, ni, budgets, less)
+            if st is None and victims:
+                c = Candidate(node=name, victims=[p.key for p in victims], pdb_violations=n_violating,
+                              victim_priorities=[p.priority for p in victims], pods=victims)
+                (non_violating if n_violating == 0 else violating).append(c)
+                continue
+            if st is None:
+                st = Status(ERROR, f'expected at least one victim pod on node "{name}"')
+            if st.code == ERROR:
+                errors.append(st.message())
+            dry.set(name, st)
+        return non_violating, violating, errors
+
+    def select_victims_on_node(self, state, pod, node_info, budgets: Budgets, less):
+        """SelectVictimsOnNode on copies of the node and the cycle state.
+        Returns (victims in kube-scheduler's order, PDB-violating victims, status or None)."""
+        potential = [p for p in node_info.pods if p.priority < pod.priority]
+        if not potential:
+            return [], 0, Status(UNRESOLVABLE, NO_VICTIMS_MSG)
+        fw = self.handle.framework
+        ni = node_info.clone()
+        state = state.clone()
+
+        def remove(p):
+            ni.remove_pod(p)
+            st = fw.run_pre_filter_remove_pod(state, pod, p, ni)
+            if st is not None and not st.is_success():
+                raise _DryRunError(Status(ERROR, st.message()))
+
+        def add(p):
+            ni.add_pod(p)
+            st = fw.run_pre_filter_add_pod(state, pod, p, ni)
+            if st is not None and not st.is_success():
+                raise _DryRunError(Status(ERROR, st.message()))
+
+        try:
+            for p in potential:
+                remove(p)
+            st = fw.run_filter_plugins(state, pod, ni)
+            if st is not None:
+                return [], 0, st
+            sort_by_importance(potential, less)
+            violating, fine = budgets.split(potential)
+            victims = []
+            n_violating = 0
+
+            def reprieve(p) -> bool:
+                add(p)
+                if fw.run_filter_plugins(state, pod, ni) is None:
+                    return True
+                remove(p)
+                victims.append(p)
+                return False
+
+            for p in violating:
+                if not reprieve(p):
+                    n_violating += 1
+            for p in fine:
+                reprieve(p)
+        except _DryRunError as e:
+            return [], 0, e.status
+        if violating and fine:
+            sort_by_importance(victims, less)
+        return victims, n_violating, None
+
+    # -- 4. the choice
+    def select_candidate(self, candidates: list[Candidate], now_ns: int):
+        """pickOneNodeForPreemption over every candidate. Returns the chosen one and every candidate
+        tying with it on all criteria (itself included); the others get decided_by set."""
+        if len(candidates) == 1:
+            return candidates[0], [candidates[0]]
+
+        def score(c: Candidate, k: int) -> int:
+            pods = c.pods
+            if k == 0:
+                return -c.pdb_violations
+            if k == 1:
+                return -pods[0].priority
+            if k == 2:
+                return -sum(p.priority + _INT32_OFFSET for p in pods)
+            if k == 3:
+                return -len(pods)
+            return earliest_start_of_most_important(pods, now_ns)
+
+        remaining = list(candidates)
+        for k, criterion in enumerate(CRITERIA):
+            scores = [score(c, k) for c in remaining]
+            best = max(scores)
+            kept = []
+            for c, s in zip(remaining, scores):
+                if s == best:
+                    kept.append(c)
+                else:
+                    c.decided_by = criterion
+            remaining = kept
+            if len(remaining) == 1:
+                break
+        return remaining[0], remaining
+
+    # -- explanation
+    def explain(self, state, pod, result):
+        p = result.preemption
+        if p is None or p.potential_nodes is None:
+            return None
+        return {
+            "potentialNodes": p.potential_nodes,
+            "minCandidateNodesPercentage": int(self.args.get("minCandidateNodesPercentage", 10)),
+            "minCandidateNodesAbsolute": int(self.args.get("minCandidateNodesAbsolute", 100)),
+            "numCandidates": p.num_candidates,
+            "evaluatedNodes": p.evaluated_nodes,
+            "candidatesFound": len(p.candidates),
+        }
+
+
+def _unresolvable_why(st: Status) -> str:
+    msg = st.message()
+    who = f"{st.plugin}: " if st.plugin else ""
+    if msg:
+        return f"{who}{msg} ({st.code}: evicting pods cannot change it)"
+    return f"{who}{st.code}: evicting pods cannot change it"
+
+
+def _dry_run_why(st: Status) -> str:
+    msg = st.message()
+    if st.code == ERROR:
+        return f"error: {msg}"
+    if msg == NO_VICTIMS_MSG:
+        return msg
+    who = f"{st.plugin}: " if st.plugin else ""
+    return f"still rejected with every lower-priority pod evicted: {who}{msg}"

@@ -1,21 +1,510 @@
-"""InterPodAffinity: NOT IMPLEMENTED YET (placeholder so the framework knows the plugin's extension points)."""
+"""InterPodAffinity: required pod affinity / anti-affinity (both ways) and preferred terms' scoring.
+
+PreFilter counts, per topology pair (key, value), the existing pods that match the incoming pod's
+required affinity terms (a pod counts only if it matches all of them), its required anti-affinity
+terms, and the existing pods whose required anti-affinity terms match the incoming pod. Filter then
+only looks the node's topology values up in those counts. PreScore sums weights per topology pair
+from the incoming pod's preferred terms and the existing pods' required (hardPodAffinityWeight) and
+preferred terms; Score adds the sums for the node's values; NormalizeScore maps [min, max] to [0, 100].
+"""
 from __future__ import annotations
 
-from ..framework.interface import Plugin
-from ..framework.status import skip
+from ..framework.interface import MAX_NODE_SCORE, ClusterEvent, Plugin
+from ..framework.status import error, skip, unresolvable, unschedulable
+from .interpodaffinity_index import nodes_to_scan
+from .interpodaffinity_terms import AffinityTerm, pod_terms
 
+PRE_FILTER_KEY = "PreFilterInterPodAffinity"
+PRE_SCORE_KEY = "PreScoreInterPodAffinity"
+
+ERR_REASON_EXISTING_ANTI_AFFINITY = "node(s) didn't satisfy existing pods anti-affinity rules"
+ERR_REASON_AFFINITY = "node(s) didn't match pod affinity rules"
+ERR_REASON_ANTI_AFFINITY = "node(s) didn't match pod anti-affinity rules"
+
+# explain(): how many pods are named per term, and how many topology domains per count table
+SAMPLE_LIMIT = 20
+DOMAIN_LIMIT = 20
+
+Pair = tuple  # (topology key, topology value)
+
+
+# ----------------------------------------------------------------------------- counting helpers
+
+def _add(counts: dict, node_labels, key: str, value: int) -> None:
+    """topologyToMatchedTermCount.update: only nodes with the key count; zero entries disappear."""
+    tv = node_labels.get(key)
+    if tv is None:
+        return
+    pair = (key, tv)
+    n = counts.get(pair, 0) + value
+    if n == 0:
+        counts.pop(pair, None)
+    else:
+        counts[pair] = n
+
+
+def matches_all(terms, pod) -> bool:
+    """podMatchesAllAffinityTerms: false for no terms. The incoming pod's namespaceSelectors are
+    already unrolled into namespaces, so no namespace labels are needed."""
+    if not terms:
+        return False
+    for t in terms:
+        if not t.matches(pod, None):
+            return False
+    return True
+
+
+class _Sample:
+    """Up to SAMPLE_LIMIT (pod, node, domain) entries and how many more there were."""
+
+    __slots__ = ("items", "more")
+
+    def __init__(self):
+        self.items: list[dict] = []
+        self.more = 0
+
+    def add(self, entry_fn) -> None:
+        if len(self.items) < SAMPLE_LIMIT:
+            self.items.append(entry_fn())
+        else:
+            self.more += 1
+
+    def doc(self) -> dict:
+        d = {"pods": self.items}
+        if self.more:
+            d["morePods"] = self.more
+        return d
+
+
+# ----------------------------------------------------------------------------- cycle states
+
+class PreFilterState:
+    """preFilterState: the three count tables, the incoming pod's resolved terms, its namespace labels."""
+
+    __slots__ = ("existing_anti_counts", "affinity_counts", "anti_counts", "pod", "affinity_terms",
+                 "anti_terms", "ns_labels", "trace")
+
+    def __init__(self, pod, affinity_terms, anti_terms, ns_labels):
+        self.pod = pod
+        self.affinity_terms: tuple[AffinityTerm, ...] = affinity_terms
+        self.anti_terms: tuple[AffinityTerm, ...] = anti_terms
+        self.ns_labels = ns_labels
+        self.existing_anti_counts: dict[Pair, int] = {}
+        self.affinity_counts: dict[Pair, int] = {}
+        self.anti_counts: dict[Pair, int] = {}
+        self.trace: dict | None = None     # samples for explain(); shared by clones
+
+    def clone(self) -> "PreFilterState":
+        c = PreFilterState(self.pod, self.affinity_terms, self.anti_terms, self.ns_labels)
+        c.existing_anti_counts = dict(self.existing_anti_counts)
+        c.affinity_counts = dict(self.affinity_counts)
+        c.anti_counts = dict(self.anti_counts)
+        c.trace = self.trace
+        return c
+
+    def update_with_pod(self, other, node, multiplier: int) -> None:
+        """A pod added to (1) or removed from (-1) the node, as preemption's dry run does."""
+        labels = node.labels
+        for t in pod_terms(other).required_anti_affinity:
+            if t.matches(self.pod, self.ns_labels):
+                _add(self.existing_anti_counts, labels, t.topology_key, multiplier)
+        if matches_all(self.affinity_terms, other):
+            for t in self.affinity_terms:
+                _add(self.affinity_counts, labels, t.topology_key, multiplier)
+        for t in self.anti_terms:
+            if t.matches(other, None):
+                _add(self.anti_counts, labels, t.topology_key, multiplier)
+
+
+class PreScoreState:
+    """preScoreState: topology key -> value -> summed weight. Never changed after PreScore."""
+
+    __slots__ = ("topology_score", "pod", "ns_labels", "trace")
+
+    def __init__(self, pod, ns_labels):
+        self.pod = pod
+        self.ns_labels = ns_labels
+        self.topology_score: dict[str, dict[str, int]] = {}
+        self.trace: dict | None = None
+
+    def clone(self) -> "PreScoreState":
+        return self
+
+
+# ----------------------------------------------------------------------------- the plugin
 
 class InterPodAffinity(Plugin):
     name = "InterPodAffinity"
 
-    def pre_filter(self, state, pod, nodes):
-        return None, skip()
+    def __init__(self, args, handle):
+        super().__init__(args, handle)
+        w = (args or {}).get("hardPodAffinityWeight")
+        self.hard_pod_affinity_weight = 1 if w is None else int(w)
+        self.ignore_preferred_terms_of_existing_pods = bool((args or {}).get("ignorePreferredTermsOfExistingPods"))
 
-    def filter(self, state, pod, node_info):
+    # -- namespaces -------------------------------------------------------------------
+    def _all_namespace_labels(self, pod) -> dict:
+        cluster = getattr(self.handle, "cluster", None)
+        known = cluster.namespace_labels if cluster is not None else {}
+        if pod.namespace in known:
+            return known
+        # the incoming pod's namespace exists in any cluster that admitted it
+        merged = dict(known)
+        merged[pod.namespace] = {"kubernetes.io/metadata.name": pod.namespace}
+        return merged
+
+    def _namespace_labels(self, pod) -> dict:
+        """GetNamespaceLabelsSnapshot for the pod's namespace."""
+        return self._all_namespace_labels(pod)[pod.namespace]
+
+    # -- PreFilter ----------------------------------------------------------------------
+    def pre_filter(self, state, pod, nodes):
+        terms = pod_terms(pod)
+        if terms.error:
+            return None, unresolvable(f"parsing pod: {terms.error}")
+        all_ns = None
+        if terms.required_affinity or terms.required_anti_affinity:
+            all_ns = self._all_namespace_labels(pod)
+        aff = tuple(t.with_namespaces_resolved(all_ns) for t in terms.required_affinity)
+        anti = tuple(t.with_namespaces_resolved(all_ns) for t in terms.required_anti_affinity)
+        s = PreFilterState(pod, aff, anti, self._namespace_labels(pod))
+        trace = {"affinity": [_Sample() for _ in aff], "anti": [_Sample() for _ in anti],
+                 "existing": _Sample()}
+        s.trace = trace
+
+        self._count_existing_anti_affinity(s, pod, trace["existing"])
+        if aff or anti:
+            self._count_incoming(s, nodes, trace)
+
+        if not s.existing_anti_counts and not aff and not anti:
+            return None, skip()
+        state.write(PRE_FILTER_KEY, s)
+        return None, None
+
+    def _count_existing_anti_affinity(self, s: PreFilterState, pod, sample: _Sample) -> None:
+        counts = s.existing_anti_counts
+        matches = _term_matcher(pod, s.ns_labels)
+        for ni in self.handle.snapshot.have_pods_with_required_anti_affinity():
+            labels = ni.node.labels
+            for ep in ni.pods_with_required_anti_affinity:
+                for i, t in enumerate(pod_terms(ep).required_anti_affinity):
+                    if matches(t):
+                        tv = labels.get(t.topology_key)
+                        if tv is not None:
+                            counts[(t.topology_key, tv)] = counts.get((t.topology_key, tv), 0) + 1
+                        sample.add(lambda: {"pod": ep.key, "node": ni.node.name, "term": i,
+                                            "topologyKey": t.topology_key, "domain": tv})
+
+    def _count_incoming(self, s: PreFilterState, nodes, trace) -> None:
+        """getIncomingAffinityAntiAffinityCounts: existing pods against the incoming pod's terms.
+        Only nodes that may hold a matching pod are scanned (see interpodaffinity_index)."""
+        snapshot = self.handle.snapshot
+        aff = s.affinity_terms
+        if aff:
+            affc = s.affinity_counts
+            aff_all = _all_of([t.compile() for t in aff])
+            samples = trace["affinity"]
+            for ni in nodes_to_scan(snapshot, nodes, [t.selector for t in aff]):
+                hits = list(filter(aff_all, ni.pods))
+                if not hits:
+                    continue
+                labels = ni.node.labels
+                for i, t in enumerate(aff):
+                    tv = labels.get(t.topology_key)
+                    if tv is not None:
+                        pair = (t.topology_key, tv)
+                        affc[pair] = affc.get(pair, 0) + len(hits)
+                    _sample_pods(samples[i], hits, ni, tv)
+        antic = s.anti_counts
+        for i, t in enumerate(s.anti_terms):
+            pred = t.compile()
+            sample = trace["anti"][i]
+            key = t.topology_key
+            for ni in nodes_to_scan(snapshot, nodes, [t.selector]):
+                hits = list(filter(pred, ni.pods))
+                if not hits:
+                    continue
+                tv = ni.node.labels.get(key)
+                if tv is not None:
+                    antic[(key, tv)] = antic.get((key, tv), 0) + len(hits)
+                _sample_pods(sample, hits, ni, tv)
+
+    # -- PreFilterExtensions --------------------------------------------------------------
+    def _pre_filter_state(self, state):
+        s = state.get(PRE_FILTER_KEY)
+        if s is None:
+            return None, error(f'error reading "{PRE_FILTER_KEY}" from cycleState: not found')
+        return s, None
+
+    def add_pod(self, state, pod, pod_to_add, node_info):
+        s, st = self._pre_filter_state(state)
+        if st is not None:
+            return st
+        s.update_with_pod(pod_to_add, node_info.node, 1)
         return None
 
-    def pre_score(self, state, pod, nodes):
-        return skip()
+    def remove_pod(self, state, pod, pod_to_remove, node_info):
+        s, st = self._pre_filter_state(state)
+        if st is not None:
+            return st
+        s.update_with_pod(pod_to_remove, node_info.node, -1)
+        return None
 
+    # -- Filter -------------------------------------------------------------------------
+    def filter(self, state, pod, node_info):
+        s, st = self._pre_filter_state(state)
+        if st is not None:
+            return st
+        labels = node_info.node.labels
+        if not satisfies_pod_affinity(s, labels):
+            return unresolvable(ERR_REASON_AFFINITY)
+        if not satisfies_pod_anti_affinity(s, labels):
+            return unschedulable(ERR_REASON_ANTI_AFFINITY)
+        if not satisfies_existing_pods_anti_affinity(s, labels):
+            return unschedulable(ERR_REASON_EXISTING_ANTI_AFFINITY)
+        return None
+
+    # -- PreScore -------------------------------------------------------------------------
+    def pre_score(self, state, pod, nodes, all_nodes=None):
+        has_constraints = _has_preferred(pod.pod_affinity) or _has_preferred(pod.pod_anti_affinity)
+        if self.ignore_preferred_terms_of_existing_pods and not has_constraints:
+            return skip()
+        snapshot = self.handle.snapshot
+
+        terms = pod_terms(pod)
+        if terms.error:
+            return error(f"failed to parse pod: {terms.error}")
+        all_ns = self._all_namespace_labels(pod) if has_constraints else None
+        pref_aff = tuple(t.with_namespaces_resolved(all_ns) for t in terms.preferred_affinity)
+        pref_anti = tuple(t.with_namespaces_resolved(all_ns) for t in terms.preferred_anti_affinity)
+        s = PreScoreState(pod, self._namespace_labels(pod))
+        trace = {"preferredAffinity": [_Sample() for _ in pref_aff],
+                 "preferredAntiAffinity": [_Sample() for _ in pref_anti],
+                 "existing": _Sample()}
+        s.trace = trace
+        score = s.topology_score
+        ns_labels = s.ns_labels
+        hard = self.hard_pod_affinity_weight
+
+        def bump(key: str, tv: str, delta: int) -> None:
+            vals = score.get(key)
+            if vals is None:
+                score[key] = {tv: delta}
+            else:
+                vals[tv] = vals.get(tv, 0) + delta
+
+        # the incoming pod's preferred terms against every existing pod (nodes that may hold a match)
+        if has_constraints:
+            all_nodes = snapshot.list()
+            for sign, lst, samples in ((1, pref_aff, trace["preferredAffinity"]),
+                                       (-1, pref_anti, trace["preferredAntiAffinity"])):
+                for i, t in enumerate(lst):
+                    pred = t.compile()
+                    key = t.topology_key
+                    for ni in nodes_to_scan(snapshot, all_nodes, [t.selector]):
+                        tv = ni.node.labels.get(key)
+                        if tv is None or not ni.pods:
+                            continue
+                        hits = list(filter(pred, ni.pods))
+                        if hits:
+                            bump(key, tv, sign * t.weight * len(hits))
+                            _sample_pods(samples[i], hits, ni, tv)
+        # the existing pods' required and preferred terms against the incoming pod
+        existing_sample = trace["existing"]
+        matches = _term_matcher(pod, ns_labels)
+        for ni in snapshot.have_pods_with_affinity():
+            labels = ni.node.labels
+            if not labels:
+                continue
+            for ep in ni.pods_with_affinity:
+                et = pod_terms(ep)
+                for kind, lst in (("requiredAffinity", et.required_affinity if hard > 0 else ()),
+                                  ("preferredAffinity", et.preferred_affinity),
+                                  ("preferredAntiAffinity", et.preferred_anti_affinity)):
+                    for i, t in enumerate(lst):
+                        tv = labels.get(t.topology_key)
+                        if tv is None or not matches(t):
+                            continue
+                        w = hard if kind == "requiredAffinity" else (
+                            t.weight if kind == "preferredAffinity" else -t.weight)
+                        bump(t.topology_key, tv, w)
+                        existing_sample.add(lambda: {
+                            "pod": ep.key, "node": ni.node.name, "term": f"{kind}[{i}]",
+                            "topologyKey": t.topology_key, "domain": tv, "weight": w})
+
+        if not score:
+            return skip()
+        state.write(PRE_SCORE_KEY, s)
+        return None
+
+    # -- Score ----------------------------------------------------------------------------
     def score(self, state, pod, node_info):
-        return 0, None
+        s = state.get(PRE_SCORE_KEY)
+        if s is None:
+            return 0, error(f'failed to read "{PRE_SCORE_KEY}" from cycleState: not found')
+        labels = node_info.node.labels
+        total = 0
+        for key, values in s.topology_score.items():
+            tv = labels.get(key)
+            if tv is not None:
+                total += values.get(tv, 0)
+        return total, None
+
+    def normalize_score(self, state, pod, scores):
+        s = state.get(PRE_SCORE_KEY)
+        if s is None:
+            return error(f'failed to read "{PRE_SCORE_KEY}" from cycleState: not found')
+        if not s.topology_score or not scores:
+            return None
+        lo = min(scores.values())
+        hi = max(scores.values())
+        diff = hi - lo
+        for name, v in scores.items():
+            f = 0.0
+            if diff > 0:
+                f = float(MAX_NODE_SCORE) * (float(v - lo) / float(diff))
+            scores[name] = int(f)
+        return None
+
+    # -- queueing -------------------------------------------------------------------------
+    def events_to_register(self):
+        return [
+            ClusterEvent("Pod", "Add|UpdatePodLabel|Delete",
+                         "a bound pod matching the pod's affinity appears (or gets matching labels), "
+                         "or a pod its anti-affinity (or whose anti-affinity) rejects it goes away"),
+            ClusterEvent("Node", "Add|UpdateNodeLabel",
+                         "a node gets the topology key of the pod's (anti-)affinity terms, or moves domain"),
+        ]
+
+    # -- explanation ----------------------------------------------------------------------
+    def explain(self, state, pod, result):
+        out: dict = {}
+        pf = state.get(PRE_FILTER_KEY)
+        if pf is not None and pf.trace is not None:
+            if pf.affinity_terms:
+                out["requiredAffinity"] = [
+                    {"term": i, **t.describe(), **pf.trace["affinity"][i].doc(),
+                     "domains": _domains(pf.affinity_counts, t.topology_key)}
+                    for i, t in enumerate(pf.affinity_terms)]
+                if not pf.affinity_counts:
+                    out["firstPodOfSeries"] = matches_all(pf.affinity_terms, pod)
+            if pf.anti_terms:
+                out["requiredAntiAffinity"] = [
+                    {"term": i, **t.describe(), **pf.trace["anti"][i].doc(),
+                     "domains": _domains(pf.anti_counts, t.topology_key)}
+                    for i, t in enumerate(pf.anti_terms)]
+            if pf.existing_anti_counts or pf.trace["existing"].items:
+                out["existingAntiAffinity"] = {**pf.trace["existing"].doc(),
+                                               "domains": _domains(pf.existing_anti_counts, None)}
+        ps = state.get(PRE_SCORE_KEY)
+        if ps is not None and ps.trace is not None:
+            terms = pod_terms(pod)
+            sc: dict = {}
+            for name, lst in (("preferredAffinity", terms.preferred_affinity),
+                              ("preferredAntiAffinity", terms.preferred_anti_affinity)):
+                if lst:
+                    sc[name] = [{"term": i, **t.describe(), **ps.trace[name][i].doc()}
+                                for i, t in enumerate(lst)]
+            if ps.trace["existing"].items:
+                sc["existingPodsTerms"] = ps.trace["existing"].doc()
+            sc["topologyScore"] = _bounded_topology_score(ps.topology_score)
+            out["score"] = sc
+        return out or None
+
+
+# ----------------------------------------------------------------------------- filter checks
+
+def satisfies_existing_pods_anti_affinity(s: PreFilterState, node_labels) -> bool:
+    counts = s.existing_anti_counts
+    if counts:
+        for pair in node_labels.items():
+            if counts.get(pair, 0) > 0:
+                return False
+    return True
+
+
+def satisfies_pod_anti_affinity(s: PreFilterState, node_labels) -> bool:
+    counts = s.anti_counts
+    if counts:
+        for t in s.anti_terms:
+            tv = node_labels.get(t.topology_key)
+            if tv is not None and counts.get((t.topology_key, tv), 0) > 0:
+                return False
+    return True
+
+
+def satisfies_pod_affinity(s: PreFilterState, node_labels) -> bool:
+    pods_exist = True
+    counts = s.affinity_counts
+    for t in s.affinity_terms:
+        tv = node_labels.get(t.topology_key)
+        if tv is None:
+            return False      # every topology key must be on the node
+        if counts.get((t.topology_key, tv), 0) <= 0:
+            pods_exist = False
+    if pods_exist:
+        return True
+    # The first pod of a series with affinity to itself: no pod anywhere matches the terms,
+    # but the pod matches its own terms, and the node has every topology key.
+    return not counts and matches_all(s.affinity_terms, s.pod)
+
+
+# ----------------------------------------------------------------------------- helpers
+
+def _term_matcher(pod, ns_labels):
+    """`term -> term.matches(pod, ns_labels)`, remembered per term object for the cycle
+    (replicas share their parsed terms, see pod_terms)."""
+    seen: dict[int, tuple] = {}
+
+    def matches(t) -> bool:
+        hit = seen.get(id(t))
+        if hit is None:
+            hit = seen[id(t)] = (t, t.matches(pod, ns_labels))   # keeps t alive: ids stay unique
+        return hit[1]
+    return matches
+
+
+def _all_of(preds):
+    if len(preds) == 1:
+        return preds[0]
+
+    def every(p) -> bool:
+        for f in preds:
+            if not f(p):
+                return False
+        return True
+    return every
+
+
+def _sample_pods(sample: _Sample, hits, ni, tv) -> None:
+    room = SAMPLE_LIMIT - len(sample.items)
+    for p in hits[:max(room, 0)]:
+        sample.items.append({"pod": p.key, "node": ni.node.name, "domain": tv})
+    if len(hits) > room:
+        sample.more += len(hits) - max(room, 0)
+
+
+def _has_preferred(section) -> bool:
+    return bool(section) and bool(section.get("preferredDuringSchedulingIgnoredDuringExecution"))
+
+
+def _domains(counts: dict, key: str | None) -> list[dict]:
+    """The count table's entries (for one topology key, or all), largest first, bounded."""
+    rows = [(k, v, n) for (k, v), n in counts.items() if key is None or k == key]
+    rows.sort(key=lambda r: (-r[2], r[0], r[1]))
+    out = [{"topologyKey": k, "domain": v, "count": n} if key is None else {"domain": v, "count": n}
+           for k, v, n in rows[:DOMAIN_LIMIT]]
+    if len(rows) > DOMAIN_LIMIT:
+        out.append({"more": len(rows) - DOMAIN_LIMIT})
+    return out
+
+
+def _bounded_topology_score(ts: dict) -> dict:
+    out = {}
+    for key in sorted(ts):
+        vals = sorted(ts[key].items(), key=lambda kv: (-abs(kv[1]), kv[0]))
+        d = {v: n for v, n in vals[:DOMAIN_LIMIT]}
+        if len(vals) > DOMAIN_LIMIT:
+            d["..."] = len(vals) - DOMAIN_LIMIT
+        out[key] = d
+    return out

@@ -1,15 +1,201 @@
-"""NodeVolumeLimits: NOT IMPLEMENTED YET (placeholder so the framework knows the plugin's extension points)."""
+"""NodeVolumeLimits (CSILimits): the CSI volumes a node may attach per driver, from CSINode
+`allocatable.count`, counting the node's pods' volumes, VolumeAttachments and the new pod's volumes
+(migrated in-tree volumes count under their CSI driver)."""
 from __future__ import annotations
 
-from ..framework.interface import Plugin
-from ..framework.status import skip
+from ..framework.interface import ClusterEvent, Plugin
+from ..framework.status import error, skip, unresolvable, unschedulable
+from . import volume_csi as csi
+from .volume_util import CatalogMixin, NotFoundError, VolumeError, pod_claim_name, volume_is_for_pod
+
+ERR_REASON_MAX_VOLUME_COUNT = "node(s) exceed max volume count"
+_STATE_KEY = "PreFilterNodeVolumeLimits"
+# kube-scheduler prefixes the handle of a not-yet-provisioned claim with a random string; any fixed
+# string that cannot collide with a real volume handle behaves the same
+_UNBOUND_PREFIX = "ksched-unbound-claim"
 
 
-class NodeVolumeLimits(Plugin):
+class _NotFoundLookup(Exception):
+    """The new pod's claim is missing: the pod cannot be scheduled until it is created."""
+
+
+def _int(v) -> int | None:
+    if isinstance(v, bool):
+        return None
+    if isinstance(v, int):
+        return v
+    if isinstance(v, str) and v.lstrip("-").isdigit():
+        return int(v)
+    return None
+
+
+def volume_limits(csi_node: dict | None) -> dict[str, int]:
+    """getVolumeLimits: driver -> allocatable.count, for drivers that report one."""
+    out: dict[str, int] = {}
+    if csi_node is None:
+        return out
+    for d in (csi_node.get("spec") or {}).get("drivers") or []:
+        if not isinstance(d, dict):
+            continue
+        alloc = d.get("allocatable")
+        if isinstance(alloc, dict):
+            n = _int(alloc.get("count"))
+            if n is not None:
+                out[str(d.get("name") or "")] = n
+    return out
+
+
+class NodeVolumeLimits(CatalogMixin, Plugin):
     name = "NodeVolumeLimits"
 
     def pre_filter(self, state, pod, nodes):
+        for v in pod.volumes:
+            if not isinstance(v, dict):
+                continue
+            if v.get("persistentVolumeClaim") is not None or v.get("ephemeral") is not None \
+                    or csi.inline_plugin(v) is not None:
+                return None, None
         return None, skip()
 
+    # -- counting --------------------------------------------------------------------------
+    def _driver_info_from_class(self, csi_node, claim) -> tuple[str, str]:
+        if not claim.storage_class:
+            return "", ""
+        try:
+            sc = self._catalog().storage_class(claim.storage_class)
+        except NotFoundError:
+            return "", ""
+        handle = f"{_UNBOUND_PREFIX}-{claim.namespace}/{claim.name}"
+        prov = sc.provisioner
+        if csi.plugin_by_name(prov):
+            if not csi.limits_migration_on(csi_node, prov):
+                return "", ""
+            return csi.CSI_DRIVER[prov], handle
+        return prov, handle
+
+    def _driver_info(self, csi_node, claim) -> tuple[str, str]:
+        """getCSIDriverInfo: the claim's CSI driver and volume handle, ("", "") when not a CSI volume."""
+        if not claim.volume_name:
+            return self._driver_info_from_class(csi_node, claim)
+        try:
+            pv = self._catalog().pv(claim.volume_name)
+        except NotFoundError:
+            return self._driver_info_from_class(csi_node, claim)
+        if pv.csi is not None:
+            return pv.csi
+        plugin = csi.pv_plugin(pv)
+        if plugin is None or not csi.limits_migration_on(csi_node, plugin):
+            return "", ""
+        try:
+            driver, handle, _ = csi.pv_csi(pv)
+        except VolumeError:
+            return "", ""
+        return driver, handle
+
+    def _attachable(self, pod, csi_node, new_pod: bool, out: dict[str, str]) -> None:
+        """filterAttachableVolumes: volume unique name -> driver, into `out`."""
+        cat = self._catalog()
+        for v in pod.volumes:
+            if not isinstance(v, dict):
+                continue
+            ref = pod_claim_name(pod, v)
+            if ref is None:
+                plugin = csi.inline_plugin(v)
+                if plugin is None or not csi.limits_migration_on(csi_node, plugin):
+                    continue
+                try:
+                    driver, handle = csi.inline_csi(v, pod.namespace)
+                except VolumeError as e:
+                    raise VolumeError(f"converting volume({v.get('name') or ''}) from inline to csi: {e}") from None
+                out[f"{driver}/{handle}"] = driver
+                continue
+            name, ephemeral = ref
+            if not name:
+                raise VolumeError("PersistentVolumeClaim had no name")
+            try:
+                claim = cat.pvc(pod.namespace, name)
+            except NotFoundError as e:
+                if new_pod:
+                    raise _NotFoundLookup(f"looking up PVC {pod.namespace}/{name}: {e}") from None
+                continue
+            if ephemeral:
+                volume_is_for_pod(pod, claim)
+            driver, handle = self._driver_info(csi_node, claim)
+            if not driver or not handle:
+                continue
+            out[f"{driver}/{handle}"] = driver
+
+    def _attachments(self, state, node_name: str) -> dict[str, str]:
+        """The node's VolumeAttachments: unique name -> attacher (indexed by node once per cycle)."""
+        index = state.get(_STATE_KEY)
+        if index is None:
+            index = self._attachment_index()
+            state.write(_STATE_KEY, index)
+        return index.get(node_name, {})
+
+    def _attachment_index(self) -> dict[str, dict[str, str]]:
+        index: dict[str, dict[str, str]] = {}
+        cat = self._catalog()
+        for va in self.handle.cluster.list("VolumeAttachment"):
+            spec = va.get("spec") or {}
+            attacher = spec.get("attacher") or ""
+            pv_name = (spec.get("source") or {}).get("persistentVolumeName")
+            if not attacher or pv_name is None:
+                continue
+            try:
+                pv = cat.pv(pv_name)
+            except NotFoundError:
+                continue
+            if pv.csi is None:
+                continue
+            index.setdefault(str(spec.get("nodeName") or ""), {})[f"{attacher}/{pv.csi[1]}"] = attacher
+        return index
+
     def filter(self, state, pod, node_info):
+        if not pod.volumes:
+            return None
+        node = node_info.node
+        csi_node = self._catalog().csi_node(node.name)
+        new_volumes: dict[str, str] = {}
+        try:
+            self._attachable(pod, csi_node, True, new_volumes)
+        except _NotFoundLookup as e:
+            return unresolvable(str(e))
+        except VolumeError as e:
+            return error(str(e))
+        if not new_volumes:
+            return None
+        limits = volume_limits(csi_node)
+        if not limits:
+            return None
+        attached: dict[str, str] = {}
+        try:
+            for ep in node_info.pods:
+                if ep.volumes:
+                    self._attachable(ep, csi_node, False, attached)
+        except VolumeError as e:
+            return error(str(e))
+        attached_count: dict[str, int] = {}
+        for unique, driver in attached.items():
+            new_volumes.pop(unique, None)
+            attached_count[driver] = attached_count.get(driver, 0) + 1
+        for unique, driver in self._attachments(state, node.name).items():
+            if unique not in attached:
+                attached_count[driver] = attached_count.get(driver, 0) + 1
+        new_count: dict[str, int] = {}
+        for driver in new_volumes.values():
+            new_count[driver] = new_count.get(driver, 0) + 1
+        for driver, count in new_count.items():
+            limit = limits.get(driver)
+            if limit is not None and attached_count.get(driver, 0) + count > limit:
+                return unschedulable(ERR_REASON_MAX_VOLUME_COUNT)
         return None
+
+    def events_to_register(self):
+        return [
+            ClusterEvent("CSINode", "Add", "a CSINode appears"),
+            ClusterEvent("CSINode", "Update", "a driver's allocatable volume count grows"),
+            ClusterEvent("Pod", "Delete", "a pod with attachable volumes is deleted"),
+            ClusterEvent("PersistentVolumeClaim", "Add", "a claim the pod references is created"),
+            ClusterEvent("VolumeAttachment", "Delete", "a volume attachment on the node is removed"),
+        ]

@@ -1,0 +1,111 @@
+"""Which nodes hold a pod with a given label: lets InterPodAffinity look at a few nodes, not every pod.
+
+kube-scheduler scans every pod of the cluster for the incoming pod's terms each cycle. The counts only
+depend on the pods that match, so this index narrows the scan to the nodes holding a pod that carries
+one of the label values an `In`/`=` requirement asks for; the term is still checked on each of their
+pods. The index follows the snapshot node by node (NodeInfo identity and generation), so binds and any
+other change are picked up at the next cycle by re-reading only the nodes that changed.
+"""
+from __future__ import annotations
+
+import weakref
+
+_INDEXES: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+class PodLabelIndex:
+    __slots__ = ("snapshot", "node_infos", "objs", "gens", "keys", "index", "__weakref__")
+
+    def __init__(self, snapshot):
+        self.snapshot = snapshot
+        self.node_infos = None
+        self.objs: list = []
+        self.gens: list = []
+        self.keys: list[frozenset] = []
+        self.index: dict[tuple[str, str], set[int]] = {}
+
+    def refresh(self) -> None:
+        nis = self.snapshot.node_infos
+        if nis is not self.node_infos or len(nis) != len(self.objs):
+            self.node_infos = nis
+            self.objs = [None] * len(nis)
+            self.gens = [None] * len(nis)
+            self.keys = [frozenset()] * len(nis)
+            self.index = {}
+        objs, gens = self.objs, self.gens
+        for i, ni in enumerate(nis):
+            if objs[i] is not ni or gens[i] != ni.generation:
+                self._reindex(i, ni)
+
+    def _reindex(self, i: int, ni) -> None:
+        new = set()
+        for p in ni.pods:
+            new.update(p.labels.items())
+        new = frozenset(new)
+        old = self.keys[i]
+        index = self.index
+        for kv in old - new:
+            s = index.get(kv)
+            if s is not None:
+                s.discard(i)
+                if not s:
+                    del index[kv]
+        for kv in new - old:
+            s = index.get(kv)
+            if s is None:
+                index[kv] = {i}
+            else:
+                s.add(i)
+        self.keys[i] = new
+        self.objs[i] = ni
+        self.gens[i] = ni.generation
+
+    def candidates(self, selector) -> set[int] | None:
+        """Positions of the nodes that may hold a pod the selector matches; None: any node may."""
+        if selector.is_nothing:
+            return set()
+        best: set[int] | None = None
+        index = self.index
+        for r in selector.requirements:
+            if r.op != "In":
+                continue
+            vals = list(r.values)
+            if len(vals) == 1:
+                s = index.get((r.key, vals[0]), set())
+            else:
+                s = set()
+                for v in vals:
+                    s |= index.get((r.key, v), set())
+            if best is None or len(s) < len(best):
+                best = s
+                if not best:
+                    break
+        return best
+
+
+def index_for(snapshot) -> PodLabelIndex:
+    """The snapshot's index, brought up to date."""
+    idx = _INDEXES.get(snapshot)
+    if idx is None:
+        idx = PodLabelIndex(snapshot)
+        _INDEXES[snapshot] = idx
+    idx.refresh()
+    return idx
+
+
+def nodes_to_scan(snapshot, nodes, selectors) -> list:
+    """The NodeInfos of `nodes` that may hold a pod matching every one of `selectors`, in order.
+
+    `nodes` must be the snapshot's own node list for the index to apply; otherwise all are returned."""
+    if snapshot is None or nodes is not getattr(snapshot, "node_infos", None):
+        return list(nodes)
+    idx = index_for(snapshot)
+    allowed: set[int] | None = None
+    for sel in selectors:
+        c = idx.candidates(sel)
+        if c is None:
+            continue
+        allowed = set(c) if allowed is None else allowed & c
+    if allowed is None:
+        return list(nodes)
+    return [nodes[i] for i in sorted(allowed)]
