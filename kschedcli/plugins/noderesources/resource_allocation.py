@@ -68,33 +68,27 @@ def _go_div(a: int, b: int) -> int:
     return q if (a >= 0) == (b >= 0) else -q
 
 
-def least_allocated(resources):
+def _weighted_mean(resources, resource_score):
+    """The shared shape of LeastAllocated and MostAllocated: a weighted integer mean over the
+    resources the node has, each scored by `resource_score(requested, capacity)`."""
     def scorer(requested, allocatable):
         node_score = weight_sum = 0
         for i, r in enumerate(resources):
             cap = allocatable[i]
             if cap == 0:
                 continue
-            req = requested[i]
-            s = 0 if req > cap else _go_div((cap - req) * MAX_NODE_SCORE, cap)
-            node_score += s * r["weight"]
+            node_score += resource_score(requested[i], cap) * r["weight"]
             weight_sum += r["weight"]
         return 0 if weight_sum == 0 else _go_div(node_score, weight_sum)
     return scorer
+
+
+def least_allocated(resources):
+    return _weighted_mean(resources, lambda req, cap: 0 if req > cap else _go_div((cap - req) * MAX_NODE_SCORE, cap))
 
 
 def most_allocated(resources):
-    def scorer(requested, allocatable):
-        node_score = weight_sum = 0
-        for i, r in enumerate(resources):
-            cap = allocatable[i]
-            if cap == 0:
-                continue
-            req = min(requested[i], cap)
-            node_score += _go_div(req * MAX_NODE_SCORE, cap) * r["weight"]
-            weight_sum += r["weight"]
-        return 0 if weight_sum == 0 else _go_div(node_score, weight_sum)
-    return scorer
+    return _weighted_mean(resources, lambda req, cap: _go_div(min(req, cap) * MAX_NODE_SCORE, cap))
 
 
 def broken_linear(shape: list[tuple[int, int]]):
