@@ -1,21 +1,525 @@
-"""PodTopologySpread: NOT IMPLEMENTED YET (placeholder so the framework knows the plugin's extension points)."""
+"""PodTopologySpread: spread matching pods evenly over topology domains (zones, hosts, ...).
+
+PreFilter counts, once per cycle, the pods matching each DoNotSchedule constraint per domain over every
+eligible node; Filter then checks `matching pods in the node's domain + self-match - global minimum`
+against maxSkew. PreScore does the same counting for ScheduleAnyway constraints; Score turns the counts
+into a node score that NormalizeScore inverts (fewer matching pods, higher score).
+Pods without constraints get the profile's default constraints (System: hostname 3 and zone 5,
+ScheduleAnyway) with a selector deduced from the Services and the controller that own them.
+"""
 from __future__ import annotations
 
-from ..framework.interface import Plugin
-from ..framework.status import skip
+from ..errors import FieldError
+from ..framework.cycle_state import NotFound
+from ..framework.interface import MAX_NODE_SCORE, ClusterEvent, Plugin
+from ..framework.status import error, skip, unresolvable, unschedulable
+from .helper import find_untolerated_taint
+from .nodeaffinity import required_node_affinity_matches
+from .podtopologyspread_common import (
+    DO_NOT_SCHEDULE, HONOR, HOSTNAME_KEY, MAX_INT32, SCHEDULE_ANYWAY, SYSTEM_DEFAULT_CONSTRAINTS, Constraint,
+    build_constraints, default_selector, go_round, score_for_count, topology_normalizing_weight,
+)
+
+NAME = "PodTopologySpread"
+ERR_REASON_CONSTRAINTS_NOT_MATCH = "node(s) didn't match pod topology spread constraints"
+ERR_REASON_NODE_LABEL_NOT_MATCH = ERR_REASON_CONSTRAINTS_NOT_MATCH + " (missing required label)"
+PRE_FILTER_KEY = "PreFilter" + NAME
+PRE_SCORE_KEY = "PreScore" + NAME
+
+_EXPLAIN_LIMIT = 200   # most domains / nodes listed per constraint in explain()
+
+
+class CriticalPaths:
+    """The two domains with the fewest matching pods seen so far; paths[0] always holds the minimum.
+
+    As kube-scheduler's criticalPaths: exact for the minimum under the one-node-at-a-time updates that
+    preemption's dry runs make on a cloned state.
+    """
+
+    __slots__ = ("values", "nums")
+
+    def __init__(self, values=None, nums=None):
+        self.values = values if values is not None else ["", ""]
+        self.nums = nums if nums is not None else [MAX_INT32, MAX_INT32]
+
+    def update(self, value: str, num: int) -> None:
+        vals, nums = self.values, self.nums
+        if value == vals[0]:
+            i = 0
+        elif value == vals[1]:
+            i = 1
+        else:
+            i = -1
+        if i >= 0:
+            nums[i] = num
+            if nums[0] > nums[1]:
+                vals[0], vals[1] = vals[1], vals[0]
+                nums[0], nums[1] = nums[1], nums[0]
+        elif num < nums[0]:
+            vals[1], nums[1] = vals[0], nums[0]
+            vals[0], nums[0] = value, num
+        elif num < nums[1]:
+            vals[1], nums[1] = value, num
+
+    def clone(self) -> "CriticalPaths":
+        return CriticalPaths(list(self.values), list(self.nums))
+
+    def as_list(self) -> list[dict]:
+        return [{"domain": v, "matchNum": n} for v, n in zip(self.values, self.nums) if n != MAX_INT32]
+
+
+class PreFilterState:
+    """Per DoNotSchedule constraint: matching pods per domain and the critical paths."""
+
+    __slots__ = ("constraints", "critical_paths", "counts")
+
+    def __init__(self, constraints: list[Constraint], critical_paths: list[CriticalPaths],
+                 counts: list[dict[str, int]]):
+        self.constraints = constraints
+        self.critical_paths = critical_paths
+        self.counts = counts
+
+    def min_match_num(self, i: int) -> int:
+        """The global minimum for the skew; 0 while fewer domains than minDomains are eligible."""
+        if len(self.counts[i]) < self.constraints[i].min_domains:
+            return 0
+        return self.critical_paths[i].nums[0]
+
+    def clone(self) -> "PreFilterState":
+        # constraints never change within a cycle: shared
+        return PreFilterState(self.constraints, [p.clone() for p in self.critical_paths],
+                              [dict(m) for m in self.counts])
+
+
+class PreScoreState:
+    """Per ScheduleAnyway constraint: matching pods per domain of the feasible nodes, and the weights."""
+
+    __slots__ = ("constraints", "ignored_nodes", "counts", "weights", "require_all")
+
+    def __init__(self):
+        self.constraints: list[Constraint] = []
+        self.ignored_nodes: set[str] = set()
+        self.counts: list[dict[str, int]] = []
+        self.weights: list[float] = []
+        self.require_all = True
+
+    def clone(self) -> "PreScoreState":
+        return self   # read-only after PreScore
+
+
+def _has_all_keys(labels, constraints) -> bool:
+    for c in constraints:
+        if c.topology_key not in labels:
+            return False
+    return True
+
+
+def _count_matching(node_info, namespace: str, selector) -> int:
+    """countPodsMatchSelector: the node's pods in the namespace, not terminating, matching the selector."""
+    if selector.is_empty():
+        return 0
+    match = selector.matches
+    n = 0
+    for p in node_info.pods:
+        if p.namespace == namespace and not p.deleting and match(p.labels):
+            n += 1
+    return n
+
+
+def _count_many(node_info, namespace: str, selectors: list) -> list[int]:
+    """countPodsMatchSelector for several selectors in one pass over the node's pods."""
+    if len(selectors) == 1:
+        return [_count_matching(node_info, namespace, selectors[0])]
+    out = [0] * len(selectors)
+    live = [(j, sel.matches) for j, sel in enumerate(selectors) if not sel.is_empty()]
+    if not live:
+        return out
+    for p in node_info.pods:
+        if p.namespace != namespace or p.deleting:
+            continue
+        labels = p.labels
+        for j, match in live:
+            if match(labels):
+                out[j] += 1
+    return out
+
+
+class _NodeEligibility:
+    """matchNodeInclusionPolicies for one node, each check evaluated at most once."""
+
+    __slots__ = ("pod", "node", "_affinity", "_taints")
+
+    def __init__(self, pod, node):
+        self.pod = pod
+        self.node = node
+        self._affinity = None
+        self._taints = None
+
+    def includes(self, c: Constraint) -> bool:
+        if c.node_affinity_policy == HONOR:
+            if self._affinity is None:
+                self._affinity = required_node_affinity_matches(self.pod, self.node)
+            if not self._affinity:
+                return False
+        if c.node_taints_policy == HONOR:
+            if self._taints is None:
+                self._taints = find_untolerated_taint(self.node.taints, self.pod.tolerations) is None
+            if not self._taints:
+                return False
+        return True
 
 
 class PodTopologySpread(Plugin):
-    name = "PodTopologySpread"
+    name = NAME
 
+    def __init__(self, args, handle):
+        super().__init__(args, handle)
+        args = args or {}
+        if (args.get("defaultingType") or "System") == "System":
+            self.default_constraints = [dict(c) for c in SYSTEM_DEFAULT_CONSTRAINTS]
+            self.system_defaulted = True
+        else:
+            self.default_constraints = [dict(c) for c in args.get("defaultConstraints") or []]
+            self.system_defaulted = False
+
+    # -- constraints ---------------------------------------------------------------
+    def constraints_for(self, pod, action: str) -> tuple[list[Constraint], str]:
+        """The pod's own constraints with this whenUnsatisfiable, else the defaults with a deduced selector.
+
+        Returns (constraints, source) with source "pod", "default" or "". Raises FieldError.
+        """
+        if pod.spread_constraints:
+            key = ("PodTopologySpread", action)
+            cached = pod._cache.get(key)
+            if cached is None:
+                cached = pod._cache[key] = build_constraints(pod.spread_constraints, pod.labels, action)
+            return cached, "pod"
+        key = ("PodTopologySpread", id(self), action)
+        cached = pod._cache.get(key)
+        if cached is None:
+            cached = pod._cache[key] = self._build_default_constraints(pod, action)
+        return cached, "default" if cached else ""
+
+    def _build_default_constraints(self, pod, action: str) -> list[Constraint]:
+        cons = build_constraints(self.default_constraints, pod.labels, action, "defaultConstraints")
+        if not cons:
+            return []
+        selector, text = default_selector(pod, self.handle.cluster)
+        if selector.is_empty():
+            return []
+        for c in cons:
+            c.selector = selector
+            c.text = text
+        return cons
+
+    # -- PreFilter -------------------------------------------------------------------
     def pre_filter(self, state, pod, nodes):
-        return None, skip()
+        try:
+            constraints, _ = self.constraints_for(pod, DO_NOT_SCHEDULE)
+        except FieldError as e:
+            return None, error(f"get constraints from pod: obtaining pod's hard topology spread constraints: {e}")
+        if not constraints:
+            return None, skip()
+        state.write(PRE_FILTER_KEY, self._pre_filter_state(pod, constraints, nodes))
+        return None, None
 
-    def filter(self, state, pod, node_info):
+    def _pre_filter_state(self, pod, constraints: list[Constraint], nodes) -> PreFilterState:
+        n = len(constraints)
+        counts: list[dict[str, int]] = [{} for _ in range(n)]
+        ns = pod.namespace
+        for ni in nodes:
+            node = ni.node
+            labels = node.labels
+            if not _has_all_keys(labels, constraints):
+                continue
+            elig = _NodeEligibility(pod, node)
+            active = [i for i, c in enumerate(constraints) if elig.includes(c)]
+            if not active:
+                continue
+            cnts = _count_many(ni, ns, [constraints[i].selector for i in active])
+            for i, cnt in zip(active, cnts):
+                m = counts[i]
+                value = labels[constraints[i].topology_key]
+                m[value] = m.get(value, 0) + cnt
+        paths = []
+        for i in range(n):
+            p = CriticalPaths()
+            for value, num in counts[i].items():
+                p.update(value, num)
+            paths.append(p)
+        return PreFilterState(constraints, paths, counts)
+
+    # -- PreFilterExtensions (preemption's dry runs) -------------------------------------
+    def add_pod(self, state, pod, pod_to_add, node_info):
+        return self._update_with_pod(state, pod_to_add, pod, node_info, 1)
+
+    def remove_pod(self, state, pod, pod_to_remove, node_info):
+        return self._update_with_pod(state, pod_to_remove, pod, node_info, -1)
+
+    def _update_with_pod(self, state, updated, preemptor, node_info, delta: int):
+        try:
+            s = state.read(PRE_FILTER_KEY)
+        except NotFound as e:
+            return error(f'reading "{PRE_FILTER_KEY}" from cycleState: {e}')
+        node = node_info.node if node_info is not None else None
+        if s is None or node is None or updated.namespace != preemptor.namespace:
+            return None
+        labels = node.labels
+        if not _has_all_keys(labels, s.constraints):
+            return None
+        elig = _NodeEligibility(preemptor, node)
+        for i, c in enumerate(s.constraints):
+            if not c.selector.matches(updated.labels):
+                continue
+            if not elig.includes(c):
+                continue
+            v = labels[c.topology_key]
+            m = s.counts[i]
+            m[v] = m.get(v, 0) + delta
+            s.critical_paths[i].update(v, m[v])
         return None
 
-    def pre_score(self, state, pod, nodes):
-        return skip()
+    # -- Filter ------------------------------------------------------------------------
+    def filter(self, state, pod, node_info):
+        try:
+            s = state.read(PRE_FILTER_KEY)
+        except NotFound as e:
+            return error(f'reading "{PRE_FILTER_KEY}" from cycleState: {e}')
+        if not s.constraints:
+            return None
+        labels = node_info.node.labels
+        pod_labels = pod.labels
+        for i, c in enumerate(s.constraints):
+            value = labels.get(c.topology_key)
+            if value is None:
+                return unresolvable(ERR_REASON_NODE_LABEL_NOT_MATCH)
+            self_match = 1 if c.selector.matches(pod_labels) else 0
+            skew = s.counts[i].get(value, 0) + self_match - s.min_match_num(i)
+            if skew > c.max_skew:
+                return unschedulable(ERR_REASON_CONSTRAINTS_NOT_MATCH)
+        return None
+
+    # -- PreScore / Score ----------------------------------------------------------------
+    def pre_score(self, state, pod, nodes, all_nodes=None):
+        all_nodes = all_nodes if all_nodes is not None else self.handle.snapshot.list()
+        if not all_nodes:
+            return skip()
+        s = PreScoreState()
+        # nodes without a zone label still get hostname spreading under the system defaults
+        s.require_all = bool(pod.spread_constraints) or not self.system_defaulted
+        try:
+            s.constraints, _ = self.constraints_for(pod, SCHEDULE_ANYWAY)
+        except FieldError as e:
+            return error(f"calculating preScoreState: obtaining pod's soft topology spread constraints: {e}")
+        if not s.constraints:
+            return skip()
+        constraints = s.constraints
+        n = len(constraints)
+        s.counts = [{} for _ in range(n)]
+        sizes = [0] * n
+        for ni in nodes:
+            labels = ni.node.labels
+            if s.require_all and not _has_all_keys(labels, constraints):
+                s.ignored_nodes.add(ni.node.name)
+                continue
+            for i, c in enumerate(constraints):
+                if c.topology_key == HOSTNAME_KEY:
+                    continue   # per-node counts are taken in Score
+                value = labels.get(c.topology_key, "")
+                if value not in s.counts[i]:
+                    s.counts[i][value] = 0
+                    sizes[i] += 1
+        for i, c in enumerate(constraints):
+            size = len(nodes) - len(s.ignored_nodes) if c.topology_key == HOSTNAME_KEY else sizes[i]
+            s.weights.append(topology_normalizing_weight(size))
+
+        ns = pod.namespace
+        for ni in all_nodes:
+            node = ni.node
+            labels = node.labels
+            if s.require_all and not _has_all_keys(labels, constraints):
+                continue
+            elig = _NodeEligibility(pod, node)
+            active = []
+            for i, c in enumerate(constraints):
+                if not elig.includes(c):
+                    continue
+                value = labels.get(c.topology_key, "")
+                if value in s.counts[i]:   # else no feasible node there (always so for hostname)
+                    active.append((i, value))
+            if not active:
+                continue
+            cnts = _count_many(ni, ns, [constraints[i].selector for i, _ in active])
+            for (i, value), cnt in zip(active, cnts):
+                s.counts[i][value] += cnt
+        state.write(PRE_SCORE_KEY, s)
+        return None
 
     def score(self, state, pod, node_info):
-        return 0, None
+        try:
+            s = state.read(PRE_SCORE_KEY)
+        except NotFound as e:
+            return 0, error(f'error reading "{PRE_SCORE_KEY}" from cycleState: {e}')
+        node = node_info.node
+        if node.name in s.ignored_nodes:
+            return 0, None
+        labels = node.labels
+        total = 0.0
+        for i, c in enumerate(s.constraints):
+            value = labels.get(c.topology_key)
+            if value is None:
+                continue
+            if c.topology_key == HOSTNAME_KEY:
+                cnt = _count_matching(node_info, pod.namespace, c.selector)
+            else:
+                cnt = s.counts[i].get(value, 0)
+            total += score_for_count(cnt, c.max_skew, s.weights[i])
+        return go_round(total), None
+
+    def normalize_score(self, state, pod, scores):
+        try:
+            s = state.read(PRE_SCORE_KEY)
+        except NotFound as e:
+            return error(f'error reading "{PRE_SCORE_KEY}" from cycleState: {e}')
+        if s is None:
+            return None
+        ignored = s.ignored_nodes
+        min_score = None
+        max_score = 0
+        for name, sc in scores.items():
+            if name in ignored:
+                continue
+            if min_score is None or sc < min_score:
+                min_score = sc
+            if sc > max_score:
+                max_score = sc
+        for name, sc in scores.items():
+            if name in ignored:
+                scores[name] = 0
+            elif max_score == 0:
+                scores[name] = MAX_NODE_SCORE
+            else:
+                scores[name] = MAX_NODE_SCORE * (max_score + min_score - sc) // max_score
+        return None
+
+    # -- queueing ------------------------------------------------------------------------
+    def events_to_register(self):
+        return [
+            ClusterEvent("Pod", "Add|UpdatePodLabel|UpdatePodToleration|Delete",
+                         "a pod matching a spread constraint's selector is added, relabelled or deleted "
+                         "in the pod's namespace, or the pod gains a toleration (nodeTaintsPolicy: Honor)"),
+            ClusterEvent("Node", "Add|Delete|UpdateNodeLabel|UpdateNodeTaint",
+                         "a node carrying every topology key is added or deleted, or its topology labels or taints change"),
+        ]
+
+    # -- explanation ---------------------------------------------------------------------
+    def explain(self, state, pod, result):
+        out: dict = {}
+        pf = state.get(PRE_FILTER_KEY)
+        if isinstance(pf, PreFilterState) and pf.constraints:
+            out["filter"] = self._explain_filter(pf, pod, result)
+        ps = state.get(PRE_SCORE_KEY)
+        if isinstance(ps, PreScoreState) and ps.constraints:
+            out["score"] = self._explain_score(ps, pod, result)
+        if not out:
+            return None
+        source = "pod" if pod.spread_constraints else ("system defaults" if self.system_defaulted
+                                                       else "defaultConstraints (List)")
+        out["constraintsFrom"] = source
+        return out
+
+    def _interesting_nodes(self, result) -> list[str]:
+        """Nodes PodTopologySpread rejected, then the feasible ones, in node order."""
+        names = []
+        feasible = set(result.feasible) if result is not None else set()
+        for name, nf in (result.filters.items() if result is not None else ()):
+            st = nf.plugins.get(NAME) if nf.plugins else None
+            if name in feasible or (st is not None and not st.is_success()):
+                names.append(name)
+        return names
+
+    def _explain_filter(self, s: PreFilterState, pod, result) -> dict:
+        snapshot = self.handle.snapshot
+        nodes = self._interesting_nodes(result)
+        cons_out = []
+        for i, c in enumerate(s.constraints):
+            counts = s.counts[i]
+            min_match = s.min_match_num(i)
+            d = c.describe()
+            d["selfMatch"] = 1 if c.selector.matches(pod.labels) else 0
+            d["eligibleDomains"] = len(counts)
+            d["globalMinimum"] = s.critical_paths[i].nums[0] if counts else None
+            d["criticalPaths"] = s.critical_paths[i].as_list()
+            d["minDomainsApplies"] = len(counts) < c.min_domains
+            d["minMatch"] = min_match
+            relevant = []
+            for name in nodes:
+                ni = snapshot.get(name)
+                if ni is not None and c.topology_key in ni.node.labels:
+                    relevant.append(ni.node.labels[c.topology_key])
+            relevant += [p["domain"] for p in d["criticalPaths"]]
+            d["domains"], omitted = _domain_table(counts, relevant)
+            if omitted:
+                d["domainsOmitted"] = omitted
+            cons_out.append(d)
+        per_node: dict[str, list] = {}
+        for name in nodes[:_EXPLAIN_LIMIT]:
+            ni = snapshot.get(name)
+            if ni is None:
+                continue
+            rows = []
+            for i, c in enumerate(s.constraints):
+                value = ni.node.labels.get(c.topology_key)
+                if value is None:
+                    rows.append({"topologyKey": c.topology_key, "missingLabel": True, "passes": False})
+                    continue
+                match = s.counts[i].get(value, 0)
+                self_match = cons_out[i]["selfMatch"]
+                min_match = cons_out[i]["minMatch"]
+                skew = match + self_match - min_match
+                rows.append({"topologyKey": c.topology_key, "domain": value, "matchNum": match,
+                             "selfMatch": self_match, "minMatch": min_match, "skew": skew,
+                             "maxSkew": c.max_skew, "passes": skew <= c.max_skew})
+            per_node[name] = rows
+        out = {"constraints": cons_out, "nodes": per_node}
+        if len(nodes) > _EXPLAIN_LIMIT:
+            out["nodesOmitted"] = len(nodes) - _EXPLAIN_LIMIT
+        return out
+
+    def _explain_score(self, s: PreScoreState, pod, result) -> dict:
+        snapshot = self.handle.snapshot
+        cons_out = []
+        feasible = list(result.feasible) if result is not None else []
+        for i, c in enumerate(s.constraints):
+            d = c.describe()
+            d["weight"] = s.weights[i]
+            if c.topology_key == HOSTNAME_KEY:
+                counts = {}
+                for name in feasible[:_EXPLAIN_LIMIT]:
+                    ni = snapshot.get(name)
+                    if ni is None or name in s.ignored_nodes or HOSTNAME_KEY not in ni.node.labels:
+                        continue
+                    counts[name] = _count_matching(ni, pod.namespace, c.selector)
+                d["perNode"] = counts
+            else:
+                d["domains"], omitted = _domain_table(s.counts[i], [])
+                if omitted:
+                    d["domainsOmitted"] = omitted
+            cons_out.append(d)
+        out = {"constraints": cons_out}
+        if s.ignored_nodes:
+            out["ignoredNodes"] = sorted(s.ignored_nodes)
+        if not s.require_all:
+            out["missingTopologyLabelsAllowed"] = True
+        return out
+
+
+def _domain_table(counts: dict[str, int], relevant: list[str]) -> tuple[dict[str, int], int]:
+    """Domain -> matching pods; past the limit, only the domains named in `relevant`."""
+    if len(counts) <= _EXPLAIN_LIMIT:
+        return {k: counts[k] for k in sorted(counts)}, 0
+    keep = {}
+    for v in relevant:
+        if v in counts and len(keep) < _EXPLAIN_LIMIT:
+            keep[v] = counts[v]
+    return {k: keep[k] for k in sorted(keep)}, len(counts) - len(keep)
