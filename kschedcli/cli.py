@@ -1,25 +1,34 @@
-"""The `ksched` command line."""
+"""The `ksched` command line.
+
+Exit status: 0 when every pod is schedulable, 1 when one is not (a pod that needs preemption counts as
+not schedulable unless --allow-preemption), 2 for bad input or usage (one line on stderr, no traceback).
+"""
 from __future__ import annotations
 
 import json
 import os
 import sys
 from enum import Enum
+from importlib import resources as ilres
 from typing import List, Optional
 
 import typer
 
 from . import KUBE_SCHEDULER_VERSION, __version__
+from .completion import complete_node, complete_pod, complete_profile
 from .errors import InputError
 
 app = typer.Typer(
     name="ksched",
     help="What would kube-scheduler do? Offline placement explanations for Kubernetes "
-         f"(follows kube-scheduler {KUBE_SCHEDULER_VERSION}).",
+         f"(follows kube-scheduler {KUBE_SCHEDULER_VERSION}).\n\n"
+         "Exit status: 0 every pod schedulable, 1 some pod is not (needing preemption counts as not, "
+         "unless --allow-preemption), 2 bad input or usage.",
     context_settings={"help_option_names": ["-h", "--help"]},
     no_args_is_help=True,
     add_completion=True,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,
 )
 
 
@@ -42,83 +51,155 @@ def _fail(err: InputError) -> None:
 def _dump(doc: dict, output: Output) -> None:
     if output == Output.yaml:
         import yaml
-        sys.stdout.write(yaml.safe_dump(doc, sort_keys=False, default_flow_style=False, width=1000))
+        sys.stdout.write(yaml.safe_dump(doc, sort_keys=False, default_flow_style=False, width=1000,
+                                        allow_unicode=True))
     else:
-        sys.stdout.write(json.dumps(doc, indent=2) + "\n")
+        sys.stdout.write(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
 
 
-ClusterOpt = typer.Option(..., "--cluster", "-c", help="Cluster snapshot (YAML, JSON or a List; '-' for stdin). Repeatable.")
-ConfigOpt = typer.Option(None, "--config", help="KubeSchedulerConfiguration file (default: kube-scheduler's defaults).")
-OutputOpt = typer.Option(Output.table, "--output", "-o", help="Output format.")
-SeedOpt = typer.Option(None, "--seed", help="Pick among tied top nodes as kube-scheduler's reservoir sampling would, with this seed (default: first by name).")
-ColorOpt = typer.Option(False, "--no-color", help="No colour (also when NO_COLOR is set).")
+ClusterOpt = typer.Option(..., "--cluster", "-c", metavar="SNAPSHOT",
+                          help="Cluster snapshot: YAML, JSON or a List, as `kubectl get ... -o yaml|json` prints "
+                               "it ('-' for stdin). Repeatable.")
+ConfigOpt = typer.Option(None, "--config", metavar="FILE",
+                         help="KubeSchedulerConfiguration file (default: kube-scheduler's defaults).")
+OutputOpt = typer.Option(Output.table, "--output", "-o",
+                         help="table: the explanation; json / yaml: everything, for scripts (`ksched schema`).")
+SeedOpt = typer.Option(None, "--seed", help="Pick among tied top nodes as kube-scheduler's reservoir sampling "
+                                            "would, with this seed (default: the first by name).")
+ColorOpt = typer.Option(False, "--no-color", help="No colour (also when NO_COLOR is set; plain when piped).")
+AllowPreemptionOpt = typer.Option(False, "--allow-preemption",
+                                  help="Exit 0 for a pod that preemption would place.")
+ProfileOpt = typer.Option(None, "--profile", metavar="NAME", autocompletion=complete_profile,
+                          help="Use this profile instead of the pod's spec.schedulerName.")
 
 
 def _exit_code(results, allow_preemption: bool) -> int:
+    from .render.analysis import verdict_of
+    code = 0
     for r in results:
-        if r.error:
-            return 2 if not r.schedulable and r.error.startswith("no profile") else 1
-        if not r.schedulable:
-            if allow_preemption and r.preemption is not None and r.preemption.nominated_node:
-                continue
-            return 1
-    return 0
+        if r.error and not r.schedulable and r.error.startswith("no profile"):
+            return 2
+        v = verdict_of(r)
+        if v == "schedulable" or (v == "preemption" and allow_preemption):
+            continue
+        code = 1
+    return code
 
 
-@app.command()
-def explain(
-    pod: str = typer.Argument(..., help="File holding the pending pod ('-' for stdin)."),
-    cluster: List[str] = ClusterOpt,
-    config: Optional[str] = ConfigOpt,
-    output: Output = OutputOpt,
-    node: Optional[str] = typer.Option(None, "--node", help="Drill into one node."),
-    all_nodes: bool = typer.Option(False, "--all-nodes", help="List every node instead of grouping them."),
-    top: int = typer.Option(10, "--top", help="Rows of the score table."),
-    raw: bool = typer.Option(False, "--raw", help="Show raw and normalized scores too."),
-    seed: Optional[int] = SeedOpt,
-    allow_preemption: bool = typer.Option(False, "--allow-preemption", help="Exit 0 when preemption would make room."),
-    no_color: bool = ColorOpt,
-) -> None:
-    """Explain, node by node and plugin by plugin, what kube-scheduler would do with one pod."""
-    from .engine import open_session
+def _load_one_pod(pod: str, cluster: List[str], session):
+    """POD is a file ('-' for stdin) or the name of a pending pod in the snapshot."""
     from .cluster import load_pending_pods
-    try:
-        session = open_session(cluster, config)
+    if pod == "-" or os.path.exists(pod):
         pods = load_pending_pods(pod, session.cluster)
         if len(pods) != 1:
             raise InputError(f"expected one Pod, found {len(pods)} (use `ksched schedule` for several)", source=pod)
+        return pods[0]
+    if pod.endswith((".yaml", ".yml", ".json")) or os.sep in pod.rstrip(os.sep).split("/", 1)[-1]:
+        raise InputError("no such file", source=pod)
+    from .completion import find_pending_pod
+    obj, path, where = find_pending_pod(list(cluster), pod)
+    return session.cluster.parse_pod(obj, path, where)
+
+
+def _use_profile(pod, profile: Optional[str], session) -> None:
+    if profile is None:
+        return
+    if profile not in session.scheduler.frameworks:
+        known = ", ".join(sorted(session.scheduler.frameworks))
+        raise InputError(f"no profile named {profile!r} (profiles: {known})", field="--profile")
+    pod.scheduler_name = profile
+
+
+def _open(cluster: List[str], config: Optional[str]):
+    from .engine import open_session
+    return open_session(list(cluster), config)
+
+
+def _run_one(pod: str, cluster: List[str], config: Optional[str], profile: Optional[str], node: Optional[str],
+             seed: Optional[int]):
+    from .render.analysis import annotate
+    try:
+        session = _open(cluster, config)
+        p = _load_one_pod(pod, cluster, session)
+        _use_profile(p, profile, session)
         if node is not None and session.scheduler.snapshot.get(node) is None:
             raise InputError(f"no node named {node!r} in the snapshot", field="--node")
     except InputError as e:
         _fail(e)
-    result = session.scheduler.schedule(pods[0], seed)
+    result = session.scheduler.schedule(p, seed)
+    annotate(result, session)
+    return session, result
+
+
+@app.command()
+def explain(
+    pod: str = typer.Argument(..., metavar="POD", autocompletion=complete_pod,
+                              help="The pending pod: a file ('-' for stdin), or NAMESPACE/NAME of a pending pod "
+                                   "in the snapshot."),
+    cluster: List[str] = ClusterOpt,
+    config: Optional[str] = ConfigOpt,
+    profile: Optional[str] = ProfileOpt,
+    output: Output = OutputOpt,
+    node: Optional[str] = typer.Option(None, "--node", metavar="NAME", autocompletion=complete_node,
+                                       help="Drill into one node: every plugin's verdict, its resources, scores."),
+    all_nodes: bool = typer.Option(False, "--all-nodes", help="List every node instead of grouping alike ones."),
+    top: int = typer.Option(10, "--top", metavar="N", help="Rows of the score table (0: all)."),
+    raw: bool = typer.Option(False, "--raw", help="Score table with raw and normalized scores and weights."),
+    seed: Optional[int] = SeedOpt,
+    allow_preemption: bool = AllowPreemptionOpt,
+    no_color: bool = ColorOpt,
+) -> None:
+    """Explain, node by node and plugin by plugin, what kube-scheduler would do with one pod."""
+    session, result = _run_one(pod, cluster, config, profile, node, seed)
     if output == Output.table:
         from .render.terminal import render_explain
         render_explain(result, session, node=node, all_nodes=all_nodes, top=top, raw=raw, no_color=no_color)
     else:
-        from .render.document import result_doc
-        _dump(result_doc(result), output)
+        from .render.document import explain_doc
+        _dump(explain_doc(result), output)
     raise typer.Exit(_exit_code([result], allow_preemption))
 
 
 @app.command()
 def schedule(
-    pods: str = typer.Argument(..., help="File holding the pending pods, scheduled one after another."),
+    pods: Optional[str] = typer.Argument(None, metavar="PODS",
+                                         help="File of pending pods ('-' for stdin); default: every pending pod "
+                                              "in the snapshot."),
     cluster: List[str] = ClusterOpt,
     config: Optional[str] = ConfigOpt,
-    order: Order = typer.Option(Order.priority, "--order", help="priority: as PrioritySort orders the queue; file: file order."),
+    order: Order = typer.Option(Order.priority, "--order",
+                                help="priority: as PrioritySort orders the queue; file: file order."),
     output: Output = OutputOpt,
     seed: Optional[int] = SeedOpt,
-    allow_preemption: bool = typer.Option(False, "--allow-preemption", help="Exit 0 when preemption would make room."),
+    allow_preemption: bool = AllowPreemptionOpt,
     no_color: bool = ColorOpt,
 ) -> None:
     """Schedule several pods in turn, binding each to its node before the next."""
-    from .engine import open_session, schedule_file
+    from .render.analysis import annotate
+    from .scheduler import queue_sort
     try:
-        session = open_session(cluster, config)
-        results = schedule_file(session, pods, order.value, seed)
+        session = _open(cluster, config)
+        if pods is None:
+            from .completion import pending_pods
+            found = pending_pods([c for c in cluster if c != "-"])
+            if not found:
+                raise InputError("no PODS file given and no pending pod in the snapshot", field="PODS")
+            pod_list = [session.cluster.parse_pod(o, p, w) for o, p, w in found]
+        else:
+            from .cluster import load_pending_pods
+            pod_list = load_pending_pods(pods, session.cluster)
     except InputError as e:
         _fail(e)
+    if order == Order.priority:
+        pod_list = queue_sort(pod_list)
+    results = []
+    sched = session.scheduler
+    for p in pod_list:  # Scheduler.run_sequence, with each result explained before the next bind
+        r = sched.schedule(p, seed)
+        annotate(r, session)
+        results.append(r)
+        if r.schedulable and r.selected_node:
+            sched.bind(p, r.selected_node)
     if output == Output.table:
         from .render.terminal import render_schedule
         render_schedule(results, session, no_color=no_color)
@@ -130,32 +211,52 @@ def schedule(
 
 @app.command()
 def preempt(
-    pod: str = typer.Argument(..., help="File holding the pending pod."),
+    pod: str = typer.Argument(..., metavar="POD", autocompletion=complete_pod,
+                              help="The pending pod: a file ('-' for stdin), or NAMESPACE/NAME of a pending pod "
+                                   "in the snapshot."),
     cluster: List[str] = ClusterOpt,
     config: Optional[str] = ConfigOpt,
+    profile: Optional[str] = ProfileOpt,
     output: Output = OutputOpt,
+    allow_preemption: bool = AllowPreemptionOpt,
     no_color: bool = ColorOpt,
 ) -> None:
-    """What would preemption evict for this pod, and why that node?"""
-    from .engine import open_session
-    from .cluster import load_pending_pods
-    try:
-        session = open_session(cluster, config)
-        pods = load_pending_pods(pod, session.cluster)
-        if len(pods) != 1:
-            raise InputError(f"expected one Pod, found {len(pods)}", source=pod)
-    except InputError as e:
-        _fail(e)
-    result = session.scheduler.schedule(pods[0])
+    """What would preemption evict for this pod, on which node, and why that node and not the others?"""
+    session, result = _run_one(pod, cluster, config, profile, None, None)
     if output == Output.table:
         from .render.terminal import render_preempt
         render_preempt(result, session, no_color=no_color)
     else:
-        from .render.document import result_doc
-        _dump(result_doc(result), output)
-    if result.schedulable:
-        raise typer.Exit(0)
-    raise typer.Exit(0 if result.preemption and result.preemption.nominated_node else 1)
+        from .render.document import explain_doc
+        _dump(explain_doc(result), output)
+    raise typer.Exit(_exit_code([result], allow_preemption))
+
+
+@app.command()
+def schema() -> None:
+    """Print the JSON Schema of `-o json` (explain and preempt: one result; schedule: {results: [...]})."""
+    text = ilres.files("kschedcli.schemas").joinpath("result.schema.json").read_text(encoding="utf-8")
+    sys.stdout.write(text if text.endswith("\n") else text + "\n")
+
+
+class Shell(str, Enum):
+    bash = "bash"
+    zsh = "zsh"
+    fish = "fish"
+
+
+def completion_script(shell: str) -> str:
+    """The script that hooks `ksched` into the shell's completion (what completions/ holds)."""
+    from typer.completion import completion_init, get_completion_script
+    completion_init()
+    return get_completion_script(prog_name="ksched", complete_var="_KSCHED_COMPLETE", shell=shell).rstrip("\n") + "\n"
+
+
+@app.command()
+def completion(shell: Shell = typer.Argument(..., metavar="SHELL", help="bash, zsh or fish.")) -> None:
+    """Print the shell completion script (or run `ksched --install-completion`). --node, --profile and pod
+    names complete from the snapshot and config named earlier on the command line."""
+    sys.stdout.write(completion_script(shell.value))
 
 
 @app.command()
@@ -165,6 +266,8 @@ def version() -> None:
 
 
 def main() -> None:
+    from .render.progress import install
+    install()  # progress on stderr for loads and sequences over a second, on a terminal only
     app()
 
 

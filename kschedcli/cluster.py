@@ -4,8 +4,9 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from typing import Iterable
 
+from . import progress
 from .errors import InputError
-from .loader import iter_objects
+from .loader import iter_objects, no_gc
 from .model import Node, Pod, meta_of
 
 # kinds kept as plain dicts, keyed (namespace, name)
@@ -47,12 +48,26 @@ class Cluster:
         return [o for (ns, _), o in objs.items() if ns == namespace]
 
     def default_storage_class(self) -> str | None:
-        best = None
-        for (_, name), sc in sorted(self.objects.get("StorageClass", {}).items()):
+        """GetDefaultClass (DefaultStorageClass admission): among classes annotated default (GA or
+        beta annotation), the newest by creationTimestamp, ties broken by the smallest name."""
+        from datetime import datetime
+
+        def created(sc: dict) -> float:
+            ts = (sc.get("metadata") or {}).get("creationTimestamp")
+            if not isinstance(ts, str) or not ts:
+                return float("-inf")
+            try:
+                return datetime.fromisoformat(ts.replace("Z", "+00:00")).timestamp()
+            except ValueError:
+                return float("-inf")
+
+        defaults = []
+        for (_, name), sc in self.objects.get("StorageClass", {}).items():
             ann = (sc.get("metadata") or {}).get("annotations") or {}
-            if ann.get("storageclass.kubernetes.io/is-default-class") == "true":
-                best = name
-        return best
+            if "true" in (ann.get("storageclass.kubernetes.io/is-default-class"),
+                          ann.get("storageclass.beta.kubernetes.io/is-default-class")):
+                defaults.append((-created(sc), name))
+        return min(defaults)[1] if defaults else None
 
     def parse_pod(self, raw: dict, source: str, where: str) -> Pod:
         try:
@@ -61,15 +76,93 @@ class Cluster:
             raise e.located(source=source, where=where) from None
 
 
+# Fields of a bound pod that no scheduler code reads (kubelet-only container settings, status
+# details); dropped while reading a snapshot so 150,000 pods stay small. Pending pods are kept whole.
+_CONTAINER_UNUSED = frozenset((
+    "env", "envFrom", "livenessProbe", "readinessProbe", "startupProbe", "lifecycle", "volumeMounts",
+    "volumeDevices", "command", "args", "securityContext", "terminationMessagePath",
+    "terminationMessagePolicy", "workingDir", "imagePullPolicy", "stdin", "stdinOnce", "tty"))
+_STATUS_UNUSED = frozenset(("hostIP", "hostIPs", "podIP", "podIPs", "observedGeneration"))
+_CONTAINER_STATUS_KEPT = ("name", "resources", "allocatedResources")
+# conditions every running pod has; others (DisruptionTarget, PodResizePending, ...) are kept
+_ROUTINE_CONDITIONS = frozenset(("Ready", "Initialized", "ContainersReady", "PodReadyToStartContainers",
+                                 "PodScheduled"))
+_VOLUME_CONTENT_UNUSED = ("projected", "configMap", "secret", "downwardAPI")
+_LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
+
+
+def _slim_containers(cs):
+    if type(cs) is not list:
+        return cs
+    return [{k: v for k, v in c.items() if k not in _CONTAINER_UNUSED} if type(c) is dict else c for c in cs]
+
+
+def slim_object(obj: dict) -> dict:
+    """The loader's transform for snapshots: a pod bound to a node, without the fields above.
+    Any other object is returned as it is. Shapes the scheduler validates are left alone."""
+    if obj.get("kind") != "Pod":
+        return obj
+    spec = obj.get("spec")
+    if type(spec) is not dict or not spec.get("nodeName"):
+        return obj
+    out = dict(obj)
+    spec = dict(spec)
+    out["spec"] = spec
+    for key in ("containers", "initContainers", "ephemeralContainers"):
+        if key in spec:
+            spec[key] = _slim_containers(spec[key])
+    vols = spec.get("volumes")
+    if type(vols) is list:
+        slim_vols = []
+        for v in vols:
+            if type(v) is dict:
+                for src in _VOLUME_CONTENT_UNUSED:
+                    if type(v.get(src)) is dict:
+                        v = {**v, src: {}}
+            slim_vols.append(v)
+        spec["volumes"] = slim_vols
+    meta = obj.get("metadata")
+    if type(meta) is dict and ("managedFields" in meta or _LAST_APPLIED in (meta.get("annotations") or ())):
+        meta = {k: v for k, v in meta.items() if k != "managedFields"}
+        ann = meta.get("annotations")
+        if type(ann) is dict and _LAST_APPLIED in ann:
+            meta["annotations"] = {k: v for k, v in ann.items() if k != _LAST_APPLIED}
+        out["metadata"] = meta
+    status = obj.get("status")
+    if type(status) is dict:
+        status = {k: v for k, v in status.items() if k not in _STATUS_UNUSED}
+        conds = status.get("conditions")
+        if type(conds) is list:
+            status["conditions"] = [c for c in conds if not (
+                type(c) is dict and c.get("type") in _ROUTINE_CONDITIONS and c.get("status") == "True")]
+        for key in ("containerStatuses", "initContainerStatuses"):
+            css = status.get(key)
+            if type(css) is list:
+                status[key] = [{k: c[k] for k in _CONTAINER_STATUS_KEPT if k in c} if type(c) is dict else c
+                               for c in css]
+        out["status"] = status
+    return out
+
+
 def load_cluster(paths: Iterable[str]) -> Cluster:
     """Read snapshot files into a Cluster. Two passes: priority classes and namespaces first,
-    because pod defaulting depends on them."""
+    because pod defaulting depends on them. Bound pods keep only the fields the scheduler reads
+    (`slim_object`), so their `raw` is a trimmed copy of the source object."""
+    with no_gc():
+        cluster = _load_cluster(paths)
+    if len(cluster.pods) > 2000:
+        import gc
+        gc.freeze()  # the snapshot lives as long as the process: keep it out of every collection
+    return cluster
+
+
+def _load_cluster(paths: Iterable[str]) -> Cluster:
     cluster = Cluster()
     raw_nodes: list[tuple[dict, str, str]] = []
     raw_pods: list[tuple[dict, str, str]] = []
     for path in paths:
         cluster.sources.append(path)
-        for obj, where in iter_objects(path):
+        for obj, where in iter_objects(path, slim_object):
             kind = obj.get("kind")
             if not isinstance(kind, str) or not kind:
                 raise InputError("object has no kind", source=path, where=where)
@@ -105,18 +198,22 @@ def load_cluster(paths: Iterable[str]) -> Cluster:
             raise InputError(f"node {node.name} appears twice", source=path, where=where)
         seen_nodes.add(node.name)
         cluster.nodes.append(node)
-    for obj, path, where in raw_pods:
-        status = obj.get("status") or {}
-        if isinstance(status, dict) and status.get("phase") in ("Succeeded", "Failed"):
-            cluster.skipped["terminal pods"] += 1
-            continue
-        spec = obj.get("spec") or {}
-        if not (isinstance(spec, dict) and spec.get("nodeName")):
-            cluster.skipped["pending pods (not in the scheduler's cache)"] += 1
-            continue
-        pod = cluster.parse_pod(obj, path, where)
-        cluster.pods.append(pod)
-        cluster.namespace_labels.setdefault(pod.namespace, {"kubernetes.io/metadata.name": pod.namespace})
+    with progress.task("Reading pods", total=len(raw_pods), unit="pods") as task:
+        for n, (obj, path, where) in enumerate(raw_pods):
+            if not n & 4095:
+                task.update(n)
+            status = obj.get("status") or {}
+            if isinstance(status, dict) and status.get("phase") in ("Succeeded", "Failed"):
+                cluster.skipped["terminal pods"] += 1
+                continue
+            spec = obj.get("spec") or {}
+            if not (isinstance(spec, dict) and spec.get("nodeName")):
+                cluster.skipped["pending pods (not in the scheduler's cache)"] += 1
+                continue
+            pod = cluster.parse_pod(obj, path, where)
+            cluster.pods.append(pod)
+            if pod.namespace not in cluster.namespace_labels:
+                cluster.namespace_labels[pod.namespace] = {"kubernetes.io/metadata.name": pod.namespace}
     return cluster
 
 

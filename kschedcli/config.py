@@ -68,17 +68,27 @@ def apply_arg_defaults(plugin: str, args: dict) -> dict:
         out["resources"] = [{**r, "weight": r.get("weight") or 1} for r in res]
         return out
     if plugin == "NodeResourcesFit":
-        out.setdefault("ignoredResources", [])
-        out.setdefault("ignoredResourceGroups", [])
-        ss = dict(out.get("scoringStrategy") or {"type": "LeastAllocated"})
-        ss.setdefault("type", "LeastAllocated")
+        if out.get("ignoredResources") is None:
+            out["ignoredResources"] = []
+        if out.get("ignoredResourceGroups") is None:
+            out["ignoredResourceGroups"] = []
+        # SetDefaults_NodeResourcesFitArgs: only a missing strategy gets the LeastAllocated type; a
+        # strategy given without a type keeps "" (and fails validation), as in kube-scheduler
+        if out.get("scoringStrategy") is None:
+            ss = {"type": "LeastAllocated"}
+        else:
+            ss = dict(out["scoringStrategy"])
+            if ss.get("type") is None:
+                ss["type"] = ""
         res = ss.get("resources") or copy.deepcopy(DEFAULT_RESOURCE_SPEC)
         ss["resources"] = [{**r, "weight": r.get("weight") or 1} for r in res]
         out["scoringStrategy"] = ss
         return out
     if plugin == "PodTopologySpread":
-        out.setdefault("defaultingType", "System")
-        out.setdefault("defaultConstraints", [])
+        if not out.get("defaultingType"):  # "" is Go's zero value: defaulted too
+            out["defaultingType"] = "System"
+        if out.get("defaultConstraints") is None:
+            out["defaultConstraints"] = []
         return out
     for k, v in d.items():
         if out.get(k) is None:
@@ -114,6 +124,15 @@ class SchedulerConfig:
             if p.scheduler_name == scheduler_name:
                 return p
         return None
+
+
+# the Go interface each extension point's plugins must implement, as framework.go names them
+_GO_POINT_TYPE = {
+    "preEnqueue": "PreEnqueuePlugin", "queueSort": "QueueSortPlugin", "preFilter": "PreFilterPlugin",
+    "filter": "FilterPlugin", "postFilter": "PostFilterPlugin", "preScore": "PreScorePlugin",
+    "score": "ScorePlugin", "reserve": "ReservePlugin", "permit": "PermitPlugin", "preBind": "PreBindPlugin",
+    "bind": "BindPlugin", "postBind": "PostBindPlugin",
+}
 
 
 def _load_schema() -> dict:
@@ -158,23 +177,22 @@ def build_profile(raw: dict, path: str, registry) -> Profile:
     def err(field: str, msg: str) -> InputError:
         return InputError(msg, source=path, field=f"{raw.get('_path', 'profiles')}.{field}")
 
-    # every named plugin must exist
+    # every named plugin must exist (framework.go updatePluginList / expandMultiPointPlugins wording)
     for pt, s in merged.items():
+        kind = _GO_POINT_TYPE.get(pt, "PreFilterPlugin")
         for i, p in enumerate(s["enabled"]):
             if p["name"] not in registry:
-                raise err(f"plugins.{pt}.enabled[{i}].name", f"plugin {p['name']!r} does not exist")
+                raise err(f"plugins.{pt}.enabled[{i}].name", f'{kind} "{p["name"]}" does not exist')
             if pt != "multiPoint" and not registry[p["name"]].implements(pt):
-                raise err(f"plugins.{pt}.enabled[{i}].name", f"plugin {p['name']!r} does not extend {pt} plugin")
-            w = p.get("weight")
-            if w is not None and w < 0:
-                raise err(f"plugins.{pt}.enabled[{i}].weight", f"{w}: must be non-negative")
+                raise err(f"plugins.{pt}.enabled[{i}].name", f'plugin "{p["name"]}" does not extend {kind} plugin')
+            # kube-scheduler does not validate plugin weights: a negative one is taken as given
 
     points: dict[str, list[str]] = {}
     for pt in EXTENSION_POINTS:
         point_enabled = [p["name"] for p in merged[pt]["enabled"]]
         if len(set(point_enabled)) != len(point_enabled):
             dup = next(n for n in point_enabled if point_enabled.count(n) > 1)
-            raise err(f"plugins.{pt}", f"plugin {dup!r} already registered as {pt}")
+            raise err(f"plugins.{pt}", f'plugin "{dup}" already registered as "{_GO_POINT_TYPE[pt]}"')
         disabled = {p["name"] for p in merged[pt]["disabled"]}
         if "*" in disabled:
             points[pt] = point_enabled
@@ -188,7 +206,7 @@ def build_profile(raw: dict, path: str, registry) -> Profile:
                 override.add(p["name"])
                 continue
             if p["name"] in multi:
-                raise err("plugins.multiPoint", f"plugin {p['name']!r} already registered as {pt}")
+                raise err("plugins.multiPoint", f'plugin "{p["name"]}" already registered as "{_GO_POINT_TYPE[pt]}"')
             multi.append(p["name"])
         ordered = [n for n in point_enabled if n in override] + multi + [n for n in point_enabled if n not in override]
         points[pt] = ordered
@@ -198,10 +216,16 @@ def build_profile(raw: dict, path: str, registry) -> Profile:
         if not registry[p["name"]].implements("score") or p["name"] in weights:
             continue
         weights[p["name"]] = p.get("weight") or 1
-    if len(points["queueSort"]) > 1:
-        raise err("plugins.queueSort.enabled", "only one queue sort plugin can be enabled")
+    # validation.go validateCommonQueueSort checks the configured set; NewFramework then wants
+    # exactly one queue sort plugin and at least one bind plugin after expansion
+    if len(merged["queueSort"]["enabled"]) > 1:
+        raise err("plugins.queueSort.Enabled",
+                  f'Invalid value: {len(merged["queueSort"]["enabled"])}: only one queue sort plugin can be enabled')
+    if len(points["queueSort"]) != 1:
+        raise err("plugins.queueSort", f'only one queue sort plugin required for profile with scheduler name '
+                                       f'"{name}", but got {len(points["queueSort"])}')
     if len(points["bind"]) == 0:
-        raise err("plugins.bind", "at least one bind plugin is needed")
+        raise err("plugins.bind", f'at least one bind plugin is needed for profile with scheduler name "{name}"')
 
     # plugin args: explicit ones defaulted, defaults for every other plugin named anywhere
     args: dict[str, dict] = {}
@@ -209,7 +233,7 @@ def build_profile(raw: dict, path: str, registry) -> Profile:
     for i, pc in enumerate(raw.get("pluginConfig") or []):
         pname = pc.get("name")
         if pname in seen:
-            raise err(f"pluginConfig[{i}].name", f"Duplicate value: {pname!r}")
+            raise err(f"pluginConfig[{i}]", f'Duplicate value: "{pname}"')
         seen.add(pname)
         a = pc.get("args") or {}
         if not isinstance(a, dict):
@@ -254,20 +278,30 @@ def load_config(path: str | None, registry) -> SchedulerConfig:
         raise InputError(e.message, source=path, field=loc or "(root)")
     pct = doc.get("percentageOfNodesToScore")
     if pct is not None and not 0 <= pct <= 100:
-        raise InputError(f"{pct}: not in valid range [0-100]", source=path, field="percentageOfNodesToScore")
+        raise InputError(f"Invalid value: {pct}: not in valid range [0-100]", source=path, field="percentageOfNodesToScore")
     raw_profiles = doc.get("profiles") or [{}]
-    if len(raw_profiles) == 1 and not raw_profiles[0].get("schedulerName"):
+    # SetDefaults_KubeSchedulerConfiguration names a lone profile only when schedulerName is unset
+    if len(raw_profiles) == 1 and raw_profiles[0].get("schedulerName") is None:
         raw_profiles = [{**raw_profiles[0], "schedulerName": DEFAULT_SCHEDULER}]
     profiles = []
     names = set()
     for i, rp in enumerate(raw_profiles):
         if not rp.get("schedulerName"):
             raise InputError("Required value", source=path, field=f"profiles[{i}].schedulerName")
+        ppct = rp.get("percentageOfNodesToScore")
+        if ppct is not None and not 0 <= ppct <= 100:
+            raise InputError(f"Invalid value: {ppct}: not in valid range [0-100]", source=path,
+                             field=f"profiles[{i}].percentageOfNodesToScore")
         if rp["schedulerName"] in names:
             raise InputError(f"Duplicate value: {rp['schedulerName']!r}", source=path, field=f"profiles[{i}].schedulerName")
         names.add(rp["schedulerName"])
         profiles.append(build_profile({**rp, "_path": f"profiles[{i}]"}, path, registry))
-    qs = {tuple(p.points["queueSort"]) for p in profiles}
-    if len(qs) > 1:
-        raise InputError("must be the same for all profiles", source=path, field="profiles[1].plugins.queueSort")
+    # validateCommonQueueSort: every profile's configured queueSort set (after merging with the
+    # defaults, before multiPoint expansion) must equal the first profile's
+    def qs_key(p):
+        m = p.merged["queueSort"]
+        return ([(e["name"], e.get("weight") or 0) for e in m["enabled"]], [d["name"] for d in m["disabled"]])
+    for i in range(1, len(profiles)):
+        if qs_key(profiles[i]) != qs_key(profiles[0]):
+            raise InputError("must be the same for all profiles", source=path, field=f"profiles[{i}].plugins.queueSort")
     return SchedulerConfig(profiles=profiles, percentage_of_nodes_to_score=pct or 0, source=path)

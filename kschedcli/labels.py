@@ -6,23 +6,92 @@ from typing import Mapping
 
 from .errors import FieldError
 
-_QUALIFIED_NAME = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
-_DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
-_LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
+# apimachinery util/validation patterns. fullmatch, not match with "$": Python's "$" also matches
+# before a trailing newline, Go's does not.
+_QNAME_FMT = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
+_QNAME_MSG = ("must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "
+              "alphanumeric character")
+_DNS1123_LABEL_FMT = "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
+_DNS1123_SUBDOMAIN_FMT = _DNS1123_LABEL_FMT + "(\\." + _DNS1123_LABEL_FMT + ")*"
+_DNS1123_SUBDOMAIN_MSG = ("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, "
+                          "'-' or '.', and must start and end with an alphanumeric character")
+_LABEL_VALUE_FMT = "(" + _QNAME_FMT + ")?"
+_LABEL_VALUE_MSG = ("a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or "
+                    "'.', and must start and end with an alphanumeric character")
+_QUALIFIED_NAME = re.compile(_QNAME_FMT)
+_DNS_SUBDOMAIN = re.compile(_DNS1123_SUBDOMAIN_FMT)
+_LABEL_VALUE = re.compile(_LABEL_VALUE_FMT)
+
+
+def _regex_error(msg: str, fmt: str, *examples: str) -> str:
+    """validation.RegexError."""
+    if not examples:
+        return f"{msg} (regex used for validation is '{fmt}')"
+    out = msg + " (e.g. "
+    for i, e in enumerate(examples):
+        if i:
+            out += " or "
+        out += f"'{e}', "
+    return out + f"regex used for validation is '{fmt}')"
+
+
+def qualified_name_errors(value: str) -> list[str]:
+    """validation.IsQualifiedName: the messages kube-scheduler reports for a bad label key."""
+    errs: list[str] = []
+    parts = value.split("/")
+    if len(parts) == 1:
+        name = parts[0]
+    elif len(parts) == 2:
+        prefix, name = parts
+        if not prefix:
+            errs.append("prefix part must be non-empty")
+        else:
+            if len(prefix.encode()) > 253:
+                errs.append("prefix part must be no more than 253 characters")
+            if not _DNS_SUBDOMAIN.fullmatch(prefix):
+                errs.append("prefix part " + _regex_error(_DNS1123_SUBDOMAIN_MSG, _DNS1123_SUBDOMAIN_FMT, "example.com"))
+    else:
+        return ["a qualified name " + _regex_error(_QNAME_MSG, _QNAME_FMT, "MyName", "my.name", "123-abc")
+                + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"]
+    if not name:
+        errs.append("name part must be non-empty")
+    elif len(name.encode()) > 63:
+        errs.append("name part must be no more than 63 characters")
+    if not _QUALIFIED_NAME.fullmatch(name):
+        errs.append("name part " + _regex_error(_QNAME_MSG, _QNAME_FMT, "MyName", "my.name", "123-abc"))
+    return errs
+
+
+def label_value_errors(value: str) -> list[str]:
+    """validation.IsValidLabelValue."""
+    errs = []
+    if len(value.encode()) > 63:
+        errs.append("must be no more than 63 characters")
+    if not _LABEL_VALUE.fullmatch(value):
+        errs.append(_regex_error(_LABEL_VALUE_MSG, _LABEL_VALUE_FMT, "MyValue", "my_value", "12345"))
+    return errs
 
 
 def valid_label_key(key: str) -> bool:
-    if not isinstance(key, str) or not key:
-        return False
-    prefix, _, name = key.rpartition("/")
-    if "/" in key:
-        if not prefix or len(prefix) > 253 or not _DNS_SUBDOMAIN.match(prefix):
-            return False
-    return 0 < len(name) <= 63 and bool(_QUALIFIED_NAME.match(name))
+    return isinstance(key, str) and not qualified_name_errors(key)
 
 
 def valid_label_value(value: str) -> bool:
-    return isinstance(value, str) and len(value) <= 63 and bool(_LABEL_VALUE.match(value))
+    return isinstance(value, str) and not label_value_errors(value)
+
+
+def parse_int64(s) -> int | None:
+    """strconv.ParseInt(s, 10, 64): an optional sign and ASCII digits only (no spaces, no '_'),
+    within int64; None where Go returns an error."""
+    if not isinstance(s, str):
+        return None
+    body = s[1:] if s[:1] in ("+", "-") else s
+    if not body or not body.isascii() or not body.isdigit():
+        return None
+    v = int(s)
+    if not -(1 << 63) <= v < (1 << 63):
+        return None
+    return v
 
 
 class Requirement:
@@ -47,11 +116,10 @@ class Requirement:
             return self.key not in labels
         if op in ("Gt", "Lt"):
             v = labels.get(self.key)
-            if v is None:
+            if v is None or len(self.values) != 1:
                 return False
-            try:
-                have = int(v)
-            except ValueError:
+            have = parse_int64(v)  # labels.Requirement.Matches: strconv.ParseInt, else no match
+            if have is None:
                 return False
             want = self.values[0]
             return have > want if op == "Gt" else have < want
@@ -140,41 +208,57 @@ def selector_from_set(labels: Mapping[str, str]) -> LabelSelector:
 
 
 class NodeSelectorTerm:
-    """One v1.NodeSelectorTerm: its expressions (on labels) and fields (metadata.name) ANDed."""
+    """One v1.NodeSelectorTerm: its expressions (on labels) and fields ANDed.
 
-    __slots__ = ("expressions", "fields", "raw")
+    `errors` holds what nodeaffinity's lazy parsing records for the term ((path within the term,
+    message) pairs, Go's wording): such a term matches no node, as in LazyErrorNodeSelector."""
 
-    def __init__(self, expressions: tuple[Requirement, ...], fields: tuple[Requirement, ...], raw: dict):
+    __slots__ = ("expressions", "fields", "raw", "errors")
+
+    def __init__(self, expressions: tuple[Requirement, ...], fields: tuple[Requirement, ...], raw: dict,
+                 errors: tuple[tuple[str, str], ...] = ()):
         self.expressions = expressions
         self.fields = fields
         self.raw = raw
+        self.errors = errors
 
     def matches(self, node_labels: Mapping[str, str], node_name: str) -> bool:
-        # A term with neither expressions nor fields matches no node.
-        if not self.expressions and not self.fields:
+        # A term with neither expressions nor fields matches no node; nor does one that did not parse.
+        if (not self.expressions and not self.fields) or self.errors:
             return False
         for r in self.expressions:
             if not r.matches(node_labels):
                 return False
-        if self.fields:
-            fields = {"metadata.name": node_name}
-            for r in self.fields:
-                if not r.matches(fields):
-                    return False
+        for r in self.fields:
+            # fields.Set of a node holds only metadata.name; any other field reads as ""
+            have = node_name if r.key == "metadata.name" else ""
+            if (have in r.values) != (r.op == "In"):
+                return False
         return True
 
 
-def _parse_node_requirement(e, f: str, is_field: bool) -> Requirement:
+def _go_json(v) -> str:
+    import json
+    return json.dumps(v, separators=(",", ":"), ensure_ascii=False)
+
+
+def _parse_node_requirement(e, f: str, is_field: bool, rel: str, errs: list) -> Requirement | None:
+    """One requirement. What the API server would reject raises FieldError; what only
+    kube-scheduler's parsing rejects (a non-integer Gt/Lt value, a malformed field selector) is
+    appended to `errs` as (path, message) and the requirement is dropped (None)."""
     if not isinstance(e, dict):
         raise FieldError(f, "must be an object")
     key, op, values = e.get("key"), e.get("operator"), e.get("values") or []
     values = [str(v) for v in values]
     if is_field:
-        if key != "metadata.name":
-            raise FieldError(f"{f}.key", f"{key!r}: not a supported field selector key (only metadata.name)")
-        if op not in ("In", "NotIn") or len(values) != 1:
-            raise FieldError(f, "metadata.name field selectors need operator In or NotIn and exactly one value")
-        return Requirement(key, op, frozenset(values))
+        # nodeSelectorRequirementsAsFieldSelector: In/NotIn with exactly one value, any key
+        if op in ("In", "NotIn"):
+            if len(values) != 1:
+                errs.append((f"{rel}.values", f"Invalid value: {_go_json(values)}: must have one element"))
+                return None
+            return Requirement(str(key or ""), op, frozenset(values))
+        errs.append((f"{rel}.operator", f'Unsupported value: {_go_json(op)}: supported values: "In", "NotIn"'))
+        return None
     if not valid_label_key(key):
         raise FieldError(f"{f}.key", f"invalid label key {key!r}")
     if op in ("In", "NotIn"):
@@ -188,21 +272,35 @@ def _parse_node_requirement(e, f: str, is_field: bool) -> Requirement:
     if op in ("Gt", "Lt"):
         if len(values) != 1:
             raise FieldError(f"{f}.values", "must be specified single value when `operator` is 'Lt' or 'Gt'")
-        try:
-            return Requirement(key, op, (int(values[0]),))
-        except ValueError:
-            raise FieldError(f"{f}.values[0]", f"{values[0]!r} is not an integer") from None
+        v = parse_int64(values[0])
+        if v is None:  # labels.NewRequirement: strconv.ParseInt fails
+            errs.append((f"{rel}.values[0]", f"Invalid value: {_go_json(values[0])}: "
+                                            f"for 'Gt', 'Lt' operators, the value must be an integer"))
+            return None
+        return Requirement(key, op, (v,))
     raise FieldError(f"{f}.operator", f"{op!r} is not a valid node selector operator")
 
 
-def parse_node_selector_term(term, f: str) -> NodeSelectorTerm:
+def parse_node_selector_term(term, f: str, strict: bool = False) -> NodeSelectorTerm:
+    """A NodeSelectorTerm. strict (NodeAffinityArgs' addedAffinity, as nodeaffinity.NewNodeSelector):
+    any parse error raises; otherwise it is kept on the term, which then matches nothing."""
     if not isinstance(term, dict):
         raise FieldError(f, "must be an object")
-    exprs = tuple(_parse_node_requirement(e, f"{f}.matchExpressions[{i}]", False)
-                  for i, e in enumerate(term.get("matchExpressions") or []))
-    fields = tuple(_parse_node_requirement(e, f"{f}.matchFields[{i}]", True)
-                   for i, e in enumerate(term.get("matchFields") or []))
-    return NodeSelectorTerm(exprs, fields, term)
+    errs: list[tuple[str, str]] = []
+    exprs = []
+    for i, e in enumerate(term.get("matchExpressions") or []):
+        r = _parse_node_requirement(e, f"{f}.matchExpressions[{i}]", False, f"matchExpressions[{i}]", errs)
+        if r is not None:
+            exprs.append(r)
+    fields = []
+    for i, e in enumerate(term.get("matchFields") or []):
+        r = _parse_node_requirement(e, f"{f}.matchFields[{i}]", True, f"matchFields[{i}]", errs)
+        if r is not None:
+            fields.append(r)
+    if errs and strict:
+        path, msg = errs[0]
+        raise FieldError(f"{f}.{path}", msg)
+    return NodeSelectorTerm(tuple(exprs), tuple(fields), term, tuple(errs))
 
 
 class NodeSelector:
@@ -220,8 +318,9 @@ class NodeSelector:
         return False
 
 
-def parse_node_selector(sel, f: str) -> NodeSelector:
+def parse_node_selector(sel, f: str, strict: bool = False) -> NodeSelector:
     if not isinstance(sel, dict):
         raise FieldError(f, "must be an object")
     terms = sel.get("nodeSelectorTerms") or []
-    return NodeSelector(tuple(parse_node_selector_term(t, f"{f}.nodeSelectorTerms[{i}]") for i, t in enumerate(terms)))
+    return NodeSelector(tuple(parse_node_selector_term(t, f"{f}.nodeSelectorTerms[{i}]", strict)
+                              for i, t in enumerate(terms)))

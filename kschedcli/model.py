@@ -8,7 +8,8 @@ from typing import Any
 
 from . import quantity
 from .errors import FieldError
-from .labels import LabelSelector, NodeSelector, parse_label_selector, parse_node_selector
+from .labels import (LabelSelector, NodeSelector, parse_label_selector, parse_node_selector,
+                     parse_node_selector_term)
 
 DEFAULT_SCHEDULER = "default-scheduler"
 DEFAULT_MILLI_CPU_REQUEST = 100            # scheduler's non-zero request for scoring
@@ -108,6 +109,8 @@ class Resource:
 # ---------------------------------------------------------------- helpers
 
 def _obj(d, field: str) -> dict:
+    if type(d) is dict:
+        return d
     if d is None:
         return {}
     if not isinstance(d, dict):
@@ -116,6 +119,8 @@ def _obj(d, field: str) -> dict:
 
 
 def _list(d, field: str) -> list:
+    if type(d) is list:
+        return d
     if d is None:
         return []
     if not isinstance(d, list):
@@ -124,8 +129,13 @@ def _list(d, field: str) -> list:
 
 
 def _str_map(d, field: str) -> dict[str, str]:
+    if d is None:
+        return {}
     d = _obj(d, field)
-    return {str(k): ("" if v is None else v if isinstance(v, str) else str(v)) for k, v in d.items()}
+    for k, v in d.items():
+        if type(v) is not str or type(k) is not str:
+            return {str(k): ("" if v is None else v if isinstance(v, str) else str(v)) for k, v in d.items()}
+    return d  # already a map of strings: shared with the source object, which nothing modifies
 
 
 def _int(v, field: str, default: int | None = None) -> int | None:
@@ -139,9 +149,18 @@ def _int(v, field: str, default: int | None = None) -> int | None:
 
 
 def parse_resource_list(d, field: str) -> dict[str, int]:
+    if d is None:
+        return {}
     out: dict[str, int] = {}
+    parse_str = quantity.parse_str
     for name, q in _obj(d, field).items():
-        out[str(name)] = quantity.parse(q, f"{field}.{name}")
+        if type(q) is str and type(name) is str:
+            n = parse_str(q)
+            if n is None:
+                quantity.parse(q, f"{field}.{name}")  # raises, naming the field
+            out[name] = n
+        else:
+            out[str(name)] = quantity.parse(q, f"{field}.{name}")
     return out
 
 
@@ -161,17 +180,26 @@ class Container:
 
     def __init__(self, c: dict, field: str, host_network: bool):
         c = _obj(c, field)
-        self.name = c.get("name") or ""
-        self.image = c.get("image") or ""
-        res = _obj(c.get("resources"), f"{field}.resources")
-        self.limits = parse_resource_list(res.get("limits"), f"{field}.resources.limits")
-        self.requests = parse_resource_list(res.get("requests"), f"{field}.resources.requests")
-        # API-server defaulting: a resource with a limit and no request requests its limit.
-        for k, v in self.limits.items():
-            self.requests.setdefault(k, v)
-        self.restartable = c.get("restartPolicy") == "Always"
+        get = c.get
+        self.name = get("name") or ""
+        self.image = get("image") or ""
+        res = get("resources")
+        if res is None:
+            self.limits = {}
+            self.requests = {}
+        else:
+            res = _obj(res, f"{field}.resources")
+            lim = res.get("limits")
+            req = res.get("requests")
+            self.limits = parse_resource_list(lim, f"{field}.resources.limits") if lim is not None else {}
+            self.requests = parse_resource_list(req, f"{field}.resources.requests") if req is not None else {}
+            # API-server defaulting: a resource with a limit and no request requests its limit.
+            for k, v in self.limits.items():
+                self.requests.setdefault(k, v)
+        self.restartable = get("restartPolicy") == "Always"
         ports = []
-        for i, p in enumerate(_list(c.get("ports"), f"{field}.ports")):
+        raw_ports = get("ports")
+        for i, p in enumerate(_list(raw_ports, f"{field}.ports") if raw_ports is not None else ()):
             pf = f"{field}.ports[{i}]"
             p = _obj(p, pf)
             cport = _int(p.get("containerPort"), f"{pf}.containerPort", 0)
@@ -195,6 +223,8 @@ def aggregate_requests(containers: list[Container], init_containers: list[Contai
                 r[k] = v
         return r
 
+    if not init_containers and not non_missing and len(containers) == 1:
+        return dict(containers[0].requests)
     total: dict[str, int] = {}
     for c in containers:
         _add_into(total, reqs_of(c))
@@ -242,6 +272,23 @@ class Toleration:
         if self.operator in ("", "Equal"):
             return self.value == t_value
         return False
+
+
+_TOLERATIONS: dict[tuple, Toleration] = {}
+
+
+def _toleration(key, operator, value, effect, seconds) -> Toleration:
+    """Tolerations are read-only once parsed: the same one is shared by every pod that has it."""
+    k = (key, operator, value, effect, type(seconds), seconds)
+    try:
+        t = _TOLERATIONS.get(k)
+    except TypeError:  # an unhashable tolerationSeconds: the plugin reports it, not the loader
+        return Toleration(key, operator, value, effect, seconds)
+    if t is None:
+        if len(_TOLERATIONS) > 4096:
+            _TOLERATIONS.clear()
+        t = _TOLERATIONS[k] = Toleration(key, operator, value, effect, seconds)
+    return t
 
 
 class Taint:
@@ -341,8 +388,8 @@ class Pod:
             op = t.get("operator") or "Equal"
             if op not in ("Equal", "Exists"):
                 raise FieldError(f"spec.tolerations[{i}].operator", f"{op!r} is not Equal or Exists")
-            tols.append(Toleration(t.get("key") or "", op, "" if t.get("value") is None else str(t.get("value")),
-                                   t.get("effect") or "", t.get("tolerationSeconds")))
+            tols.append(_toleration(t.get("key") or "", op, "" if t.get("value") is None else str(t.get("value")),
+                                    t.get("effect") or "", t.get("tolerationSeconds")))
         # DefaultTolerationSeconds admission adds these unless the pod already tolerates them.
         for key, op, val, eff, secs in DEFAULT_TOLERATIONS:
             if not any(t.key == key and t.effect in ("", eff) or (not t.key and t.operator == "Exists" and t.effect in ("", eff))
@@ -362,7 +409,6 @@ class Pod:
                                     "spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution")):
             f = f"spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution[{i}]"
             p = _obj(p, f)
-            from .labels import parse_node_selector_term
             prefs.append((_int(p.get("weight"), f"{f}.weight", 0), parse_node_selector_term(p.get("preference") or {}, f"{f}.preference")))
         self.preferred_node_affinity = prefs
         self.pod_affinity = _obj(aff.get("podAffinity"), "spec.affinity.podAffinity") or None

@@ -6,7 +6,6 @@ Value round up the way ScaledValue does.
 """
 from __future__ import annotations
 
-from fractions import Fraction
 from functools import lru_cache
 
 from .errors import FieldError
@@ -30,58 +29,118 @@ def _ceil_div(a: int, b: int) -> int:
     return q if a >= 0 else -q
 
 
-def _fraction_to_nanos(value: Fraction) -> int:
-    scaled = value * _NANO
-    return _ceil_div(scaled.numerator, scaled.denominator)
+_DIGITS = frozenset("0123456789")
+_SUFFIX_CHARS = frozenset("eEinumkKMGTP")
+_INT64_MAX = (1 << 63) - 1
+# Past these, kube-scheduler's own int64 arithmetic overflows (Value() gives 0 or wraps); the
+# values are kept finite here so huge exponents cost nothing.
+_HUGE_NANOS = 10**40
+_TINY_EXP = -60
+
+
+def _scan(s: str):
+    """parseQuantityString: (negative, numeric text, num digits, denom digits, suffix)."""
+    end = len(s)
+    pos = 0
+    negative = False
+    if s[0] == "-":
+        negative, pos = True, 1
+    elif s[0] == "+":
+        pos = 1
+    while pos < end and s[pos] == "0":  # leading zeros
+        pos += 1
+    if pos >= end:
+        return negative, "0", "0", "", ""
+    i = pos
+    while i < end and s[i] in _DIGITS:
+        i += 1
+    if i >= end:
+        return negative, s, s[pos:end], "", ""
+    num = s[pos:i] or "0"
+    pos = i
+    denom = ""
+    if s[pos] == ".":
+        pos += 1
+        i = pos
+        while i < end and s[i] in _DIGITS:
+            i += 1
+        denom = s[pos:i]
+        if i >= end:
+            return negative, s, num, denom, ""
+        pos = i
+    value = s[:pos]
+    suffix_start = pos
+    i = pos
+    while i < end and s[i] in _SUFFIX_CHARS:
+        i += 1
+    if i < end and s[i] in "+-":
+        i += 1
+    while i < end and s[i] in _DIGITS:
+        i += 1
+    if i < end:
+        raise QuantityError("quantities must match the regular expression")
+    return negative, value, num, denom, s[suffix_start:]
+
+
+def _interpret(suffix: str):
+    """quantitySuffixer.interpret: (base, exponent, format) or QuantityError."""
+    if suffix in _DECIMAL:
+        return 10, _DECIMAL[suffix], "DecimalSI"
+    if suffix in _BINARY:
+        return 2, _BINARY[suffix], "BinarySI"
+    if len(suffix) > 1 and suffix[0] in "eE":
+        body = suffix[1:]
+        digits = body[1:] if body[0] in "+-" else body
+        if not digits or not all(c in _DIGITS for c in digits):  # strconv.ParseInt(_, 10, 64)
+            raise QuantityError("unable to parse quantity's suffix")
+        parsed = int(body)
+        if not -(1 << 63) <= parsed <= _INT64_MAX:
+            raise QuantityError("unable to parse quantity's suffix")
+        return 10, ((parsed + (1 << 31)) % (1 << 32)) - (1 << 31), "DecimalExponent"  # int32(parsed)
+    raise QuantityError("unable to parse quantity's suffix")
 
 
 @lru_cache(maxsize=65536)
 def parse_nanos(text: str) -> int:
-    """Parse a quantity string into nano-units; raises QuantityError."""
+    """resource.ParseQuantity, in nano-units; raises QuantityError where it returns an error.
+
+    Its quirks are kept: a bare sign or suffix ("+", "m", "Gi") is zero; a number with no digit
+    at all ("." or "") fails only on the paths that hand the text to inf.Dec (a binary suffix with
+    a fraction or of Pi/Ei, an exponent below -9); binary values are capped at 2^63-1."""
     if not isinstance(text, str):
         raise QuantityError("not a string")
-    s = text
-    if not s:
+    if not text:
         raise QuantityError("empty")
-    i = 0
-    sign = 1
-    if s[0] in "+-":
-        sign = -1 if s[0] == "-" else 1
-        i = 1
-    start = i
-    while i < len(s) and s[i].isdigit():
-        i += 1
-    whole = s[start:i]
-    frac = ""
-    if i < len(s) and s[i] == ".":
-        i += 1
-        fstart = i
-        while i < len(s) and s[i].isdigit():
-            i += 1
-        frac = s[fstart:i]
-    if not whole and not frac:
-        raise QuantityError("no digits")
-    if not all(c in "0123456789" for c in whole + frac):
-        raise QuantityError("bad digits")
-    suffix = s[i:]
-    number = Fraction(int(whole or "0") * 10 ** len(frac) + int(frac or "0"), 10 ** len(frac))
-    if suffix in _DECIMAL:
-        exp = _DECIMAL[suffix]
-        value = number * (Fraction(10) ** exp)
-    elif suffix in _BINARY:
-        value = number * (2 ** _BINARY[suffix])
-    elif suffix[:1] in ("e", "E") and len(suffix) > 1:
-        rest = suffix[1:]
-        digits = rest[1:] if rest[0] in "+-" else rest
-        if not digits or not digits.isdigit() or not digits.isascii():
-            raise QuantityError("bad exponent")
-        exp = int(rest)
-        if abs(exp) > 100:
-            raise QuantityError("exponent out of range")
-        value = number * (Fraction(10) ** exp)
+    if text == "0":
+        return 0
+    negative, value, num, denom, suffix = _scan(text)
+    base, exponent, fmt = _interpret(suffix)
+    # which path ParseQuantity takes decides whether an empty number is an error
+    if fmt == "BinarySI":
+        precision = 15 - len(num) - int(exponent * 3 / 10) - 1 if not denom else -1
+        scale = -len(denom)
     else:
-        raise QuantityError("unknown suffix")
-    return sign * _fraction_to_nanos(value)
+        precision = 18 - (len(num) + len(denom))
+        scale = exponent - len(denom)
+    fast = precision >= 0 and scale >= -9
+    if not fast and not any(c in _DIGITS for c in value):
+        raise QuantityError("unable to parse numeric part of quantity")  # inf.Dec: no digits read
+    mantissa = int(num + denom)
+    if mantissa == 0:
+        return 0
+    if base == 2:
+        nanos = _ceil_div(mantissa * (1 << exponent) * _NANO, 10 ** len(denom))
+        nanos = min(nanos, _INT64_MAX * _NANO)  # the BinarySI cap (maxAllowed)
+    else:
+        e10 = exponent - len(denom) + 9  # nanos = mantissa * 10^e10
+        if e10 >= 0:
+            nanos = mantissa * 10 ** e10 if e10 <= 60 else _HUGE_NANOS
+            nanos = min(nanos, _HUGE_NANOS)
+        elif e10 < _TINY_EXP:
+            nanos = 1  # rounds up to the smallest representable amount
+        else:
+            nanos = _ceil_div(mantissa, 10 ** -e10)
+    return -nanos if negative else nanos
 
 
 def parse(text, field: str = "") -> int:
@@ -98,6 +157,14 @@ def parse(text, field: str = "") -> int:
         return parse_nanos(str(text).strip() if isinstance(text, str) else text)
     except QuantityError:
         raise FieldError(field, f'"{text}" is not a quantity') from None
+
+
+def parse_str(text: str) -> int | None:
+    """A quantity string in nanos, or None when it is not a quantity (`parse` says why)."""
+    try:
+        return parse_nanos(text.strip())
+    except QuantityError:
+        return None
 
 
 def milli_value(nanos: int) -> int:

@@ -1,8 +1,10 @@
 """One scheduling cycle as kube-scheduler's schedule_one runs it, and sequences of cycles."""
 from __future__ import annotations
 
+import gc
 import random
 
+from . import progress
 from .cluster import Cluster
 from .config import SchedulerConfig
 from .framework.cycle_state import CycleState
@@ -49,6 +51,8 @@ class Scheduler:
         self.frameworks: dict[str, Framework] = {}
         for prof in config.profiles:
             self.frameworks[prof.scheduler_name] = Framework(prof, REGISTRY, Handle(self.snapshot, cluster))
+        if snapshot is None and len(self.snapshot.node_infos) > 200:
+            gc.freeze()  # the snapshot lives as long as the scheduler: keep it out of collections
 
     def framework_for(self, pod: Pod) -> Framework | None:
         return self.frameworks.get(pod.scheduler_name)
@@ -96,13 +100,15 @@ class Scheduler:
                 narrowing = sorted(pf.plugins_with_nodes)
                 statuses.absent = Status(UNRESOLVABLE, "node(s) didn't satisfy plugin(s) [{}]".format(
                     " ".join(narrowing)), plugin=narrowing[0] if narrowing else "")
+                view = fw.filter_view(state, pod)
                 for ni in nodes:
                     if ni.node.name not in allowed:
                         # kube-scheduler never filters these; each plugin's own verdict is still reported
-                        _, each = fw.run_every_filter(state, pod, ni)
+                        _, each = fw.run_every_filter_view(state, pod, ni, view)
                         res.filters[ni.node.name] = NodeFilter(statuses.absent, each)
+            view = fw.filter_view(state, pod)
             for ni in candidates:
-                first, each = fw.run_every_filter(state, pod, ni)
+                first, each = fw.run_every_filter_view(state, pod, ni, view)
                 res.filters[ni.node.name] = NodeFilter(first, each)
                 if first is None:
                     feasible.append(ni)
@@ -148,11 +154,22 @@ class Scheduler:
             res.schedulable = False
             res.error = res.message = str(e)
             return res
+        # PluginScore values are read-only: nodes with the same figures share one object
+        interned: dict[tuple, PluginScore] = {}
+        columns = list(table.items())
         for ni in feasible:
             name = ni.node.name
-            per = {pl: PluginScore(*col[name]) for pl, col in table.items()}
+            per = {}
+            total = 0
+            for pl, col in columns:
+                v = col[name]
+                ps = interned.get((pl, v))
+                if ps is None:
+                    ps = interned[(pl, v)] = PluginScore(*v)
+                per[pl] = ps
+                total += v[3]
             res.scores[name] = per
-            res.totals[name] = sum(s.weighted for s in per.values())
+            res.totals[name] = total
         best = max(res.totals.values()) if res.totals else 0
         res.top_nodes = sorted(n for n, t in res.totals.items() if t == best)
         if seed is None or len(res.top_nodes) == 1:
@@ -181,14 +198,28 @@ class Scheduler:
                 if hook is not None:
                     hook(pod, node_name)
 
-    def run_sequence(self, pods: list[Pod], seed: int | None = None) -> list[CycleResult]:
+    def run_sequence(self, pods: list[Pod], seed: int | None = None, *,
+                     on_result=None, keep: bool = True) -> list[CycleResult]:
+        """Schedule the pods in turn, binding each before the next. `on_result(result)` sees each
+        result as it is decided; keep=False returns none of them (a long sequence on a large
+        cluster holds every node's verdict of every cycle otherwise)."""
         out = []
-        for pod in pods:
-            r = self.schedule(pod, seed)
-            out.append(r)
-            if r.schedulable and r.selected_node:
-                self.bind(pod, r.selected_node)
+        with progress.task("Scheduling", total=len(pods), unit="pods") as task:
+            for i, pod in enumerate(pods):
+                r = self.schedule(pod, seed)
+                if r.schedulable and r.selected_node:
+                    self.bind(pod, r.selected_node)
+                if on_result is not None:
+                    on_result(r)
+                if keep:
+                    out.append(r)
+                task.update(i + 1)
         return out
+
+    def clear_caches(self) -> None:
+        """Forget the results shared between cycles (equivalence classes); for timing one cycle."""
+        for fw in self.frameworks.values():
+            fw.equivalence.clear()
 
 
 def reservoir_pick(tied: list[str], seed: int) -> str:

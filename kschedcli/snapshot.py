@@ -18,10 +18,23 @@ def _next_generation() -> int:
     return _generation
 
 
+_PVC_KEYS = "ksched.snapshot.pvc-keys"
+
+
+def _pvc_keys(pod: Pod) -> tuple[str, ...]:
+    """`namespace/claim` of every persistentVolumeClaim volume of the pod."""
+    keys = []
+    for v in pod.volumes:
+        pvc = (v or {}).get("persistentVolumeClaim") if isinstance(v, dict) else None
+        if pvc:
+            keys.append(f"{pod.namespace}/{pvc.get('claimName', '')}")
+    return tuple(keys)
+
+
 class NodeInfo:
     __slots__ = ("node", "pods", "pods_with_affinity", "pods_with_required_anti_affinity",
                  "requested", "non0_cpu", "non0_mem", "used_ports", "pvc_ref_counts",
-                 "generation", "image_states")
+                 "generation", "image_states", "_label_index")
 
     def __init__(self, node: Node):
         self.node = node
@@ -37,6 +50,7 @@ class NodeInfo:
         self.generation = _next_generation()
         # normalized image name -> (size, number of nodes that have it); filled by the Snapshot
         self.image_states: dict[str, tuple[int, int]] = {}
+        self._label_index: dict | None = None
 
     @property
     def name(self) -> str:
@@ -55,14 +69,18 @@ class NodeInfo:
         self._update(pod, 1)
 
     def remove_pod(self, pod: Pod) -> bool:
+        uid = pod.uid
         for lst in (self.pods_with_affinity, self.pods_with_required_anti_affinity):
+            if not lst:
+                continue
             for i, p in enumerate(lst):
-                if p.uid == pod.uid:
+                if p is pod or p.uid == uid:
                     del lst[i]
                     break
-        for i, p in enumerate(self.pods):
-            if p.uid == pod.uid:
-                del self.pods[i]
+        pods = self.pods
+        for i, p in enumerate(pods):
+            if p is pod or p.uid == uid:
+                del pods[i]
                 self._update(pod, -1)
                 return True
         return False
@@ -71,6 +89,49 @@ class NodeInfo:
         self.requested.add(pod.requests, sign)
         self.non0_cpu += sign * pod.non0_cpu
         self.non0_mem += sign * pod.non0_mem
+        self._label_index = None
+        if pod.host_ports:
+            self._update_ports(pod, sign)
+        keys = pod._cache.get(_PVC_KEYS)
+        if keys is None:
+            keys = pod._cache[_PVC_KEYS] = _pvc_keys(pod)
+        for key in keys:
+            n = self.pvc_ref_counts.get(key, 0) + sign
+            if n <= 0:
+                self.pvc_ref_counts.pop(key, None)
+            else:
+                self.pvc_ref_counts[key] = n
+        self.generation = _next_generation()
+
+    def pods_matching(self, selector, namespaces=None) -> list[Pod]:
+        """The pods on this node whose labels match `selector` (labels.LabelSelector), in node
+        order, limited to `namespaces` (a set) when given. Uses a per-node index of
+        (namespace, label, value) built on first use, so a selector with a `key: value`
+        requirement looks at that label's pods only, not at every pod on the node."""
+        if selector.is_nothing:
+            return []
+        pairs = selector.equality_pairs()
+        if not pairs:
+            return [p for p in self.pods
+                    if (namespaces is None or p.namespace in namespaces) and selector.matches(p.labels)]
+        index = self._label_index
+        if index is None:
+            index = self._label_index = {}
+            for pos, p in enumerate(self.pods):
+                for k, v in p.labels.items():
+                    index.setdefault((k, v), []).append(pos)
+        best = None
+        for pair in pairs:
+            cand = index.get(pair)
+            if cand is None:
+                return []
+            if best is None or len(cand) < len(best):
+                best = cand
+        pods = self.pods
+        return [pods[i] for i in best
+                if (namespaces is None or pods[i].namespace in namespaces) and selector.matches(pods[i].labels)]
+
+    def _update_ports(self, pod: Pod, sign: int) -> None:
         for ip, proto, port in pod.host_ports:
             key = (proto, port)
             if sign > 0:
@@ -81,16 +142,6 @@ class NodeInfo:
                     ips.discard(ip or "0.0.0.0")
                     if not ips:
                         del self.used_ports[key]
-        for v in pod.volumes:
-            pvc = (v or {}).get("persistentVolumeClaim") if isinstance(v, dict) else None
-            if pvc:
-                key = f"{pod.namespace}/{pvc.get('claimName', '')}"
-                n = self.pvc_ref_counts.get(key, 0) + sign
-                if n <= 0:
-                    self.pvc_ref_counts.pop(key, None)
-                else:
-                    self.pvc_ref_counts[key] = n
-        self.generation = _next_generation()
 
     def clone(self) -> "NodeInfo":
         c = NodeInfo.__new__(NodeInfo)
@@ -105,6 +156,7 @@ class NodeInfo:
         c.pvc_ref_counts = dict(self.pvc_ref_counts)
         c.generation = self.generation
         c.image_states = self.image_states
+        c._label_index = None
         return c
 
     def __repr__(self) -> str:

@@ -28,7 +28,7 @@ def test_integers_and_floats_from_yaml():
     assert quantity.milli_value(quantity.parse(0.5)) == 500
 
 
-@pytest.mark.parametrize("bad", ["12XB", "", "abc", "1.2.3", "--1", "1e", "Gi", "1 Gi", "0x10"])
+@pytest.mark.parametrize("bad", ["12XB", "", "abc", "1.2.3", "--1", "1e", "Ei", "1 Gi", "0x10"])
 def test_invalid_quantities_name_the_value(bad):
     with pytest.raises(FieldError) as e:
         quantity.parse(bad, "spec.x")

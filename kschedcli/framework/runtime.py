@@ -4,6 +4,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .cycle_state import CycleState
+from .equivalence import EquivalenceCache
 from .interface import MAX_NODE_SCORE, Plugin, PreFilterResult
 from .status import ERROR, SUCCESS, UNRESOLVABLE, UNSCHEDULABLE, Status
 
@@ -61,6 +62,8 @@ class Framework:
         self.pre_score_plugins = at("preScore")
         self.score_plugins = at("score")
         self.weights = profile.score_weights
+        # node-local plugin results shared between cycles of equivalent pods (see equivalence.py)
+        self.equivalence = EquivalenceCache()
 
     @property
     def name(self) -> str:
@@ -161,6 +164,40 @@ class Framework:
             each[pl.name] = st
         return first, each
 
+    def filter_view(self, state: CycleState, pod: "Pod") -> list:
+        """The filter plugins this cycle runs, each with its equivalence-class table (or None)."""
+        skip = state.skip_filter_plugins
+        return self.equivalence.view("filter", [pl for pl in self.filter_plugins if pl.name not in skip], pod)
+
+    def run_every_filter_view(self, state: CycleState, pod: "Pod", node_info: "NodeInfo",
+                              view: list) -> tuple[Status | None, dict[str, Status | None]]:
+        """run_every_filter over `filter_view(...)`: a node-local plugin's verdict is taken from
+        its class table while the node is unchanged, and stored there otherwise."""
+        first = None
+        each: dict[str, Status | None] = {}
+        name = node_info.node.name
+        gen = node_info.generation
+        for pl, pname, table, static in view:
+            if table is not None:
+                hit = table.get(name)
+                if hit is not None and (static or hit[0] == gen):
+                    st = hit[1]
+                    if first is None and st is not None and st.code != SUCCESS:
+                        first = st
+                    each[pname] = st
+                    continue
+            st = pl.filter(state, pod, node_info)
+            if st is not None and st.code != SUCCESS:
+                if not st.is_rejected():
+                    st = Status(ERROR, f'running "{pname}" filter plugin: {st.message()}')
+                st.with_plugin(pname)
+                if first is None:
+                    first = st
+            if table is not None and (st is None or st.code != ERROR):
+                table[name] = (gen, st)
+            each[pname] = st
+        return first, each
+
     # -- PostFilter --------------------------------------------------------------------
     def run_post_filter(self, state: CycleState, pod: "Pod", node_statuses: "NodeStatuses"):
         result = None
@@ -197,17 +234,32 @@ class Framework:
         return None
 
     def run_score(self, state: CycleState, pod: "Pod", nodes: list["NodeInfo"]):
-        """Per plugin: {node: (raw, normalized, weight, weighted)}; raises on a plugin error."""
+        """Per plugin: {node: (raw, normalized, weight, weighted)}; raises on a plugin error.
+        Node-local plugins' raw scores come from their equivalence-class tables when valid."""
         table: dict[str, dict[str, tuple[int, int, int, int]]] = {}
-        for pl in self.score_plugins:
-            if pl.name in state.skip_score_plugins:
-                continue
+        plugins = [pl for pl in self.score_plugins if pl.name not in state.skip_score_plugins]
+        for pl, _, cache, static in self.equivalence.view("score", plugins, pod):
             raw: dict[str, int] = {}
-            for ni in nodes:
-                s, st = pl.score(state, pod, ni)
-                if st is not None and not st.is_success():
-                    raise PluginError(pl.name, st.message())
-                raw[ni.node.name] = s
+            score = pl.score
+            if cache is None:
+                for ni in nodes:
+                    s, st = score(state, pod, ni)
+                    if st is not None and not st.is_success():
+                        raise PluginError(pl.name, st.message())
+                    raw[ni.node.name] = s
+            else:
+                get = cache.get
+                for ni in nodes:
+                    name = ni.node.name
+                    hit = get(name)
+                    if hit is not None and (static or hit[0] == ni.generation):
+                        raw[name] = hit[1]
+                        continue
+                    s, st = score(state, pod, ni)
+                    if st is not None and not st.is_success():
+                        raise PluginError(pl.name, st.message())
+                    raw[name] = s
+                    cache[name] = (ni.generation, s)
             normalized = dict(raw)
             if hasattr(pl, "normalize_score"):
                 st = pl.normalize_score(state, pod, normalized)

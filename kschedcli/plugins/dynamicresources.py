@@ -1,40 +1,159 @@
-"""DynamicResources (DRA). Pods without resource claims skip it; its PostFilter still speaks.
+"""DynamicResources (DRA, GA in v1.34): the pod's ResourceClaims.
 
-Claims and devices are not modelled yet: a pod that references ResourceClaims is rejected at
-PreFilter with a clear reason rather than being judged wrongly.
+Modelled as kube-scheduler's plugin does it: PreEnqueue and PreFilter look every claim up (missing,
+being deleted, not owned by the pod), PreFilter checks the device classes of claims still to be
+allocated, Filter keeps allocated claims to the nodes their allocation's nodeSelector names, and
+PostFilter's verdicts. Allocating devices for an unallocated claim (the structured-parameters
+allocator over ResourceSlices) is not modelled: such a pod is rejected at PreFilter with a reason
+that says so, rather than judged wrongly. DRAExtendedResource is off in v1.34 (alpha), so extended
+resources are left to NodeResourcesFit.
 """
 from __future__ import annotations
 
+from ..errors import InputError
 from ..framework.interface import Plugin
 from ..framework.status import Status, UNSCHEDULABLE, error, skip, unresolvable
+from ..labels import parse_node_selector
 
 _KEY = "DynamicResources"
+NOT_MODELLED = "ksched does not model ResourceClaims yet: the pod's claims cannot be evaluated"
 
 
 class _ClaimsState:
-    __slots__ = ("claims",)
+    __slots__ = ("claims", "selectors", "unavailable")
 
-    def __init__(self, claims):
-        self.claims = claims
+    def __init__(self, claims, selectors=None):
+        self.claims = claims            # the pod's ResourceClaim objects, in spec order
+        self.selectors = selectors or {}  # claim index -> NodeSelector of its allocation
+        self.unavailable: set[int] = set()
 
     def clone(self):
         return self
 
 
+def _meta(obj) -> dict:
+    m = obj.get("metadata") if isinstance(obj, dict) else None
+    return m if isinstance(m, dict) else {}
+
+
+def _claim_name(pod, pc: dict):
+    """resourceclaim.Name: (name or None, must check owner) or raises ValueError(message)."""
+    if pc.get("resourceClaimName") is not None:
+        return pc["resourceClaimName"], False
+    if pc.get("resourceClaimTemplateName") is not None:
+        status = pod.raw.get("status") if isinstance(pod.raw.get("status"), dict) else {}
+        for st in status.get("resourceClaimStatuses") or []:
+            if isinstance(st, dict) and st.get("name") == pc.get("name"):
+                return st.get("resourceClaimName"), True
+        raise ValueError(f'pod "{pod.namespace}/{pod.name}": ResourceClaim not created yet')
+    raise ValueError(f'pod "{pod.namespace}/{pod.name}", spec.resourceClaim "{pc.get("name", "")}": '
+                     f'none of the supported fields are set')
+
+
 class DynamicResources(Plugin):
     name = "DynamicResources"
 
+    def _pod_claims(self, pod) -> list[dict]:
+        """foreachPodResourceClaim: every claim the pod references must exist, not be being
+        deleted, and (for claims made from a template) be controlled by the pod."""
+        out = []
+        cluster = self.handle.cluster
+        for pc in pod.resource_claims:
+            if not isinstance(pc, dict):
+                continue
+            name, check_owner = _claim_name(pod, pc)
+            if name is None:  # no claim was generated for this entry: nothing to do
+                continue
+            claim = cluster.get("ResourceClaim", pod.namespace, name) if cluster is not None else None
+            if claim is None and cluster is not None and pod.namespace == "default":
+                # a claim written without metadata.namespace lands in "default", as the API server puts it
+                claim = cluster.get("ResourceClaim", "", name)
+            if claim is None:
+                raise ValueError(f'could not find ResourceClaim "{pod.namespace}/{name}"')
+            meta = _meta(claim)
+            if meta.get("deletionTimestamp") is not None:
+                raise ValueError(f'resourceclaim "{meta.get("name", name)}" is being deleted')
+            if check_owner:
+                owned = any(isinstance(o, dict) and o.get("controller") and o.get("uid") == pod.uid
+                            for o in meta.get("ownerReferences") or [])
+                if (meta.get("namespace") or pod.namespace) != pod.namespace or not owned:
+                    raise ValueError(f"ResourceClaim {meta.get('namespace') or pod.namespace}/{meta.get('name', name)} "
+                                     f"was not created for pod {pod.namespace}/{pod.name} (pod is not owner)")
+            out.append(claim)
+        return out
+
     def pre_enqueue(self, pod):
+        if not pod.resource_claims:
+            return None
+        try:
+            self._pod_claims(pod)
+        except ValueError as e:
+            return unresolvable(str(e))
         return None
 
     def pre_filter(self, state, pod, nodes):
         state.write(_KEY, _ClaimsState([]))
-        claims = [c for c in pod.resource_claims if isinstance(c, dict)]
-        extended = [n for c in pod.containers for n in c.requests if n.startswith("deviceclass.resource.kubernetes.io/")]
-        if not claims and not extended:
+        if not pod.resource_claims:
             return None, skip()
-        state.write(_KEY, _ClaimsState(claims))
-        return None, unresolvable("ksched does not model ResourceClaims yet: the pod's claims cannot be evaluated")
+        try:
+            claims = self._pod_claims(pod)
+        except ValueError as e:
+            return None, unresolvable(str(e))
+        if not claims:
+            return None, skip()
+        selectors = {}
+        to_allocate = 0
+        for i, claim in enumerate(claims):
+            status = claim.get("status") if isinstance(claim.get("status"), dict) else {}
+            alloc = status.get("allocation")
+            if alloc is not None:
+                ns = alloc.get("nodeSelector") if isinstance(alloc, dict) else None
+                if ns is not None:
+                    try:
+                        selectors[i] = parse_node_selector(ns, "status.allocation.nodeSelector", strict=True)
+                    except InputError as e:
+                        return None, error(f"{e.field}: {e.message}")
+                continue
+            to_allocate += 1
+            st = self._check_requests(claim)
+            if st is not None:
+                return None, st
+        state.write(_KEY, _ClaimsState(claims, selectors))
+        if to_allocate:
+            return None, unresolvable(NOT_MODELLED)
+        return None, None
+
+    def _check_requests(self, claim):
+        """PreFilter's walk over an unallocated claim's requests: each names an existing class."""
+        meta = _meta(claim)
+        ref = f"{meta.get('namespace', '')}/{meta.get('name', '')}"
+        spec = claim.get("spec") if isinstance(claim.get("spec"), dict) else {}
+        devices = spec.get("devices") if isinstance(spec.get("devices"), dict) else {}
+        for req in devices.get("requests") or []:
+            if not isinstance(req, dict):
+                continue
+            rname = req.get("name", "")
+            if req.get("exactly") is not None:
+                st = self._check_class((req["exactly"] or {}).get("deviceClassName", ""), rname)
+                if st is not None:
+                    return st
+            elif req.get("firstAvailable"):
+                for sub in req["firstAvailable"]:
+                    sub = sub if isinstance(sub, dict) else {}
+                    st = self._check_class(sub.get("deviceClassName", ""), f"{rname}/{sub.get('name', '')}")
+                    if st is not None:
+                        return st
+            else:
+                return unresolvable(f"resource claim {ref}, request {rname}: unknown request type")
+        return None
+
+    def _check_class(self, class_name: str, request_name: str):
+        if not class_name:
+            return error(f"request {request_name}: unsupported request type")
+        cluster = self.handle.cluster
+        if cluster is None or cluster.get("DeviceClass", "", class_name) is None:
+            return unresolvable(f"request {request_name}: device class {class_name} does not exist")
+        return None
 
     def filter(self, state, pod, node_info):
         try:
@@ -43,7 +162,12 @@ class DynamicResources(Plugin):
             return error(str(e))
         if not s.claims:
             return None
-        return unresolvable("ksched does not model ResourceClaims yet")
+        node = node_info.node
+        bad = [i for i, sel in s.selectors.items() if not sel.matches(node.labels, node.name)]
+        if bad:
+            s.unavailable.update(bad)
+            return unresolvable("resourceclaim not available on the node")
+        return None
 
     def post_filter(self, state, pod, node_statuses):
         try:
@@ -53,4 +177,20 @@ class DynamicResources(Plugin):
             return None, error(str(e))
         if not s.claims:
             return None, Status(UNSCHEDULABLE, "no new claims to deallocate")
-        return None, Status(UNSCHEDULABLE, "no new claims to deallocate")
+        # Go walks a set in random order and deallocates the first claim reserved for no other
+        # pod; in index order here
+        for i in sorted(s.unavailable):
+            status = s.claims[i].get("status") if isinstance(s.claims[i].get("status"), dict) else {}
+            reserved = status.get("reservedFor") or []
+            if not reserved or (len(reserved) == 1 and isinstance(reserved[0], dict)
+                                and reserved[0].get("uid") == pod.uid):
+                return None, Status(UNSCHEDULABLE, "deallocation of ResourceClaim completed")
+        return None, Status(UNSCHEDULABLE, "still not schedulable")
+
+    # Reserve and PreBind write claim status through the API; nothing to model offline, but the
+    # plugin implements those extension points, which configuration validation checks.
+    def reserve(self, state, pod, node_name):
+        return None
+
+    def pre_bind(self, state, pod, node_name):
+        return None

@@ -6,7 +6,8 @@ from ..framework.interface import MAX_NODE_SCORE
 
 def default_normalize_score(scores: dict[str, int], reverse: bool, max_priority: int = MAX_NODE_SCORE) -> None:
     """Scale [0, max] to [0, max_priority] with integer division; reverse subtracts from max_priority."""
-    max_count = max(scores.values(), default=0)
+    # the running maximum starts at 0, so a list of only negative scores counts as all-zero
+    max_count = max(0, max(scores.values(), default=0))
     if max_count == 0:
         if reverse:
             for k in scores:

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from ..framework.interface import ClusterEvent, Plugin, PreFilterResult
-from ..framework.status import unresolvable, skip
+from ..framework.status import error, skip, unresolvable
 from ..labels import parse_node_selector, parse_node_selector_term
 from .helper import default_normalize_score
 
@@ -30,11 +30,14 @@ class NodeAffinity(Plugin):
         super().__init__(args, handle)
         added = args.get("addedAffinity") or {}
         req = added.get("requiredDuringSchedulingIgnoredDuringExecution")
-        self.added_selector = parse_node_selector(req, "addedAffinity") if req is not None else None
+        self.added_selector = parse_node_selector(req, "addedAffinity", strict=True) if req is not None else None
+        # NewPreferredSchedulingTerms: a non-empty list makes the scorer exist (so PreScore never
+        # skips), even when every term has weight 0 and so never counts
+        pref = added.get("preferredDuringSchedulingIgnoredDuringExecution") or []
         self.added_preferred = [
-            (t.get("weight", 0), parse_node_selector_term(t.get("preference") or {}, "addedAffinity"))
-            for t in added.get("preferredDuringSchedulingIgnoredDuringExecution") or [] if t.get("weight", 0)
-        ] or None
+            (t.get("weight", 0), parse_node_selector_term(t.get("preference") or {}, "addedAffinity", strict=True))
+            for t in pref if t.get("weight", 0) and _non_empty_term(t.get("preference"))
+        ] if pref else None
 
     def pre_filter(self, state, pod, nodes):
         req = pod.required_node_affinity
@@ -45,10 +48,11 @@ class NodeAffinity(Plugin):
             return None, None
         names: set[str] | None = None
         for term in req.terms:
+            # from the raw matchFields, as Go reads them (a requirement that fails to parse still counts)
             term_names = None
-            for r in term.fields:
-                if r.key == "metadata.name" and r.op == "In":
-                    s = set(r.values)
+            for r in term.raw.get("matchFields") or []:
+                if isinstance(r, dict) and r.get("key") == "metadata.name" and r.get("operator") == "In":
+                    s = {str(v) for v in r.get("values") or []}
                     term_names = s if term_names is None else term_names & s
             if term_names is None:
                 return None, None
@@ -68,8 +72,13 @@ class NodeAffinity(Plugin):
         return None
 
     def pre_score(self, state, pod, nodes):
+        # node_affinity.go PreScore skips only when the pod has no preferred list at all (nil) and
+        # the args add none; an empty list, or terms of weight 0, still score (0 everywhere)
         prefs = [(w, t) for w, t in pod.preferred_node_affinity if w]
-        if not prefs and self.added_preferred is None:
+        bad = _preferred_terms_error(pod) if _has_preferred_list(pod) else None
+        if bad is not None:
+            return error(bad)
+        if not _has_preferred_list(pod) and self.added_preferred is None:
             return skip()
         state.write("PreScoreNodeAffinity", prefs)
         return None
@@ -81,6 +90,9 @@ class NodeAffinity(Plugin):
             count += sum(w for w, t in self.added_preferred if t.matches(node.labels, node.name))
         prefs = state.get("PreScoreNodeAffinity")
         if prefs is None:
+            bad = _preferred_terms_error(pod) if _has_preferred_list(pod) else None
+            if bad is not None:
+                return 0, error(bad)
             prefs = [(w, t) for w, t in pod.preferred_node_affinity if w]
         count += sum(w for w, t in prefs if t.matches(node.labels, node.name))
         return count, None
@@ -96,3 +108,30 @@ class NodeAffinity(Plugin):
 def _has_node_selector(pod) -> bool:
     spec = pod.raw.get("spec") if isinstance(pod.raw.get("spec"), dict) else {}
     return spec.get("nodeSelector") is not None
+
+
+def _has_preferred_list(pod) -> bool:
+    spec = pod.raw.get("spec") if isinstance(pod.raw.get("spec"), dict) else {}
+    aff = spec.get("affinity") if isinstance(spec.get("affinity"), dict) else {}
+    na = aff.get("nodeAffinity") if isinstance(aff.get("nodeAffinity"), dict) else {}
+    return na.get("preferredDuringSchedulingIgnoredDuringExecution") is not None
+
+
+def _non_empty_term(term) -> bool:
+    return isinstance(term, dict) and bool(term.get("matchExpressions") or term.get("matchFields"))
+
+
+def _preferred_terms_error(pod) -> str | None:
+    """NewPreferredSchedulingTerms on the pod's preferred terms: the aggregated parse errors of the
+    terms it keeps (weight != 0, non-empty preference), or None when they all parse."""
+    msgs: list[str] = []
+    for i, (w, t) in enumerate(pod.preferred_node_affinity):
+        if not w or not _non_empty_term(t.raw):
+            continue
+        for path, msg in t.errors:
+            m = f"[{i}].{path}: {msg}"
+            if m not in msgs:
+                msgs.append(m)
+    if not msgs:
+        return None
+    return msgs[0] if len(msgs) == 1 else "[" + ", ".join(msgs) + "]"

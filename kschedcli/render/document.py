@@ -6,6 +6,7 @@ from typing import Any
 from .. import KUBE_SCHEDULER_VERSION, __version__
 from ..framework.status import Status
 from ..result import Candidate, CycleResult, PreemptionResult
+from .analysis import annotations_of, verdict_of
 
 
 def status_doc(st: Status | None, with_plugin: bool = True) -> dict | None:
@@ -89,6 +90,20 @@ def result_doc(r: CycleResult) -> dict:
         "scorePlugins": list(r.score_plugins),
         "preFilterSkipped": list(r.pre_filter_skipped),
     }
+    # the explanation's data (render/analysis.py), present when the result was annotated
+    ann = annotations_of(r)
+    doc["verdict"] = verdict_of(r)
+    doc["priorityClassName"] = pod.priority_class_name or None
+    doc["preemptionPolicy"] = pod.preemption_policy
+    if "nodeCount" in ann:
+        doc["nodeCount"] = ann["nodeCount"]
+    if r.selected_node is not None:
+        doc["selectedScore"] = r.totals.get(r.selected_node)
+    if "nodeGroups" in ann:
+        doc["nodeGroups"] = ann["nodeGroups"]
+        doc["failingPlugins"] = ann["failingPlugins"]
+        doc["breakdowns"] = {"resources": ann["resources"], "taints": ann["taints"],
+                             "nodeAffinity": ann["nodeAffinity"]}
     if r.details:
         doc["details"] = {k: r.details[k] for k in sorted(r.details)}
     if r.events:
@@ -96,6 +111,11 @@ def result_doc(r: CycleResult) -> dict:
     if r.error:
         doc["error"] = r.error
     return doc
+
+
+def explain_doc(r: CycleResult) -> dict:
+    """`ksched explain -o json`: one result object, with the versions."""
+    return {**result_doc(r), "kschedVersion": __version__, "kubernetesVersion": KUBE_SCHEDULER_VERSION}
 
 
 def run_doc(results: list[CycleResult]) -> dict:

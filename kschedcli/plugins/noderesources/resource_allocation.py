@@ -124,22 +124,29 @@ def requested_to_capacity_ratio(resources, shape_points: list[dict]):
                 weight_sum += r["weight"]
         if weight_sum == 0:
             return 0
-        return _go_round(node_score / weight_sum)
+        # math.Round(float64(nodeScore) / float64(weightSum)): each operand rounded to float64 first
+        return _go_round(float(node_score) / float(weight_sum))
     return scorer
 
 
 def _go_round(x: float) -> int:
-    """math.Round: half away from zero."""
-    return int(math.floor(x + 0.5)) if x >= 0 else -int(math.floor(-x + 0.5))
+    """math.Round: half away from zero, exactly (floor(x + 0.5) is off for 0.49999999999999994)."""
+    a = abs(x)
+    t = math.floor(a)
+    if a - t >= 0.5:  # a - t is exact for a float a
+        t += 1
+    return int(t) if x >= 0 else -int(t)
 
 
 def balanced_scorer(requested, allocatable):
+    """balancedResourceScorer in float64 as Go computes it: operands converted before dividing,
+    sums accumulated left to right (Python's sum() may compensate; a plain loop does not)."""
     fractions = []
     total = 0.0
     for i in range(len(requested)):
         if allocatable[i] == 0:
             continue
-        f = requested[i] / allocatable[i]
+        f = float(requested[i]) / float(allocatable[i])
         if f > 1:
             f = 1.0
         total += f
@@ -148,6 +155,10 @@ def balanced_scorer(requested, allocatable):
     if len(fractions) == 2:
         std = abs((fractions[0] - fractions[1]) / 2)
     elif len(fractions) > 2:
-        mean = total / len(fractions)
-        std = math.sqrt(sum((f - mean) * (f - mean) for f in fractions) / len(fractions))
-    return int((1 - std) * MAX_NODE_SCORE)
+        n = float(len(fractions))
+        mean = total / n
+        acc = 0.0
+        for f in fractions:
+            acc = acc + (f - mean) * (f - mean)
+        std = math.sqrt(acc / n)
+    return int((1 - std) * float(MAX_NODE_SCORE))

@@ -1,0 +1,1 @@
+complete --command ksched --no-files --arguments "(env _KSCHED_COMPLETE=complete_fish _TYPER_COMPLETE_FISH_ACTION=get-args _TYPER_COMPLETE_ARGS=(commandline -cp) ksched)" --condition "env _KSCHED_COMPLETE=complete_fish _TYPER_COMPLETE_FISH_ACTION=is-args _TYPER_COMPLETE_ARGS=(commandline -cp) ksched"

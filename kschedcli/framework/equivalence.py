@@ -1,0 +1,134 @@
+"""Equivalence classes: node-local plugin results shared between cycles.
+
+Several in-tree plugins decide a node from the pod's own fields and the node alone. Two pods
+that agree on those fields get the same verdict on a node, and the verdict stays valid while
+the node does not change: forever for what depends only on the Node object (labels, taints,
+images), and while `NodeInfo.generation` is unchanged for what depends on the pods on it
+(requested resources, used host ports). In a sequence each bind changes one node, so the other
+nodes' results are reused by the next pod of the same workload (the seeds' equivalence-class
+cache). Each plugin has its own class key, built only from the pod fields that plugin reads.
+
+Only the plugins listed here are cached; any other plugin, and every plugin of a profile whose
+registry replaced the in-tree implementation, runs on every node as usual.
+"""
+from __future__ import annotations
+
+import json
+from typing import Any, Callable
+
+STATIC = "static"           # depends on the Node object only
+BY_GENERATION = "gen"       # depends on the pods on the node
+
+
+def _dump(v: Any) -> str:
+    return json.dumps(v, sort_keys=True, default=str, separators=(",", ":"))
+
+
+def _spec(pod) -> dict:
+    raw = pod.raw if isinstance(pod.raw, dict) else {}
+    spec = raw.get("spec")
+    return spec if isinstance(spec, dict) else {}
+
+
+def sig_tolerations(pod) -> tuple:
+    return tuple((t.key, t.operator, t.value, t.effect, repr(t.seconds)) for t in pod.tolerations)
+
+
+def sig_node_name(pod) -> Any:
+    return _dump(_spec(pod).get("nodeName"))
+
+
+def sig_node_affinity(pod) -> str:
+    spec = _spec(pod)
+    aff = spec.get("affinity")
+    na = aff.get("nodeAffinity") if isinstance(aff, dict) else None
+    req = na.get("requiredDuringSchedulingIgnoredDuringExecution") if isinstance(na, dict) else None
+    return _dump(["nodeSelector" in spec, spec.get("nodeSelector"), req])
+
+
+def sig_preferred_node_affinity(pod) -> str:
+    aff = _spec(pod).get("affinity")
+    na = aff.get("nodeAffinity") if isinstance(aff, dict) else None
+    return _dump(na.get("preferredDuringSchedulingIgnoredDuringExecution") if isinstance(na, dict) else None)
+
+
+def sig_host_ports(pod) -> tuple:
+    return tuple(pod.host_ports)
+
+
+def _containers(cs) -> tuple:
+    return tuple((c.restartable, tuple(sorted(c.requests.items()))) for c in cs)
+
+
+def sig_requests(pod) -> tuple:
+    r = pod.requests
+    return (r.milli_cpu, r.memory, r.ephemeral_storage, r.allowed_pods, tuple(sorted(r.scalars.items())),
+            pod.non0_cpu, pod.non0_mem, _containers(pod.containers), _containers(pod.init_containers),
+            tuple(sorted(pod.pod_level_requests.items())), tuple(sorted(pod.overhead.items())))
+
+
+def sig_images(pod) -> tuple:
+    return tuple(c.image for c in pod.init_containers) + ("|",) + tuple(c.image for c in pod.containers)
+
+
+# plugin name -> (validity, class key of the pod)
+FILTERS: dict[str, tuple[str, Callable]] = {
+    "NodeUnschedulable": (STATIC, sig_tolerations),
+    "NodeName": (STATIC, sig_node_name),
+    "TaintToleration": (STATIC, sig_tolerations),
+    "NodeAffinity": (STATIC, sig_node_affinity),
+    "NodePorts": (BY_GENERATION, sig_host_ports),
+    "NodeResourcesFit": (BY_GENERATION, sig_requests),
+}
+SCORES: dict[str, tuple[str, Callable]] = {
+    "TaintToleration": (STATIC, sig_tolerations),
+    "NodeAffinity": (STATIC, sig_preferred_node_affinity),
+    "ImageLocality": (STATIC, sig_images),
+    "NodeResourcesFit": (BY_GENERATION, sig_requests),
+    "NodeResourcesBalancedAllocation": (BY_GENERATION, sig_requests),
+}
+# the in-tree modules these entries describe (a plugin registered under the same name from
+# elsewhere is not cached)
+_IN_TREE_PREFIX = "kschedcli.plugins."
+
+
+class EquivalenceCache:
+    """Per profile: (extension point, plugin, class key) -> {node name: (generation, result)}."""
+
+    def __init__(self, max_classes: int = 256):
+        self.max_classes = max_classes
+        self._tables: dict[tuple, dict] = {}
+        self.enabled = True
+
+    def clear(self) -> None:
+        self._tables.clear()
+
+    def _table(self, key: tuple) -> dict:
+        t = self._tables.pop(key, None)
+        if t is None:
+            t = {}
+            if len(self._tables) >= self.max_classes:
+                self._tables.pop(next(iter(self._tables)))
+        self._tables[key] = t     # most recently used last
+        return t
+
+    def view(self, point: str, plugins, pod) -> list[tuple[Any, str, dict | None, bool]]:
+        """For each plugin: (plugin, name, its table for this pod's class or None, static)."""
+        spec = FILTERS if point == "filter" else SCORES
+        out = []
+        for pl in plugins:
+            entry = spec.get(pl.name) if self.enabled else None
+            if entry is None or not type(pl).__module__.startswith(_IN_TREE_PREFIX):
+                out.append((pl, pl.name, None, False))
+                continue
+            validity, signature = entry
+            ck = f"ksched.class.{signature.__name__}"
+            sig = pod._cache.get(ck)
+            if sig is None:
+                try:
+                    sig = pod._cache[ck] = signature(pod)
+                except Exception:  # an odd pod: no sharing for it
+                    out.append((pl, pl.name, None, False))
+                    continue
+            out.append((pl, pl.name, self._table((point, pl.name, sig)), validity == STATIC))
+        return out
