@@ -254,6 +254,11 @@ class DefaultPreemption(Plugin):
         return n
 
     # -- PostFilter
+    def pre_enqueue(self, pod):
+        # v1.34 registers DefaultPreemption at PreEnqueue to hold pods whose async preemption is
+        # still evicting victims; ksched evicts nothing, so no pod is ever held.
+        return None
+
     def post_filter(self, state, pod, node_statuses):
         now_ns = time.time_ns()
         detail = PreemptionResult(nominated_node=None, victims=[], equally_good=[], message="")
