@@ -188,7 +188,8 @@ def main() -> None:
     ap.add_argument("--pods", type=int, default=150000)
     ap.add_argument("--pending", type=int, default=1000)
     ap.add_argument("--runs", type=int, default=5, help="runs of each cycle (default 5)")
-    ap.add_argument("--load-runs", type=int, default=3, help="runs of each load (default 3)")
+    ap.add_argument("--load-runs", type=int, default=3, help="runs of the cluster.json load (default 3)")
+    ap.add_argument("--yaml-runs", type=int, default=3, help="runs of the cluster.yaml load (default 3)")
     ap.add_argument("--seq-runs", type=int, default=3, help="runs of the sequence (default 3)")
     ap.add_argument("--seq-limit", type=int, default=1000, help="pods of the sequence (default all 1,000)")
     ap.add_argument("--no-yaml", action="store_true", help="skip the cluster.yaml load")
@@ -207,7 +208,7 @@ def main() -> None:
         return
 
     if a.quick:
-        a.runs, a.load_runs, a.seq_runs, a.no_yaml = 1, 1, 1, True
+        a.runs, a.load_runs, a.yaml_runs, a.seq_runs, a.no_yaml = 1, 1, 1, 1, True
     data = a.data
     if a.generate:
         gen = next((g for g in GENBIG_CANDIDATES if os.path.exists(g)), None)
@@ -243,8 +244,9 @@ def main() -> None:
     loads = [("load_json", "cluster.json")] + ([] if a.no_yaml else [("load_yaml", "cluster.yaml")])
     for key, fname in loads:
         runs = []
-        for i in range(a.load_runs):
-            progress(f"loading {fname} ({i + 1}/{a.load_runs})")
+        n_runs = a.load_runs if key == "load_json" else a.yaml_runs
+        for i in range(n_runs):
+            progress(f"loading {fname} ({i + 1}/{n_runs})")
             runs.append(run_child(["load", os.path.join(data, fname)]))
         raw[key] = runs
         secs = [r["seconds"] for r in runs]

@@ -149,7 +149,11 @@ def explain(
     allow_preemption: bool = AllowPreemptionOpt,
     no_color: bool = ColorOpt,
 ) -> None:
-    """Explain, node by node and plugin by plugin, what kube-scheduler would do with one pod."""
+    """Explain, node by node and plugin by plugin, what kube-scheduler would do with one pod.
+
+    Exit status: 0 schedulable, 1 not (needing preemption counts as not, unless
+    --allow-preemption), 2 bad input or usage.
+    """
     session, result = _run_one(pod, cluster, config, profile, node, seed)
     if output == Output.table:
         from .render.terminal import render_explain
@@ -174,7 +178,11 @@ def schedule(
     allow_preemption: bool = AllowPreemptionOpt,
     no_color: bool = ColorOpt,
 ) -> None:
-    """Schedule several pods in turn, binding each to its node before the next."""
+    """Schedule several pods in turn, binding each to its node before the next.
+
+    Exit status: 0 schedulable, 1 not (needing preemption counts as not, unless
+    --allow-preemption), 2 bad input or usage.
+    """
     from .render.analysis import annotate
     from .scheduler import queue_sort
     try:
@@ -221,7 +229,11 @@ def preempt(
     allow_preemption: bool = AllowPreemptionOpt,
     no_color: bool = ColorOpt,
 ) -> None:
-    """What would preemption evict for this pod, on which node, and why that node and not the others?"""
+    """What would preemption evict for this pod, on which node, and why that node and not the others?
+
+    Exit status: 0 schedulable, 1 not (needing preemption counts as not, unless
+    --allow-preemption), 2 bad input or usage.
+    """
     session, result = _run_one(pod, cluster, config, profile, None, None)
     if output == Output.table:
         from .render.terminal import render_preempt

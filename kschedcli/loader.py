@@ -212,6 +212,20 @@ _PLAIN_BAD_START = frozenset("[]{}#&*!|>'\"%@`,")
 _NOT_PLAIN_STREAM = re.compile(
     "^%|^\\.\\.\\.(?:[ \\t\\n]|$)|[^\\t\\n\\x20-\\x7e\\x85\\xa0-\\ud7ff\\ue000-\\ufffd\\U00010000-\\U0010ffff]", re.M)
 _DOC_MARK = re.compile(r"^---(?=[ \t\n]|$)", re.M)
+_ASCII_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+
+
+def _plain_stream(text: str) -> bool:
+    """Whether the line reader may take this stream (see _NOT_PLAIN_STREAM)."""
+    if "\r" in text or text.startswith("\ufeff"):
+        return False
+    if text.isascii():
+        if _ASCII_CONTROL.search(text):
+            return False
+        if text.startswith(("%", "...")) or "\n%" in text or "\n..." in text:
+            return not _NOT_PLAIN_STREAM.search(text)
+        return True
+    return not _NOT_PLAIN_STREAM.search(text)
 
 
 def _plain(text: str, ctor):
@@ -404,8 +418,7 @@ def _yaml_docs(text: str, task=None, scale: float = 1.0) -> Iterator[Any]:
     if _CParser is None:  # pragma: no cover
         yield from yaml.load_all(text, Loader=_Loader)
         return
-    if (_FAST_RESOLVE and "\r" not in text and not text.startswith("\ufeff")
-            and not _NOT_PLAIN_STREAM.search(text)):
+    if _FAST_RESOLVE and _plain_stream(text):
         yield from _yaml_docs_by_lines(text, task, scale)
         return
     yield from _yaml_docs_libyaml(text, task, scale)
@@ -513,6 +526,10 @@ def _parse_yaml_piece(path: str, start: int, end: int, transform: Transform | No
             return [_transform_doc(d, transform) for d in _yaml_docs(text)]
         except (UnicodeDecodeError, yaml.YAMLError):
             return None
+        finally:
+            # the scalars shared within a piece would otherwise pin this worker's memory
+            _SCALARS.clear()
+            _KEYS.clear()
 
 
 def _transform_doc(doc, transform: Transform | None):
@@ -797,19 +814,21 @@ def load_documents(path: str, transform: Transform | None = None) -> list:
             finally:
                 if f is not None:
                     f.close()
-        if data is None:
-            data = read_bytes(path)
         if head[:1] in (b"{", b"["):
+            if data is None:
+                data = read_bytes(path)
             text = _decode_utf8(data, path)
             try:
                 return [_transform_doc(json.loads(text), transform)]
             except json.JSONDecodeError:
                 pass  # YAML is a superset of JSON; let the YAML parser report where it breaks
         else:
-            if path != "-":
+            if data is None:
+                # workers read their pieces from the file: nothing large exists here when they fork
                 docs = _yaml_parallel(path, size, transform, task)
                 if docs is not None:
                     return [d for d in docs if d is not None]
+                data = read_bytes(path)
             text = _decode_utf8(data, path)
         del data
         try:

@@ -184,19 +184,24 @@ class Snapshot:
         self._build_image_states()
 
     def _build_image_states(self) -> None:
+        # kube-scheduler's cache keeps one ImageStateSummary per image name (backend/cache/cache.go,
+        # addNodeImageStates): its Size is the sizeBytes of the first node added that lists the name,
+        # shared by every node holding it.
         counts: dict[str, int] = defaultdict(int)
+        sizes: dict[str, int] = {}
         for ni in self.node_infos:
             seen = set()
-            for names, _size in ni.node.images:
+            for names, size in ni.node.images:
                 for name in names:
+                    sizes.setdefault(name, size)
                     if name not in seen:
                         seen.add(name)
                         counts[name] += 1
         for ni in self.node_infos:
             states: dict[str, tuple[int, int]] = {}
-            for names, size in ni.node.images:
+            for names, _size in ni.node.images:
                 for name in names:
-                    states[name] = (size, counts[name])
+                    states[name] = (sizes[name], counts[name])
             ni.image_states = states
 
     def get(self, name: str) -> NodeInfo | None:

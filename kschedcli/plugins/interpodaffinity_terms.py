@@ -1,15 +1,16 @@
 """Inter-pod affinity terms as the scheduler holds them (framework.AffinityTerm / PodInfo's term lists).
 
-A pod's terms are parsed once and cached on the pod. `matchLabelKeys` / `mismatchLabelKeys` are folded
-into the label selector the way the API server does when it admits the pod (a `key In (value)` /
-`key NotIn (value)` requirement per key the pod carries); a term without a labelSelector is left alone.
+A pod's terms are parsed once and cached on the pod. `matchLabelKeys` / `mismatchLabelKeys` are not read:
+kube-scheduler v1.34.1 never looks at them (framework/types.go builds AffinityTerms from labelSelector,
+namespaces and namespaceSelector only); the API server folds them into labelSelector when it creates the
+pod, so objects read back from a cluster already carry those requirements.
 """
 from __future__ import annotations
 
 from typing import Mapping
 
 from ..errors import FieldError
-from ..labels import NOTHING, LabelSelector, Requirement, parse_label_selector
+from ..labels import NOTHING, LabelSelector, parse_label_selector
 
 _CACHE_KEY = "InterPodAffinity.terms"
 _EMPTY: Mapping[str, str] = {}
@@ -147,16 +148,6 @@ def _new_term(pod, raw, field: str, weight: int) -> AffinityTerm:
         raise FieldError(field, "must be an object")
     raw_sel = raw.get("labelSelector")
     selector = parse_label_selector(raw_sel, f"{field}.labelSelector")
-    if raw_sel is not None:
-        extra = []
-        for key, op in ((k, "In") for k in raw.get("matchLabelKeys") or ()):
-            if key in pod.labels:
-                extra.append(Requirement(key, op, frozenset((pod.labels[key],))))
-        for key in raw.get("mismatchLabelKeys") or ():
-            if key in pod.labels:
-                extra.append(Requirement(key, "NotIn", frozenset((pod.labels[key],))))
-        if extra:
-            selector = LabelSelector(selector.requirements + tuple(extra))
     raw_ns = raw.get("namespaces") or []
     if not isinstance(raw_ns, list):
         raise FieldError(f"{field}.namespaces", "must be a list")
@@ -203,8 +194,7 @@ def pod_terms(pod) -> PodTerms:
 
     Like PodInfo.Update, a list whose selectors fail to parse is left empty and the error is kept
     (`PodTerms.error`, the text PreFilter reports for an incoming pod). Replicas share one parse:
-    the terms depend only on the affinity sections, the namespace and (with matchLabelKeys /
-    mismatchLabelKeys) the pod's labels."""
+    the terms depend only on the affinity sections and the namespace."""
     cached = pod._cache.get(_CACHE_KEY)
     if cached is not None:
         return cached
@@ -212,7 +202,7 @@ def pod_terms(pod) -> PodTerms:
         pod._cache[_CACHE_KEY] = NO_TERMS
         return NO_TERMS
     spec = repr((pod.pod_affinity, pod.pod_anti_affinity))
-    key = (pod.namespace, spec, repr(sorted(pod.labels.items())) if "LabelKeys" in spec else None)
+    key = (pod.namespace, spec)
     terms = _MEMO.get(key)
     if terms is None:
         terms = _parse_terms(pod)

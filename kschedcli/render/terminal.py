@@ -599,14 +599,14 @@ def spread_section(result, *, node: str | None = None) -> list[Any]:
             t = Text("    critical paths (global minimum, second minimum): ", style="muted")
             t.append(", ".join(f"{p.get('domain')} ({p.get('matchNum')})" for p in crit) or "none")
             t.append(f"   minMatch {c.get('minMatch')}", style="")
+            out.append(t)
             if c.get("minDomains", 1) > 1 or c.get("minDomainsApplies"):
                 if c.get("minDomainsApplies"):
-                    t.append(f"   {c.get('eligibleDomains')} eligible domains < minDomains {c.get('minDomains')}: "
-                             "the global minimum counts as 0", style="warn")
+                    out.append(Text(f"    minDomains {c.get('minDomains')} but only {c.get('eligibleDomains')} eligible "
+                                    "domains: the global minimum counts as 0", style="warn"))
                 else:
-                    t.append(f"   minDomains {c.get('minDomains')}: {c.get('eligibleDomains')} eligible domains, "
-                             "no effect", style="muted")
-            out.append(t)
+                    out.append(Text(f"    minDomains {c.get('minDomains')}: {c.get('eligibleDomains')} eligible domains, "
+                                    "no effect", style="muted"))
             # per domain: the nodes asked about there, and matchNum + selfMatch - minMatch against maxSkew
             by_domain: dict[str, dict] = {}
             missing: list[str] = []

@@ -100,13 +100,13 @@ class NodeResourcesFit(Plugin):
         return fits_request(pod.requests, node_info, self.ignored, self.ignored_groups)
 
     def pre_score(self, state, pod, nodes):
-        state.write(_PRESCORE_KEY, pod_request_list(pod, self.resources, use_requested=False))
+        state.write(_PRESCORE_KEY, pod_request_list(pod, self.resources, use_requested=False, pod_level=False))
         return None
 
     def score(self, state, pod, node_info):
         reqs = state.get(_PRESCORE_KEY)
         if reqs is None:
-            reqs = pod_request_list(pod, self.resources, use_requested=False)
+            reqs = pod_request_list(pod, self.resources, use_requested=False, pod_level=False)
         requested, allocatable = resource_vectors(node_info, self.resources, reqs, use_requested=False)
         return self.scorer(requested, allocatable), None
 

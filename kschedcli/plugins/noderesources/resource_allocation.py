@@ -11,18 +11,24 @@ MAX_UTILIZATION = 100
 MAX_CUSTOM_PRIORITY_SCORE = 10
 
 
-def pod_request_list(pod, resources: list[dict], use_requested: bool) -> list[int]:
+def pod_request_list(pod, resources: list[dict], use_requested: bool, pod_level: bool = True) -> list[int]:
     """The pod's request per configured resource; scoring without useRequested counts defaults
-    (100m cpu, 200Mi memory) for containers that request neither."""
-    key = ("score-requests", use_requested)
+    (100m cpu, 200Mi memory) for containers that request neither.
+
+    pod_level=False skips spec.resources (pod-level requests): kube-scheduler v1.34.1 builds
+    NodeResourcesFit's scorer (noderesources/fit.go, nodeResourceStrategyTypeMap) without its
+    enablePodLevelResources flag, so Fit's Score aggregates container requests only, while
+    BalancedAllocation's scorer has the flag set."""
+    key = ("score-requests", use_requested, pod_level)
     reqs = pod._cache.get(key)
     if reqs is None:
         non_missing = None if use_requested else {"cpu": DEFAULT_MILLI_CPU_REQUEST * 10**6,
                                                  "memory": DEFAULT_MEMORY_REQUEST * 10**9}
-        if pod.pod_level_requests and non_missing:
-            non_missing = {k: v for k, v in non_missing.items() if k not in pod.pod_level_requests}
+        plr = pod.pod_level_requests if pod_level else {}
+        if plr and non_missing:
+            non_missing = {k: v for k, v in non_missing.items() if k not in plr}
         reqs = aggregate_requests(pod.containers, pod.init_containers, non_missing)
-        reqs.update(pod.pod_level_requests)
+        reqs.update(plr)
         for k, v in pod.overhead.items():
             reqs[k] = reqs.get(k, 0) + v
         pod._cache[key] = reqs
