@@ -21,6 +21,10 @@ BUILTIN_PRIORITY_CLASSES = {
     "system-cluster-critical": (2000000000, None),
     "system-node-critical": (2000001000, None),
 }
+NAMESPACED_KINDS = {
+    "PersistentVolumeClaim", "PodDisruptionBudget", "Service", "ReplicaSet", "StatefulSet",
+    "ReplicationController", "ResourceClaim", "CSIStorageCapacity",
+}
 BUILTIN_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 
 
@@ -172,8 +176,8 @@ def _load_cluster(paths: Iterable[str]) -> Cluster:
                 raw_pods.append((obj, path, where))
             elif kind in OTHER_KINDS:
                 ns, name = meta_of(obj)
-                if kind == "PersistentVolumeClaim" and not ns:
-                    ns = "default"
+                if not ns and kind in NAMESPACED_KINDS:
+                    ns = "default"   # as the API server stores an object created without a namespace
                 cluster.objects[kind][(ns, name)] = obj
             else:
                 cluster.ignored[kind] += 1

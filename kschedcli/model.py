@@ -4,6 +4,7 @@ Each view keeps the source dict (`raw`) untouched; the fields the scheduler need
 """
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
 
 from . import quantity
@@ -24,26 +25,21 @@ DEFAULT_TOLERATIONS = (
 _NATIVE = {"cpu", "memory", "ephemeral-storage", "pods", "storage"}
 
 
+@lru_cache(maxsize=4096)
 def is_extended_resource(name: str) -> bool:
-    """v1helper.IsExtendedResourceName: fully qualified, outside kubernetes.io, not requests.*."""
-    if name.startswith("requests."):
+    """v1helper.IsExtendedResourceName: not native (no '/', or containing 'kubernetes.io/'),
+    not requests.*, and 'requests.' + name a valid qualified name."""
+    if "/" not in name or "kubernetes.io/" in name or name.startswith("requests."):
         return False
-    if "/" not in name:
-        return False
-    prefix = name.split("/", 1)[0]
-    return not (prefix == "kubernetes.io" or prefix.endswith(".kubernetes.io"))
+    from .labels import qualified_name_errors
+    return not qualified_name_errors("requests." + name)
 
 
 def is_scalar_resource(name: str) -> bool:
     """schedutil.IsScalarResourceName: extended, hugepages, prefixed native, attachable volumes."""
     if name.startswith("hugepages-") or name.startswith("attachable-volumes-"):
         return True
-    if is_extended_resource(name):
-        return True
-    if "/" in name:
-        prefix = name.split("/", 1)[0]
-        return prefix == "kubernetes.io" or prefix.endswith(".kubernetes.io")
-    return False
+    return "kubernetes.io/" in name or is_extended_resource(name)
 
 
 class Resource:
@@ -367,10 +363,20 @@ class Pod:
         self.overhead = parse_resource_list(spec.get("overhead"), "spec.overhead")
         pod_res = _obj(spec.get("resources"), "spec.resources")
         plr = parse_resource_list(pod_res.get("requests"), "spec.resources.requests")
-        for k, v in parse_resource_list(pod_res.get("limits"), "spec.resources.limits").items():
-            if _pod_level_supported(k):
-                plr.setdefault(k, v)
+        pod_limits = parse_resource_list(pod_res.get("limits"), "spec.resources.limits")
+        if pod_limits:
+            # defaultPodRequests: with pod-level limits, a missing pod-level cpu/memory request is
+            # the containers' aggregate request, else the pod-level limit
+            aggregate = aggregate_requests(self.containers, self.init_containers)
+            for k in ("cpu", "memory"):
+                if k not in plr and k in aggregate:
+                    plr[k] = aggregate[k]
+            for k, v in pod_limits.items():
+                if _pod_level_supported(k):
+                    plr.setdefault(k, v)
         self.pod_level_requests = {k: v for k, v in plr.items() if _pod_level_supported(k)}
+        if self.node_name and (status.get("containerStatuses") or status.get("initContainerStatuses")):
+            self._apply_status_resources(status)
         self._compute_requests()
 
         ports = []
@@ -422,6 +428,30 @@ class Pod:
             _validate_pod_selectors(self)
 
     # -- resources -------------------------------------------------------
+    def _apply_status_resources(self, status: dict) -> None:
+        """InPlacePodVerticalScaling (on in v1.34): a running container's effective request is the
+        max of its spec, its status resources and its allocated resources (status and allocated
+        only, when the resize is infeasible). Applies to regular and restartable init containers."""
+        statuses = {}
+        for key in ("containerStatuses", "initContainerStatuses"):
+            for cs in status.get(key) or []:
+                if isinstance(cs, dict) and cs.get("name"):
+                    statuses[cs["name"]] = cs
+        if not statuses:
+            return
+        infeasible = any(isinstance(c, dict) and c.get("type") == "PodResizePending" and c.get("reason") == "Infeasible"
+                         for c in status.get("conditions") or [])
+        for c in self.containers + [c for c in self.init_containers if c.restartable]:
+            cs = statuses.get(c.name)
+            if cs is None or cs.get("resources") is None:
+                continue
+            current = parse_resource_list((cs.get("resources") or {}).get("requests"), f"status.containerStatuses[{c.name}].resources.requests")
+            allocated = parse_resource_list(cs.get("allocatedResources"), f"status.containerStatuses[{c.name}].allocatedResources")
+            merged = {} if infeasible else dict(c.requests)
+            _max_into(merged, current)
+            _max_into(merged, allocated)
+            c.requests = merged
+
     def _compute_requests(self) -> None:
         reqs = aggregate_requests(self.containers, self.init_containers)
         plr = self.pod_level_requests
