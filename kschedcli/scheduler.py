@@ -68,6 +68,9 @@ class Scheduler:
                           score_plugins=[p.name for p in fw.score_plugins])
         nodes = self.snapshot.list()
         num_nodes = len(nodes)
+        if not nodes:
+            res.error = res.message = "no nodes available to schedule pods"
+            return res
 
         gate = fw.run_pre_enqueue(pod)
         if gate is not None:
@@ -145,7 +148,8 @@ class Scheduler:
             res.selected_node = feasible[0].node.name
             self._collect_details(fw, state, pod, res)
             return res
-        st = fw.run_pre_score(state, pod, feasible)
+        # kube-scheduler runs no PreScore at all for a profile without Score plugins
+        st = fw.run_pre_score(state, pod, feasible) if fw.score_plugins else None
         try:
             if st is not None:
                 raise PluginError(st.plugin, st.message())

@@ -245,7 +245,7 @@ class Framework:
                 for ni in nodes:
                     s, st = score(state, pod, ni)
                     if st is not None and not st.is_success():
-                        raise PluginError(pl.name, st.message())
+                        raise PluginError(pl.name, f'running Score plugins: plugin "{pl.name}" failed with: {st.message()}')
                     raw[ni.node.name] = s
             else:
                 get = cache.get
@@ -257,19 +257,20 @@ class Framework:
                         continue
                     s, st = score(state, pod, ni)
                     if st is not None and not st.is_success():
-                        raise PluginError(pl.name, st.message())
+                        raise PluginError(pl.name, f'running Score plugins: plugin "{pl.name}" failed with: {st.message()}')
                     raw[name] = s
                     cache[name] = (ni.generation, s)
             normalized = dict(raw)
             if hasattr(pl, "normalize_score"):
                 st = pl.normalize_score(state, pod, normalized)
                 if st is not None and not st.is_success():
-                    raise PluginError(pl.name, st.message())
+                    raise PluginError(pl.name, f'running Normalize on Score plugins: plugin "{pl.name}" failed with: {st.message()}')
             w = self.weights.get(pl.name, 1)
             col = {}
             for name, s in normalized.items():
                 if s > MAX_NODE_SCORE or s < 0:
-                    raise PluginError(pl.name, f"plugin {pl.name!r} returns an invalid score {s}, it should in the range of [0, {MAX_NODE_SCORE}] after normalizing")
+                    raise PluginError(pl.name, f'applying score defaultWeights on Score plugins: plugin "{pl.name}" '
+                                              f"returns an invalid score {s}, it should in the range of [0, {MAX_NODE_SCORE}] after normalizing")
                 col[name] = (raw[name], s, w, s * w)
             table[pl.name] = col
         return table
