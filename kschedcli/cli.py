@@ -200,14 +200,7 @@ def schedule(
         _fail(e)
     if order == Order.priority:
         pod_list = queue_sort(pod_list)
-    results = []
-    sched = session.scheduler
-    for p in pod_list:  # Scheduler.run_sequence, with each result explained before the next bind
-        r = sched.schedule(p, seed)
-        annotate(r, session)
-        results.append(r)
-        if r.schedulable and r.selected_node:
-            sched.bind(p, r.selected_node)
+    results = session.scheduler.run_sequence(pod_list, seed, on_result=lambda r: annotate(r, session))
     if output == Output.table:
         from .render.terminal import render_schedule
         render_schedule(results, session, no_color=no_color)

@@ -205,16 +205,16 @@ class Scheduler:
     def run_sequence(self, pods: list[Pod], seed: int | None = None, *,
                      on_result=None, keep: bool = True) -> list[CycleResult]:
         """Schedule the pods in turn, binding each before the next. `on_result(result)` sees each
-        result as it is decided; keep=False returns none of them (a long sequence on a large
+        result as it is decided, before its bind; keep=False returns none of them (a long sequence on a large
         cluster holds every node's verdict of every cycle otherwise)."""
         out = []
         with progress.task("Scheduling", total=len(pods), unit="pods") as task:
             for i, pod in enumerate(pods):
                 r = self.schedule(pod, seed)
+                if on_result is not None:
+                    on_result(r)   # before the bind, so it still sees the cluster the pod saw
                 if r.schedulable and r.selected_node:
                     self.bind(pod, r.selected_node)
-                if on_result is not None:
-                    on_result(r)
                 if keep:
                     out.append(r)
                 task.update(i + 1)
