@@ -110,9 +110,36 @@ def _use_profile(pod, profile: Optional[str], session) -> None:
     pod.scheduler_name = profile
 
 
+_VERBOSE = {"on": False}
+
+
+@app.callback()
+def _global_options(
+    verbose: bool = typer.Option(False, "--verbose", "-v",
+                                 help="Say on stderr what was read from the snapshot and what was ignored."),
+) -> None:
+    _VERBOSE["on"] = verbose
+
+
 def _open(cluster: List[str], config: Optional[str]):
     from .engine import open_session
-    return open_session(list(cluster), config)
+    session = open_session(list(cluster), config)
+    if _VERBOSE["on"]:
+        _report_load(session)
+    return session
+
+
+def _report_load(session) -> None:
+    """The load summary of --verbose: counts of what the scheduler sees and of what it does not."""
+    c = session.cluster
+    seen = [f"{len(c.nodes)} nodes", f"{len(c.pods)} bound pods"]
+    seen += [f"{len(objs)} {kind}" for kind, objs in sorted(c.objects.items()) if objs]
+    typer.echo(f"ksched: read {', '.join(seen)}", err=True)
+    for what, n in sorted(c.skipped.items()):
+        typer.echo(f"ksched: skipped {n} {what}", err=True)
+    if c.ignored:
+        kinds = ", ".join(f"{k} ×{n}" for k, n in sorted(c.ignored.items()))
+        typer.echo(f"ksched: ignored kinds the scheduler does not read: {kinds}", err=True)
 
 
 def _run_one(pod: str, cluster: List[str], config: Optional[str], profile: Optional[str], node: Optional[str],

@@ -377,3 +377,16 @@ def test_usage_errors_exit_2():
     assert run("explain", pod("web")).exit_code == 2              # no --cluster
     assert run("explain", pod("web"), "-c", SMALL, "-o", "xml").exit_code == 2
     assert run("nonsense").exit_code == 2
+
+
+def test_verbose_counts_ignored_kinds(tmp_path):
+    from typer.testing import CliRunner
+    from kschedcli.cli import app
+    extra = tmp_path / "extra.yaml"
+    extra.write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n---\n"
+                     "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: b}\n")
+    r = CliRunner().invoke(app, ["-v", "explain", "fixtures/pods/web.yaml", "-c", "fixtures/small-cluster.yaml",
+                                 "-c", str(extra), "-o", "json"])
+    assert r.exit_code == 0
+    assert "ignored kinds the scheduler does not read: ConfigMap ×2" in r.stderr
+    assert "3 nodes, 4 bound pods" in r.stderr
