@@ -235,7 +235,8 @@ def main() -> None:
 
     raw: dict = {"machine": m}
     rows: list[tuple[str, str, str, str]] = []
-    rss_all: list[int] = []
+    rss_all: list[int] = []        # largest single process
+    rss_sum: list[int] = []        # a load and its worker processes together
 
     def progress(msg: str) -> None:
         sys.stderr.write(f"bench: {msg}\n")
@@ -250,7 +251,10 @@ def main() -> None:
             runs.append(run_child(["load", os.path.join(data, fname)]))
         raw[key] = runs
         secs = [r["seconds"] for r in runs]
-        rss_all += [r["rss"] + r["workers_rss"] for r in runs]
+        rss_all += [max(r["rss"], r["workers_rss"]) for r in runs]
+        # the parent plus every worker at its own peak (an upper bound: one worker per core)
+        rss_sum += [r["rss"] + min(m["cores"] or 1, 8) * r["workers_rss"] if r["workers_rss"] else r["rss"]
+                    for r in runs]
         extra = (f"cpu {statistics.median([r['cpu'] for r in runs]):.1f} s"
                  + (f" + workers {statistics.median([r['workers_cpu'] for r in runs]):.1f} s"
                     if any(r["workers_cpu"] for r in runs) else "")
@@ -279,7 +283,10 @@ def main() -> None:
                  f"{mr:.1f} pods/s ({lo:.1f}-{hi:.1f})  [{seq[0]['scheduled']} scheduled]" if len(rates) > 1
                  else f"{mr:.1f} pods/s  [{seq[0]['scheduled']} scheduled]",
                  REFERENCE["sequence"], TARGETS["sequence"]))
-    rows.append(("peak memory (RSS, largest process of any run)", gib(max(rss_all)), REFERENCE["rss"], TARGETS["rss"]))
+    together = (f"; a load with its workers at most {gib(max(rss_sum))}"
+                if max(rss_sum) > max(rss_all) else "")
+    rows.append(("peak memory (RSS)", f"{gib(max(rss_all))} largest process{together}",
+                 REFERENCE["rss"], TARGETS["rss"]))
 
     w0 = max(len(r[0]) for r in rows)
     w1 = max(len(r[1]) for r in rows)

@@ -351,59 +351,59 @@ def _block_document(lines: list[str], ctor):
     toks = _tokens(lines, ctor)
     if not toks:
         return None
-    n = len(toks)
-
-    def node(i: int, indent: int):
-        if toks[i][1]:
-            return seq(i, indent)
-        return mapping(i, indent)
-
-    def mapping(i: int, indent: int):
-        d = {}
-        while i < n:
-            ind, item, key, vt = toks[i]
-            if ind != indent or item:
-                break
-            i += 1
-            if vt is None:
-                if i < n and (toks[i][0] > indent or (toks[i][0] == indent and toks[i][1])):
-                    d[key], i = node(i, toks[i][0])
-                else:
-                    d[key] = None
-            else:
-                d[key] = _scalar(vt, ctor)
-                if i < n and toks[i][0] > indent:
-                    raise _Fallback  # a multi-line scalar
-        if i < n and toks[i][0] > indent:
-            raise _Fallback
-        return d, i
-
-    def seq(i: int, indent: int):
-        lst = []
-        while i < n:
-            ind, item, _, vt = toks[i]
-            if ind != indent or not item:
-                break
-            i += 1
-            if vt is not None:
-                lst.append(_scalar(vt, ctor))
-                if i < n and toks[i][0] > indent:
-                    raise _Fallback
-            else:
-                if not (i < n and toks[i][0] > indent and not toks[i][1]):
-                    raise _Fallback
-                v, i = mapping(i, toks[i][0])
-                lst.append(v)
-        if i < n and toks[i][0] > indent:
-            raise _Fallback
-        return lst, i
-
     if toks[0][0] != 0:
         raise _Fallback
-    value, end = node(0, 0)
-    if end != n:
+    value, end = (_block_seq if toks[0][1] else _block_map)(toks, 0, 0, ctor)
+    if end != len(toks):
         raise _Fallback
     return value
+
+
+# (module-level functions, not closures: nested functions calling each other would form
+# reference cycles that hold every document's tokens while the collector is paused)
+
+def _block_map(toks: list, i: int, indent: int, ctor):
+    d = {}
+    n = len(toks)
+    while i < n:
+        ind, item, key, vt = toks[i]
+        if ind != indent or item:
+            break
+        i += 1
+        if vt is None:
+            if i < n and (toks[i][0] > indent or (toks[i][0] == indent and toks[i][1])):
+                d[key], i = (_block_seq if toks[i][1] else _block_map)(toks, i, toks[i][0], ctor)
+            else:
+                d[key] = None
+        else:
+            d[key] = _scalar(vt, ctor)
+            if i < n and toks[i][0] > indent:
+                raise _Fallback  # a multi-line scalar
+    if i < n and toks[i][0] > indent:
+        raise _Fallback
+    return d, i
+
+
+def _block_seq(toks: list, i: int, indent: int, ctor):
+    lst = []
+    n = len(toks)
+    while i < n:
+        ind, item, _, vt = toks[i]
+        if ind != indent or not item:
+            break
+        i += 1
+        if vt is not None:
+            lst.append(_scalar(vt, ctor))
+            if i < n and toks[i][0] > indent:
+                raise _Fallback
+        else:
+            if not (i < n and toks[i][0] > indent and not toks[i][1]):
+                raise _Fallback
+            v, i = _block_map(toks, i, toks[i][0], ctor)
+            lst.append(v)
+    if i < n and toks[i][0] > indent:
+        raise _Fallback
+    return lst, i
 
 
 def _yaml_error(e: yaml.YAMLError, source: str) -> InputError:
