@@ -168,3 +168,20 @@ def test_a_ci_gate_reads_the_json():
     lines = p.stdout.splitlines()
     assert lines[0] == "payments/payments-worker-7f6d5c4b3-9xk2p preemption general-c-02"
     assert lines[1].startswith("batch/reporting-28391745-x7k2q unschedulable 0/20 nodes are available:")
+
+
+def test_schedule_json_streams_the_same_bytes_as_the_whole_document():
+    """schedule -o json is written result by result; it must equal dumping run_doc at once."""
+    import json as _json
+    from typer.testing import CliRunner
+    from kschedcli.cli import app
+    from kschedcli.cluster import load_pending_pods
+    from kschedcli.engine import open_session
+    from kschedcli.render.analysis import annotate
+    from kschedcli.render.document import run_doc
+    args = ["schedule", "fixtures/pods/web.yaml", "-c", "fixtures/small-cluster.yaml", "--order", "file", "-o", "json"]
+    streamed = CliRunner().invoke(app, args).stdout
+    session = open_session(["fixtures/small-cluster.yaml"], None)
+    pods = load_pending_pods("fixtures/pods/web.yaml", session.cluster)
+    results = session.scheduler.run_sequence(pods, on_result=lambda r: annotate(r, session))
+    assert streamed == _json.dumps(run_doc(results), indent=2, ensure_ascii=False) + "\n"
