@@ -261,9 +261,21 @@ def _parse_node_requirement(e, f: str, is_field: bool, rel: str, errs: list) -> 
         return None
     if not valid_label_key(key):
         raise FieldError(f"{f}.key", f"invalid label key {key!r}")
+    def bad_values() -> bool:
+        # labels.NewRequirement validates every value as a label value (validateLabelValue); the API
+        # server does not, so such a requirement only fails kube-scheduler's parse (the term matches nothing)
+        n = len(errs)
+        for i, v in enumerate(values):
+            msgs = label_value_errors(v)
+            if msgs:
+                errs.append((f"{rel}.values[{i}]", f"Invalid value: {_go_json(v)}: {'; '.join(msgs)}"))
+        return len(errs) > n
+
     if op in ("In", "NotIn"):
         if not values:
             raise FieldError(f"{f}.values", "must be specified when `operator` is 'In' or 'NotIn'")
+        if bad_values():
+            return None
         return Requirement(key, op, frozenset(values))
     if op in ("Exists", "DoesNotExist"):
         if values:
@@ -276,6 +288,7 @@ def _parse_node_requirement(e, f: str, is_field: bool, rel: str, errs: list) -> 
         if v is None:  # labels.NewRequirement: strconv.ParseInt fails
             errs.append((f"{rel}.values[0]", f"Invalid value: {_go_json(values[0])}: "
                                             f"for 'Gt', 'Lt' operators, the value must be an integer"))
+        if bad_values() or v is None:
             return None
         return Requirement(key, op, (v,))
     raise FieldError(f"{f}.operator", f"{op!r} is not a valid node selector operator")

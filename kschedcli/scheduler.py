@@ -224,6 +224,10 @@ class Scheduler:
         """Forget the results shared between cycles (equivalence classes); for timing one cycle."""
         for fw in self.frameworks.values():
             fw.equivalence.clear()
+            for pl in fw.plugins.values():
+                hook = getattr(pl, "clear_caches", None)
+                if hook is not None:
+                    hook()   # a plugin's own memo kept between cycles
 
 
 def reservoir_pick(tied: list[str], seed: int) -> str:

@@ -62,3 +62,18 @@ def test_existing_pods_anti_affinity_match_label_keys_are_not_folded_in():
     s = scheduler([node("n1"), node("n2")], [existing])
     st = _filter(s, "InterPodAffinity", pod("new", labels={"app": "api", "pod-template-hash": "h2"}), "n1")
     assert st is not None and st.reasons == ["node(s) didn't satisfy existing pods anti-affinity rules"]
+
+
+def test_node_selector_value_that_is_no_label_value_makes_the_term_match_nothing():
+    # apimachinery labels.NewRequirement validates each value with validateLabelValue (after the Gt/Lt
+    # integer check); component-helpers nodeaffinity.NewLazyErrorNodeSelector keeps the parse error
+    # and the term never matches. "-2" is an integer but not a label value (must start alphanumeric).
+    from kschedcli.labels import parse_node_selector
+    for op, value in (("Gt", "-2"), ("In", "-1"), ("NotIn", "a b")):
+        sel = parse_node_selector({"nodeSelectorTerms": [{"matchExpressions": [
+            {"key": "cores", "operator": op, "values": [value]}]}]}, "f")
+        assert not sel.matches({"cores": "-1"}, "n1")
+        assert sel.terms[0].errors
+    ok = parse_node_selector({"nodeSelectorTerms": [{"matchExpressions": [
+        {"key": "cores", "operator": "Gt", "values": ["2"]}]}]}, "f")
+    assert ok.matches({"cores": "4"}, "n1") and not ok.terms[0].errors

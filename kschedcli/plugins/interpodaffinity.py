@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from ..framework.interface import MAX_NODE_SCORE, ClusterEvent, Plugin
 from ..framework.status import error, skip, unresolvable, unschedulable
-from .interpodaffinity_index import nodes_to_scan
+from .interpodaffinity_index import (KIND_NAMES, PREFERRED_AFFINITY, REQUIRED_AFFINITY,
+                                     REQUIRED_ANTI_AFFINITY, existing_terms_for, nodes_to_scan)
 from .interpodaffinity_terms import AffinityTerm, pod_terms
 
 PRE_FILTER_KEY = "PreFilterInterPodAffinity"
@@ -74,6 +75,38 @@ class _Sample:
         if self.more:
             d["morePods"] = self.more
         return d
+
+
+class _LazySample:
+    """A _Sample of the existing pods' matching terms, gathered only when explain() asks: `total`
+    entries match in all; `fill(sample)` adds them in node/pod/term order until the sample is full."""
+
+    __slots__ = ("_fill", "_total", "_done")
+
+    def __init__(self, total: int, fill):
+        self._total = total
+        self._fill = fill
+        self._done: _Sample | None = None
+
+    def _sample(self) -> _Sample:
+        if self._done is None:
+            smp = _Sample()
+            if self._total:
+                self._fill(smp)
+            smp.more = max(self._total - len(smp.items), 0)
+            self._done = smp
+        return self._done
+
+    @property
+    def items(self) -> list:
+        return self._sample().items
+
+    @property
+    def more(self) -> int:
+        return self._sample().more
+
+    def doc(self) -> dict:
+        return self._sample().doc()
 
 
 # ----------------------------------------------------------------------------- cycle states
@@ -168,11 +201,10 @@ class InterPodAffinity(Plugin):
         aff = tuple(t.with_namespaces_resolved(all_ns) for t in terms.required_affinity)
         anti = tuple(t.with_namespaces_resolved(all_ns) for t in terms.required_anti_affinity)
         s = PreFilterState(pod, aff, anti, self._namespace_labels(pod))
-        trace = {"affinity": [_Sample() for _ in aff], "anti": [_Sample() for _ in anti],
-                 "existing": _Sample()}
+        trace = {"affinity": [_Sample() for _ in aff], "anti": [_Sample() for _ in anti]}
         s.trace = trace
 
-        self._count_existing_anti_affinity(s, pod, trace["existing"])
+        trace["existing"] = self._count_existing_anti_affinity(s, pod)
         if aff or anti:
             self._count_incoming(s, nodes, trace)
 
@@ -181,19 +213,41 @@ class InterPodAffinity(Plugin):
         state.write(PRE_FILTER_KEY, s)
         return None, None
 
-    def _count_existing_anti_affinity(self, s: PreFilterState, pod, sample: _Sample) -> None:
+    def _count_existing_anti_affinity(self, s: PreFilterState, pod) -> _LazySample:
+        """Existing pods' required anti-affinity terms that match the incoming pod, per topology
+        pair; aggregated per distinct term (see ExistingTermsIndex)."""
         counts = s.existing_anti_counts
-        matches = _term_matcher(pod, s.ns_labels)
-        for ni in self.handle.snapshot.have_pods_with_required_anti_affinity():
-            labels = ni.node.labels
-            for ep in ni.pods_with_required_anti_affinity:
-                for i, t in enumerate(pod_terms(ep).required_anti_affinity):
-                    if matches(t):
-                        tv = labels.get(t.topology_key)
-                        if tv is not None:
-                            counts[(t.topology_key, tv)] = counts.get((t.topology_key, tv), 0) + 1
-                        sample.add(lambda: {"pod": ep.key, "node": ni.node.name, "term": i,
-                                            "topologyKey": t.topology_key, "domain": tv})
+        snapshot = self.handle.snapshot
+        idx = existing_terms_for(snapshot)
+        ns_labels = s.ns_labels
+        matched = set()
+        total = 0
+        for key, e in idx.entries.items():
+            if e.kind != REQUIRED_ANTI_AFFINITY or not e.term.matches(pod, ns_labels):
+                continue
+            matched.add(key)
+            tk = e.term.topology_key
+            for tv, n in e.counts.items():
+                total += n
+                if tv is not None:
+                    pair = (tk, tv)
+                    counts[pair] = counts.get(pair, 0) + n
+
+        def fill(sample: _Sample) -> None:
+            positions = sorted({i for key in matched for i in idx.entries[key].nodes})
+            nis = snapshot.node_infos
+            for pos in positions:
+                ni = nis[pos]
+                labels = ni.node.labels
+                for ep in ni.pods_with_required_anti_affinity:
+                    for i, t in enumerate(pod_terms(ep).required_anti_affinity):
+                        if (REQUIRED_ANTI_AFFINITY, id(t)) in matched:
+                            if len(sample.items) >= SAMPLE_LIMIT:
+                                return
+                            sample.items.append({"pod": ep.key, "node": ni.node.name, "term": i,
+                                                 "topologyKey": t.topology_key,
+                                                 "domain": labels.get(t.topology_key)})
+        return _LazySample(total, fill)
 
     def _count_incoming(self, s: PreFilterState, nodes, trace) -> None:
         """getIncomingAffinityAntiAffinityCounts: existing pods against the incoming pod's terms.
@@ -279,8 +333,7 @@ class InterPodAffinity(Plugin):
         pref_anti = tuple(t.with_namespaces_resolved(all_ns) for t in terms.preferred_anti_affinity)
         s = PreScoreState(pod, self._namespace_labels(pod))
         trace = {"preferredAffinity": [_Sample() for _ in pref_aff],
-                 "preferredAntiAffinity": [_Sample() for _ in pref_anti],
-                 "existing": _Sample()}
+                 "preferredAntiAffinity": [_Sample() for _ in pref_anti]}
         s.trace = trace
         score = s.topology_score
         ns_labels = s.ns_labels
@@ -309,28 +362,52 @@ class InterPodAffinity(Plugin):
                         if hits:
                             bump(key, tv, sign * t.weight * len(hits))
                             _sample_pods(samples[i], hits, ni, tv)
-        # the existing pods' required and preferred terms against the incoming pod
-        existing_sample = trace["existing"]
-        matches = _term_matcher(pod, ns_labels)
-        for ni in snapshot.have_pods_with_affinity():
-            labels = ni.node.labels
-            if not labels:
+        # the existing pods' required and preferred terms against the incoming pod, per distinct
+        # term (replicas share theirs): its carriers' count per topology value times its weight
+        idx = existing_terms_for(snapshot)
+        matched: dict = {}
+        total = 0
+        for key, e in idx.entries.items():
+            kind = e.kind
+            if kind == REQUIRED_ANTI_AFFINITY or (kind == REQUIRED_AFFINITY and hard <= 0):
                 continue
-            for ep in ni.pods_with_affinity:
-                et = pod_terms(ep)
-                for kind, lst in (("requiredAffinity", et.required_affinity if hard > 0 else ()),
-                                  ("preferredAffinity", et.preferred_affinity),
-                                  ("preferredAntiAffinity", et.preferred_anti_affinity)):
-                    for i, t in enumerate(lst):
-                        tv = labels.get(t.topology_key)
-                        if tv is None or not matches(t):
-                            continue
-                        w = hard if kind == "requiredAffinity" else (
-                            t.weight if kind == "preferredAffinity" else -t.weight)
-                        bump(t.topology_key, tv, w)
-                        existing_sample.add(lambda: {
-                            "pod": ep.key, "node": ni.node.name, "term": f"{kind}[{i}]",
-                            "topologyKey": t.topology_key, "domain": tv, "weight": w})
+            t = e.term
+            if not t.matches(pod, ns_labels):
+                continue
+            w = hard if kind == REQUIRED_AFFINITY else (t.weight if kind == PREFERRED_AFFINITY else -t.weight)
+            matched[key] = w
+            tk = t.topology_key
+            for tv, n in e.counts.items():
+                if tv is not None:
+                    bump(tk, tv, w * n)
+                    total += n
+
+        def fill(sample: _Sample) -> None:
+            positions = sorted({i for key in matched for i in idx.entries[key].nodes})
+            nis = snapshot.node_infos
+            for pos in positions:
+                ni = nis[pos]
+                labels = ni.node.labels
+                if not labels:
+                    continue
+                for ep in ni.pods_with_affinity:
+                    et = pod_terms(ep)
+                    for kind, lst in ((REQUIRED_AFFINITY, et.required_affinity),
+                                      (PREFERRED_AFFINITY, et.preferred_affinity),
+                                      (PREFERRED_ANTI_AFFINITY, et.preferred_anti_affinity)):
+                        for i, t in enumerate(lst):
+                            w = matched.get((kind, id(t)))
+                            if w is None:
+                                continue
+                            tv = labels.get(t.topology_key)
+                            if tv is None:
+                                continue
+                            if len(sample.items) >= SAMPLE_LIMIT:
+                                return
+                            sample.items.append({"pod": ep.key, "node": ni.node.name,
+                                                 "term": f"{KIND_NAMES[kind]}[{i}]",
+                                                 "topologyKey": t.topology_key, "domain": tv, "weight": w})
+        trace["existing"] = _LazySample(total, fill)
 
         if not score:
             return skip()

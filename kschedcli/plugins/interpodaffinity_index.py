@@ -109,3 +109,118 @@ def nodes_to_scan(snapshot, nodes, selectors) -> list:
     if allowed is None:
         return list(nodes)
     return [nodes[i] for i in sorted(allowed)]
+
+
+# ----------------------------------------------------------------------------- existing pods' terms
+
+# kinds of the existing pods' terms, as PodTerms lists them
+REQUIRED_AFFINITY, PREFERRED_AFFINITY, PREFERRED_ANTI_AFFINITY, REQUIRED_ANTI_AFFINITY = range(4)
+KIND_NAMES = ("requiredAffinity", "preferredAffinity", "preferredAntiAffinity", "requiredAntiAffinity")
+
+_TERM_INDEXES: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+class TermEntry:
+    """One distinct term object carried by existing pods (replicas share it, see pod_terms):
+    how many carriers per topology value of their nodes (None: the node lacks the key), and on
+    which node positions they are."""
+
+    __slots__ = ("term", "kind", "counts", "nodes")
+
+    def __init__(self, term, kind: int):
+        self.term = term
+        self.kind = kind
+        self.counts: dict = {}
+        self.nodes: dict[int, int] = {}
+
+
+class ExistingTermsIndex:
+    """The existing pods' (anti-)affinity terms aggregated per distinct term, so that PreScore and
+    PreFilter look at a few hundred terms instead of every pod with affinity. Follows the snapshot
+    node by node (NodeInfo identity and generation), like PodLabelIndex."""
+
+    __slots__ = ("snapshot", "node_infos", "objs", "gens", "contribs", "entries", "__weakref__")
+
+    def __init__(self, snapshot):
+        self.snapshot = snapshot
+        self.node_infos = None
+        self.objs: list = []
+        self.gens: list = []
+        self.contribs: list = []        # per position: {(kind, id(term)): (term, {tv: n})}
+        self.entries: dict = {}         # (kind, id(term)) -> TermEntry
+
+    def refresh(self) -> None:
+        nis = self.snapshot.node_infos
+        if nis is not self.node_infos or len(nis) != len(self.objs):
+            self.node_infos = nis
+            self.objs = [None] * len(nis)
+            self.gens = [None] * len(nis)
+            self.contribs = [None] * len(nis)
+            self.entries = {}
+        objs, gens = self.objs, self.gens
+        for i, ni in enumerate(nis):
+            if objs[i] is not ni or gens[i] != ni.generation:
+                self._reindex(i, ni)
+
+    def _reindex(self, i: int, ni) -> None:
+        from .interpodaffinity_terms import pod_terms
+        entries = self.entries
+        old = self.contribs[i]
+        if old:
+            for key, (_term, per_tv) in old.items():
+                e = entries[key]
+                total = 0
+                for tv, n in per_tv.items():
+                    total += n
+                    left = e.counts[tv] - n
+                    if left:
+                        e.counts[tv] = left
+                    else:
+                        del e.counts[tv]
+                left = e.nodes[i] - total
+                if left:
+                    e.nodes[i] = left
+                else:
+                    del e.nodes[i]
+                if not e.nodes:
+                    del entries[key]
+        new: dict | None = None
+        if ni.pods_with_affinity:
+            new = {}
+            labels = ni.node.labels
+            for ep in ni.pods_with_affinity:
+                et = pod_terms(ep)
+                for kind, lst in ((REQUIRED_AFFINITY, et.required_affinity),
+                                  (PREFERRED_AFFINITY, et.preferred_affinity),
+                                  (PREFERRED_ANTI_AFFINITY, et.preferred_anti_affinity),
+                                  (REQUIRED_ANTI_AFFINITY, et.required_anti_affinity)):
+                    for t in lst:
+                        key = (kind, id(t))
+                        tv = labels.get(t.topology_key)
+                        c = new.get(key)
+                        if c is None:
+                            new[key] = (t, {tv: 1})
+                        else:
+                            c[1][tv] = c[1].get(tv, 0) + 1
+            for key, (t, per_tv) in new.items():
+                e = entries.get(key)
+                if e is None:
+                    e = entries[key] = TermEntry(t, key[0])
+                total = 0
+                for tv, n in per_tv.items():
+                    total += n
+                    e.counts[tv] = e.counts.get(tv, 0) + n
+                e.nodes[i] = e.nodes.get(i, 0) + total
+        self.contribs[i] = new
+        self.objs[i] = ni
+        self.gens[i] = ni.generation
+
+
+def existing_terms_for(snapshot) -> ExistingTermsIndex:
+    """The snapshot's aggregate of existing pods' terms, brought up to date."""
+    idx = _TERM_INDEXES.get(snapshot)
+    if idx is None:
+        idx = ExistingTermsIndex(snapshot)
+        _TERM_INDEXES[snapshot] = idx
+    idx.refresh()
+    return idx

@@ -9,6 +9,8 @@ ScheduleAnyway) with a selector deduced from the Services and the controller tha
 """
 from __future__ import annotations
 
+from collections import OrderedDict
+
 from ..errors import FieldError
 from ..framework.cycle_state import NotFound
 from ..framework.interface import MAX_NODE_SCORE, ClusterEvent, Plugin
@@ -94,10 +96,11 @@ class PreFilterState:
 class PreScoreState:
     """Per ScheduleAnyway constraint: matching pods per domain of the feasible nodes, and the weights."""
 
-    __slots__ = ("constraints", "ignored_nodes", "counts", "weights", "require_all")
+    __slots__ = ("constraints", "ignored_nodes", "counts", "weights", "require_all", "counters")
 
     def __init__(self):
         self.constraints: list[Constraint] = []
+        self.counters: list = []   # per constraint: node_info -> matching pods on that node
         self.ignored_nodes: set[str] = set()
         self.counts: list[dict[str, int]] = []
         self.weights: list[float] = []
@@ -144,6 +147,58 @@ def _count_many(node_info, namespace: str, selectors: list) -> list[int]:
     return out
 
 
+def _selector_key(selector) -> tuple:
+    return (selector.is_nothing, tuple((r.key, r.op, r.values) for r in selector.requirements))
+
+
+def _zero(_node_info) -> int:
+    return 0
+
+
+class _MatchCountCache:
+    """Per-node counts of matching pods per (namespace, selector), kept across cycles.
+
+    An entry holds the NodeInfo it was counted on and that NodeInfo's generation: it is reused only for
+    that very object at that generation (every add/remove bumps the generation), and only NodeInfos the
+    snapshot owns are stored (preemption's clones keep the generation but are other objects), so a
+    sequence recounts just the nodes a bind changed. The least recently used selectors are dropped.
+    """
+
+    def __init__(self, limit: int = 32):
+        self.limit = limit
+        self._tables: OrderedDict = OrderedDict()
+
+    def clear(self) -> None:
+        self._tables.clear()
+
+    def counter(self, snapshot, namespace: str, selector):
+        """A function node_info -> countPodsMatchSelector(node_info.pods, selector, namespace)."""
+        if selector.is_nothing or selector.is_empty():
+            return _zero
+        key = (namespace, _selector_key(selector))
+        tables = self._tables
+        table = tables.get(key)
+        if table is None:
+            table = tables[key] = {}
+            while len(tables) > self.limit:
+                tables.popitem(last=False)
+        else:
+            tables.move_to_end(key)
+        own = snapshot.by_name if snapshot is not None else {}
+
+        def count(node_info) -> int:
+            name = node_info.node.name
+            e = table.get(name)
+            if e is not None and e[0] is node_info and e[1] == node_info.generation:
+                return e[2]
+            n = _count_matching(node_info, namespace, selector)
+            if own.get(name) is node_info:
+                table[name] = (node_info, node_info.generation, n)
+            return n
+
+        return count
+
+
 class _NodeEligibility:
     """matchNodeInclusionPolicies for one node, each check evaluated at most once."""
 
@@ -181,6 +236,23 @@ class PodTopologySpread(Plugin):
         else:
             self.default_constraints = [dict(c) for c in args.get("defaultConstraints") or []]
             self.system_defaulted = False
+        self._match_counts = _MatchCountCache()
+
+    def clear_caches(self) -> None:
+        """Forget the per-node counts kept between cycles (for timing one cold cycle)."""
+        self._match_counts.clear()
+
+    def _counters(self, namespace: str, constraints: list[Constraint]) -> list:
+        """One memoised counter per constraint; constraints sharing a selector share it."""
+        snapshot = self.handle.snapshot
+        by_sel: dict[int, object] = {}
+        out = []
+        for c in constraints:
+            f = by_sel.get(id(c.selector))
+            if f is None:
+                f = by_sel[id(c.selector)] = self._match_counts.counter(snapshot, namespace, c.selector)
+            out.append(f)
+        return out
 
     # -- constraints ---------------------------------------------------------------
     def constraints_for(self, pod, action: str) -> tuple[list[Constraint], str]:
@@ -226,21 +298,19 @@ class PodTopologySpread(Plugin):
     def _pre_filter_state(self, pod, constraints: list[Constraint], nodes) -> PreFilterState:
         n = len(constraints)
         counts: list[dict[str, int]] = [{} for _ in range(n)]
-        ns = pod.namespace
+        counters = self._counters(pod.namespace, constraints)
         for ni in nodes:
             node = ni.node
             labels = node.labels
             if not _has_all_keys(labels, constraints):
                 continue
             elig = _NodeEligibility(pod, node)
-            active = [i for i, c in enumerate(constraints) if elig.includes(c)]
-            if not active:
-                continue
-            cnts = _count_many(ni, ns, [constraints[i].selector for i in active])
-            for i, cnt in zip(active, cnts):
+            for i, c in enumerate(constraints):
+                if not elig.includes(c):
+                    continue
                 m = counts[i]
-                value = labels[constraints[i].topology_key]
-                m[value] = m.get(value, 0) + cnt
+                value = labels[c.topology_key]
+                m[value] = m.get(value, 0) + counters[i](ni)
         paths = []
         for i in range(n):
             p = CriticalPaths()
@@ -333,25 +403,20 @@ class PodTopologySpread(Plugin):
             size = len(nodes) - len(s.ignored_nodes) if c.topology_key == HOSTNAME_KEY else sizes[i]
             s.weights.append(topology_normalizing_weight(size))
 
-        ns = pod.namespace
+        s.counters = counters = self._counters(pod.namespace, constraints)
         for ni in all_nodes:
             node = ni.node
             labels = node.labels
             if s.require_all and not _has_all_keys(labels, constraints):
                 continue
             elig = _NodeEligibility(pod, node)
-            active = []
             for i, c in enumerate(constraints):
-                if not elig.includes(c):
-                    continue
+                m = s.counts[i]
+                if not m:
+                    continue   # no feasible node in any domain (always so for hostname)
                 value = labels.get(c.topology_key, "")
-                if value in s.counts[i]:   # else no feasible node there (always so for hostname)
-                    active.append((i, value))
-            if not active:
-                continue
-            cnts = _count_many(ni, ns, [constraints[i].selector for i, _ in active])
-            for (i, value), cnt in zip(active, cnts):
-                s.counts[i][value] += cnt
+                if value in m and elig.includes(c):
+                    m[value] += counters[i](ni)
         state.write(PRE_SCORE_KEY, s)
         return None
 
@@ -370,7 +435,7 @@ class PodTopologySpread(Plugin):
             if value is None:
                 continue
             if c.topology_key == HOSTNAME_KEY:
-                cnt = _count_matching(node_info, pod.namespace, c.selector)
+                cnt = s.counters[i](node_info)
             else:
                 cnt = s.counts[i].get(value, 0)
             total += score_for_count(cnt, c.max_skew, s.weights[i])
@@ -499,7 +564,7 @@ class PodTopologySpread(Plugin):
                     ni = snapshot.get(name)
                     if ni is None or name in s.ignored_nodes or HOSTNAME_KEY not in ni.node.labels:
                         continue
-                    counts[name] = _count_matching(ni, pod.namespace, c.selector)
+                    counts[name] = s.counters[i](ni) if s.counters else _count_matching(ni, pod.namespace, c.selector)
                 d["perNode"] = counts
             else:
                 d["domains"], omitted = _domain_table(s.counts[i], [])
