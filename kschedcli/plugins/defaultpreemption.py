@@ -370,12 +370,6 @@ class DefaultPreemption(Plugin):
             if st is not None and not st.is_success():
                 raise _DryRunError(Status(ERROR, st.message()))
 
-        def add(p):
-            ni.add_pod(p)
-            st = fw.run_pre_filter_add_pod(state, pod, p, ni)
-            if st is not None and not st.is_success():
-                raise _DryRunError(Status(ERROR, st.message()))
-
         try:
             for p in potential:
                 remove(p)
@@ -386,14 +380,32 @@ class DefaultPreemption(Plugin):
             violating, fine = budgets.split(potential)
             victims = []
             n_violating = 0
+            # A reprieve only asks whether every filter still passes, so the order of the filters
+            # does not matter there. The node-only filters passed just above and cannot change
+            # with the node's pods; NodeResourcesFit goes first, on the node alone: it does not
+            # read what the PreFilter extensions keep, so when it fails their AddPod/RemovePod
+            # pair (exact inverses, erring only when the state is missing, which the removals
+            # above would have shown) is skipped.
+            fit, rest = _reprieve_filters(fw, state)
 
             def reprieve(p) -> bool:
-                add(p)
-                if fw.run_filter_plugins(state, pod, ni) is None:
-                    return True
-                remove(p)
-                victims.append(p)
-                return False
+                ni.add_pod(p)
+                if fit is not None:
+                    st = fit.filter(state, pod, ni)
+                    if st is not None and not st.is_success():
+                        ni.remove_pod(p)
+                        victims.append(p)
+                        return False
+                st = fw.run_pre_filter_add_pod(state, pod, p, ni)
+                if st is not None and not st.is_success():
+                    raise _DryRunError(Status(ERROR, st.message()))
+                for pl in rest:
+                    st = pl.filter(state, pod, ni)
+                    if st is not None and not st.is_success():
+                        remove(p)
+                        victims.append(p)
+                        return False
+                return True
 
             for p in violating:
                 if not reprieve(p):
@@ -453,6 +465,25 @@ class DefaultPreemption(Plugin):
             "evaluatedNodes": p.evaluated_nodes,
             "candidatesFound": len(p.candidates),
         }
+
+
+# filters whose verdict depends on the node and the incoming pod only, never on the node's pods
+NODE_ONLY_FILTERS = frozenset({"NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity"})
+
+
+def _reprieve_filters(fw, state):
+    """(NodeResourcesFit or None, the other filters a reprieve must still run), in profile order."""
+    skip = state.skip_filter_plugins
+    fit = None
+    rest = []
+    for pl in fw.filter_plugins:
+        if pl.name in skip or pl.name in NODE_ONLY_FILTERS:
+            continue
+        if pl.name == "NodeResourcesFit":
+            fit = pl
+        else:
+            rest.append(pl)
+    return fit, rest
 
 
 def _unresolvable_why(st: Status) -> str:

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 from ..framework.interface import MAX_NODE_SCORE, ClusterEvent, Plugin
 from ..framework.status import error, skip, unresolvable, unschedulable
-from .interpodaffinity_index import (KIND_NAMES, PREFERRED_AFFINITY, REQUIRED_AFFINITY,
-                                     REQUIRED_ANTI_AFFINITY, existing_terms_for, nodes_to_scan)
+from .interpodaffinity_index import (KIND_NAMES, PREFERRED_AFFINITY, PREFERRED_ANTI_AFFINITY,
+                                     REQUIRED_AFFINITY, REQUIRED_ANTI_AFFINITY, existing_terms_for,
+                                     nodes_to_scan)
 from .interpodaffinity_terms import AffinityTerm, pod_terms
 
 PRE_FILTER_KEY = "PreFilterInterPodAffinity"
@@ -527,19 +528,6 @@ def satisfies_pod_affinity(s: PreFilterState, node_labels) -> bool:
 
 
 # ----------------------------------------------------------------------------- helpers
-
-def _term_matcher(pod, ns_labels):
-    """`term -> term.matches(pod, ns_labels)`, remembered per term object for the cycle
-    (replicas share their parsed terms, see pod_terms)."""
-    seen: dict[int, tuple] = {}
-
-    def matches(t) -> bool:
-        hit = seen.get(id(t))
-        if hit is None:
-            hit = seen[id(t)] = (t, t.matches(pod, ns_labels))   # keeps t alive: ids stay unique
-        return hit[1]
-    return matches
-
 
 def _all_of(preds):
     if len(preds) == 1:
