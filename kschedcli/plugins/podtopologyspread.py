@@ -129,30 +129,46 @@ def _count_matching(node_info, namespace: str, selector) -> int:
     return n
 
 
-def _count_many(node_info, namespace: str, selectors: list) -> list[int]:
-    """countPodsMatchSelector for several selectors in one pass over the node's pods."""
-    if len(selectors) == 1:
-        return [_count_matching(node_info, namespace, selectors[0])]
-    out = [0] * len(selectors)
-    live = [(j, sel.matches) for j, sel in enumerate(selectors) if not sel.is_empty()]
-    if not live:
-        return out
-    for p in node_info.pods:
-        if p.namespace != namespace or p.deleting:
-            continue
-        labels = p.labels
-        for j, match in live:
-            if match(labels):
-                out[j] += 1
-    return out
-
-
 def _selector_key(selector) -> tuple:
     return (selector.is_nothing, tuple((r.key, r.op, r.values) for r in selector.requirements))
 
 
 def _zero(_node_info) -> int:
     return 0
+
+
+def _pod_counter(namespace: str, selector):
+    """countPodsMatchSelector over a list of pods (those not terminating, in the namespace), the
+    selector compiled once: `key=value` selectors compare the labels directly."""
+    reqs = selector.requirements
+    if reqs and all(r.op == "In" and len(r.values) == 1 for r in reqs):
+        pairs = tuple((r.key, next(iter(r.values))) for r in reqs)
+        if len(pairs) == 1:
+            key, value = pairs[0]
+
+            def count_one(pods) -> int:
+                n = 0
+                for p in pods:
+                    if p.namespace == namespace and p.labels.get(key) == value and not p.deleting:
+                        n += 1
+                return n
+            return count_one
+
+        def match(labels) -> bool:
+            for k, v in pairs:
+                if labels.get(k) != v:
+                    return False
+            return True
+    else:
+        match = selector.matches
+
+    def count_any(pods) -> int:
+        n = 0
+        for p in pods:
+            if p.namespace == namespace and not p.deleting and match(p.labels):
+                n += 1
+        return n
+    return count_any
 
 
 class _MatchCountCache:
@@ -185,14 +201,15 @@ class _MatchCountCache:
         else:
             tables.move_to_end(key)
         own = snapshot.by_name if snapshot is not None else {}
+        recount = _pod_counter(namespace, selector)
 
         def count(node_info) -> int:
             name = node_info.node.name
             e = table.get(name)
             if e is not None and e[0] is node_info and e[1] == node_info.generation:
                 return e[2]
-            n = _count_matching(node_info, namespace, selector)
-            if own.get(name) is node_info:
+            n = recount(node_info.pods)
+            if own.get(name) is node_info:   # a clone (preemption) is counted, not kept
                 table[name] = (node_info, node_info.generation, n)
             return n
 
