@@ -115,21 +115,21 @@ class Framework:
         return out
 
     def run_pre_filter_add_pod(self, state: CycleState, pod: "Pod", pod_to_add: "Pod", node_info: "NodeInfo") -> Status | None:
-        for pl in self.pre_filter_plugins:
-            if pl.name in state.skip_filter_plugins or not hasattr(pl, "add_pod"):
-                continue
-            st = pl.add_pod(state, pod, pod_to_add, node_info)
-            if st is not None and not st.is_success():
-                return Status(ERROR, f'running AddPod on PreFilter plugin "{pl.name}": {st.message()}', plugin=pl.name)
-        return None
+        return self._run_pre_filter_extension("add_pod", "AddPod", state, pod, pod_to_add, node_info)
 
     def run_pre_filter_remove_pod(self, state: CycleState, pod: "Pod", pod_to_remove: "Pod", node_info: "NodeInfo") -> Status | None:
+        return self._run_pre_filter_extension("remove_pod", "RemovePod", state, pod, pod_to_remove, node_info)
+
+    def _run_pre_filter_extension(self, method: str, go_name: str, state: CycleState, pod: "Pod",
+                                  other: "Pod", node_info: "NodeInfo") -> Status | None:
+        """PreFilterExtensions.AddPod/RemovePod of every PreFilter plugin that did not Skip."""
         for pl in self.pre_filter_plugins:
-            if pl.name in state.skip_filter_plugins or not hasattr(pl, "remove_pod"):
+            fn = getattr(pl, method, None)
+            if fn is None or pl.name in state.skip_filter_plugins:
                 continue
-            st = pl.remove_pod(state, pod, pod_to_remove, node_info)
+            st = fn(state, pod, other, node_info)
             if st is not None and not st.is_success():
-                return Status(ERROR, f'running RemovePod on PreFilter plugin "{pl.name}": {st.message()}', plugin=pl.name)
+                return Status(ERROR, f'running {go_name} on PreFilter plugin "{pl.name}": {st.message()}', plugin=pl.name)
         return None
 
     # -- Filter ----------------------------------------------------------------------
