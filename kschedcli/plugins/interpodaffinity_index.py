@@ -83,14 +83,18 @@ class PodLabelIndex:
         return best
 
 
-def index_for(snapshot) -> PodLabelIndex:
-    """The snapshot's index, brought up to date."""
-    idx = _INDEXES.get(snapshot)
+def _up_to_date(registry, cls, snapshot):
+    """The snapshot's index of this kind, built once and refreshed for changed nodes."""
+    idx = registry.get(snapshot)
     if idx is None:
-        idx = PodLabelIndex(snapshot)
-        _INDEXES[snapshot] = idx
+        idx = registry[snapshot] = cls(snapshot)
     idx.refresh()
     return idx
+
+
+def index_for(snapshot) -> PodLabelIndex:
+    """The snapshot's pod-label index, brought up to date."""
+    return _up_to_date(_INDEXES, PodLabelIndex, snapshot)
 
 
 def nodes_to_scan(snapshot, nodes, selectors) -> list:
@@ -218,9 +222,4 @@ class ExistingTermsIndex:
 
 def existing_terms_for(snapshot) -> ExistingTermsIndex:
     """The snapshot's aggregate of existing pods' terms, brought up to date."""
-    idx = _TERM_INDEXES.get(snapshot)
-    if idx is None:
-        idx = ExistingTermsIndex(snapshot)
-        _TERM_INDEXES[snapshot] = idx
-    idx.refresh()
-    return idx
+    return _up_to_date(_TERM_INDEXES, ExistingTermsIndex, snapshot)
