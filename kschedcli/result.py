@@ -1,6 +1,7 @@
 """The result model: what one scheduling cycle decided and why. Renderers read only this."""
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,6 +20,56 @@ class PluginScore:
 class NodeFilter:
     first_failure: Status | None
     plugins: dict[str, Status | None]
+
+
+class FilterTable(Mapping):
+    """node name -> NodeFilter for every evaluated node, kept as one column per filter plugin
+    (each a list in node order) and the nodes' first failures; rows are made when read."""
+
+    __slots__ = ("names", "index", "columns", "first")
+
+    def __init__(self, names: list[str], index: dict[str, int], columns: dict[str, list], first: list):
+        self.names = names
+        self.index = index
+        self.columns = columns
+        self.first = first
+
+    def __getitem__(self, name: str) -> NodeFilter:
+        i = self.index[name]
+        return NodeFilter(self.first[i], {p: col[i] for p, col in self.columns.items()})
+
+    def __contains__(self, name) -> bool:
+        return name in self.index
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.names)
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+
+class ScoreTable(Mapping):
+    """node name -> {plugin: PluginScore} for every scored node, kept as columns per plugin."""
+
+    __slots__ = ("names", "index", "columns")
+
+    def __init__(self, names: list[str], columns: list[tuple[str, list, list, int]]):
+        self.names = names
+        self.index = {n: i for i, n in enumerate(names)}
+        self.columns = columns
+
+    def __getitem__(self, name: str) -> dict[str, PluginScore]:
+        i = self.index[name]
+        return {pl: PluginScore(raw[i], norm[i], w, norm[i] * w) for pl, raw, norm, w in self.columns}
+
+    def __contains__(self, name) -> bool:
+        return name in self.index
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.names)
+
+    def __len__(self) -> int:
+        return len(self.names)
 
 
 @dataclass
@@ -55,9 +106,9 @@ class CycleResult:
     pre_filter: Status | None
     pre_filter_plugins: dict[str, Status] = field(default_factory=dict)
     pre_filter_skipped: list[str] = field(default_factory=list)
-    filters: dict[str, NodeFilter] = field(default_factory=dict)
+    filters: Mapping[str, NodeFilter] = field(default_factory=dict)
     feasible: list[str] = field(default_factory=list)
-    scores: dict[str, dict[str, PluginScore]] = field(default_factory=dict)
+    scores: Mapping[str, dict[str, PluginScore]] = field(default_factory=dict)
     totals: dict[str, int] = field(default_factory=dict)
     score_plugins: list[str] = field(default_factory=list)
     top_nodes: list[str] = field(default_factory=list)

@@ -12,7 +12,7 @@ from .framework.runtime import Framework, Handle, NodeStatuses, PluginError
 from .framework.status import ERROR, UNRESOLVABLE, Status
 from .model import Pod
 from .plugins import REGISTRY
-from .result import CycleResult, NodeFilter, PluginScore
+from .result import CycleResult, FilterTable, ScoreTable
 from .snapshot import Snapshot
 
 NO_NODE_AVAILABLE = "0/{} nodes are available:"
@@ -96,29 +96,28 @@ class Scheduler:
             prefilter_msg = pf.status.message()
         else:
             prefilter_msg = ""
-            candidates = nodes
+            allowed = None
             if pf.result is not None and not pf.result.all_nodes():
                 allowed = pf.result.node_names
-                candidates = [ni for ni in nodes if ni.node.name in allowed]
                 narrowing = sorted(pf.plugins_with_nodes)
                 statuses.absent = Status(UNRESOLVABLE, "node(s) didn't satisfy plugin(s) [{}]".format(
                     " ".join(narrowing)), plugin=narrowing[0] if narrowing else "")
-                view = fw.filter_view(state, pod)
-                for ni in nodes:
-                    if ni.node.name not in allowed:
-                        # kube-scheduler never filters these; each plugin's own verdict is still reported
-                        _, each = fw.run_every_filter_view(state, pod, ni, view)
-                        res.filters[ni.node.name] = NodeFilter(statuses.absent, each)
-            view = fw.filter_view(state, pod)
-            for ni in candidates:
-                first, each = fw.run_every_filter_view(state, pod, ni, view)
-                res.filters[ni.node.name] = NodeFilter(first, each)
-                if first is None:
+            # every plugin runs on every node, those kube-scheduler never filters included (their
+            # own verdicts are reported; the node's verdict is the PreFilter narrowing)
+            columns, first = fw.run_filter_columns(state, pod)
+            names = self.snapshot.names
+            if allowed is not None:
+                absent = statuses.absent
+                first = [f if n in allowed else absent for n, f in zip(names, first)]
+            explicit = statuses.explicit
+            for ni, name, f in zip(nodes, names, first):
+                if f is None:
                     feasible.append(ni)
-                else:
-                    statuses.set(ni.node.name, first)
-                    if first.code == ERROR:
-                        res.error = first.message()
+                elif f is not statuses.absent or allowed is None:
+                    explicit[name] = f
+                    if f.code == ERROR:
+                        res.error = f.message()
+            res.filters = FilterTable(names, self.snapshot.index_of, columns, first)
         res.feasible = [ni.node.name for ni in feasible]
         if res.error:
             res.message = res.error
@@ -158,24 +157,14 @@ class Scheduler:
             res.schedulable = False
             res.error = res.message = str(e)
             return res
-        # PluginScore values are read-only: nodes with the same figures share one object
-        interned: dict[tuple, PluginScore] = {}
-        columns = list(table.items())
-        for ni in feasible:
-            name = ni.node.name
-            per = {}
-            total = 0
-            for pl, col in columns:
-                v = col[name]
-                ps = interned.get((pl, v))
-                if ps is None:
-                    ps = interned[(pl, v)] = PluginScore(*v)
-                per[pl] = ps
-                total += v[3]
-            res.scores[name] = per
-            res.totals[name] = total
-        best = max(res.totals.values()) if res.totals else 0
-        res.top_nodes = sorted(n for n, t in res.totals.items() if t == best)
+        names = [ni.node.name for ni in feasible]
+        totals = [0] * len(names)
+        for _, _, normalized, w in table:
+            totals = [t + s * w for t, s in zip(totals, normalized)]
+        res.scores = ScoreTable(names, table)
+        res.totals = dict(zip(names, totals))
+        best = max(totals) if totals else 0
+        res.top_nodes = sorted(n for n, t in zip(names, totals) if t == best)
         if seed is None or len(res.top_nodes) == 1:
             res.selected_node = res.top_nodes[0]
         else:

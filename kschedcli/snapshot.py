@@ -174,14 +174,28 @@ class Snapshot:
             self.node_infos.append(ni)
             self.by_name[n.name] = ni
         self.unplaced_pods: list[Pod] = []   # bound to a node the snapshot does not have
+        self._pods_by_namespace: dict[str, list[Pod]] = {}
+        by_ns = self._pods_by_namespace
         for p in pods:
             ni = self.by_name.get(p.node_name)
             if ni is None:
                 self.unplaced_pods.append(p)
             else:
                 ni.add_pod(p)
+                lst = by_ns.get(p.namespace)
+                if lst is None:
+                    by_ns[p.namespace] = [p]
+                else:
+                    lst.append(p)
         self.generation = _next_generation()
         self._build_image_states()
+        self.names: list[str] = [ni.node.name for ni in self.node_infos]
+        self.index_of: dict[str, int] = {n: i for i, n in enumerate(self.names)}
+        # the index of the node each bind changed, in order: results cached per node (column
+        # caches) bring themselves up to date by replaying the entries past their position
+        self.changes: list[int] = []
+        # namespace -> (label key, value) -> the placed pods carrying it; built per namespace on first use
+        self._label_index: dict[str, dict[tuple[str, str], list[Pod]]] = {}
 
     def _build_image_states(self) -> None:
         # kube-scheduler's cache keeps one ImageStateSummary per image name (backend/cache/cache.go,
@@ -216,8 +230,48 @@ class Snapshot:
     def have_pods_with_required_anti_affinity(self) -> list[NodeInfo]:
         return [ni for ni in self.node_infos if ni.pods_with_required_anti_affinity]
 
+    def _namespace_index(self, namespace: str) -> dict[tuple[str, str], list[Pod]]:
+        """(label key, value) -> the namespace's placed pods carrying it, built on first use."""
+        index = self._label_index.get(namespace)
+        if index is None:
+            index = self._label_index[namespace] = {}
+            for p in self._pods_by_namespace.get(namespace, ()):
+                for kv in p.labels.items():
+                    lst = index.get(kv)
+                    if lst is None:
+                        index[kv] = [p]
+                    else:
+                        lst.append(p)
+        return index
+
+    def pods_matching(self, namespace: str, selector) -> list[Pod]:
+        """The pods placed on the snapshot's nodes in `namespace` whose labels match `selector`,
+        looked up by the selector's rarest key=value pair (or the namespace's pods)."""
+        if selector.is_nothing:
+            return []
+        best = None
+        pairs = selector.equality_pairs()
+        if pairs:
+            index = self._namespace_index(namespace)
+            for kv in pairs:
+                cand = index.get(kv)
+                if cand is None:
+                    return []
+                if best is None or len(cand) < len(best):
+                    best = cand
+        else:
+            best = self._pods_by_namespace.get(namespace, ())
+        match = selector.matches
+        return [p for p in best if match(p.labels)]
+
     def bind(self, pod: Pod, node_name: str) -> None:
         """Assume the pod on the node: what kube-scheduler's cache does before binding."""
         pod.node_name = node_name
         self.by_name[node_name].add_pod(pod)
+        self.changes.append(self.index_of[node_name])
+        self._pods_by_namespace.setdefault(pod.namespace, []).append(pod)
+        index = self._label_index.get(pod.namespace)
+        if index is not None:
+            for kv in pod.labels.items():
+                index.setdefault(kv, []).append(pod)
         self.generation = _next_generation()

@@ -92,43 +92,73 @@ SCORES: dict[str, tuple[str, Callable]] = {
 _IN_TREE_PREFIX = "kschedcli.plugins."
 
 
+UNKNOWN = object()      # a column entry not computed yet (None is a verdict: Success)
+
+
+class Column:
+    """One plugin's results on every node of the snapshot (in its order) for one class of pods.
+
+    `values` is replaced, never changed in place, once handed out: results of earlier cycles
+    keep the list they were given. `seen` is how many of the snapshot's changes it reflects."""
+
+    __slots__ = ("values", "seen", "static")
+
+    def __init__(self, static: bool):
+        self.values: list | None = None
+        self.seen = 0
+        self.static = static
+
+    def current(self, snapshot) -> list | None:
+        """The values brought up to date: entries of nodes changed since are UNKNOWN again
+        (for results that depend on the pods on the node)."""
+        vals = self.values
+        if vals is None:
+            return None
+        changes = snapshot.changes
+        if not self.static and self.seen < len(changes):
+            vals = list(vals)
+            for i in changes[self.seen:]:
+                vals[i] = UNKNOWN
+            self.values = vals
+        self.seen = len(changes)
+        return vals
+
+    def store(self, snapshot, values: list) -> None:
+        self.values = values
+        self.seen = len(snapshot.changes)
+
+
 class EquivalenceCache:
-    """Per profile: (extension point, plugin, class key) -> {node name: (generation, result)}."""
+    """Per profile: (extension point, plugin, class key) -> Column."""
 
     def __init__(self, max_classes: int = 256):
         self.max_classes = max_classes
-        self._tables: dict[tuple, dict] = {}
+        self._columns: dict[tuple, Column] = {}
         self.enabled = True
 
     def clear(self) -> None:
-        self._tables.clear()
+        self._columns.clear()
 
-    def _table(self, key: tuple) -> dict:
-        t = self._tables.pop(key, None)
-        if t is None:
-            t = {}
-            if len(self._tables) >= self.max_classes:
-                self._tables.pop(next(iter(self._tables)))
-        self._tables[key] = t     # most recently used last
-        return t
-
-    def view(self, point: str, plugins, pod) -> list[tuple[Any, str, dict | None, bool]]:
-        """For each plugin: (plugin, name, its table for this pod's class or None, static)."""
-        spec = FILTERS if point == "filter" else SCORES
-        out = []
-        for pl in plugins:
-            entry = spec.get(pl.name) if self.enabled else None
-            if entry is None or not type(pl).__module__.startswith(_IN_TREE_PREFIX):
-                out.append((pl, pl.name, None, False))
-                continue
-            validity, signature = entry
-            ck = f"ksched.class.{signature.__name__}"
-            sig = pod._cache.get(ck)
-            if sig is None:
-                try:
-                    sig = pod._cache[ck] = signature(pod)
-                except Exception:  # an odd pod: no sharing for it
-                    out.append((pl, pl.name, None, False))
-                    continue
-            out.append((pl, pl.name, self._table((point, pl.name, sig)), validity == STATIC))
-        return out
+    def column(self, point: str, pl, pod) -> Column | None:
+        """The plugin's column for this pod's class, or None when its results are not shared."""
+        if not self.enabled:
+            return None
+        entry = (FILTERS if point == "filter" else SCORES).get(pl.name)
+        if entry is None or not type(pl).__module__.startswith(_IN_TREE_PREFIX):
+            return None
+        validity, signature = entry
+        ck = f"ksched.class.{signature.__name__}"
+        sig = pod._cache.get(ck)
+        if sig is None:
+            try:
+                sig = pod._cache[ck] = signature(pod)
+            except Exception:  # an odd pod: no sharing for it
+                return None
+        key = (point, pl.name, sig)
+        col = self._columns.pop(key, None)
+        if col is None:
+            col = Column(validity == STATIC)
+            if len(self._columns) >= self.max_classes:
+                self._columns.pop(next(iter(self._columns)))
+        self._columns[key] = col     # most recently used last
+        return col

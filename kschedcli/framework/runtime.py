@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .cycle_state import CycleState
-from .equivalence import EquivalenceCache
+from .equivalence import UNKNOWN, EquivalenceCache
 from .interface import MAX_NODE_SCORE, Plugin, PreFilterResult
 from .status import ERROR, SUCCESS, UNRESOLVABLE, UNSCHEDULABLE, Status
 
@@ -164,39 +164,55 @@ class Framework:
             each[pl.name] = st
         return first, each
 
-    def filter_view(self, state: CycleState, pod: "Pod") -> list:
-        """The filter plugins this cycle runs, each with its equivalence-class table (or None)."""
-        skip = state.skip_filter_plugins
-        return self.equivalence.view("filter", [pl for pl in self.filter_plugins if pl.name not in skip], pod)
+    def run_filter_columns(self, state: CycleState, pod: "Pod") -> tuple[dict[str, list], list]:
+        """Every filter plugin that did not Skip, on every node of the snapshot: its verdicts as a
+        column in node order, and each node's first failure in profile order (None: feasible).
 
-    def run_every_filter_view(self, state: CycleState, pod: "Pod", node_info: "NodeInfo",
-                              view: list) -> tuple[Status | None, dict[str, Status | None]]:
-        """run_every_filter over `filter_view(...)`: a node-local plugin's verdict is taken from
-        its class table while the node is unchanged, and stored there otherwise."""
-        first = None
-        each: dict[str, Status | None] = {}
-        name = node_info.node.name
-        gen = node_info.generation
-        for pl, pname, table, static in view:
-            if table is not None:
-                hit = table.get(name)
-                if hit is not None and (static or hit[0] == gen):
-                    st = hit[1]
-                    if first is None and st is not None and st.code != SUCCESS:
-                        first = st
-                    each[pname] = st
-                    continue
-            st = pl.filter(state, pod, node_info)
-            if st is not None and st.code != SUCCESS:
-                if not st.is_rejected():
-                    st = Status(ERROR, f'running "{pname}" filter plugin: {st.message()}')
-                st.with_plugin(pname)
-                if first is None:
-                    first = st
-            if table is not None and (st is None or st.code != ERROR):
-                table[name] = (gen, st)
-            each[pname] = st
-        return first, each
+        A node-local plugin's column comes from its equivalence-class cache (entries of nodes
+        changed since are recomputed); a plugin with `filter_nodes` decides the nodes in one call;
+        any other runs node by node."""
+        snapshot = self.handle.snapshot
+        nodes = snapshot.node_infos
+        skip = state.skip_filter_plugins
+        columns: dict[str, list] = {}
+        for pl in self.filter_plugins:
+            if pl.name in skip:
+                continue
+            cache = self.equivalence.column("filter", pl, pod)
+            col = cache.current(snapshot) if cache is not None else None
+            if col is not None:
+                if UNKNOWN in col:
+                    col = list(col)
+                    for i, v in enumerate(col):
+                        if v is UNKNOWN:
+                            col[i] = self._filter_one(pl, state, pod, nodes[i])
+                    if not _has_error(col):
+                        cache.store(snapshot, col)
+                columns[pl.name] = col
+                continue
+            batch = getattr(pl, "filter_nodes", None)
+            if batch is not None:
+                col = batch(state, pod, nodes)
+                _tag_column(col, pl.name)
+            else:
+                one = self._filter_one
+                col = [one(pl, state, pod, ni) for ni in nodes]
+            if cache is not None and not _has_error(col):
+                cache.store(snapshot, col)
+            columns[pl.name] = col
+        first: list = [None] * len(nodes)
+        for col in reversed(columns.values()):
+            first = [c if c is not None and c.code != SUCCESS else f for c, f in zip(col, first)]
+        return columns, first
+
+    @staticmethod
+    def _filter_one(pl: Plugin, state: CycleState, pod: "Pod", node_info: "NodeInfo") -> Status | None:
+        st = pl.filter(state, pod, node_info)
+        if st is not None and st.code != SUCCESS:
+            if not st.is_rejected():
+                st = Status(ERROR, f'running "{pl.name}" filter plugin: {st.message()}')
+            st.with_plugin(pl.name)
+        return st
 
     # -- PostFilter --------------------------------------------------------------------
     def run_post_filter(self, state: CycleState, pod: "Pod", node_statuses: "NodeStatuses"):
@@ -233,47 +249,78 @@ class Framework:
         state.skip_score_plugins = skip
         return None
 
-    def run_score(self, state: CycleState, pod: "Pod", nodes: list["NodeInfo"]):
-        """Per plugin: {node: (raw, normalized, weight, weighted)}; raises on a plugin error.
-        Node-local plugins' raw scores come from their equivalence-class tables when valid."""
-        table: dict[str, dict[str, tuple[int, int, int, int]]] = {}
-        plugins = [pl for pl in self.score_plugins if pl.name not in state.skip_score_plugins]
-        for pl, _, cache, static in self.equivalence.view("score", plugins, pod):
-            raw: dict[str, int] = {}
-            score = pl.score
-            if cache is None:
+    def run_score(self, state: CycleState, pod: "Pod", nodes: list["NodeInfo"]) -> list[tuple[str, list, list, int]]:
+        """Per plugin that did not Skip: (name, raw scores, normalized scores, weight), the lists in
+        the order of `nodes`; raises PluginError. Node-local plugins' raw scores come from their
+        equivalence-class columns when known; a plugin with `score_nodes` scores the nodes in one call."""
+        snapshot = self.handle.snapshot
+        index_of = snapshot.index_of
+        own = snapshot.node_infos
+        out = []
+        for pl in self.score_plugins:
+            if pl.name in state.skip_score_plugins:
+                continue
+            cache = self.equivalence.column("score", pl, pod)
+            if cache is not None:
+                vals = cache.current(snapshot)
+                if vals is None:
+                    vals = [UNKNOWN] * len(own)
+                raw = []
+                computed = False
                 for ni in nodes:
-                    s, st = score(state, pod, ni)
-                    if st is not None and not st.is_success():
-                        raise PluginError(pl.name, f'running Score plugins: plugin "{pl.name}" failed with: {st.message()}')
-                    raw[ni.node.name] = s
+                    i = index_of[ni.node.name]
+                    v = vals[i]
+                    if v is UNKNOWN:
+                        if not computed:
+                            vals = list(vals)
+                            computed = True
+                        v = vals[i] = self._score_one(pl, state, pod, ni)
+                    raw.append(v)
+                if computed:
+                    cache.store(snapshot, vals)
             else:
-                get = cache.get
-                for ni in nodes:
-                    name = ni.node.name
-                    hit = get(name)
-                    if hit is not None and (static or hit[0] == ni.generation):
-                        raw[name] = hit[1]
-                        continue
-                    s, st = score(state, pod, ni)
+                batch = getattr(pl, "score_nodes", None)
+                if batch is not None:
+                    raw, st = batch(state, pod, nodes)
                     if st is not None and not st.is_success():
                         raise PluginError(pl.name, f'running Score plugins: plugin "{pl.name}" failed with: {st.message()}')
-                    raw[name] = s
-                    cache[name] = (ni.generation, s)
-            normalized = dict(raw)
+                else:
+                    one = self._score_one
+                    raw = [one(pl, state, pod, ni) for ni in nodes]
             if hasattr(pl, "normalize_score"):
-                st = pl.normalize_score(state, pod, normalized)
+                scores = {ni.node.name: s for ni, s in zip(nodes, raw)}
+                st = pl.normalize_score(state, pod, scores)
                 if st is not None and not st.is_success():
                     raise PluginError(pl.name, f'running Normalize on Score plugins: plugin "{pl.name}" failed with: {st.message()}')
-            w = self.weights.get(pl.name, 1)
-            col = {}
-            for name, s in normalized.items():
-                if s > MAX_NODE_SCORE or s < 0:
-                    raise PluginError(pl.name, f'applying score defaultWeights on Score plugins: plugin "{pl.name}" '
-                                              f"returns an invalid score {s}, it should in the range of [0, {MAX_NODE_SCORE}] after normalizing")
-                col[name] = (raw[name], s, w, s * w)
-            table[pl.name] = col
-        return table
+                normalized = [scores[ni.node.name] for ni in nodes]
+            else:
+                normalized = raw
+            if normalized and (max(normalized) > MAX_NODE_SCORE or min(normalized) < 0):
+                bad = next(s for s in normalized if s > MAX_NODE_SCORE or s < 0)
+                raise PluginError(pl.name, f'applying score defaultWeights on Score plugins: plugin "{pl.name}" '
+                                          f"returns an invalid score {bad}, it should in the range of [0, {MAX_NODE_SCORE}] after normalizing")
+            out.append((pl.name, raw, normalized, self.weights.get(pl.name, 1)))
+        return out
+
+    @staticmethod
+    def _score_one(pl: Plugin, state: CycleState, pod: "Pod", node_info: "NodeInfo") -> int:
+        s, st = pl.score(state, pod, node_info)
+        if st is not None and not st.is_success():
+            raise PluginError(pl.name, f'running Score plugins: plugin "{pl.name}" failed with: {st.message()}')
+        return s
+
+
+def _has_error(col: list) -> bool:
+    return any(st is not None and st.code == ERROR for st in col)
+
+
+def _tag_column(col: list, plugin: str) -> None:
+    """What the framework does to each plugin's verdict: name the plugin, wrap an error."""
+    for i, st in enumerate(col):
+        if st is not None and st.code != SUCCESS:
+            if not st.is_rejected():
+                col[i] = st = Status(ERROR, f'running "{plugin}" filter plugin: {st.message()}')
+            st.with_plugin(plugin)
 
 
 class PluginError(Exception):

@@ -174,13 +174,15 @@ def _pod_counter(namespace: str, selector):
 class _MatchCountCache:
     """Per-node counts of matching pods per (namespace, selector), kept across cycles.
 
-    An entry holds the NodeInfo it was counted on and that NodeInfo's generation: it is reused only for
-    that very object at that generation (every add/remove bumps the generation), and only NodeInfos the
-    snapshot owns are stored (preemption's clones keep the generation but are other objects), so a
-    sequence recounts just the nodes a bind changed. The least recently used selectors are dropped.
+    A selector seen for the first time is counted over the snapshot's label index (only the pods
+    that carry its rarest key=value pair), tallied by node: that tally holds for every NodeInfo the
+    snapshot owns whose generation is not newer than the tally (generations only grow, and every
+    add/remove bumps one). A node changed since, or a preemption clone, is counted from its own
+    pods; such counts are kept for owned NodeInfos at their generation. The least recently used
+    selectors are dropped.
     """
 
-    def __init__(self, limit: int = 32):
+    def __init__(self, limit: int = 256):
         self.limit = limit
         self._tables: OrderedDict = OrderedDict()
 
@@ -193,24 +195,35 @@ class _MatchCountCache:
             return _zero
         key = (namespace, _selector_key(selector))
         tables = self._tables
-        table = tables.get(key)
-        if table is None:
-            table = tables[key] = {}
+        entry = tables.get(key)
+        if entry is None:
+            tally: dict[str, int] = {}
+            as_of = 0
+            if snapshot is not None:
+                as_of = snapshot.generation
+                for p in snapshot.pods_matching(namespace, selector):
+                    if not p.deleting:
+                        tally[p.node_name] = tally.get(p.node_name, 0) + 1
+            entry = tables[key] = (tally, as_of, {})
             while len(tables) > self.limit:
                 tables.popitem(last=False)
         else:
             tables.move_to_end(key)
+        tally, as_of, recounted = entry
         own = snapshot.by_name if snapshot is not None else {}
         recount = _pod_counter(namespace, selector)
 
         def count(node_info) -> int:
             name = node_info.node.name
-            e = table.get(name)
+            mine = own.get(name) is node_info
+            if mine and node_info.generation <= as_of:
+                return tally.get(name, 0)
+            e = recounted.get(name)
             if e is not None and e[0] is node_info and e[1] == node_info.generation:
                 return e[2]
             n = recount(node_info.pods)
-            if own.get(name) is node_info:   # a clone (preemption) is counted, not kept
-                table[name] = (node_info, node_info.generation, n)
+            if mine:   # a clone (preemption) is counted, not kept
+                recounted[name] = (node_info, node_info.generation, n)
             return n
 
         return count
