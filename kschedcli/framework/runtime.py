@@ -265,28 +265,17 @@ class Framework:
                 vals = cache.current(snapshot)
                 if vals is None:
                     vals = [UNKNOWN] * len(own)
-                raw = []
-                computed = False
-                for ni in nodes:
-                    i = index_of[ni.node.name]
-                    v = vals[i]
-                    if v is UNKNOWN:
-                        if not computed:
-                            vals = list(vals)
-                            computed = True
-                        v = vals[i] = self._score_one(pl, state, pod, ni)
-                    raw.append(v)
-                if computed:
+                positions = [index_of[ni.node.name] for ni in nodes]
+                raw = [vals[i] for i in positions]
+                missing = [k for k, v in enumerate(raw) if v is UNKNOWN]
+                if missing:
+                    fresh = self._score_nodes(pl, state, pod, [nodes[k] for k in missing])
+                    vals = list(vals)
+                    for k, v in zip(missing, fresh):
+                        raw[k] = vals[positions[k]] = v
                     cache.store(snapshot, vals)
             else:
-                batch = getattr(pl, "score_nodes", None)
-                if batch is not None:
-                    raw, st = batch(state, pod, nodes)
-                    if st is not None and not st.is_success():
-                        raise PluginError(pl.name, f'running Score plugins: plugin "{pl.name}" failed with: {st.message()}')
-                else:
-                    one = self._score_one
-                    raw = [one(pl, state, pod, ni) for ni in nodes]
+                raw = self._score_nodes(pl, state, pod, nodes)
             if hasattr(pl, "normalize_score"):
                 scores = {ni.node.name: s for ni, s in zip(nodes, raw)}
                 st = pl.normalize_score(state, pod, scores)
@@ -301,6 +290,17 @@ class Framework:
                                           f"returns an invalid score {bad}, it should in the range of [0, {MAX_NODE_SCORE}] after normalizing")
             out.append((pl.name, raw, normalized, self.weights.get(pl.name, 1)))
         return out
+
+    @classmethod
+    def _score_nodes(cls, pl: Plugin, state: CycleState, pod: "Pod", nodes: list["NodeInfo"]) -> list[int]:
+        batch = getattr(pl, "score_nodes", None)
+        if batch is None:
+            one = cls._score_one
+            return [one(pl, state, pod, ni) for ni in nodes]
+        raw, st = batch(state, pod, nodes)
+        if st is not None and not st.is_success():
+            raise PluginError(pl.name, f'running Score plugins: plugin "{pl.name}" failed with: {st.message()}')
+        return raw
 
     @staticmethod
     def _score_one(pl: Plugin, state: CycleState, pod: "Pod", node_info: "NodeInfo") -> int:

@@ -17,6 +17,29 @@ def normalized_image_name(name: str) -> str:
 class ImageLocality(Plugin):
     name = "ImageLocality"
 
+    def score_nodes(self, state, pod, nodes):
+        """score over many nodes: the normalized image names and thresholds worked out once."""
+        containers = pod.init_containers + pod.containers
+        max_threshold = MAX_CONTAINER_THRESHOLD * len(containers)
+        if max_threshold == MIN_THRESHOLD:
+            return [0] * len(nodes), None
+        names = [normalized_image_name(c.image) for c in containers]
+        total = float(len(self.handle.snapshot.node_infos))
+        span = max_threshold - MIN_THRESHOLD
+        out = []
+        for ni in nodes:
+            states = ni.image_states
+            s = 0
+            for name in names:
+                st = states.get(name)
+                if st is not None:
+                    s += int(float(st[0]) * (float(st[1]) / total))
+            if s < MIN_THRESHOLD:
+                out.append(0)
+            else:
+                out.append(MAX_NODE_SCORE * (min(s, max_threshold) - MIN_THRESHOLD) // span)
+        return out, None
+
     def score(self, state, pod, node_info):
         total = len(self.handle.snapshot.node_infos)
         states = node_info.image_states

@@ -319,6 +319,37 @@ class InterPodAffinity(Plugin):
             return unschedulable(ERR_REASON_EXISTING_ANTI_AFFINITY)
         return None
 
+    def filter_nodes(self, state, pod, nodes):
+        """filter over many nodes: the existing pods' anti-affinity is checked from the topology
+        pairs that hold a match (few) instead of from each node's labels."""
+        s, st = self._pre_filter_state(state)
+        if st is not None:
+            return [st] * len(nodes)
+        blocked: dict[str, set[str]] = {}
+        for (key, value), n in (s.existing_anti_counts or {}).items():
+            if n > 0:
+                blocked.setdefault(key, set()).add(value)
+        check_affinity = bool(s.affinity_terms)
+        check_anti = bool(s.anti_counts)
+        if not (check_affinity or check_anti or blocked):
+            return [None] * len(nodes)
+        st_affinity = unresolvable(ERR_REASON_AFFINITY)
+        st_anti = unschedulable(ERR_REASON_ANTI_AFFINITY)
+        st_existing = unschedulable(ERR_REASON_EXISTING_ANTI_AFFINITY)
+        blocked_items = list(blocked.items())
+        out = []
+        for ni in nodes:
+            labels = ni.node.labels
+            if check_affinity and not satisfies_pod_affinity(s, labels):
+                out.append(st_affinity)
+            elif check_anti and not satisfies_pod_anti_affinity(s, labels):
+                out.append(st_anti)
+            elif blocked_items and any(labels.get(k) in vs for k, vs in blocked_items):
+                out.append(st_existing)
+            else:
+                out.append(None)
+        return out
+
     # -- PreScore -------------------------------------------------------------------------
     def pre_score(self, state, pod, nodes, all_nodes=None):
         has_constraints = _has_preferred(pod.pod_affinity) or _has_preferred(pod.pod_anti_affinity)

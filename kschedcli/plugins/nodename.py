@@ -16,5 +16,12 @@ class NodeName(Plugin):
             return unresolvable(ERR_REASON)
         return None
 
+    def filter_nodes(self, state, pod, nodes):
+        wanted = pod.raw.get("spec", {}).get("nodeName") if isinstance(pod.raw.get("spec"), dict) else None
+        if not wanted:
+            return [None] * len(nodes)
+        st = unresolvable(ERR_REASON)
+        return [None if ni.node.name == wanted else st for ni in nodes]
+
     def events_to_register(self):
         return [ClusterEvent("Node", "Add", "the named node is added")]

@@ -18,6 +18,12 @@ class NodeUnschedulable(Plugin):
             return None
         return unresolvable(ERR_REASON_UNSCHEDULABLE)
 
+    def filter_nodes(self, state, pod, nodes):
+        if tolerates(pod.tolerations, "node.kubernetes.io/unschedulable", "", "NoSchedule"):
+            return [None] * len(nodes)
+        st = unresolvable(ERR_REASON_UNSCHEDULABLE)
+        return [st if ni.node.unschedulable else None for ni in nodes]
+
     def events_to_register(self):
         return [ClusterEvent("Node", "Add|UpdateNodeTaint", "a node is added or uncordoned"),
                 ClusterEvent("Pod", "UpdatePodToleration", "the pod gains a toleration for node.kubernetes.io/unschedulable")]

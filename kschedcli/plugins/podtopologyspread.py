@@ -204,12 +204,12 @@ class _MatchCountCache:
                 for p in snapshot.pods_matching(namespace, selector):
                     if not p.deleting:
                         tally[p.node_name] = tally.get(p.node_name, 0) + 1
-            entry = tables[key] = (tally, as_of, {})
+            entry = tables[key] = (tally, as_of, {}, len(snapshot.changes) if snapshot is not None else 0)
             while len(tables) > self.limit:
                 tables.popitem(last=False)
         else:
             tables.move_to_end(key)
-        tally, as_of, recounted = entry
+        tally, as_of, recounted, changes_seen = entry
         own = snapshot.by_name if snapshot is not None else {}
         recount = _pod_counter(namespace, selector)
 
@@ -226,6 +226,18 @@ class _MatchCountCache:
                 recounted[name] = (node_info, node_info.generation, n)
             return n
 
+        def holders() -> list:
+            """The snapshot's NodeInfos that may hold a matching pod (every other counts 0), in
+            node order: those of the tally and those changed since it was taken."""
+            if snapshot is None:
+                return []
+            index_of = snapshot.index_of
+            positions = {index_of[name] for name in tally}
+            positions.update(snapshot.changes[changes_seen:])
+            nis = snapshot.node_infos
+            return [nis[i] for i in sorted(positions)]
+
+        count.holders = holders
         return count
 
 
@@ -399,6 +411,34 @@ class PodTopologySpread(Plugin):
                 return unschedulable(ERR_REASON_CONSTRAINTS_NOT_MATCH)
         return None
 
+    def filter_nodes(self, state, pod, nodes):
+        """filter over many nodes: each constraint's self-match and global minimum worked out once."""
+        try:
+            s = state.read(PRE_FILTER_KEY)
+        except NotFound as e:
+            return [error(f'reading "{PRE_FILTER_KEY}" from cycleState: {e}')] * len(nodes)
+        if not s.constraints:
+            return [None] * len(nodes)
+        checks = [(c.topology_key, s.counts[i],
+                   (1 if c.selector.matches(pod.labels) else 0) - s.min_match_num(i), c.max_skew)
+                  for i, c in enumerate(s.constraints)]
+        st_label = unresolvable(ERR_REASON_NODE_LABEL_NOT_MATCH)
+        st_skew = unschedulable(ERR_REASON_CONSTRAINTS_NOT_MATCH)
+        out = []
+        for ni in nodes:
+            labels = ni.node.labels
+            verdict = None
+            for key, counts, offset, max_skew in checks:
+                value = labels.get(key)
+                if value is None:
+                    verdict = st_label
+                    break
+                if counts.get(value, 0) + offset > max_skew:
+                    verdict = st_skew
+                    break
+            out.append(verdict)
+        return out
+
     # -- PreScore / Score ----------------------------------------------------------------
     def pre_score(self, state, pod, nodes, all_nodes=None):
         all_nodes = all_nodes if all_nodes is not None else self.handle.snapshot.list()
@@ -434,7 +474,18 @@ class PodTopologySpread(Plugin):
             s.weights.append(topology_normalizing_weight(size))
 
         s.counters = counters = self._counters(pod.namespace, constraints)
-        for ni in all_nodes:
+        holders = all_nodes
+        if all_nodes is self.handle.snapshot.node_infos and all(hasattr(f, "holders") for f in counters):
+            # nodes without a matching pod add nothing: visit only those that may hold one
+            seen: set[int] = set()
+            holders = []
+            for f in counters:
+                if id(f) not in seen:
+                    seen.add(id(f))
+                    holders.extend(f.holders())
+            if len(seen) > 1:
+                holders = sorted(set(holders), key=lambda ni: self.handle.snapshot.index_of[ni.node.name])
+        for ni in holders:
             node = ni.node
             labels = node.labels
             if s.require_all and not _has_all_keys(labels, constraints):
@@ -470,6 +521,32 @@ class PodTopologySpread(Plugin):
                 cnt = s.counts[i].get(value, 0)
             total += score_for_count(cnt, c.max_skew, s.weights[i])
         return go_round(total), None
+
+    def score_nodes(self, state, pod, nodes):
+        try:
+            s = state.read(PRE_SCORE_KEY)
+        except NotFound as e:
+            return [0] * len(nodes), error(f'error reading "{PRE_SCORE_KEY}" from cycleState: {e}')
+        ignored = s.ignored_nodes
+        terms = [(c.topology_key, s.counters[i] if c.topology_key == HOSTNAME_KEY else None,
+                  s.counts[i], float(c.max_skew - 1), s.weights[i])
+                 for i, c in enumerate(s.constraints)]
+        out = []
+        for ni in nodes:
+            node = ni.node
+            if node.name in ignored:
+                out.append(0)
+                continue
+            labels = node.labels
+            total = 0.0
+            for key, per_node, counts, skew_term, weight in terms:
+                value = labels.get(key)
+                if value is None:
+                    continue
+                cnt = per_node(ni) if per_node is not None else counts.get(value, 0)
+                total += float(cnt) * weight + skew_term
+            out.append(go_round(total))
+        return out, None
 
     def normalize_score(self, state, pod, scores):
         try:

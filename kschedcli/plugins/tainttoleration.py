@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from ..framework.interface import ClusterEvent, Plugin
 from ..framework.status import unresolvable
-from .helper import default_normalize_score, find_untolerated_taint
+from .helper import default_normalize_score, find_untolerated_taint, taint_signature
 
 _PRESCORE_KEY = "PreScoreTaintToleration"
 
@@ -17,6 +17,22 @@ class TaintToleration(Plugin):
             return None
         return unresolvable(f"node(s) had untolerated taint {{{t.key}: {t.value}}}")
 
+    def filter_nodes(self, state, pod, nodes):
+        """filter over many nodes: each distinct taint set is decided once."""
+        verdicts: dict[tuple, object] = {}
+        out = []
+        for ni in nodes:
+            node = ni.node
+            if not node.taints:
+                out.append(None)
+                continue
+            sig = taint_signature(node)
+            if sig in verdicts:
+                out.append(verdicts[sig])
+            else:
+                out.append(verdicts.setdefault(sig, self.filter(state, pod, ni)))
+        return out
+
     def pre_score(self, state, pod, nodes):
         state.write(_PRESCORE_KEY, [t for t in pod.tolerations if t.effect in ("", "PreferNoSchedule")])
         return None
@@ -28,6 +44,21 @@ class TaintToleration(Plugin):
             if t.effect == "PreferNoSchedule" and not any(x.tolerates(t.key, t.value, t.effect) for x in tols):
                 n += 1
         return n, None
+
+    def score_nodes(self, state, pod, nodes):
+        counts: dict[tuple, int] = {}
+        out = []
+        for ni in nodes:
+            node = ni.node
+            if not node.taints:
+                out.append(0)
+                continue
+            sig = taint_signature(node)
+            n = counts.get(sig)
+            if n is None:
+                n = counts[sig] = self.score(state, pod, ni)[0]
+            out.append(n)
+        return out, None
 
     def normalize_score(self, state, pod, scores):
         default_normalize_score(scores, reverse=True)

@@ -30,3 +30,27 @@ class NodeResourcesBalancedAllocation(Plugin):
                 return 0, None
         requested, allocatable = resource_vectors(node_info, self.resources, reqs, use_requested=True)
         return balanced_scorer(requested, allocatable), None
+
+    def score_nodes(self, state, pod, nodes):
+        """score over many nodes; cpu and memory (the default) computed directly in float64 as
+        balancedResourceScorer does, anything else node by node."""
+        reqs = state.get(_KEY)
+        if reqs is None or [r["name"] for r in self.resources] != ["cpu", "memory"]:
+            return [self.score(state, pod, ni)[0] for ni in nodes], None
+        pc, pm = reqs
+        out = []
+        for ni in nodes:
+            alloc = ni.node.allocatable
+            ca, ma = alloc.milli_cpu, alloc.memory
+            used = ni.requested
+            if ca and ma:
+                fc = float(used.milli_cpu + pc) / float(ca)
+                if fc > 1:
+                    fc = 1.0
+                fm = float(used.memory + pm) / float(ma)
+                if fm > 1:
+                    fm = 1.0
+                out.append(int((1 - abs((fc - fm) / 2)) * 100.0))
+            else:
+                out.append(100)   # fewer than two fractions: no deviation
+        return out, None

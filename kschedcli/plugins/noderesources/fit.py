@@ -95,6 +95,30 @@ class NodeResourcesFit(Plugin):
         code = UNRESOLVABLE if any(i.unresolvable for i in insufficient) else UNSCHEDULABLE
         return Status(code, *(i.reason for i in insufficient))
 
+    def filter_nodes(self, state, pod, nodes):
+        """filter over many nodes: a node with room for every request passes on a direct
+        comparison; any other is decided by the full fitsRequest walk."""
+        try:
+            req = state.read(_PREFILTER_KEY)
+        except KeyError as e:
+            return [error(str(e))] * len(nodes)
+        if req.scalars:
+            return [self.filter(state, pod, ni) for ni in nodes]
+        cpu, mem, eph = req.milli_cpu, req.memory, req.ephemeral_storage
+        full = self.filter
+        out = []
+        for ni in nodes:
+            alloc = ni.node.allocatable
+            used = ni.requested
+            if (len(ni.pods) < alloc.allowed_pods
+                    and (cpu <= 0 or cpu <= alloc.milli_cpu - used.milli_cpu)
+                    and (mem <= 0 or mem <= alloc.memory - used.memory)
+                    and (eph <= 0 or eph <= alloc.ephemeral_storage - used.ephemeral_storage)):
+                out.append(None)
+            else:
+                out.append(full(state, pod, ni))
+        return out
+
     def insufficient(self, pod, node_info) -> list[InsufficientResource]:
         """For explanations: every resource the node lacks for this pod."""
         return fits_request(pod.requests, node_info, self.ignored, self.ignored_groups)
@@ -109,6 +133,34 @@ class NodeResourcesFit(Plugin):
             reqs = pod_request_list(pod, self.resources, use_requested=False, pod_level=False)
         requested, allocatable = resource_vectors(node_info, self.resources, reqs, use_requested=False)
         return self.scorer(requested, allocatable), None
+
+    def score_nodes(self, state, pod, nodes):
+        """score over many nodes; LeastAllocated on cpu and memory (the default) is computed
+        directly, anything else node by node."""
+        reqs = state.get(_PRESCORE_KEY)
+        if reqs is None:
+            reqs = pod_request_list(pod, self.resources, use_requested=False, pod_level=False)
+        if self.strategy != "LeastAllocated" or [r["name"] for r in self.resources] != ["cpu", "memory"]:
+            return [self.score(state, pod, ni)[0] for ni in nodes], None
+        pc, pm = reqs
+        wc, wm = self.resources[0]["weight"], self.resources[1]["weight"]
+        out = []
+        for ni in nodes:
+            alloc = ni.node.allocatable
+            ca, ma = alloc.milli_cpu, alloc.memory
+            s = w = 0
+            if ca:
+                r = ni.non0_cpu + pc
+                if r <= ca:
+                    s += (ca - r) * 100 // ca * wc
+                w += wc
+            if ma:
+                r = ni.non0_mem + pm
+                if r <= ma:
+                    s += (ma - r) * 100 // ma * wm
+                w += wm
+            out.append(s // w if w else 0)
+        return out, None
 
     def events_to_register(self):
         return [ClusterEvent("Pod", "Delete|UpdatePodScaleDown", "an assigned pod is deleted or scaled down"),
