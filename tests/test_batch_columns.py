@@ -52,8 +52,10 @@ def _pod_spec(rng, app):
 
 def _cluster(seed):
     rng = random.Random(seed)
+    # hostname labels need not be the node names (they are not on EKS, say)
     nodes = [node(f"n{i}", cpu=str(rng.choice([2, 4, 8])), memory=f"{rng.choice([4, 8, 16])}Gi",
-                  pods=str(rng.choice([3, 110])), labels={"topology.kubernetes.io/zone": ZONES[i % 3]},
+                  pods=str(rng.choice([3, 110])), labels={"topology.kubernetes.io/zone": ZONES[i % 3],
+                                                          "kubernetes.io/hostname": f"host-{i}"},
                   taints=_taints(rng), unschedulable=rng.random() < 0.1,
                   images=[{"names": ["app:1"], "sizeBytes": 300 * 2**20}] if rng.random() < 0.5 else [])
              for i in range(12)]

@@ -257,6 +257,7 @@ class Framework:
         index_of = snapshot.index_of
         own = snapshot.node_infos
         out = []
+        positions = None
         for pl in self.score_plugins:
             if pl.name in state.skip_score_plugins:
                 continue
@@ -265,7 +266,8 @@ class Framework:
                 vals = cache.current(snapshot)
                 if vals is None:
                     vals = [UNKNOWN] * len(own)
-                positions = [index_of[ni.node.name] for ni in nodes]
+                if positions is None:
+                    positions = [index_of[ni.node.name] for ni in nodes]
                 raw = [vals[i] for i in positions]
                 missing = [k for k, v in enumerate(raw) if v is UNKNOWN]
                 if missing:

@@ -96,7 +96,7 @@ class PreFilterState:
 class PreScoreState:
     """Per ScheduleAnyway constraint: matching pods per domain of the feasible nodes, and the weights."""
 
-    __slots__ = ("constraints", "ignored_nodes", "counts", "weights", "require_all", "counters")
+    __slots__ = ("constraints", "ignored_nodes", "counts", "weights", "require_all", "counters", "node_counts")
 
     def __init__(self):
         self.constraints: list[Constraint] = []
@@ -105,6 +105,9 @@ class PreScoreState:
         self.counts: list[dict[str, int]] = []
         self.weights: list[float] = []
         self.require_all = True
+        # per hostname constraint, when known: node name -> matching pods, for the nodes that
+        # hold any (every other node holds none); None: ask the counter node by node
+        self.node_counts: list[dict[str, int] | None] = []
 
     def clone(self) -> "PreScoreState":
         return self   # read-only after PreScore
@@ -475,6 +478,7 @@ class PodTopologySpread(Plugin):
 
         s.counters = counters = self._counters(pod.namespace, constraints)
         holders = all_nodes
+        s.node_counts = [None] * len(constraints)
         if all_nodes is self.handle.snapshot.node_infos and all(hasattr(f, "holders") for f in counters):
             # nodes without a matching pod add nothing: visit only those that may hold one
             seen: set[int] = set()
@@ -485,6 +489,10 @@ class PodTopologySpread(Plugin):
                     holders.extend(f.holders())
             if len(seen) > 1:
                 holders = sorted(set(holders), key=lambda ni: self.handle.snapshot.index_of[ni.node.name])
+            for i, c in enumerate(constraints):
+                if c.topology_key == HOSTNAME_KEY:
+                    f = counters[i]
+                    s.node_counts[i] = {ni.node.name: n for ni in f.holders() if (n := f(ni))}
         for ni in holders:
             node = ni.node
             labels = node.labels
@@ -528,9 +536,14 @@ class PodTopologySpread(Plugin):
         except NotFound as e:
             return [0] * len(nodes), error(f'error reading "{PRE_SCORE_KEY}" from cycleState: {e}')
         ignored = s.ignored_nodes
-        terms = [(c.topology_key, s.counters[i] if c.topology_key == HOSTNAME_KEY else None,
-                  s.counts[i], float(c.max_skew - 1), s.weights[i])
-                 for i, c in enumerate(s.constraints)]
+        terms = []
+        for i, c in enumerate(s.constraints):
+            known = counter = None
+            if c.topology_key == HOSTNAME_KEY:
+                known = s.node_counts[i] if s.node_counts else None
+                if known is None:
+                    counter = s.counters[i]
+            terms.append((c.topology_key, known, counter, s.counts[i], float(c.max_skew - 1), s.weights[i]))
         out = []
         for ni in nodes:
             node = ni.node
@@ -539,11 +552,16 @@ class PodTopologySpread(Plugin):
                 continue
             labels = node.labels
             total = 0.0
-            for key, per_node, counts, skew_term, weight in terms:
+            for key, known, counter, counts, skew_term, weight in terms:
                 value = labels.get(key)
                 if value is None:
                     continue
-                cnt = per_node(ni) if per_node is not None else counts.get(value, 0)
+                if known is not None:
+                    cnt = known.get(node.name, 0)
+                elif counter is not None:
+                    cnt = counter(ni)
+                else:
+                    cnt = counts.get(value, 0)
                 total += float(cnt) * weight + skew_term
             out.append(go_round(total))
         return out, None
@@ -604,6 +622,13 @@ class PodTopologySpread(Plugin):
         """Nodes PodTopologySpread rejected, then the feasible ones, in node order."""
         names = []
         feasible = set(result.feasible) if result is not None else set()
+        columns = getattr(result.filters, "columns", None) if result is not None else None
+        if columns is not None:   # a FilterTable: read this plugin's column, not every row
+            col = columns.get(NAME)
+            if col is None:
+                return [n for n in result.filters if n in feasible]
+            return [n for n, st in zip(result.filters, col)
+                    if n in feasible or (st is not None and not st.is_success())]
         for name, nf in (result.filters.items() if result is not None else ()):
             st = nf.plugins.get(NAME) if nf.plugins else None
             if name in feasible or (st is not None and not st.is_success()):
