@@ -143,6 +143,24 @@ class NodeInfo:
                     if not ips:
                         del self.used_ports[key]
 
+    def without(self, removed_ids: set[int]) -> "NodeInfo":
+        """A copy holding every pod but those whose id() is in `removed_ids`, built up from the
+        pods that stay; its generation is new (it is not the node's current state)."""
+        c = NodeInfo(self.node)
+        c.image_states = self.image_states
+        removed_ports = []
+        for p in self.pods:
+            if id(p) not in removed_ids:
+                c.add_pod(p)
+            elif p.host_ports:
+                removed_ports.append(p)
+        # host ports are sets per (protocol, port), as kube-scheduler's HostPortInfo: removing a
+        # pod frees its ports even when a staying pod uses the same one, so replay the removals
+        c.used_ports = {k: set(v) for k, v in self.used_ports.items()}
+        for p in removed_ports:
+            c._update_ports(p, -1)
+        return c
+
     def clone(self) -> "NodeInfo":
         c = NodeInfo.__new__(NodeInfo)
         c.node = self.node

@@ -120,13 +120,16 @@ class Framework:
     def run_pre_filter_remove_pod(self, state: CycleState, pod: "Pod", pod_to_remove: "Pod", node_info: "NodeInfo") -> Status | None:
         return self._run_pre_filter_extension("remove_pod", "RemovePod", state, pod, pod_to_remove, node_info)
 
+    def pre_filter_extensions(self, method: str, state: CycleState) -> list:
+        """(plugin, its add_pod or remove_pod) of every PreFilter plugin that did not Skip."""
+        skip = state.skip_filter_plugins
+        return [(pl, fn) for pl in self.pre_filter_plugins
+                if pl.name not in skip and (fn := getattr(pl, method, None)) is not None]
+
     def _run_pre_filter_extension(self, method: str, go_name: str, state: CycleState, pod: "Pod",
                                   other: "Pod", node_info: "NodeInfo") -> Status | None:
         """PreFilterExtensions.AddPod/RemovePod of every PreFilter plugin that did not Skip."""
-        for pl in self.pre_filter_plugins:
-            fn = getattr(pl, method, None)
-            if fn is None or pl.name in state.skip_filter_plugins:
-                continue
+        for pl, fn in self.pre_filter_extensions(method, state):
             st = fn(state, pod, other, node_info)
             if st is not None and not st.is_success():
                 return Status(ERROR, f'running {go_name} on PreFilter plugin "{pl.name}": {st.message()}', plugin=pl.name)
