@@ -51,8 +51,13 @@ def _fail(err: InputError) -> None:
 def _dump(doc: dict, output: Output) -> None:
     if output == Output.yaml:
         import yaml
-        sys.stdout.write(yaml.safe_dump(doc, sort_keys=False, default_flow_style=False, width=1000,
-                                        allow_unicode=True))
+
+        class Dumper(yaml.SafeDumper):
+            def ignore_aliases(self, data) -> bool:
+                return True   # the document shares equal parts: write each in full, never as &anchor/*alias
+
+        sys.stdout.write(yaml.dump(doc, Dumper=Dumper, sort_keys=False, default_flow_style=False, width=1000,
+                                   allow_unicode=True))
     else:
         sys.stdout.write(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
 

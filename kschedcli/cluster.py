@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from marshal import dumps as _marshal_dumps
 from typing import Iterable
 
 from . import progress
@@ -101,51 +102,132 @@ def _slim_containers(cs):
     return [{k: v for k, v in c.items() if k not in _CONTAINER_UNUSED} if type(c) is dict else c for c in cs]
 
 
+# Equal parts of bound pods are shared: the pods of one workload repeat the same containers,
+# tolerations, affinity, labels, owner... once per pod. One object per distinct value keeps the
+# snapshot small, makes the loader's worker results compact (shared objects travel once), and
+# lets Pod construction reuse what it derived from an identical part (see model.PodTemplates).
+# Values are keyed by their marshal serialisation, which tells True from 1 from 1.0 and keeps key
+# order (equal bytes, equal values of the same types): a shared object is indistinguishable from
+# the one it replaces. The scheduler never modifies a pod's raw object.
+_SHARED: dict[bytes, object] = {}
+_STRINGS: dict[str, str] = {}
+_SHARED_MAX = 100000
+_SHARED_META = frozenset(("labels", "annotations", "ownerReferences"))
+_STRING_META = frozenset(("namespace", "generateName"))
+_SHARED_STATUS = frozenset(("containerStatuses", "initContainerStatuses", "conditions"))
+_CONTAINER_KEYS = frozenset(("containers", "initContainers", "ephemeralContainers"))
+
+
+def _shared(v):
+    try:
+        key = _marshal_dumps(v)
+    except ValueError:  # a value marshal does not take (a YAML timestamp): kept as it is
+        return v
+    s = _SHARED.get(key)
+    if s is None:
+        if len(_SHARED) >= _SHARED_MAX:
+            _SHARED.clear()
+        _SHARED[key] = v
+        return v
+    return s
+
+
+def _string(v: str) -> str:
+    s = _STRINGS.get(v)
+    if s is None:
+        if len(_STRINGS) >= _SHARED_MAX:
+            _STRINGS.clear()
+        _STRINGS[v] = v
+        return v
+    return s
+
+
+def reset_shared() -> None:
+    """Forget the shared values (the objects stay with the pods that hold them)."""
+    _SHARED.clear()
+    _STRINGS.clear()
+
+
+def _slim_volumes(vols: list) -> list:
+    slim_vols = []
+    for v in vols:
+        if type(v) is dict:
+            for src in _VOLUME_CONTENT_UNUSED:
+                if type(v.get(src)) is dict:
+                    v = {**v, src: {}}
+        slim_vols.append(v)
+    return slim_vols
+
+
 def slim_object(obj: dict) -> dict:
-    """The loader's transform for snapshots: a pod bound to a node, without the fields above.
-    Any other object is returned as it is. Shapes the scheduler validates are left alone."""
+    """The loader's transform for snapshots: a pod bound to a node, without the fields above,
+    its parts shared with equal parts of the pods read before it (see _SHARED). Any other object
+    is returned as it is. Shapes the scheduler validates are left alone; the source object is not
+    modified."""
     if obj.get("kind") != "Pod":
         return obj
     spec = obj.get("spec")
     if type(spec) is not dict or not spec.get("nodeName"):
         return obj
-    out = dict(obj)
-    spec = dict(spec)
-    out["spec"] = spec
-    for key in ("containers", "initContainers", "ephemeralContainers"):
-        if key in spec:
-            spec[key] = _slim_containers(spec[key])
-    vols = spec.get("volumes")
-    if type(vols) is list:
-        slim_vols = []
-        for v in vols:
-            if type(v) is dict:
-                for src in _VOLUME_CONTENT_UNUSED:
-                    if type(v.get(src)) is dict:
-                        v = {**v, src: {}}
-            slim_vols.append(v)
-        spec["volumes"] = slim_vols
+    out = {}
+    for k, v in obj.items():
+        if type(v) is str:
+            v = _string(v)
+        out[k] = v
+    new_spec = {}
+    for k, v in spec.items():
+        t = type(v)
+        if t is str:
+            v = _string(v)
+        elif t is list or t is dict:
+            if k == "volumes":
+                if t is list:
+                    v = _slim_volumes(v)
+            else:
+                if k in _CONTAINER_KEYS:
+                    v = _slim_containers(v)
+                v = _shared(v)
+        new_spec[k] = v
+    out["spec"] = new_spec
     meta = obj.get("metadata")
-    if type(meta) is dict and ("managedFields" in meta or _LAST_APPLIED in (meta.get("annotations") or ())):
-        meta = {k: v for k, v in meta.items() if k != "managedFields"}
-        ann = meta.get("annotations")
-        if type(ann) is dict and _LAST_APPLIED in ann:
-            meta["annotations"] = {k: v for k, v in ann.items() if k != _LAST_APPLIED}
-        out["metadata"] = meta
+    if type(meta) is dict:
+        if "managedFields" in meta or _LAST_APPLIED in (meta.get("annotations") or ()):
+            meta = {k: v for k, v in meta.items() if k != "managedFields"}
+            ann = meta.get("annotations")
+            if type(ann) is dict and _LAST_APPLIED in ann:
+                meta["annotations"] = {k: v for k, v in ann.items() if k != _LAST_APPLIED}
+        new_meta = {}
+        for k, v in meta.items():
+            if k in _SHARED_META:
+                if type(v) is dict or type(v) is list:
+                    v = _shared(v)
+            elif k in _STRING_META and type(v) is str:
+                v = _string(v)
+            new_meta[k] = v
+        out["metadata"] = new_meta
     status = obj.get("status")
     if type(status) is dict:
-        status = {k: v for k, v in status.items() if k not in _STATUS_UNUSED}
-        conds = status.get("conditions")
-        if type(conds) is list:
-            status["conditions"] = [c for c in conds if not (
-                type(c) is dict and c.get("type") in _ROUTINE_CONDITIONS and c.get("status") == "True")]
-        for key in ("containerStatuses", "initContainerStatuses"):
-            css = status.get(key)
-            if type(css) is list:
-                status[key] = [{k: c[k] for k in _CONTAINER_STATUS_KEPT if k in c} if type(c) is dict else c
-                               for c in css]
-        out["status"] = status
+        new_status = {}
+        for k, v in status.items():
+            if k in _STATUS_UNUSED:
+                continue
+            t = type(v)
+            if t is str:
+                v = _string(v)
+            elif k in _SHARED_STATUS and t is list:
+                if k == "conditions":
+                    v = [c for c in v if not (
+                        type(c) is dict and c.get("type") in _ROUTINE_CONDITIONS and c.get("status") == "True")]
+                else:
+                    v = [{ck: c[ck] for ck in _CONTAINER_STATUS_KEPT if ck in c} if type(c) is dict else c
+                         for c in v]
+                v = _shared(v)
+            new_status[k] = v
+        out["status"] = new_status
     return out
+
+
+slim_object.reset = reset_shared  # type: ignore[attr-defined]  # called by the loader's workers
 
 
 def load_cluster(paths: Iterable[str]) -> Cluster:
@@ -153,7 +235,10 @@ def load_cluster(paths: Iterable[str]) -> Cluster:
     because pod defaulting depends on them. Bound pods keep only the fields the scheduler reads
     (`slim_object`), so their `raw` is a trimmed copy of the source object."""
     with no_gc():
-        cluster = _load_cluster(paths)
+        try:
+            cluster = _load_cluster(paths)
+        finally:
+            reset_shared()
     if len(cluster.pods) > 2000:
         import gc
         gc.freeze()  # the snapshot lives as long as the process: keep it out of every collection
@@ -202,6 +287,8 @@ def _load_cluster(paths: Iterable[str]) -> Cluster:
             raise InputError(f"node {node.name} appears twice", source=path, where=where)
         seen_nodes.add(node.name)
         cluster.nodes.append(node)
+    templates: dict = {}     # what pods with the same (shared) parts derive alike: model.Pod
+    priorities, default_priority = cluster.priorities, cluster.default_priority
     with progress.task("Reading pods", total=len(raw_pods), unit="pods") as task:
         for n, (obj, path, where) in enumerate(raw_pods):
             if not n & 4095:
@@ -214,7 +301,10 @@ def _load_cluster(paths: Iterable[str]) -> Cluster:
             if not (isinstance(spec, dict) and spec.get("nodeName")):
                 cluster.skipped["pending pods (not in the scheduler's cache)"] += 1
                 continue
-            pod = cluster.parse_pod(obj, path, where)
+            try:
+                pod = Pod(obj, priorities, default_priority, templates)
+            except InputError as e:
+                raise e.located(source=path, where=where) from None
             cluster.pods.append(pod)
             if pod.namespace not in cluster.namespace_labels:
                 cluster.namespace_labels[pod.namespace] = {"kubernetes.io/metadata.name": pod.namespace}

@@ -20,11 +20,14 @@ from __future__ import annotations
 import codecs
 import gc
 import json
+import marshal
 import os
+import pickle
 import re
 import sys
 from contextlib import contextmanager
 from pathlib import Path
+from concurrent.futures import BrokenExecutor
 from typing import Any, Callable, Iterator
 
 import yaml
@@ -513,9 +516,30 @@ def _split_yaml(path: str, size: int, parts: int) -> list[tuple[int, int]] | Non
     return [(bounds[i], bounds[i + 1]) for i in range(len(bounds) - 1)]
 
 
+def _pack(objs: list) -> bytes:
+    """A worker's result for the parent: marshal (several times faster than pickle both ways, and
+    it keeps objects shared within the result shared), pickle for what marshal does not take
+    (YAML timestamps, ...)."""
+    try:
+        return b"M" + marshal.dumps(objs)
+    except ValueError:
+        return b"P" + pickle.dumps(objs, pickle.HIGHEST_PROTOCOL)
+
+
+def _unpack(data: bytes) -> list:
+    view = memoryview(data)[1:]
+    return marshal.loads(view) if data[:1] == b"M" else pickle.loads(view)
+
+
+def _reset_transform(transform: Transform | None) -> None:
+    reset = getattr(transform, "reset", None)
+    if reset is not None:
+        reset()
+
+
 def _parse_yaml_piece(path: str, start: int, end: int, transform: Transform | None):
     """Worker: the documents (transformed, None kept) of bytes [start, end) of a YAML file,
-    or None when the piece does not read cleanly (the caller then reads the file whole)."""
+    packed, or None when the piece does not read cleanly (the caller then reads the file whole)."""
     with open(path, "rb") as f:
         f.seek(start)
         data = f.read(end - start)
@@ -523,13 +547,14 @@ def _parse_yaml_piece(path: str, start: int, end: int, transform: Transform | No
         try:
             text = data.decode("utf-8")
             del data
-            return [_transform_doc(d, transform) for d in _yaml_docs(text)]
+            return _pack([_transform_doc(d, transform) for d in _yaml_docs(text)])
         except (UnicodeDecodeError, yaml.YAMLError):
             return None
         finally:
             # the scalars shared within a piece would otherwise pin this worker's memory
             _SCALARS.clear()
             _KEYS.clear()
+            _reset_transform(transform)
 
 
 def _transform_doc(doc, transform: Transform | None):
@@ -570,14 +595,10 @@ def _yaml_parallel(path: str, size: int, transform: Transform | None, task) -> l
     if not pieces:
         return None
     try:
-        import multiprocessing
-        from concurrent.futures import BrokenExecutor, ProcessPoolExecutor
-        if "fork" not in multiprocessing.get_all_start_methods():
+        pool = _fork_pool(workers)
+        if pool is None:
             return None
-        # fork: the workers need nothing but this module, already loaded (spawn would re-run
-        # the main script, which need not be import-safe)
-        ctx = multiprocessing.get_context("fork")
-        with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
+        with pool:
             futures = [pool.submit(_parse_yaml_piece, path, s, e, transform) for s, e in pieces]
             docs: list = []
             done = 0
@@ -587,12 +608,24 @@ def _yaml_parallel(path: str, size: int, transform: Transform | None, task) -> l
                     for f in futures:
                         f.cancel()
                     return None
-                docs.extend(part)
+                docs.extend(_unpack(part))
+                del part
                 done += e - s
                 task.update(done)
             return docs
     except (OSError, ImportError, BrokenExecutor):
         return None
+
+
+def _fork_pool(workers: int):
+    """A pool of `workers` forked processes, or None where processes cannot be forked. Fork: the
+    workers need nothing but this module, already loaded (spawn would re-run the main script,
+    which need not be import-safe)."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+    if "fork" not in multiprocessing.get_all_start_methods():
+        return None
+    return ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("fork"))
 
 
 # ------------------------------------------------------------------------------------ JSON
@@ -601,9 +634,123 @@ class _NotStreamable(Exception):
     """Not a well-formed JSON object: read the file the plain way (which reports the error)."""
 
 
-def _stream_json(read: Callable[[], bytes], transform: Transform | None, task):
+_JSON_PIECES_PER_WORKER = 8
+_FIRST_KEY = re.compile(r'\{[ \t\n\r]*"(?:[^"\\\x00-\x1f]|\\.)*"')
+
+
+def _parse_json_piece(path: str, start: int, end: int, transform: Transform | None):
+    """Worker: bytes [start, end) of a JSON file, items of a List and the separators between
+    them, decoded and transformed as the streaming reader does, packed; None when they do not
+    decode as a run of whole items (the caller then reads them itself)."""
+    with open(path, "rb") as f:
+        f.seek(start)
+        data = f.read(end - start)
+    with no_gc():
+        try:
+            text = data.decode("utf-8")
+            del data
+            items = json.loads("[" + text + "]")
+            del text
+            if transform is not None:
+                items = [transform(x) if type(x) is dict and "kind" in x else x for x in items]
+            return _pack(items)
+        except Exception:  # noqa: BLE001 - the caller reads the piece itself, and reports it
+            return None
+        finally:
+            _reset_transform(transform)
+
+
+def _find_forward(f, start: int, size: int, pattern: bytes) -> int | None:
+    """The offset of the first `pattern` at or after `start`."""
+    pos = start
+    while pos < size:
+        f.seek(pos)
+        block = f.read(4 << 20)
+        i = block.find(pattern)
+        if i >= 0:
+            return pos + i
+        if len(block) < (4 << 20):
+            return None
+        pos += len(block) - len(pattern) + 1
+    return None
+
+
+def _find_backward(f, lower: int, size: int, pattern: bytes) -> int | None:
+    """The offset of the last `pattern` at or after `lower`."""
+    end = size
+    while end > lower:
+        start = max(lower, end - (4 << 20))
+        f.seek(start)
+        block = f.read(end - start)
+        i = block.rfind(pattern)
+        if i >= 0:
+            return start + i
+        end = start + len(pattern) - 1
+        if start == lower:
+            return None
+    return None
+
+
+def _json_parallel(path: str, size: int, pos: int, pattern: bytes, sep_len: int,
+                   transform: Transform | None, task):
+    """The items of a JSON List from byte `pos` (where an item starts) on, decoded by worker
+    processes, one per core: the rest of the file is cut just before items that start as the
+    second item did (`pattern`: the end of an item, the separator and `{"firstkey"`), and each
+    piece decoded as a run of items. A cut that is not between two items makes its pieces fail
+    to decode (an unterminated string or unbalanced brackets). Returns (items, offset of the item
+    the caller reads on from), or None: no workers, or a piece that did not decode (the caller
+    then reads on from `pos` itself, which reports any error exactly)."""
+    workers = _workers()
+    if workers < 2 or size - pos < _PARALLEL_MIN_BYTES:
+        return None
+    parts = workers * _JSON_PIECES_PER_WORKER
+    found: list[int] = []
+    try:
+        with open(path, "rb") as f:
+            for k in range(1, parts):
+                target = max(pos + (size - pos) * k // parts, found[-1] + 1 if found else pos)
+                o = _find_forward(f, target, size, pattern)
+                if o is None:
+                    break
+                found.append(o)
+            # the last item that starts so: the caller reads from there to the end of the file
+            last = _find_backward(f, found[-1] + 1 if found else pos, size, pattern)
+            if last is not None:
+                found.append(last)
+    except OSError:
+        return None
+    if not found:
+        return None
+    starts = [pos] + [o + sep_len - 1 for o in found]
+    pieces = list(zip(starts, [o + 1 for o in found]))
+    try:
+        pool = _fork_pool(workers)
+        if pool is None:
+            return None
+        with pool:
+            futures = [pool.submit(_parse_json_piece, path, s, e, transform) for s, e in pieces]
+            items: list = []
+            for (_, e), fut in zip(pieces, futures):
+                part = fut.result()
+                if part is None:
+                    for fu in futures:
+                        fu.cancel()
+                    return None
+                items.extend(_unpack(part))
+                del part
+                task.update(e)
+    except (OSError, ImportError, BrokenExecutor):
+        return None
+    return items, starts[-1]
+
+
+def _stream_json(read: Callable[[], bytes], transform: Transform | None, task,
+                 split: Callable[[int, bytes, int], tuple[list, int] | None] | None = None,
+                 seek: Callable[[int], None] | None = None):
     """A top-level JSON object from successive blocks of bytes, its `items` decoded one by one.
-    Returns (other members, items or None)."""
+    Returns (other members, items or None). `split(offset, pattern, separator length)`, when
+    given, may take the items from byte `offset` (where the second item starts) on, and return
+    them with the offset of the item to read on from (see _json_parallel); `seek` moves `read`."""
     raw_decode = json.JSONDecoder().raw_decode
     dec = codecs.getincrementaldecoder("utf-8")()
     st = {"buf": "", "i": 0, "eof": False, "read": 0}
@@ -718,6 +865,19 @@ def _stream_json(read: Callable[[], bytes], transform: Transform | None, task):
                             start = _WS.match(st["buf"], st["i"]).end()
                             if start < len(st["buf"]) and st["buf"][start] == "{":
                                 sep = "}" + st["buf"][end:start] + "{"
+                                m = _FIRST_KEY.match(st["buf"], start) if split is not None else None
+                                if m is not None:
+                                    offset = (st["read"] - len(dec.getstate()[0])
+                                              - len(st["buf"][start:].encode("utf-8")))
+                                    pattern = ("}" + st["buf"][end:m.end()]).encode("utf-8")
+                                    got = split(offset, pattern, len(sep.encode("utf-8")))
+                                    if got is not None:
+                                        part, resume = got
+                                        items.extend(part)
+                                        del part
+                                        seek(resume)
+                                        dec.reset()
+                                        st.update(buf="", i=0, eof=False, read=resume)
             else:
                 if key in header or (key == "items" and items is not None):
                     raise _NotStreamable
@@ -802,8 +962,13 @@ def load_documents(path: str, transform: Transform | None = None) -> list:
         head = head.lstrip()
         if head[:1] == b"{":
             read, f = _json_file_reader(path, data)
+            split = seek = None
+            if f is not None:
+                def split(offset: int, pattern: bytes, sep_len: int):
+                    return _json_parallel(path, size, offset, pattern, sep_len, transform, task)
+                seek = f.seek
             try:
-                header, items = _stream_json(read, transform, task)
+                header, items = _stream_json(read, transform, task, split, seek)
             except _NotStreamable:
                 pass
             else:

@@ -316,7 +316,9 @@ class Pod:
     )
 
     def __init__(self, raw: dict, priorities: dict[str, tuple[int, str | None]] | None = None,
-                 default_priority: tuple[str, int, str | None] | None = None):
+                 default_priority: tuple[str, int, str | None] | None = None,
+                 templates: dict | None = None):
+        """`templates`: a dict the caller keeps for a batch of pods (see _template_key)."""
         self.raw = raw
         meta = _obj(raw.get("metadata"), "metadata")
         spec = _obj(raw.get("spec"), "spec")
@@ -355,6 +357,13 @@ class Pod:
         self.priority = prio
         self.priority_class_name = pcn
         self.preemption_policy = policy or "PreemptLowerPriority"
+
+        if templates is not None:
+            key = _template_key(spec, status, self.node_name, self.host_network)
+            hit = templates.get(key[0])
+            if hit is not None:
+                self._from_template(hit[1], spec)
+                return
 
         self.containers = [Container(c, f"spec.containers[{i}]", self.host_network)
                            for i, c in enumerate(_list(spec.get("containers"), "spec.containers"))]
@@ -426,6 +435,33 @@ class Pod:
         self.resource_claims = _list(spec.get("resourceClaims"), "spec.resourceClaims")
         if self.spread_constraints or self.pod_affinity or self.pod_anti_affinity:
             _validate_pod_selectors(self)
+        if templates is not None:
+            if len(templates) >= 4096:
+                templates.clear()
+            templates[key[0]] = (key[1], self)
+
+    def _from_template(self, t: "Pod", spec: dict) -> None:
+        """The spec-derived fields of a pod whose parts are those `t` was built from (no error can
+        come from them: `t` was built); the fields read per pod are read as __init__ does."""
+        self.containers = list(t.containers)
+        self.init_containers = list(t.init_containers)
+        self.overhead = dict(t.overhead)
+        self.pod_level_requests = dict(t.pod_level_requests)
+        self.requests = t.requests.clone()
+        self.non0_cpu = t.non0_cpu
+        self.non0_mem = t.non0_mem
+        self.host_ports = list(t.host_ports)
+        self.images = list(t.images)
+        self.tolerations = list(t.tolerations)
+        self.node_selector = t.node_selector
+        self.required_node_affinity = t.required_node_affinity
+        self.preferred_node_affinity = list(t.preferred_node_affinity)
+        self.pod_affinity = t.pod_affinity
+        self.pod_anti_affinity = t.pod_anti_affinity
+        self.spread_constraints = t.spread_constraints
+        self.volumes = _list(spec.get("volumes"), "spec.volumes")
+        self.scheduling_gates = list(t.scheduling_gates)
+        self.resource_claims = _list(spec.get("resourceClaims"), "spec.resourceClaims")
 
     # -- resources -------------------------------------------------------
     def _apply_status_resources(self, status: dict) -> None:
@@ -500,6 +536,21 @@ class Pod:
 
     def __repr__(self) -> str:
         return f"Pod({self.key})"
+
+
+def _template_key(spec: dict, status: dict, node_name: str, host_network: bool) -> tuple:
+    """(key, parts): what a pod's spec-derived fields (containers, requests, ports, images,
+    tolerations, node selector and affinity, spread constraints, scheduling gates, and their
+    validation) are computed from, by object identity. Pods whose parts are the very same objects
+    (the snapshot loader shares equal parts, cluster.slim_object) get the same fields; `parts`
+    keeps those objects alive while their ids serve as the key."""
+    get = spec.get
+    sget = status.get
+    parts = (get("containers"), get("initContainers"), get("overhead"), get("resources"),
+             get("tolerations"), get("nodeSelector"), get("affinity"), get("topologySpreadConstraints"),
+             get("schedulingGates"), sget("containerStatuses"), sget("initContainerStatuses"),
+             sget("conditions"))
+    return (tuple(map(id, parts)), bool(node_name), host_network), parts
 
 
 def _validate_pod_selectors(pod: "Pod") -> None:

@@ -56,15 +56,26 @@ def sig_host_ports(pod) -> tuple:
     return tuple(pod.host_ports)
 
 
-def _containers(cs) -> tuple:
-    return tuple((c.restartable, tuple(sorted(c.requests.items()))) for c in cs)
-
-
-def sig_requests(pod) -> tuple:
+def sig_effective_requests(pod) -> tuple:
+    """What NodeResourcesFit's Filter reads of the pod: its effective requests (PreFilter state)."""
     r = pod.requests
-    return (r.milli_cpu, r.memory, r.ephemeral_storage, r.allowed_pods, tuple(sorted(r.scalars.items())),
-            pod.non0_cpu, pod.non0_mem, _containers(pod.containers), _containers(pod.init_containers),
-            tuple(sorted(pod.pod_level_requests.items())), tuple(sorted(pod.overhead.items())))
+    return (r.milli_cpu, r.memory, r.ephemeral_storage, r.allowed_pods, tuple(sorted(r.scalars.items())))
+
+
+def _scoring_requests(pod, use_requested: bool, pod_level: bool) -> tuple:
+    from ..plugins.noderesources.resource_allocation import pod_request_list
+    pod_request_list(pod, [], use_requested, pod_level)    # fills the pod's cache entry read below
+    return tuple(sorted(pod._cache[("score-requests", use_requested, pod_level)].items()))
+
+
+def sig_fit_score_requests(pod) -> tuple:
+    """What NodeResourcesFit's Score reads of the pod: requests with non-zero defaults, containers only."""
+    return _scoring_requests(pod, False, False)
+
+
+def sig_balanced_requests(pod) -> tuple:
+    """What BalancedAllocation reads of the pod: requests as they are, pod-level ones included."""
+    return _scoring_requests(pod, True, True)
 
 
 def sig_images(pod) -> tuple:
@@ -78,14 +89,14 @@ FILTERS: dict[str, tuple[str, Callable]] = {
     "TaintToleration": (STATIC, sig_tolerations),
     "NodeAffinity": (STATIC, sig_node_affinity),
     "NodePorts": (BY_GENERATION, sig_host_ports),
-    "NodeResourcesFit": (BY_GENERATION, sig_requests),
+    "NodeResourcesFit": (BY_GENERATION, sig_effective_requests),
 }
 SCORES: dict[str, tuple[str, Callable]] = {
     "TaintToleration": (STATIC, sig_tolerations),
     "NodeAffinity": (STATIC, sig_preferred_node_affinity),
     "ImageLocality": (STATIC, sig_images),
-    "NodeResourcesFit": (BY_GENERATION, sig_requests),
-    "NodeResourcesBalancedAllocation": (BY_GENERATION, sig_requests),
+    "NodeResourcesFit": (BY_GENERATION, sig_fit_score_requests),
+    "NodeResourcesBalancedAllocation": (BY_GENERATION, sig_balanced_requests),
 }
 # the in-tree modules these entries describe (a plugin registered under the same name from
 # elsewhere is not cached)
@@ -131,7 +142,7 @@ class Column:
 class EquivalenceCache:
     """Per profile: (extension point, plugin, class key) -> Column."""
 
-    def __init__(self, max_classes: int = 256):
+    def __init__(self, max_classes: int = 1024):
         self.max_classes = max_classes
         self._columns: dict[tuple, Column] = {}
         self.enabled = True

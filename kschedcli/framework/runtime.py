@@ -260,7 +260,7 @@ class Framework:
         index_of = snapshot.index_of
         own = snapshot.node_infos
         out = []
-        positions = None
+        positions = names = None
         for pl in self.score_plugins:
             if pl.name in state.skip_score_plugins:
                 continue
@@ -282,11 +282,14 @@ class Framework:
             else:
                 raw = self._score_nodes(pl, state, pod, nodes)
             if hasattr(pl, "normalize_score"):
-                scores = {ni.node.name: s for ni, s in zip(nodes, raw)}
+                if names is None:
+                    names = [ni.node.name for ni in nodes]
+                scores = dict(zip(names, raw))
                 st = pl.normalize_score(state, pod, scores)
                 if st is not None and not st.is_success():
                     raise PluginError(pl.name, f'running Normalize on Score plugins: plugin "{pl.name}" failed with: {st.message()}')
-                normalized = [scores[ni.node.name] for ni in nodes]
+                # NormalizeScore rewrites the values in place: the keys keep their order
+                normalized = list(scores.values()) if len(scores) == len(names) else [scores[n] for n in names]
             else:
                 normalized = raw
             if normalized and (max(normalized) > MAX_NODE_SCORE or min(normalized) < 0):

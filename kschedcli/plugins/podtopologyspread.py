@@ -244,6 +244,14 @@ class _MatchCountCache:
         return count
 
 
+def _eligibility_is_trivial(pod, constraints) -> bool:
+    """matchNodeInclusionPolicies admits every node: no constraint honours taints, and the pod
+    has no nodeSelector or required node affinity to honour."""
+    if any(c.node_taints_policy == HONOR for c in constraints):
+        return False
+    return not pod.node_selector and pod.required_node_affinity is None
+
+
 class _NodeEligibility:
     """matchNodeInclusionPolicies for one node, each check evaluated at most once."""
 
@@ -344,18 +352,49 @@ class PodTopologySpread(Plugin):
         n = len(constraints)
         counts: list[dict[str, int]] = [{} for _ in range(n)]
         counters = self._counters(pod.namespace, constraints)
-        for ni in nodes:
-            node = ni.node
-            labels = node.labels
-            if not _has_all_keys(labels, constraints):
-                continue
-            elig = _NodeEligibility(pod, node)
-            for i, c in enumerate(constraints):
-                if not elig.includes(c):
+        snapshot = self.handle.snapshot
+        if (snapshot is not None and nodes is snapshot.node_infos
+                and all(hasattr(f, "holders") for f in counters)):
+            # Every eligible node makes its domain exist (count 0); only the nodes that may hold
+            # a matching pod can add to a count.
+            keys = [c.topology_key for c in constraints]
+            plain = _eligibility_is_trivial(pod, constraints)
+            for ni in nodes:
+                labels = ni.node.labels
+                if not _has_all_keys(labels, constraints):
                     continue
+                if plain:
+                    for m, key in zip(counts, keys):
+                        m.setdefault(labels[key], 0)
+                else:
+                    elig = _NodeEligibility(pod, ni.node)
+                    for m, c in zip(counts, constraints):
+                        if elig.includes(c):
+                            m.setdefault(labels[c.topology_key], 0)
+            for i, c in enumerate(constraints):
                 m = counts[i]
-                value = labels[c.topology_key]
-                m[value] = m.get(value, 0) + counters[i](ni)
+                f = counters[i]
+                for ni in f.holders():
+                    labels = ni.node.labels
+                    if not _has_all_keys(labels, constraints):
+                        continue
+                    if not plain and not _NodeEligibility(pod, ni.node).includes(c):
+                        continue
+                    value = labels[c.topology_key]
+                    m[value] += f(ni)
+        else:
+            for ni in nodes:
+                node = ni.node
+                labels = node.labels
+                if not _has_all_keys(labels, constraints):
+                    continue
+                elig = _NodeEligibility(pod, node)
+                for i, c in enumerate(constraints):
+                    if not elig.includes(c):
+                        continue
+                    m = counts[i]
+                    value = labels[c.topology_key]
+                    m[value] = m.get(value, 0) + counters[i](ni)
         paths = []
         for i in range(n):
             p = CriticalPaths()
@@ -545,25 +584,35 @@ class PodTopologySpread(Plugin):
                     counter = s.counters[i]
             terms.append((c.topology_key, known, counter, s.counts[i], float(c.max_skew - 1), s.weights[i]))
         out = []
+        # a node's score follows from its count per constraint (None: no such label); nodes
+        # sharing those counts (most: same zone, no match on the node) share the arithmetic
+        memo: dict[tuple, int] = {}
         for ni in nodes:
             node = ni.node
             if node.name in ignored:
                 out.append(0)
                 continue
             labels = node.labels
-            total = 0.0
-            for key, known, counter, counts, skew_term, weight in terms:
+            sig = []
+            for key, known, counter, counts, _, _ in terms:
                 value = labels.get(key)
                 if value is None:
-                    continue
-                if known is not None:
-                    cnt = known.get(node.name, 0)
+                    sig.append(None)
+                elif known is not None:
+                    sig.append(known.get(node.name, 0))
                 elif counter is not None:
-                    cnt = counter(ni)
+                    sig.append(counter(ni))
                 else:
-                    cnt = counts.get(value, 0)
-                total += float(cnt) * weight + skew_term
-            out.append(go_round(total))
+                    sig.append(counts.get(value, 0))
+            sig = tuple(sig)
+            score = memo.get(sig)
+            if score is None:
+                total = 0.0
+                for cnt, (_, _, _, _, skew_term, weight) in zip(sig, terms):
+                    if cnt is not None:
+                        total += float(cnt) * weight + skew_term
+                score = memo[sig] = go_round(total)
+            out.append(score)
         return out, None
 
     def normalize_score(self, state, pod, scores):

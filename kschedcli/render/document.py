@@ -5,7 +5,7 @@ from typing import Any
 
 from .. import KUBE_SCHEDULER_VERSION, __version__
 from ..framework.status import Status
-from ..result import Candidate, CycleResult, PreemptionResult
+from ..result import Candidate, CycleResult, FilterTable, PreemptionResult
 from .analysis import annotations_of, verdict_of
 
 
@@ -54,23 +54,55 @@ def preemption_doc(p: PreemptionResult | None) -> dict | None:
     return d
 
 
+def _filters_doc(ft) -> dict:
+    if not isinstance(ft, FilterTable):
+        return {node: {"firstFailure": status_doc(ft[node].first_failure),
+                       "plugins": {p: _plugin_status(st) for p, st in sorted(ft[node].plugins.items())}}
+                for node in sorted(ft)}
+    # Read column by column; one status object (shared by many nodes) gives one shared part of
+    # the document: the document is read-only, and the YAML writer never writes aliases.
+    firsts: dict[int, dict | None] = {}
+    each: dict[int, dict] = {}
+    plugins = sorted(ft.columns)
+    columns = [ft.columns[p] for p in plugins]
+    out = {}
+    for node in sorted(ft.names):
+        i = ft.index[node]
+        f = ft.first[i]
+        fd = firsts.get(id(f))
+        if fd is None and f is not None:
+            fd = firsts[id(f)] = status_doc(f)
+        per = {}
+        for p, col in zip(plugins, columns):
+            st = col[i]
+            d = each.get(id(st))
+            if d is None:
+                d = each[id(st)] = _plugin_status(st)
+            per[p] = d
+        out[node] = {"firstFailure": fd, "plugins": per}
+    return out
+
+
+def _scores_doc(r: CycleResult) -> dict:
+    parts: dict[tuple, dict] = {}
+    out = {}
+    for node in sorted(r.scores):
+        per = {}
+        for p, s in sorted(r.scores[node].items()):
+            key = (s.raw, s.normalized, s.weight)
+            d = parts.get(key)
+            if d is None:
+                d = parts[key] = {"raw": s.raw, "normalized": s.normalized, "weight": s.weight,
+                                  "weighted": s.weighted}
+            per[p] = d
+        out[node] = {"plugins": per, "total": r.totals[node]}
+    return out
+
+
 def result_doc(r: CycleResult) -> dict:
     pod = r.pod
-    filters = {}
-    for node in sorted(r.filters):
-        nf = r.filters[node]
-        filters[node] = {
-            "firstFailure": status_doc(nf.first_failure),
-            "plugins": {p: _plugin_status(nf.plugins[p]) for p in sorted(nf.plugins)},
-        }
-    scores = {}
-    for node in sorted(r.scores):
-        per = r.scores[node]
-        scores[node] = {
-            "plugins": {p: {"raw": s.raw, "normalized": s.normalized, "weight": s.weight, "weighted": s.weighted}
-                        for p, s in sorted(per.items())},
-            "total": r.totals[node],
-        }
+    filters = _filters_doc(r.filters)
+    scores = _scores_doc(r)
     doc: dict[str, Any] = {
         "pod": pod.key,
         "profile": r.profile,
