@@ -234,3 +234,46 @@ def test_reprieve_matches_running_every_filter_in_order():
                 assert st is None and ([q.key for q in victims], n_viol) == ref
                 compared += 1
     assert compared > 10
+
+
+def test_resource_only_reprieve_matches_running_every_filter():
+    """With nothing but NodeResourcesFit able to change its verdict (no ports, no inter-pod terms),
+    the reprieve is plain arithmetic: it must still keep exactly the pods the full walk keeps,
+    pod-count limits and PDB-violating pods included."""
+    from kschedcli.plugins.defaultpreemption import Budgets as _Budgets
+    rng = random.Random(5)
+    compared = tight = 0
+    for _ in range(40):
+        nodes = [node(f"n{i}", cpu=str(rng.randint(2, 4)), memory=f"{rng.randint(2, 6)}Gi",
+                      pods=str(rng.randint(3, 8))) for i in range(3)]
+        pods = [pod(f"p{i}", node_name=f"n{rng.randrange(3)}", priority=rng.choice([0, 10, 2000]),
+                    labels={"app": rng.choice(["web", "db"])},
+                    requests={"cpu": f"{rng.randint(1, 12) * 100}m", "memory": f"{rng.randint(1, 8) * 128}Mi"},
+                    start_time=f"2025-01-0{rng.randint(1, 9)}T00:00:00Z") for i in range(rng.randint(6, 20))]
+        incoming = pod("big", priority=1000, requests={"cpu": f"{rng.randint(5, 30)}00m",
+                                                      "memory": f"{rng.randint(1, 16) * 128}Mi"})
+        pdbs = [{"kind": "PodDisruptionBudget", "metadata": {"name": "web", "namespace": "default"},
+                 "spec": {"selector": {"matchLabels": {"app": "web"}}},
+                 "status": {"disruptionsAllowed": rng.randint(0, 2)}}] if rng.random() < 0.5 else []
+        sched = scheduler(nodes, pods)
+        fw = sched.frameworks["default-scheduler"]
+        dp = plugin(sched, "DefaultPreemption")
+        state = fresh_state()
+        fw.run_pre_filter(state, incoming)
+        assert not fw.pre_filter_extensions("add_pod", state)   # the arithmetic path applies
+        budgets = _Budgets(pdbs)
+        less = more_important(0)
+        for ni in sched.snapshot.list():
+            if not any(q.priority < incoming.priority for q in ni.pods):
+                continue
+            victims, n_viol, st = dp.select_victims_on_node(state, incoming, ni, budgets, less)
+            ref, ref_msg = _reference_select_victims(fw, state, incoming, ni, budgets, less)
+            if ref is None:
+                assert st is not None and st.message() == ref_msg
+                continue
+            assert st is None and ([q.key for q in victims], n_viol) == ref
+            compared += 1
+            kept = len(ni.pods) - len(victims)
+            if kept + 1 >= ni.node.allocatable.allowed_pods:
+                tight += 1
+    assert compared > 30 and tight > 3

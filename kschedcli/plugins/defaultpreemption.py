@@ -361,9 +361,10 @@ class DefaultPreemption(Plugin):
         if not potential:
             return [], 0, Status(UNRESOLVABLE, NO_VICTIMS_MSG)
         fw = self.handle.framework
-        state = state.clone()
         removers = fw.pre_filter_extensions("remove_pod", state)
         adders = fw.pre_filter_extensions("add_pod", state)
+        if removers or adders:
+            state = state.clone()   # the extensions change it; without them it is only read
 
         def extend(runners, go_name: str, p) -> None:
             for pl, fn in runners:
@@ -398,6 +399,25 @@ class DefaultPreemption(Plugin):
             # pair (exact inverses, erring only when the state is missing, which the removals
             # above would have shown) is skipped.
             fit, rest = _reprieve_filters(fw, state)
+            if fit is not None and not rest and not adders and not removers and fit_is_in_tree(fit):
+                # Only NodeResourcesFit can change its verdict with the node's pods, and no
+                # PreFilter state follows them: a reprieve is the resource arithmetic alone.
+                used = ni.requested.clone()
+                npods = len(ni.pods)
+                node = ni.node
+                for group in (violating, fine):
+                    for p in group:
+                        used.add(p.requests, 1)
+                        if fit.fits_with(state, node, used, npods + 1):
+                            npods += 1
+                        else:
+                            used.add(p.requests, -1)
+                            victims.append(p)
+                            if group is violating:
+                                n_violating += 1
+                if violating and fine:
+                    sort_by_importance(victims, less)
+                return victims, n_violating, None
 
             def reprieve(p) -> bool:
                 ni.add_pod(p)
@@ -478,6 +498,12 @@ class DefaultPreemption(Plugin):
 
 # filters whose verdict depends on the node and the incoming pod only, never on the node's pods
 NODE_ONLY_FILTERS = frozenset({"NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity"})
+
+
+def fit_is_in_tree(pl) -> bool:
+    """The NodeResourcesFit plugin is ksched's own (a registry may replace it)."""
+    from .noderesources.fit import NodeResourcesFit
+    return type(pl) is NodeResourcesFit
 
 
 def _reprieve_filters(fw, state):

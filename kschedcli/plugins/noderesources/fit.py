@@ -29,10 +29,13 @@ class InsufficientResource:
 
 def fits_request(req, node_info, ignored: set[str], ignored_groups: set[str]) -> list[InsufficientResource]:
     """fitsRequest: pod count first, then cpu, memory, ephemeral-storage, then scalar resources."""
+    return fits_request_on(req, node_info.node.allocatable, node_info.requested, len(node_info.pods),
+                           ignored, ignored_groups)
+
+
+def fits_request_on(req, alloc, used, npods: int, ignored: set[str], ignored_groups: set[str]) -> list[InsufficientResource]:
+    """fitsRequest against a node's allocatable, its requested resources and pod count."""
     out = []
-    alloc = node_info.node.allocatable
-    used = node_info.requested
-    npods = len(node_info.pods)
     if npods + 1 > alloc.allowed_pods:
         out.append(InsufficientResource("pods", "Too many pods", 1, npods, alloc.allowed_pods, False))
     if req.milli_cpu == 0 and req.memory == 0 and req.ephemeral_storage == 0 and not req.scalars:
@@ -118,6 +121,12 @@ class NodeResourcesFit(Plugin):
             else:
                 out.append(full(state, pod, ni))
         return out
+
+    def fits_with(self, state, node, used, npods: int) -> bool:
+        """Whether Filter would pass on `node` holding `npods` pods that request `used` (the
+        preemption dry run's reprieve asks only that)."""
+        req = state.read(_PREFILTER_KEY)
+        return not fits_request_on(req, node.allocatable, used, npods, self.ignored, self.ignored_groups)
 
     def insufficient(self, pod, node_info) -> list[InsufficientResource]:
         """For explanations: every resource the node lacks for this pod."""
