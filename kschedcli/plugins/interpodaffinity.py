@@ -13,7 +13,7 @@ from ..framework.interface import MAX_NODE_SCORE, ClusterEvent, Plugin
 from ..framework.status import error, skip, unresolvable, unschedulable
 from .interpodaffinity_index import (KIND_NAMES, PREFERRED_AFFINITY, PREFERRED_ANTI_AFFINITY,
                                      REQUIRED_AFFINITY, REQUIRED_ANTI_AFFINITY, existing_terms_for,
-                                     nodes_to_scan)
+                                     nodes_holding)
 from .interpodaffinity_terms import AffinityTerm, pod_terms
 
 PRE_FILTER_KEY = "PreFilterInterPodAffinity"
@@ -259,7 +259,7 @@ class InterPodAffinity(Plugin):
             affc = s.affinity_counts
             aff_all = _all_of([t.compile() for t in aff])
             samples = trace["affinity"]
-            for ni in nodes_to_scan(snapshot, nodes, [t.selector for t in aff]):
+            for ni in nodes_holding(snapshot, nodes, aff):
                 hits = list(filter(aff_all, ni.pods))
                 if not hits:
                     continue
@@ -275,7 +275,7 @@ class InterPodAffinity(Plugin):
             pred = t.compile()
             sample = trace["anti"][i]
             key = t.topology_key
-            for ni in nodes_to_scan(snapshot, nodes, [t.selector]):
+            for ni in nodes_holding(snapshot, nodes, [t]):
                 hits = list(filter(pred, ni.pods))
                 if not hits:
                     continue
@@ -386,7 +386,7 @@ class InterPodAffinity(Plugin):
                 for i, t in enumerate(lst):
                     pred = t.compile()
                     key = t.topology_key
-                    for ni in nodes_to_scan(snapshot, all_nodes, [t.selector]):
+                    for ni in nodes_holding(snapshot, all_nodes, [t]):
                         tv = ni.node.labels.get(key)
                         if tv is None or not ni.pods:
                             continue

@@ -115,6 +115,24 @@ def nodes_to_scan(snapshot, nodes, selectors) -> list:
     return [nodes[i] for i in sorted(allowed)]
 
 
+def nodes_holding(snapshot, nodes, terms) -> list:
+    """The NodeInfos of `nodes` that may hold a pod matching every one of `terms` (the incoming
+    pod's terms, namespaceSelector unrolled), in order: found from the snapshot's per-namespace
+    label index when each term lists its namespaces, else as `nodes_to_scan` finds them."""
+    if snapshot is None or nodes is not getattr(snapshot, "node_infos", None):
+        return list(nodes)
+    if any(t.all_namespaces or not t.ns_selector.is_nothing for t in terms):
+        return nodes_to_scan(snapshot, nodes, [t.selector for t in terms])
+    index_of = snapshot.index_of
+    allowed: set[int] | None = None
+    for t in terms:
+        holding = {index_of[p.node_name] for ns in t.namespaces for p in snapshot.pods_matching(ns, t.selector)}
+        allowed = holding if allowed is None else allowed & holding
+    if allowed is None:
+        return list(nodes)
+    return [nodes[i] for i in sorted(allowed)]
+
+
 # ----------------------------------------------------------------------------- existing pods' terms
 
 # kinds of the existing pods' terms, as PodTerms lists them

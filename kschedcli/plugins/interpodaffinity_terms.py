@@ -201,19 +201,29 @@ def pod_terms(pod) -> PodTerms:
     if pod.pod_affinity is None and pod.pod_anti_affinity is None:
         pod._cache[_CACHE_KEY] = NO_TERMS
         return NO_TERMS
-    spec = repr((pod.pod_affinity, pod.pod_anti_affinity))
-    key = (pod.namespace, spec)
+    aff, anti = pod.pod_affinity, pod.pod_anti_affinity
+    # replicas loaded from one snapshot share their affinity objects (cluster.py): know them by
+    # identity first (the entry holds the objects, so their ids stay theirs), by value otherwise
+    by_id = _MEMO_BY_ID.get((pod.namespace, id(aff), id(anti)))
+    if by_id is not None and by_id[0] is aff and by_id[1] is anti:
+        pod._cache[_CACHE_KEY] = by_id[2]
+        return by_id[2]
+    key = (pod.namespace, repr((aff, anti)))
     terms = _MEMO.get(key)
     if terms is None:
         terms = _parse_terms(pod)
         if len(_MEMO) >= _MEMO_LIMIT:
             _MEMO.clear()
         _MEMO[key] = terms
+    if len(_MEMO_BY_ID) >= _MEMO_LIMIT:
+        _MEMO_BY_ID.clear()
+    _MEMO_BY_ID[(pod.namespace, id(aff), id(anti))] = (aff, anti, terms)
     pod._cache[_CACHE_KEY] = terms
     return terms
 
 
 _MEMO: dict = {}
+_MEMO_BY_ID: dict = {}
 _MEMO_LIMIT = 50_000
 
 
