@@ -404,11 +404,11 @@ class DefaultPreemption(Plugin):
                 # PreFilter state follows them: a reprieve is the resource arithmetic alone.
                 used = ni.requested.clone()
                 npods = len(ni.pods)
-                node = ni.node
+                fits = fit.reprieve_check(state, ni.node)
                 for group in (violating, fine):
                     for p in group:
                         used.add(p.requests, 1)
-                        if fit.fits_with(state, node, used, npods + 1):
+                        if fits(used, npods + 1):
                             npods += 1
                         else:
                             used.add(p.requests, -1)

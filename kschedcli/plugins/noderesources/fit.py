@@ -122,11 +122,25 @@ class NodeResourcesFit(Plugin):
                 out.append(full(state, pod, ni))
         return out
 
-    def fits_with(self, state, node, used, npods: int) -> bool:
-        """Whether Filter would pass on `node` holding `npods` pods that request `used` (the
-        preemption dry run's reprieve asks only that)."""
+    def reprieve_check(self, state, node):
+        """For the preemption dry run's reprieve: a function (used, npods) -> whether Filter would
+        pass on `node` holding `npods` pods that request `used` in all."""
         req = state.read(_PREFILTER_KEY)
-        return not fits_request_on(req, node.allocatable, used, npods, self.ignored, self.ignored_groups)
+        alloc = node.allocatable
+        ignored, groups = self.ignored, self.ignored_groups
+        if req.scalars:
+            return lambda used, npods: not fits_request_on(req, alloc, used, npods, ignored, groups)
+        # no extended resources asked for: fitsRequest compares the pod count, cpu, memory and
+        # ephemeral storage only
+        cpu, mem, eph = req.milli_cpu, req.memory, req.ephemeral_storage
+        max_pods = alloc.allowed_pods
+
+        def fits(used, npods: int) -> bool:
+            return (npods < max_pods
+                    and (cpu <= 0 or cpu <= alloc.milli_cpu - used.milli_cpu)
+                    and (mem <= 0 or mem <= alloc.memory - used.memory)
+                    and (eph <= 0 or eph <= alloc.ephemeral_storage - used.ephemeral_storage))
+        return fits
 
     def insufficient(self, pod, node_info) -> list[InsufficientResource]:
         """For explanations: every resource the node lacks for this pod."""
