@@ -155,6 +155,7 @@ class Budgets:
         self.items: list[_Budget] = []
         self.by_ns: dict[str, list[int]] = {}                    # budgets without a key=value term
         self.by_label: dict[tuple[str, str, str], list[int]] = {}  # (ns, key, value) -> budgets
+        self.keys_by_ns: dict[str, list[str]] = {}               # the label keys by_label uses
         for raw in raw_pdbs:
             if not isinstance(raw, dict):
                 continue
@@ -180,6 +181,9 @@ class Budgets:
             pairs = sel.equality_pairs()
             if pairs:
                 self.by_label.setdefault((ns, *pairs[0]), []).append(idx)
+                keys = self.keys_by_ns.setdefault(ns, [])
+                if pairs[0][0] not in keys:
+                    keys.append(pairs[0][0])
             else:
                 self.by_ns.setdefault(ns, []).append(idx)
 
@@ -187,13 +191,18 @@ class Budgets:
         return len(self.items)
 
     def _matching_candidates(self, pod) -> list[int]:
+        """The budgets that may select the pod (each is checked against it afterwards)."""
         ns = pod.namespace
         found = list(self.by_ns.get(ns, ()))
-        if self.by_label:
-            for k, v in pod.labels.items():
-                hit = self.by_label.get((ns, k, v))
-                if hit:
-                    found.extend(hit)
+        keys = self.keys_by_ns.get(ns)
+        if keys:
+            labels = pod.labels
+            for k in keys:
+                v = labels.get(k)
+                if v is not None:
+                    hit = self.by_label.get((ns, k, v))
+                    if hit:
+                        found.extend(hit)
         return found
 
     def split(self, pods):
@@ -363,6 +372,9 @@ class DefaultPreemption(Plugin):
         fw = self.handle.framework
         removers = fw.pre_filter_extensions("remove_pod", state)
         adders = fw.pre_filter_extensions("add_pod", state)
+        fit, rest = _reprieve_filters(fw, state)
+        if fit is not None and not rest and not adders and not removers and fit_is_in_tree(fit):
+            return self._select_victims_by_arithmetic(state, pod, node_info, potential, fit, budgets, less)
         if removers or adders:
             state = state.clone()   # the extensions change it; without them it is only read
 
@@ -398,26 +410,6 @@ class DefaultPreemption(Plugin):
             # read what the PreFilter extensions keep, so when it fails their AddPod/RemovePod
             # pair (exact inverses, erring only when the state is missing, which the removals
             # above would have shown) is skipped.
-            fit, rest = _reprieve_filters(fw, state)
-            if fit is not None and not rest and not adders and not removers and fit_is_in_tree(fit):
-                # Only NodeResourcesFit can change its verdict with the node's pods, and no
-                # PreFilter state follows them: a reprieve is the resource arithmetic alone.
-                used = ni.requested.clone()
-                npods = len(ni.pods)
-                fits = fit.reprieve_check(state, ni.node)
-                for group in (violating, fine):
-                    for p in group:
-                        used.add(p.requests, 1)
-                        if fits(used, npods + 1):
-                            npods += 1
-                        else:
-                            used.add(p.requests, -1)
-                            victims.append(p)
-                            if group is violating:
-                                n_violating += 1
-                if violating and fine:
-                    sort_by_importance(victims, less)
-                return victims, n_violating, None
 
             def reprieve(p) -> bool:
                 ni.add_pod(p)
@@ -448,6 +440,45 @@ class DefaultPreemption(Plugin):
         return victims, n_violating, None
 
     # -- 4. the choice
+    def _select_victims_by_arithmetic(self, state, pod, node_info, potential, fit, budgets: Budgets, less):
+        """SelectVictimsOnNode when only NodeResourcesFit, among the filters that run, can change
+        its verdict with the node's pods and no PreFilter extension follows them: the node
+        without the lower-priority pods, and each reprieve, are resource sums and pod counts.
+        The node-only filters are asked about the node as it is (their verdict ignores its pods),
+        every filter in profile order as the framework runs them."""
+        fw = self.handle.framework
+        used = node_info.requested.clone()
+        for p in potential:
+            used.add(p.requests, -1)
+        npods = len(node_info.pods) - len(potential)
+        skip = state.skip_filter_plugins
+        for pl in fw.filter_plugins:
+            if pl.name in skip:
+                continue
+            st = fit.filter_on(state, node_info.node, used, npods) if pl is fit else pl.filter(state, pod, node_info)
+            if st is not None and not st.is_success():
+                if not st.is_rejected():
+                    st = Status(ERROR, f'running "{pl.name}" filter plugin: {st.message()}')
+                return [], 0, st.with_plugin(pl.name)
+        sort_by_importance(potential, less)
+        violating, fine = budgets.split(potential)
+        victims = []
+        n_violating = 0
+        fits = fit.reprieve_check(state, node_info.node)
+        for group in (violating, fine):
+            for p in group:
+                used.add(p.requests, 1)
+                if fits(used, npods + 1):
+                    npods += 1
+                else:
+                    used.add(p.requests, -1)
+                    victims.append(p)
+                    if group is violating:
+                        n_violating += 1
+        if violating and fine:
+            sort_by_importance(victims, less)
+        return victims, n_violating, None
+
     def select_candidate(self, candidates: list[Candidate], now_ns: int):
         """pickOneNodeForPreemption over every candidate. Returns the chosen one and every candidate
         tying with it on all criteria (itself included); the others get decided_by set."""

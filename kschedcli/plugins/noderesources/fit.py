@@ -65,6 +65,13 @@ def fits_request_on(req, alloc, used, npods: int, ignored: set[str], ignored_gro
     return out
 
 
+def _verdict(insufficient: list[InsufficientResource]) -> Status | None:
+    if not insufficient:
+        return None
+    code = UNRESOLVABLE if any(i.unresolvable for i in insufficient) else UNSCHEDULABLE
+    return Status(code, *(i.reason for i in insufficient))
+
+
 class NodeResourcesFit(Plugin):
     name = "NodeResourcesFit"
 
@@ -92,11 +99,15 @@ class NodeResourcesFit(Plugin):
             req = state.read(_PREFILTER_KEY)
         except KeyError as e:
             return error(str(e))
-        insufficient = fits_request(req, node_info, self.ignored, self.ignored_groups)
-        if not insufficient:
-            return None
-        code = UNRESOLVABLE if any(i.unresolvable for i in insufficient) else UNSCHEDULABLE
-        return Status(code, *(i.reason for i in insufficient))
+        return _verdict(fits_request(req, node_info, self.ignored, self.ignored_groups))
+
+    def filter_on(self, state, node, used, npods: int):
+        """Filter on `node` holding `npods` pods that request `used` in all."""
+        try:
+            req = state.read(_PREFILTER_KEY)
+        except KeyError as e:
+            return error(str(e))
+        return _verdict(fits_request_on(req, node.allocatable, used, npods, self.ignored, self.ignored_groups))
 
     def filter_nodes(self, state, pod, nodes):
         """filter over many nodes: a node with room for every request passes on a direct
