@@ -3,11 +3,12 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from marshal import dumps as _marshal_dumps
+from sys import intern as _intern
 from typing import Iterable
 
 from . import progress
 from .errors import InputError
-from .loader import iter_objects, no_gc
+from .loader import iter_located, iter_objects, no_gc, where as located_at
 from .model import Node, Pod, meta_of
 
 # kinds kept as plain dicts, keyed (namespace, name)
@@ -105,20 +106,33 @@ def _slim_containers(cs):
 # Equal parts of bound pods are shared: the pods of one workload repeat the same containers,
 # tolerations, affinity, labels, owner... once per pod. One object per distinct value keeps the
 # snapshot small, makes the loader's worker results compact (shared objects travel once), and
-# lets Pod construction reuse what it derived from an identical part (see model.PodTemplates).
+# lets Pod construction reuse what it derived from identical parts (model._template_key).
 # Values are keyed by their marshal serialisation, which tells True from 1 from 1.0 and keeps key
 # order (equal bytes, equal values of the same types): a shared object is indistinguishable from
 # the one it replaces. The scheduler never modifies a pod's raw object.
 _SHARED: dict[bytes, object] = {}
-_STRINGS: dict[str, str] = {}
 _SHARED_MAX = 100000
+# the parts shared, where they are lists or objects; the strings shared
+_SHARED_SPEC = frozenset((
+    "containers", "initContainers", "ephemeralContainers", "tolerations", "affinity", "nodeSelector",
+    "topologySpreadConstraints", "securityContext", "overhead", "resources", "schedulingGates",
+    "resourceClaims", "dnsConfig", "imagePullSecrets", "readinessGates", "hostAliases", "os"))
+_STRING_SPEC = frozenset((
+    "nodeName", "schedulerName", "dnsPolicy", "restartPolicy", "serviceAccount", "serviceAccountName",
+    "priorityClassName", "preemptionPolicy", "runtimeClassName", "subdomain"))
 _SHARED_META = frozenset(("labels", "annotations", "ownerReferences"))
 _STRING_META = frozenset(("namespace", "generateName"))
-_SHARED_STATUS = frozenset(("containerStatuses", "initContainerStatuses", "conditions"))
+_STRING_STATUS = frozenset(("phase", "qosClass"))
 _CONTAINER_KEYS = frozenset(("containers", "initContainers", "ephemeralContainers"))
 
 
+_EMPTY_LIST: list = []
+_EMPTY_DICT: dict = {}
+
+
 def _shared(v):
+    if not v:
+        return _EMPTY_LIST if type(v) is list else _EMPTY_DICT
     try:
         key = _marshal_dumps(v)
     except ValueError:  # a value marshal does not take (a YAML timestamp): kept as it is
@@ -132,20 +146,9 @@ def _shared(v):
     return s
 
 
-def _string(v: str) -> str:
-    s = _STRINGS.get(v)
-    if s is None:
-        if len(_STRINGS) >= _SHARED_MAX:
-            _STRINGS.clear()
-        _STRINGS[v] = v
-        return v
-    return s
-
-
 def reset_shared() -> None:
     """Forget the shared values (the objects stay with the pods that hold them)."""
     _SHARED.clear()
-    _STRINGS.clear()
 
 
 def _slim_volumes(vols: list) -> list:
@@ -169,26 +172,26 @@ def slim_object(obj: dict) -> dict:
     spec = obj.get("spec")
     if type(spec) is not dict or not spec.get("nodeName"):
         return obj
-    out = {}
-    for k, v in obj.items():
+    out = dict(obj)
+    for k in ("apiVersion", "kind"):
+        v = out.get(k)
         if type(v) is str:
-            v = _string(v)
-        out[k] = v
-    new_spec = {}
-    for k, v in spec.items():
-        t = type(v)
-        if t is str:
-            v = _string(v)
-        elif t is list or t is dict:
-            if k == "volumes":
-                if t is list:
-                    v = _slim_volumes(v)
-            else:
-                if k in _CONTAINER_KEYS:
-                    v = _slim_containers(v)
-                v = _shared(v)
-        new_spec[k] = v
-    out["spec"] = new_spec
+            out[k] = _intern(v)
+    spec = dict(spec)
+    out["spec"] = spec
+    for k in spec.keys() & _SHARED_SPEC:
+        v = spec[k]
+        if type(v) is list or type(v) is dict:
+            if k in _CONTAINER_KEYS:
+                v = _slim_containers(v)
+            spec[k] = _shared(v)
+    for k in spec.keys() & _STRING_SPEC:
+        v = spec[k]
+        if type(v) is str:
+            spec[k] = _intern(v)
+    vols = spec.get("volumes")
+    if type(vols) is list:
+        spec["volumes"] = _slim_volumes(vols)
     meta = obj.get("metadata")
     if type(meta) is dict:
         if "managedFields" in meta or _LAST_APPLIED in (meta.get("annotations") or ()):
@@ -196,34 +199,36 @@ def slim_object(obj: dict) -> dict:
             ann = meta.get("annotations")
             if type(ann) is dict and _LAST_APPLIED in ann:
                 meta["annotations"] = {k: v for k, v in ann.items() if k != _LAST_APPLIED}
-        new_meta = {}
-        for k, v in meta.items():
-            if k in _SHARED_META:
-                if type(v) is dict or type(v) is list:
-                    v = _shared(v)
-            elif k in _STRING_META and type(v) is str:
-                v = _string(v)
-            new_meta[k] = v
-        out["metadata"] = new_meta
+        else:
+            meta = dict(meta)
+        for k in meta.keys() & _SHARED_META:
+            v = meta[k]
+            if type(v) is dict or type(v) is list:
+                meta[k] = _shared(v)
+        for k in meta.keys() & _STRING_META:
+            v = meta[k]
+            if type(v) is str:
+                meta[k] = _intern(v)
+        out["metadata"] = meta
     status = obj.get("status")
     if type(status) is dict:
-        new_status = {}
-        for k, v in status.items():
-            if k in _STATUS_UNUSED:
-                continue
-            t = type(v)
-            if t is str:
-                v = _string(v)
-            elif k in _SHARED_STATUS and t is list:
-                if k == "conditions":
-                    v = [c for c in v if not (
-                        type(c) is dict and c.get("type") in _ROUTINE_CONDITIONS and c.get("status") == "True")]
-                else:
-                    v = [{ck: c[ck] for ck in _CONTAINER_STATUS_KEPT if ck in c} if type(c) is dict else c
-                         for c in v]
-                v = _shared(v)
-            new_status[k] = v
-        out["status"] = new_status
+        status = dict(status)
+        for k in status.keys() & _STATUS_UNUSED:
+            del status[k]
+        conds = status.get("conditions")
+        if type(conds) is list:
+            status["conditions"] = _shared([c for c in conds if not (
+                type(c) is dict and c.get("type") in _ROUTINE_CONDITIONS and c.get("status") == "True")])
+        for key in ("containerStatuses", "initContainerStatuses"):
+            css = status.get(key)
+            if type(css) is list:
+                status[key] = _shared([{k: c[k] for k in _CONTAINER_STATUS_KEPT if k in c} if type(c) is dict else c
+                                       for c in css])
+        for k in status.keys() & _STRING_STATUS:
+            v = status[k]
+            if type(v) is str:
+                status[k] = _intern(v)
+        out["status"] = status
     return out
 
 
@@ -245,20 +250,63 @@ def load_cluster(paths: Iterable[str]) -> Cluster:
     return cluster
 
 
+def _is_terminal(status) -> bool:
+    status = status or {}
+    return isinstance(status, dict) and status.get("phase") in ("Succeeded", "Failed")
+
+
+def _is_bound(spec) -> bool:
+    spec = spec or {}
+    return isinstance(spec, dict) and bool(spec.get("nodeName"))
+
+
+class _Prebuilt:
+    """Nodes and bound pods built from the objects the loader's worker processes deliver, while
+    they read on (loader.load_documents' on_items). Nothing is raised here: an object that does
+    not build is built again in order by _load_cluster, which reports it. Pods are built before
+    the PriorityClasses are all known, so _load_cluster admits their priority again."""
+
+    def __init__(self, templates: dict):
+        self.templates = templates
+        self.built: dict[int, tuple[dict, Node | Pod]] = {}
+
+    def __call__(self, objs: list) -> None:
+        built, templates = self.built, self.templates
+        for obj in objs:
+            try:
+                if type(obj) is not dict:
+                    continue
+                kind = obj.get("kind")
+                if kind == "Pod":
+                    if _is_terminal(obj.get("status")) or not _is_bound(obj.get("spec")):
+                        continue
+                    built[id(obj)] = (obj, Pod(obj, None, None, templates))
+                elif kind == "Node":
+                    built[id(obj)] = (obj, Node(obj))
+            except Exception:  # noqa: BLE001 - built again, and reported, in order
+                pass
+
+    def get(self, obj: dict):
+        hit = self.built.pop(id(obj), None)
+        return hit[1] if hit is not None and hit[0] is obj else None
+
+
 def _load_cluster(paths: Iterable[str]) -> Cluster:
     cluster = Cluster()
-    raw_nodes: list[tuple[dict, str, str]] = []
-    raw_pods: list[tuple[dict, str, str]] = []
+    raw_nodes: list[tuple[dict, str, tuple]] = []   # (object, file, location: loader.where)
+    raw_pods: list[tuple[dict, str, tuple]] = []
+    templates: dict = {}     # what pods with the same (shared) parts derive alike: model.Pod
+    prebuilt = _Prebuilt(templates)
     for path in paths:
         cluster.sources.append(path)
-        for obj, where in iter_objects(path, slim_object):
+        for obj, loc in iter_located(path, slim_object, prebuilt):
             kind = obj.get("kind")
             if not isinstance(kind, str) or not kind:
-                raise InputError("object has no kind", source=path, where=where)
+                raise InputError("object has no kind", source=path, where=located_at(obj, loc))
             if kind == "Node":
-                raw_nodes.append((obj, path, where))
+                raw_nodes.append((obj, path, loc))
             elif kind == "Pod":
-                raw_pods.append((obj, path, where))
+                raw_pods.append((obj, path, loc))
             elif kind in OTHER_KINDS:
                 ns, name = meta_of(obj)
                 if not ns and kind in NAMESPACED_KINDS:
@@ -278,33 +326,36 @@ def _load_cluster(paths: Iterable[str]) -> Cluster:
         labels["kubernetes.io/metadata.name"] = name
         cluster.namespace_labels[name] = labels
     seen_nodes = set()
-    for obj, path, where in raw_nodes:
-        try:
-            node = Node(obj)
-        except InputError as e:
-            raise e.located(source=path, where=where) from None
+    for obj, path, loc in raw_nodes:
+        node = prebuilt.get(obj)
+        if node is None:
+            try:
+                node = Node(obj)
+            except InputError as e:
+                raise e.located(source=path, where=located_at(obj, loc)) from None
         if node.name in seen_nodes:
-            raise InputError(f"node {node.name} appears twice", source=path, where=where)
+            raise InputError(f"node {node.name} appears twice", source=path, where=located_at(obj, loc))
         seen_nodes.add(node.name)
         cluster.nodes.append(node)
-    templates: dict = {}     # what pods with the same (shared) parts derive alike: model.Pod
     priorities, default_priority = cluster.priorities, cluster.default_priority
     with progress.task("Reading pods", total=len(raw_pods), unit="pods") as task:
-        for n, (obj, path, where) in enumerate(raw_pods):
+        for n, (obj, path, loc) in enumerate(raw_pods):
             if not n & 4095:
                 task.update(n)
-            status = obj.get("status") or {}
-            if isinstance(status, dict) and status.get("phase") in ("Succeeded", "Failed"):
+            if _is_terminal(obj.get("status")):
                 cluster.skipped["terminal pods"] += 1
                 continue
-            spec = obj.get("spec") or {}
-            if not (isinstance(spec, dict) and spec.get("nodeName")):
+            if not _is_bound(obj.get("spec")):
                 cluster.skipped["pending pods (not in the scheduler's cache)"] += 1
                 continue
             try:
-                pod = Pod(obj, priorities, default_priority, templates)
+                pod = prebuilt.get(obj)
+                if pod is None:
+                    pod = Pod(obj, priorities, default_priority, templates)
+                else:
+                    pod.admit_priority(obj["spec"], priorities, default_priority)
             except InputError as e:
-                raise e.located(source=path, where=where) from None
+                raise e.located(source=path, where=located_at(obj, loc)) from None
             cluster.pods.append(pod)
             if pod.namespace not in cluster.namespace_labels:
                 cluster.namespace_labels[pod.namespace] = {"kubernetes.io/metadata.name": pod.namespace}

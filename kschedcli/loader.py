@@ -585,7 +585,8 @@ def _workers() -> int:
     return max(1, min(n, 8))
 
 
-def _yaml_parallel(path: str, size: int, transform: Transform | None, task) -> list | None:
+def _yaml_parallel(path: str, size: int, transform: Transform | None, task,
+                   on_items: Callable[[list], None] | None = None) -> list | None:
     """The documents of a large YAML file parsed by worker processes; None when that cannot be
     done here (no processes, one core, a piece that does not parse on its own)."""
     workers = _workers()
@@ -608,7 +609,10 @@ def _yaml_parallel(path: str, size: int, transform: Transform | None, task) -> l
                     for f in futures:
                         f.cancel()
                     return None
-                docs.extend(_unpack(part))
+                part = _unpack(part)
+                docs.extend(part)
+                if on_items is not None:
+                    on_items(part)
                 del part
                 done += e - s
                 task.update(done)
@@ -634,7 +638,7 @@ class _NotStreamable(Exception):
     """Not a well-formed JSON object: read the file the plain way (which reports the error)."""
 
 
-_JSON_PIECES_PER_WORKER = 8
+_JSON_PIECES_PER_WORKER = 12
 _FIRST_KEY = re.compile(r'\{[ \t\n\r]*"(?:[^"\\\x00-\x1f]|\\.)*"')
 
 
@@ -692,7 +696,7 @@ def _find_backward(f, lower: int, size: int, pattern: bytes) -> int | None:
 
 
 def _json_parallel(path: str, size: int, pos: int, pattern: bytes, sep_len: int,
-                   transform: Transform | None, task):
+                   transform: Transform | None, task, on_items: Callable[[list], None] | None = None):
     """The items of a JSON List from byte `pos` (where an item starts) on, decoded by worker
     processes, one per core: the rest of the file is cut just before items that start as the
     second item did (`pattern`: the end of an item, the separator and `{"firstkey"`), and each
@@ -736,7 +740,10 @@ def _json_parallel(path: str, size: int, pos: int, pattern: bytes, sep_len: int,
                     for fu in futures:
                         fu.cancel()
                     return None
-                items.extend(_unpack(part))
+                part = _unpack(part)
+                items.extend(part)
+                if on_items is not None:
+                    on_items(part)
                 del part
                 task.update(e)
     except (OSError, ImportError, BrokenExecutor):
@@ -942,9 +949,14 @@ def _file_size(path: str) -> int:
         raise _open_error(path, e) from None
 
 
-def load_documents(path: str, transform: Transform | None = None) -> list:
+def load_documents(path: str, transform: Transform | None = None,
+                   on_items: Callable[[list], None] | None = None) -> list:
     """The non-empty documents of a file, every object passed through `transform` as it is read
-    (a List's items one by one). Same result as `parse_documents` on the whole text."""
+    (a List's items one by one). Same result as `parse_documents` on the whole text.
+
+    `on_items(objects)`, when given, sees runs of the (transformed) objects or documents as worker
+    processes deliver them, while the others still read: a caller may start on them (it must
+    neither modify them nor raise). Objects read otherwise are not shown to it."""
     data = read_bytes(path) if path == "-" else None
     size = len(data) if data is not None else _file_size(path)
     if data is None and os.path.isdir(path):
@@ -965,7 +977,7 @@ def load_documents(path: str, transform: Transform | None = None) -> list:
             split = seek = None
             if f is not None:
                 def split(offset: int, pattern: bytes, sep_len: int):
-                    return _json_parallel(path, size, offset, pattern, sep_len, transform, task)
+                    return _json_parallel(path, size, offset, pattern, sep_len, transform, task, on_items)
                 seek = f.seek
             try:
                 header, items = _stream_json(read, transform, task, split, seek)
@@ -990,7 +1002,7 @@ def load_documents(path: str, transform: Transform | None = None) -> list:
         else:
             if data is None:
                 # workers read their pieces from the file: nothing large exists here when they fork
-                docs = _yaml_parallel(path, size, transform, task)
+                docs = _yaml_parallel(path, size, transform, task, on_items)
                 if docs is not None:
                     return [d for d in docs if d is not None]
                 data = read_bytes(path)
@@ -1005,13 +1017,34 @@ def load_documents(path: str, transform: Transform | None = None) -> list:
         return docs
 
 
-def iter_objects(path: str, transform: Transform | None = None) -> Iterator[tuple[dict, str]]:
+def iter_objects(path: str, transform: Transform | None = None,
+                 on_items: Callable[[list], None] | None = None) -> Iterator[tuple[dict, str]]:
     """Every object in the file, flattening Lists, each with its location (`items[3] (Pod ns/n)`).
 
     `transform`, when given, is applied to each object as it is read (possibly in a worker
     process, so it must be a module-level function): the cluster loader uses it to keep only
-    the fields the scheduler reads."""
-    docs = load_documents(path, transform)
+    the fields the scheduler reads. `on_items`: see load_documents."""
+    for obj, loc in iter_located(path, transform, on_items):
+        yield obj, where(obj, loc)
+
+
+Location = tuple  # (document index, item index or None, whether the file has one document)
+
+
+def where(obj: dict, loc: Location) -> str:
+    """The location iter_objects gives an object that iter_located placed at `loc`."""
+    di, ii, single = loc
+    if ii is not None:
+        prefix = f"items[{ii}]" if single else f"document {di + 1} items[{ii}]"
+        return f"{prefix} ({describe(obj)})"
+    prefix = "" if single else f"document {di + 1}"
+    return f"{prefix} ({describe(obj)})" if prefix else describe(obj)
+
+
+def iter_located(path: str, transform: Transform | None = None,
+                 on_items: Callable[[list], None] | None = None) -> Iterator[tuple[dict, Location]]:
+    """iter_objects, with each object's location left for `where` to spell out (when needed)."""
+    docs = load_documents(path, transform, on_items)
     single = len(docs) == 1
     for di, doc in enumerate(docs):
         if not isinstance(doc, dict):
@@ -1024,15 +1057,13 @@ def iter_objects(path: str, transform: Transform | None = None) -> Iterator[tupl
             kind = doc["kind"]
             typed = kind != "List"
             for ii, it in enumerate(items):
-                prefix = f"items[{ii}]" if single else f"document {di + 1} items[{ii}]"
-                if not isinstance(it, dict):
+                if type(it) is not dict and not isinstance(it, dict):
+                    prefix = f"items[{ii}]" if single else f"document {di + 1} items[{ii}]"
                     raise InputError("expected an object", source=path, where=prefix)
                 if typed and "kind" not in it:
                     it = {**it, "kind": kind[:-4]}
                     if transform is not None:
                         it = transform(it)
-                yield it, f"{prefix} ({describe(it)})"
+                yield it, (di, ii, single)
         else:
-            prefix = "" if single else f"document {di + 1}"
-            where = f"{prefix} ({describe(doc)})" if prefix else describe(doc)
-            yield doc, where
+            yield doc, (di, None, single)

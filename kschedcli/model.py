@@ -339,28 +339,11 @@ class Pod:
         self.host_network = bool(spec.get("hostNetwork"))
         self._cache: dict[str, Any] = {}
 
-        # Priority admission: spec.priority wins, else the named class, else the global default.
-        pcn = spec.get("priorityClassName") or ""
-        prio = _int(spec.get("priority"), "spec.priority")
-        policy = spec.get("preemptionPolicy")
-        if prio is None:
-            if pcn and priorities is not None:
-                if pcn not in priorities:
-                    raise FieldError("spec.priorityClassName", f"no PriorityClass with name {pcn} was found")
-                prio, cls_policy = priorities[pcn]
-                policy = policy or cls_policy
-            elif not pcn and default_priority is not None:
-                pcn, prio, cls_policy = default_priority
-                policy = policy or cls_policy
-            else:
-                prio = 0
-        self.priority = prio
-        self.priority_class_name = pcn
-        self.preemption_policy = policy or "PreemptLowerPriority"
+        self.admit_priority(spec, priorities, default_priority)
 
         if templates is not None:
-            key = _template_key(spec, status, self.node_name, self.host_network)
-            hit = templates.get(key[0])
+            template_key, template_parts = _template_key(spec, status, self.node_name, self.host_network)
+            hit = templates.get(template_key)
             if hit is not None:
                 self._from_template(hit[1], spec)
                 return
@@ -438,7 +421,30 @@ class Pod:
         if templates is not None:
             if len(templates) >= 4096:
                 templates.clear()
-            templates[key[0]] = (key[1], self)
+            templates[template_key] = (template_parts, self)
+
+    def admit_priority(self, spec: dict, priorities: dict[str, tuple[int, str | None]] | None,
+                       default_priority: tuple[str, int, str | None] | None) -> None:
+        """Priority admission: spec.priority wins, else the named class, else the global default.
+        (The snapshot loader builds pods before it has read every PriorityClass, and admits
+        them again once it has.)"""
+        pcn = spec.get("priorityClassName") or ""
+        prio = _int(spec.get("priority"), "spec.priority")
+        policy = spec.get("preemptionPolicy")
+        if prio is None:
+            if pcn and priorities is not None:
+                if pcn not in priorities:
+                    raise FieldError("spec.priorityClassName", f"no PriorityClass with name {pcn} was found")
+                prio, cls_policy = priorities[pcn]
+                policy = policy or cls_policy
+            elif not pcn and default_priority is not None:
+                pcn, prio, cls_policy = default_priority
+                policy = policy or cls_policy
+            else:
+                prio = 0
+        self.priority = prio
+        self.priority_class_name = pcn
+        self.preemption_policy = policy or "PreemptLowerPriority"
 
     def _from_template(self, t: "Pod", spec: dict) -> None:
         """The spec-derived fields of a pod whose parts are those `t` was built from (no error can
@@ -615,6 +621,11 @@ class Node:
         self.allocatable = Resource.from_nanos(parse_resource_list(alloc, "status.allocatable"))
         images = []
         for i, im in enumerate(_list(status.get("images"), "status.images")):
+            if type(im) is dict:
+                size = im.get("sizeBytes")
+                if type(size) is int:  # the usual case, read as below without naming fields
+                    images.append((tuple(im.get("names") or ()), size))
+                    continue
             im = _obj(im, f"status.images[{i}]")
             images.append((tuple(im.get("names") or ()), _int(im.get("sizeBytes"), f"status.images[{i}].sizeBytes", 0)))
         self.images = images
