@@ -342,17 +342,20 @@ def _load_cluster(paths: Iterable[str]) -> Cluster:
         for n, (obj, path, loc) in enumerate(raw_pods):
             if not n & 4095:
                 task.update(n)
-            if _is_terminal(obj.get("status")):
-                cluster.skipped["terminal pods"] += 1
-                continue
-            if not _is_bound(obj.get("spec")):
-                cluster.skipped["pending pods (not in the scheduler's cache)"] += 1
-                continue
+            pod = prebuilt.get(obj)      # prebuilt pods are bound and not terminal
+            if pod is None:
+                if _is_terminal(obj.get("status")):
+                    cluster.skipped["terminal pods"] += 1
+                    continue
+                if not _is_bound(obj.get("spec")):
+                    cluster.skipped["pending pods (not in the scheduler's cache)"] += 1
+                    continue
             try:
-                pod = prebuilt.get(obj)
                 if pod is None:
                     pod = Pod(obj, priorities, default_priority, templates)
-                else:
+                elif type(obj["spec"].get("priority")) is not int:
+                    # admitted without the PriorityClasses: again, now that all are known (an
+                    # integer spec.priority, as the API server sets it, does not depend on them)
                     pod.admit_priority(obj["spec"], priorities, default_priority)
             except InputError as e:
                 raise e.located(source=path, where=located_at(obj, loc)) from None

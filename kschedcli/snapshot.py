@@ -218,23 +218,34 @@ class Snapshot:
     def _build_image_states(self) -> None:
         # kube-scheduler's cache keeps one ImageStateSummary per image name (backend/cache/cache.go,
         # addNodeImageStates): its Size is the sizeBytes of the first node added that lists the name,
-        # shared by every node holding it.
+        # shared by every node holding it. Nodes of a pool list the same images: each distinct list
+        # is worked out once, in the order of the first node listing it (so "first" stays first),
+        # and its nodes share one read-only table.
+        groups: dict[tuple, list[NodeInfo]] = {}
+        for ni in self.node_infos:
+            key = tuple(ni.node.images)
+            members = groups.get(key)
+            if members is None:
+                groups[key] = [ni]
+            else:
+                members.append(ni)
         counts: dict[str, int] = defaultdict(int)
         sizes: dict[str, int] = {}
-        for ni in self.node_infos:
+        for images, members in groups.items():
             seen = set()
-            for names, size in ni.node.images:
+            for names, size in images:
                 for name in names:
                     sizes.setdefault(name, size)
                     if name not in seen:
                         seen.add(name)
-                        counts[name] += 1
-        for ni in self.node_infos:
+                        counts[name] += len(members)
+        for images, members in groups.items():
             states: dict[str, tuple[int, int]] = {}
-            for names, _size in ni.node.images:
+            for names, _size in images:
                 for name in names:
                     states[name] = (sizes[name], counts[name])
-            ni.image_states = states
+            for ni in members:
+                ni.image_states = states
 
     def get(self, name: str) -> NodeInfo | None:
         return self.by_name.get(name)

@@ -164,3 +164,20 @@ def test_score_columns_follow_the_order_of_the_nodes_given():
     # n1 (8 cpu) first: cpu 7/8 -> 87, memory (8Gi - the 200Mi non-zero default) -> 97, mean 92;
     # n0: cpu 3/4 -> 75, memory 97, mean 86
     assert cols["NodeResourcesFit"] == [92, 86]
+
+
+def test_image_states_of_nodes_sharing_an_image_list():
+    """Nodes listing the same images share one table; sizes stay the first node's, counts every node's."""
+    def imgs(*pairs):
+        return [{"names": [n], "sizeBytes": s} for n, s in pairs]
+    nodes = [node("n0", images=imgs(("b:1", 7))),
+             node("n1", images=imgs(("a:1", 100), ("b:1", 9))),
+             node("n2", images=imgs(("b:1", 7))),
+             node("n3", images=imgs(("a:1", 200))),
+             node("n4", images=imgs(("a:1", 100), ("b:1", 9)))]
+    snap = scheduler(nodes).snapshot
+    st = {ni.node.name: ni.image_states for ni in snap.node_infos}
+    assert st["n0"] == st["n2"] == {"b:1": (7, 4)}
+    assert st["n1"] == st["n4"] == {"a:1": (100, 3), "b:1": (7, 4)}
+    assert st["n3"] == {"a:1": (100, 3)}
+    assert st["n1"] is st["n4"]
