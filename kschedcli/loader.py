@@ -537,17 +537,19 @@ def _reset_transform(transform: Transform | None) -> None:
         reset()
 
 
+def _read_piece(path: str, start: int, end: int) -> str:
+    """Worker: bytes [start, end) of a file as text (UnicodeDecodeError when they are not UTF-8)."""
+    with open(path, "rb") as f:
+        f.seek(start)
+        return f.read(end - start).decode("utf-8")
+
+
 def _parse_yaml_piece(path: str, start: int, end: int, transform: Transform | None):
     """Worker: the documents (transformed, None kept) of bytes [start, end) of a YAML file,
     packed, or None when the piece does not read cleanly (the caller then reads the file whole)."""
-    with open(path, "rb") as f:
-        f.seek(start)
-        data = f.read(end - start)
     with no_gc():
         try:
-            text = data.decode("utf-8")
-            del data
-            return _pack([_transform_doc(d, transform) for d in _yaml_docs(text)])
+            return _pack([_transform_doc(d, transform) for d in _yaml_docs(_read_piece(path, start, end))])
         except (UnicodeDecodeError, yaml.YAMLError):
             return None
         finally:
@@ -595,28 +597,41 @@ def _yaml_parallel(path: str, size: int, transform: Transform | None, task,
     pieces = _split_yaml(path, size, workers * 6)
     if not pieces:
         return None
+    done = 0
+
+    def report(start: int, end: int) -> None:
+        nonlocal done
+        done += end - start
+        task.update(done)
+    return _run_pieces(workers, path, pieces, _parse_yaml_piece, transform, on_items, report)
+
+
+def _run_pieces(workers: int, path: str, pieces: list[tuple[int, int]], parse, transform,
+                on_items, report) -> list | None:
+    """`parse(path, start, end, transform)` on each piece in forked workers, the results joined
+    in order (each handed to `on_items` as it arrives, `report(start, end)` after it); None when
+    a piece does not read on its own (the caller then reads the plain way, for the exact error)
+    or no processes can be forked here."""
     try:
         pool = _fork_pool(workers)
         if pool is None:
             return None
         with pool:
-            futures = [pool.submit(_parse_yaml_piece, path, s, e, transform) for s, e in pieces]
-            docs: list = []
-            done = 0
+            futures = [pool.submit(parse, path, s, e, transform) for s, e in pieces]
+            out: list = []
             for (s, e), fut in zip(pieces, futures):
                 part = fut.result()
-                if part is None:  # an error: read the file whole for the exact message
+                if part is None:
                     for f in futures:
                         f.cancel()
                     return None
                 part = _unpack(part)
-                docs.extend(part)
+                out.extend(part)
                 if on_items is not None:
                     on_items(part)
                 del part
-                done += e - s
-                task.update(done)
-            return docs
+                report(s, e)
+            return out
     except (OSError, ImportError, BrokenExecutor):
         return None
 
@@ -646,15 +661,9 @@ def _parse_json_piece(path: str, start: int, end: int, transform: Transform | No
     """Worker: bytes [start, end) of a JSON file, items of a List and the separators between
     them, decoded and transformed as the streaming reader does, packed; None when they do not
     decode as a run of whole items (the caller then reads them itself)."""
-    with open(path, "rb") as f:
-        f.seek(start)
-        data = f.read(end - start)
     with no_gc():
         try:
-            text = data.decode("utf-8")
-            del data
-            items = json.loads("[" + text + "]")
-            del text
+            items = json.loads("[" + _read_piece(path, start, end) + "]")
             if transform is not None:
                 items = [transform(x) if type(x) is dict and "kind" in x else x for x in items]
             return _pack(items)
@@ -727,28 +736,9 @@ def _json_parallel(path: str, size: int, pos: int, pattern: bytes, sep_len: int,
         return None
     starts = [pos] + [o + sep_len - 1 for o in found]
     pieces = list(zip(starts, [o + 1 for o in found]))
-    try:
-        pool = _fork_pool(workers)
-        if pool is None:
-            return None
-        with pool:
-            futures = [pool.submit(_parse_json_piece, path, s, e, transform) for s, e in pieces]
-            items: list = []
-            for (_, e), fut in zip(pieces, futures):
-                part = fut.result()
-                if part is None:
-                    for fu in futures:
-                        fu.cancel()
-                    return None
-                part = _unpack(part)
-                items.extend(part)
-                if on_items is not None:
-                    on_items(part)
-                del part
-                task.update(e)
-    except (OSError, ImportError, BrokenExecutor):
-        return None
-    return items, starts[-1]
+    items = _run_pieces(workers, path, pieces, _parse_json_piece, transform, on_items,
+                        lambda _start, end: task.update(end))
+    return None if items is None else (items, starts[-1])
 
 
 def _stream_json(read: Callable[[], bytes], transform: Transform | None, task,

@@ -22,15 +22,33 @@ class NodeFilter:
     plugins: dict[str, Status | None]
 
 
-class FilterTable(Mapping):
+class _NodeTable(Mapping):
+    """A read-only mapping over node names (in `names` order), the values made when read."""
+
+    __slots__ = ("names", "index")
+
+    def __init__(self, names: list[str], index: dict[str, int]):
+        self.names = names
+        self.index = index
+
+    def __contains__(self, name) -> bool:
+        return name in self.index
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.names)
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+
+class FilterTable(_NodeTable):
     """node name -> NodeFilter for every evaluated node, kept as one column per filter plugin
     (each a list in node order) and the nodes' first failures; rows are made when read."""
 
-    __slots__ = ("names", "index", "columns", "first")
+    __slots__ = ("columns", "first")
 
     def __init__(self, names: list[str], index: dict[str, int], columns: dict[str, list], first: list):
-        self.names = names
-        self.index = index
+        super().__init__(names, index)
         self.columns = columns
         self.first = first
 
@@ -38,38 +56,20 @@ class FilterTable(Mapping):
         i = self.index[name]
         return NodeFilter(self.first[i], {p: col[i] for p, col in self.columns.items()})
 
-    def __contains__(self, name) -> bool:
-        return name in self.index
 
-    def __iter__(self) -> Iterator[str]:
-        return iter(self.names)
+class ScoreTable(_NodeTable):
+    """node name -> {plugin: PluginScore} for every scored node, kept as columns per plugin:
+    (plugin, raw scores, normalized scores, weight), the lists in `names` order."""
 
-    def __len__(self) -> int:
-        return len(self.names)
-
-
-class ScoreTable(Mapping):
-    """node name -> {plugin: PluginScore} for every scored node, kept as columns per plugin."""
-
-    __slots__ = ("names", "index", "columns")
+    __slots__ = ("columns",)
 
     def __init__(self, names: list[str], columns: list[tuple[str, list, list, int]]):
-        self.names = names
-        self.index = {n: i for i, n in enumerate(names)}
+        super().__init__(names, {n: i for i, n in enumerate(names)})
         self.columns = columns
 
     def __getitem__(self, name: str) -> dict[str, PluginScore]:
         i = self.index[name]
         return {pl: PluginScore(raw[i], norm[i], w, norm[i] * w) for pl, raw, norm, w in self.columns}
-
-    def __contains__(self, name) -> bool:
-        return name in self.index
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self.names)
-
-    def __len__(self) -> int:
-        return len(self.names)
 
 
 @dataclass

@@ -34,7 +34,7 @@ def _pvc_keys(pod: Pod) -> tuple[str, ...]:
 class NodeInfo:
     __slots__ = ("node", "pods", "pods_with_affinity", "pods_with_required_anti_affinity",
                  "requested", "non0_cpu", "non0_mem", "used_ports", "pvc_ref_counts",
-                 "generation", "image_states", "_label_index")
+                 "generation", "image_states")
 
     def __init__(self, node: Node):
         self.node = node
@@ -50,7 +50,6 @@ class NodeInfo:
         self.generation = _next_generation()
         # normalized image name -> (size, number of nodes that have it); filled by the Snapshot
         self.image_states: dict[str, tuple[int, int]] = {}
-        self._label_index: dict | None = None
 
     @property
     def name(self) -> str:
@@ -89,7 +88,6 @@ class NodeInfo:
         self.requested.add(pod.requests, sign)
         self.non0_cpu += sign * pod.non0_cpu
         self.non0_mem += sign * pod.non0_mem
-        self._label_index = None
         if pod.host_ports:
             self._update_ports(pod, sign)
         keys = pod._cache.get(_PVC_KEYS)
@@ -102,34 +100,6 @@ class NodeInfo:
             else:
                 self.pvc_ref_counts[key] = n
         self.generation = _next_generation()
-
-    def pods_matching(self, selector, namespaces=None) -> list[Pod]:
-        """The pods on this node whose labels match `selector` (labels.LabelSelector), in node
-        order, limited to `namespaces` (a set) when given. Uses a per-node index of
-        (namespace, label, value) built on first use, so a selector with a `key: value`
-        requirement looks at that label's pods only, not at every pod on the node."""
-        if selector.is_nothing:
-            return []
-        pairs = selector.equality_pairs()
-        if not pairs:
-            return [p for p in self.pods
-                    if (namespaces is None or p.namespace in namespaces) and selector.matches(p.labels)]
-        index = self._label_index
-        if index is None:
-            index = self._label_index = {}
-            for pos, p in enumerate(self.pods):
-                for k, v in p.labels.items():
-                    index.setdefault((k, v), []).append(pos)
-        best = None
-        for pair in pairs:
-            cand = index.get(pair)
-            if cand is None:
-                return []
-            if best is None or len(cand) < len(best):
-                best = cand
-        pods = self.pods
-        return [pods[i] for i in best
-                if (namespaces is None or pods[i].namespace in namespaces) and selector.matches(pods[i].labels)]
 
     def _update_ports(self, pod: Pod, sign: int) -> None:
         for ip, proto, port in pod.host_ports:
@@ -174,7 +144,6 @@ class NodeInfo:
         c.pvc_ref_counts = dict(self.pvc_ref_counts)
         c.generation = self.generation
         c.image_states = self.image_states
-        c._label_index = None
         return c
 
     def __repr__(self) -> str:

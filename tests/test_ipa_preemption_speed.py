@@ -216,31 +216,40 @@ def test_reprieve_matches_running_every_filter_in_order():
                                    "ports": [{"containerPort": 80, "hostPort": 8080}]}]
         incoming = pod("big", priority=1000, labels={"app": "big"},
                        requests={"cpu": f"{rng.randint(5, 30)}00m"}, spec=spec or None)
-        sched = scheduler(nodes, pods)
-        fw = sched.frameworks["default-scheduler"]
-        dp = plugin(sched, "DefaultPreemption")
-        state = fresh_state()
-        fw.run_pre_filter(state, incoming)
-        budgets = Budgets([])
-        less = more_important(0)
-        for ni in sched.snapshot.list():
-            if not any(q.priority < incoming.priority for q in ni.pods):
-                continue
-            victims, n_viol, st = dp.select_victims_on_node(state, incoming, ni, budgets, less)
-            ref, ref_msg = _reference_select_victims(fw, state, incoming, ni, budgets, less)
-            if ref is None:
-                assert st is not None and st.message() == ref_msg
-            else:
-                assert st is None and ([q.key for q in victims], n_viol) == ref
-                compared += 1
+        compared += len(_compare_with_reference(nodes, pods, incoming, []))
     assert compared > 10
+
+
+def _compare_with_reference(nodes, pods, incoming, pdbs, arithmetic=False) -> list:
+    """select_victims_on_node against _reference_select_victims on every node with a lower-priority
+    pod; returns (node_info, victims) of the nodes where both found victims."""
+    sched = scheduler(nodes, pods)
+    fw = sched.frameworks["default-scheduler"]
+    dp = plugin(sched, "DefaultPreemption")
+    state = fresh_state()
+    fw.run_pre_filter(state, incoming)
+    if arithmetic:
+        assert not fw.pre_filter_extensions("add_pod", state)   # the arithmetic path applies
+    budgets = Budgets(pdbs)
+    less = more_important(0)
+    found = []
+    for ni in sched.snapshot.list():
+        if not any(q.priority < incoming.priority for q in ni.pods):
+            continue
+        victims, n_viol, st = dp.select_victims_on_node(state, incoming, ni, budgets, less)
+        ref, ref_msg = _reference_select_victims(fw, state, incoming, ni, budgets, less)
+        if ref is None:
+            assert st is not None and st.message() == ref_msg
+            continue
+        assert st is None and ([q.key for q in victims], n_viol) == ref
+        found.append((ni, victims))
+    return found
 
 
 def test_resource_only_reprieve_matches_running_every_filter():
     """With nothing but NodeResourcesFit able to change its verdict (no ports, no inter-pod terms),
     the reprieve is plain arithmetic: it must still keep exactly the pods the full walk keeps,
     pod-count limits and PDB-violating pods included."""
-    from kschedcli.plugins.defaultpreemption import Budgets as _Budgets
     rng = random.Random(5)
     compared = tight = 0
     for _ in range(40):
@@ -255,25 +264,8 @@ def test_resource_only_reprieve_matches_running_every_filter():
         pdbs = [{"kind": "PodDisruptionBudget", "metadata": {"name": "web", "namespace": "default"},
                  "spec": {"selector": {"matchLabels": {"app": "web"}}},
                  "status": {"disruptionsAllowed": rng.randint(0, 2)}}] if rng.random() < 0.5 else []
-        sched = scheduler(nodes, pods)
-        fw = sched.frameworks["default-scheduler"]
-        dp = plugin(sched, "DefaultPreemption")
-        state = fresh_state()
-        fw.run_pre_filter(state, incoming)
-        assert not fw.pre_filter_extensions("add_pod", state)   # the arithmetic path applies
-        budgets = _Budgets(pdbs)
-        less = more_important(0)
-        for ni in sched.snapshot.list():
-            if not any(q.priority < incoming.priority for q in ni.pods):
-                continue
-            victims, n_viol, st = dp.select_victims_on_node(state, incoming, ni, budgets, less)
-            ref, ref_msg = _reference_select_victims(fw, state, incoming, ni, budgets, less)
-            if ref is None:
-                assert st is not None and st.message() == ref_msg
-                continue
-            assert st is None and ([q.key for q in victims], n_viol) == ref
+        for ni, victims in _compare_with_reference(nodes, pods, incoming, pdbs, arithmetic=True):
             compared += 1
-            kept = len(ni.pods) - len(victims)
-            if kept + 1 >= ni.node.allocatable.allowed_pods:
+            if len(ni.pods) - len(victims) + 1 >= ni.node.allocatable.allowed_pods:
                 tight += 1
     assert compared > 30 and tight > 3

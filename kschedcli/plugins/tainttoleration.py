@@ -8,6 +8,24 @@ from .helper import default_normalize_score, find_untolerated_taint, taint_signa
 _PRESCORE_KEY = "PreScoreTaintToleration"
 
 
+def _per_taint_set(nodes, decide, untainted) -> list:
+    """decide(node_info) for each node, worked out once per distinct taint set (nodes of a pool
+    share theirs); `untainted` for nodes without taints."""
+    memo: dict[tuple, object] = {}
+    out = []
+    for ni in nodes:
+        node = ni.node
+        if not node.taints:
+            out.append(untainted)
+            continue
+        sig = taint_signature(node)
+        if sig in memo:
+            out.append(memo[sig])
+        else:
+            out.append(memo.setdefault(sig, decide(ni)))
+    return out
+
+
 class TaintToleration(Plugin):
     name = "TaintToleration"
 
@@ -18,20 +36,7 @@ class TaintToleration(Plugin):
         return unresolvable(f"node(s) had untolerated taint {{{t.key}: {t.value}}}")
 
     def filter_nodes(self, state, pod, nodes):
-        """filter over many nodes: each distinct taint set is decided once."""
-        verdicts: dict[tuple, object] = {}
-        out = []
-        for ni in nodes:
-            node = ni.node
-            if not node.taints:
-                out.append(None)
-                continue
-            sig = taint_signature(node)
-            if sig in verdicts:
-                out.append(verdicts[sig])
-            else:
-                out.append(verdicts.setdefault(sig, self.filter(state, pod, ni)))
-        return out
+        return _per_taint_set(nodes, lambda ni: self.filter(state, pod, ni), None)
 
     def pre_score(self, state, pod, nodes):
         state.write(_PRESCORE_KEY, [t for t in pod.tolerations if t.effect in ("", "PreferNoSchedule")])
@@ -46,19 +51,7 @@ class TaintToleration(Plugin):
         return n, None
 
     def score_nodes(self, state, pod, nodes):
-        counts: dict[tuple, int] = {}
-        out = []
-        for ni in nodes:
-            node = ni.node
-            if not node.taints:
-                out.append(0)
-                continue
-            sig = taint_signature(node)
-            n = counts.get(sig)
-            if n is None:
-                n = counts[sig] = self.score(state, pod, ni)[0]
-            out.append(n)
-        return out, None
+        return _per_taint_set(nodes, lambda ni: self.score(state, pod, ni)[0], 0), None
 
     def normalize_score(self, state, pod, scores):
         default_normalize_score(scores, reverse=True)
