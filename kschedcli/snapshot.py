@@ -187,34 +187,23 @@ class Snapshot:
     def _build_image_states(self) -> None:
         # kube-scheduler's cache keeps one ImageStateSummary per image name (backend/cache/cache.go,
         # addNodeImageStates): its Size is the sizeBytes of the first node added that lists the name,
-        # shared by every node holding it. Nodes of a pool list the same images: each distinct list
-        # is worked out once, in the order of the first node listing it (so "first" stays first),
-        # and its nodes share one read-only table.
-        groups: dict[tuple, list[NodeInfo]] = {}
-        for ni in self.node_infos:
-            key = tuple(ni.node.images)
-            members = groups.get(key)
-            if members is None:
-                groups[key] = [ni]
-            else:
-                members.append(ni)
+        # shared by every node holding it. One (size, nodes) pair per name, shared by the tables.
         counts: dict[str, int] = defaultdict(int)
         sizes: dict[str, int] = {}
-        for images, members in groups.items():
-            seen = set()
-            for names, size in images:
+        listed: list[list[str]] = []
+        for ni in self.node_infos:
+            names_here = []
+            for names, size in ni.node.images:
                 for name in names:
-                    sizes.setdefault(name, size)
-                    if name not in seen:
-                        seen.add(name)
-                        counts[name] += len(members)
-        for images, members in groups.items():
-            states: dict[str, tuple[int, int]] = {}
-            for names, _size in images:
-                for name in names:
-                    states[name] = (sizes[name], counts[name])
-            for ni in members:
-                ni.image_states = states
+                    if name not in sizes:
+                        sizes[name] = size
+                    names_here.append(name)
+            for name in set(names_here):
+                counts[name] += 1
+            listed.append(names_here)
+        state_of = {name: (size, counts[name]) for name, size in sizes.items()}
+        for ni, names_here in zip(self.node_infos, listed):
+            ni.image_states = {name: state_of[name] for name in names_here}
 
     def get(self, name: str) -> NodeInfo | None:
         return self.by_name.get(name)

@@ -166,8 +166,7 @@ def test_score_columns_follow_the_order_of_the_nodes_given():
     assert cols["NodeResourcesFit"] == [92, 86]
 
 
-def test_image_states_of_nodes_sharing_an_image_list():
-    """Nodes listing the same images share one table; sizes stay the first node's, counts every node's."""
+def test_image_states_take_the_first_nodes_size_and_count_every_node():
     def imgs(*pairs):
         return [{"names": [n], "sizeBytes": s} for n, s in pairs]
     nodes = [node("n0", images=imgs(("b:1", 7))),
@@ -180,4 +179,4 @@ def test_image_states_of_nodes_sharing_an_image_list():
     assert st["n0"] == st["n2"] == {"b:1": (7, 4)}
     assert st["n1"] == st["n4"] == {"a:1": (100, 3), "b:1": (7, 4)}
     assert st["n3"] == {"a:1": (100, 3)}
-    assert st["n1"] is st["n4"]
+
