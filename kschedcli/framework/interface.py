@@ -10,6 +10,11 @@ Methods (all optional; None means Success, as kube-scheduler's nil *Status):
   score(state, pod, node_info) -> (int, Status | None)
   normalize_score(state, pod, scores: dict[node name, int]) -> Status | None
   events_to_register() -> list[ClusterEvent]
+
+A plugin may also decide many nodes in one call, for speed; the framework then uses these, and they
+must agree with filter/score node by node (tests/test_batch_columns.py holds them to it):
+  filter_nodes(state, pod, node_infos) -> list[Status | None]        (in the order of node_infos)
+  score_nodes(state, pod, node_infos) -> (list[int], Status | None)
 """
 from __future__ import annotations
 

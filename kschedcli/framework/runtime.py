@@ -149,24 +149,6 @@ class Framework:
                 return st.with_plugin(pl.name)
         return None
 
-    def run_every_filter(self, state: CycleState, pod: "Pod", node_info: "NodeInfo") -> tuple[Status | None, dict[str, Status | None]]:
-        """Every filter plugin's own verdict on the node, and the first failure in profile order."""
-        skip = state.skip_filter_plugins
-        first = None
-        each: dict[str, Status | None] = {}
-        for pl in self.filter_plugins:
-            if pl.name in skip:
-                continue
-            st = pl.filter(state, pod, node_info)
-            if st is not None and not st.is_success():
-                if not st.is_rejected():
-                    st = Status(ERROR, f'running "{pl.name}" filter plugin: {st.message()}')
-                st.with_plugin(pl.name)
-                if first is None:
-                    first = st
-            each[pl.name] = st
-        return first, each
-
     def run_filter_columns(self, state: CycleState, pod: "Pod") -> tuple[dict[str, list], list]:
         """Every filter plugin that did not Skip, on every node of the snapshot: its verdicts as a
         column in node order, and each node's first failure in profile order (None: feasible).
