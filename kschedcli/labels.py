@@ -189,7 +189,7 @@ def parse_label_selector(sel, field: str) -> LabelSelector:
         values = [str(v) for v in values]
         if op in ("In", "NotIn"):
             if not values:
-                raise FieldError(f"{f}.values", f"for 'in', 'notin' operators, values set can't be empty")
+                raise FieldError(f"{f}.values", "for 'in', 'notin' operators, values set can't be empty")
         elif op in ("Exists", "DoesNotExist"):
             if values:
                 raise FieldError(f"{f}.values", "values set must be empty for exists and does not exist")

@@ -966,9 +966,9 @@ def load_documents(path: str, transform: Transform | None = None,
             read, f = _json_file_reader(path, data)
             split = seek = None
             if f is not None:
-                def split(offset: int, pattern: bytes, sep_len: int):
+                def split_items(offset: int, pattern: bytes, sep_len: int):
                     return _json_parallel(path, size, offset, pattern, sep_len, transform, task, on_items)
-                seek = f.seek
+                split, seek = split_items, f.seek
             try:
                 header, items = _stream_json(read, transform, task, split, seek)
             except _NotStreamable:

@@ -9,7 +9,7 @@ from typing import Any
 
 from . import quantity
 from .errors import FieldError
-from .labels import (LabelSelector, NodeSelector, parse_label_selector, parse_node_selector,
+from .labels import (NodeSelector, parse_label_selector, parse_node_selector,
                      parse_node_selector_term)
 
 DEFAULT_SCHEDULER = "default-scheduler"

@@ -4,7 +4,6 @@ random small clusters (including binds between cycles, which the aggregate follo
 import random
 
 from builders import node, plugin, pod, scheduler, fresh_state
-from kschedcli.framework.status import ERROR, Status
 from kschedcli.plugins.interpodaffinity import PRE_FILTER_KEY, PRE_SCORE_KEY, SAMPLE_LIMIT
 from kschedcli.plugins.interpodaffinity_terms import pod_terms
 from kschedcli.plugins.defaultpreemption import Budgets, more_important, sort_by_importance

@@ -18,7 +18,7 @@ must agree with filter/score node by node (tests/test_batch_columns.py holds the
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:

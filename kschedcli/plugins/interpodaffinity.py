@@ -235,10 +235,7 @@ class InterPodAffinity(Plugin):
                     counts[pair] = counts.get(pair, 0) + n
 
         def fill(sample: _Sample) -> None:
-            positions = sorted({i for key in matched for i in idx.entries[key].nodes})
-            nis = snapshot.node_infos
-            for pos in positions:
-                ni = nis[pos]
+            for ni in idx.holders(matched):
                 labels = ni.node.labels
                 for ep in ni.pods_with_required_anti_affinity:
                     for i, t in enumerate(pod_terms(ep).required_anti_affinity):
@@ -415,10 +412,7 @@ class InterPodAffinity(Plugin):
                     total += n
 
         def fill(sample: _Sample) -> None:
-            positions = sorted({i for key in matched for i in idx.entries[key].nodes})
-            nis = snapshot.node_infos
-            for pos in positions:
-                ni = nis[pos]
+            for ni in idx.holders(matched):
                 labels = ni.node.labels
                 if not labels:
                     continue

@@ -13,16 +13,25 @@ import weakref
 _INDEXES: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
-class PodLabelIndex:
-    __slots__ = ("snapshot", "node_infos", "objs", "gens", "keys", "index", "__weakref__")
+class _NodeTracker:
+    """An aggregate of per-node contributions kept in step with the snapshot: a node is read
+    again (`_reindex`) when its NodeInfo object or generation changed since it was last read;
+    a new node list starts everything afresh (`_reset`)."""
+
+    __slots__ = ("snapshot", "node_infos", "objs", "gens", "__weakref__")
 
     def __init__(self, snapshot):
         self.snapshot = snapshot
         self.node_infos = None
         self.objs: list = []
         self.gens: list = []
-        self.keys: list[frozenset] = []
-        self.index: dict[tuple[str, str], set[int]] = {}
+        self._reset(0)
+
+    def _reset(self, n: int) -> None:
+        raise NotImplementedError
+
+    def _reindex(self, i: int, ni) -> None:
+        raise NotImplementedError
 
     def refresh(self) -> None:
         nis = self.snapshot.node_infos
@@ -30,12 +39,21 @@ class PodLabelIndex:
             self.node_infos = nis
             self.objs = [None] * len(nis)
             self.gens = [None] * len(nis)
-            self.keys = [frozenset()] * len(nis)
-            self.index = {}
+            self._reset(len(nis))
         objs, gens = self.objs, self.gens
         for i, ni in enumerate(nis):
             if objs[i] is not ni or gens[i] != ni.generation:
                 self._reindex(i, ni)
+                objs[i] = ni
+                gens[i] = ni.generation
+
+
+class PodLabelIndex(_NodeTracker):
+    __slots__ = ("keys", "index")
+
+    def _reset(self, n: int) -> None:
+        self.keys: list[frozenset] = [frozenset()] * n
+        self.index: dict[tuple[str, str], set[int]] = {}
 
     def _reindex(self, i: int, ni) -> None:
         new = set()
@@ -57,8 +75,6 @@ class PodLabelIndex:
             else:
                 s.add(i)
         self.keys[i] = new
-        self.objs[i] = ni
-        self.gens[i] = ni.generation
 
     def candidates(self, selector) -> set[int] | None:
         """Positions of the nodes that may hold a pod the selector matches; None: any node may."""
@@ -156,33 +172,21 @@ class TermEntry:
         self.nodes: dict[int, int] = {}
 
 
-class ExistingTermsIndex:
+class ExistingTermsIndex(_NodeTracker):
     """The existing pods' (anti-)affinity terms aggregated per distinct term, so that PreScore and
     PreFilter look at a few hundred terms instead of every pod with affinity. Follows the snapshot
     node by node (NodeInfo identity and generation), like PodLabelIndex."""
 
-    __slots__ = ("snapshot", "node_infos", "objs", "gens", "contribs", "entries", "__weakref__")
+    __slots__ = ("contribs", "entries")
 
-    def __init__(self, snapshot):
-        self.snapshot = snapshot
-        self.node_infos = None
-        self.objs: list = []
-        self.gens: list = []
-        self.contribs: list = []        # per position: {(kind, id(term)): (term, {tv: n})}
-        self.entries: dict = {}         # (kind, id(term)) -> TermEntry
+    def _reset(self, n: int) -> None:
+        self.contribs: list = [None] * n   # per position: {(kind, id(term)): (term, {tv: n})}
+        self.entries: dict = {}            # (kind, id(term)) -> TermEntry
 
-    def refresh(self) -> None:
+    def holders(self, keys) -> list:
+        """The snapshot's NodeInfos carrying any of the terms `keys`, in node order."""
         nis = self.snapshot.node_infos
-        if nis is not self.node_infos or len(nis) != len(self.objs):
-            self.node_infos = nis
-            self.objs = [None] * len(nis)
-            self.gens = [None] * len(nis)
-            self.contribs = [None] * len(nis)
-            self.entries = {}
-        objs, gens = self.objs, self.gens
-        for i, ni in enumerate(nis):
-            if objs[i] is not ni or gens[i] != ni.generation:
-                self._reindex(i, ni)
+        return [nis[i] for i in sorted({i for key in keys for i in self.entries[key].nodes})]
 
     def _reindex(self, i: int, ni) -> None:
         from .interpodaffinity_terms import pod_terms
@@ -234,8 +238,6 @@ class ExistingTermsIndex:
                     e.counts[tv] = e.counts.get(tv, 0) + n
                 e.nodes[i] = e.nodes.get(i, 0) + total
         self.contribs[i] = new
-        self.objs[i] = ni
-        self.gens[i] = ni.generation
 
 
 def existing_terms_for(snapshot) -> ExistingTermsIndex:

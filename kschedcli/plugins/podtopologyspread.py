@@ -252,6 +252,15 @@ def _eligibility_is_trivial(pod, constraints) -> bool:
     return not pod.node_selector and pod.required_node_affinity is None
 
 
+def _holders_by_counter(counters) -> dict[int, list]:
+    """id(counter) -> the NodeInfos that may hold a pod it counts, each distinct counter asked once."""
+    held: dict[int, list] = {}
+    for f in counters:
+        if id(f) not in held:
+            held[id(f)] = f.holders()
+    return held
+
+
 class _NodeEligibility:
     """matchNodeInclusionPolicies for one node, each check evaluated at most once."""
 
@@ -371,10 +380,11 @@ class PodTopologySpread(Plugin):
                     for m, c in zip(counts, constraints):
                         if elig.includes(c):
                             m.setdefault(labels[c.topology_key], 0)
+            held = _holders_by_counter(counters)
             for i, c in enumerate(constraints):
                 m = counts[i]
                 f = counters[i]
-                for ni in f.holders():
+                for ni in held[id(f)]:
                     labels = ni.node.labels
                     if not _has_all_keys(labels, constraints):
                         continue
@@ -520,18 +530,12 @@ class PodTopologySpread(Plugin):
         s.node_counts = [None] * len(constraints)
         if all_nodes is self.handle.snapshot.node_infos and all(hasattr(f, "holders") for f in counters):
             # nodes without a matching pod add nothing: visit only those that may hold one
-            seen: set[int] = set()
-            holders = []
-            for f in counters:
-                if id(f) not in seen:
-                    seen.add(id(f))
-                    holders.extend(f.holders())
-            if len(seen) > 1:
-                holders = sorted(set(holders), key=lambda ni: self.handle.snapshot.index_of[ni.node.name])
+            held = _holders_by_counter(counters)
+            holders = list({id(ni): ni for lst in held.values() for ni in lst}.values())
             for i, c in enumerate(constraints):
                 if c.topology_key == HOSTNAME_KEY:
                     f = counters[i]
-                    s.node_counts[i] = {ni.node.name: n for ni in f.holders() if (n := f(ni))}
+                    s.node_counts[i] = {ni.node.name: n for ni in held[id(f)] if (n := f(ni))}
         for ni in holders:
             node = ni.node
             labels = node.labels

@@ -56,9 +56,9 @@ def preemption_doc(p: PreemptionResult | None) -> dict | None:
 
 def _filters_doc(ft) -> dict:
     if not isinstance(ft, FilterTable):
-        return {node: {"firstFailure": status_doc(ft[node].first_failure),
-                       "plugins": {p: _plugin_status(st) for p, st in sorted(ft[node].plugins.items())}}
-                for node in sorted(ft)}
+        return {node: {"firstFailure": status_doc(nf.first_failure),
+                       "plugins": {p: _plugin_status(st) for p, st in sorted(nf.plugins.items())}}
+                for node, nf in sorted(ft.items())}
     # Read column by column; one status object (shared by many nodes) gives one shared part of
     # the document: the document is read-only, and the YAML writer never writes aliases.
     firsts: dict[int, dict | None] = {}
