@@ -312,7 +312,7 @@ class Pod:
         "host_ports", "tolerations", "node_selector", "required_node_affinity",
         "preferred_node_affinity", "pod_affinity", "pod_anti_affinity", "spread_constraints",
         "volumes", "scheduling_gates", "start_time", "creation_timestamp", "nominated_node_name",
-        "deleting", "owner_refs", "pod_level_requests", "resource_claims", "images", "_cache",
+        "deleting", "owner_refs", "pod_level_requests", "resource_claims", "images", "_cache", "_key",
     )
 
     def __init__(self, raw: dict, priorities: dict[str, tuple[int, str | None]] | None = None,
@@ -326,6 +326,7 @@ class Pod:
         self.namespace = meta.get("namespace") or "default"
         self.name = meta.get("name") or meta.get("generateName") or ""
         self.uid = meta.get("uid") or f"{self.namespace}/{self.name}"
+        self._key = None
         self.labels = _str_map(meta.get("labels"), "metadata.labels")
         self.annotations = _str_map(meta.get("annotations"), "metadata.annotations")
         self.owner_refs = _list(meta.get("ownerReferences"), "metadata.ownerReferences")
@@ -525,7 +526,11 @@ class Pod:
     # -- identity ----------------------------------------------------------
     @property
     def key(self) -> str:
-        return f"{self.namespace}/{self.name}"
+        """namespace/name"""
+        k = self._key
+        if k is None:
+            k = self._key = f"{self.namespace}/{self.name}"
+        return k
 
     def has_affinity(self) -> bool:
         return self.pod_affinity is not None or self.pod_anti_affinity is not None

@@ -34,7 +34,7 @@ def _pvc_keys(pod: Pod) -> tuple[str, ...]:
 class NodeInfo:
     __slots__ = ("node", "pods", "pods_with_affinity", "pods_with_required_anti_affinity",
                  "requested", "non0_cpu", "non0_mem", "used_ports", "pvc_ref_counts",
-                 "generation", "image_states")
+                 "generation", "image_states", "derived")
 
     def __init__(self, node: Node):
         self.node = node
@@ -50,6 +50,8 @@ class NodeInfo:
         self.generation = _next_generation()
         # normalized image name -> (size, number of nodes that have it); filled by the Snapshot
         self.image_states: dict[str, tuple[int, int]] = {}
+        # what consumers derived from the pods, by key; dropped whenever the pods change
+        self.derived: dict | None = None
 
     @property
     def name(self) -> str:
@@ -100,6 +102,7 @@ class NodeInfo:
             else:
                 self.pvc_ref_counts[key] = n
         self.generation = _next_generation()
+        self.derived = None
 
     def _update_ports(self, pod: Pod, sign: int) -> None:
         for ip, proto, port in pod.host_ports:
@@ -112,6 +115,17 @@ class NodeInfo:
                     ips.discard(ip or "0.0.0.0")
                     if not ips:
                         del self.used_ports[key]
+
+    def derive(self, key: str, build):
+        """build(self), kept until the node's pods change (per-node aggregates a plugin wants
+        that kube-scheduler's NodeInfo does not carry)."""
+        d = self.derived
+        if d is None:
+            d = self.derived = {}
+        elif key in d:
+            return d[key]
+        v = d[key] = build(self)
+        return v
 
     def without(self, removed_ids: set[int]) -> "NodeInfo":
         """A copy holding every pod but those whose id() is in `removed_ids`, built up from the
@@ -144,6 +158,7 @@ class NodeInfo:
         c.pvc_ref_counts = dict(self.pvc_ref_counts)
         c.generation = self.generation
         c.image_states = self.image_states
+        c.derived = None
         return c
 
     def __repr__(self) -> str:
@@ -183,6 +198,11 @@ class Snapshot:
         self.changes: list[int] = []
         # namespace -> (label key, value) -> the placed pods carrying it; built per namespace on first use
         self._label_index: dict[str, dict[tuple[str, str], list[Pod]]] = {}
+        # per-node values in node order, for plugins deciding every node at once (built on first use)
+        self._label_columns: dict[str, list] = {}
+        self._taint_groups: tuple[list[int], list[NodeInfo]] | None = None
+        self._free: tuple[list, list, list, list] | None = None
+        self._free_seen = 0   # how much of `changes` the free columns include
 
     def _build_image_states(self) -> None:
         # kube-scheduler's cache keeps one ImageStateSummary per image name (backend/cache/cache.go,
@@ -207,6 +227,66 @@ class Snapshot:
 
     def get(self, name: str) -> NodeInfo | None:
         return self.by_name.get(name)
+
+    # -- columns: one value per node, in node order -------------------------------------------
+    def label_column(self, key: str) -> list:
+        """Each node's value of label `key` (None where it has none)."""
+        col = self._label_columns.get(key)
+        if col is None:
+            col = self._label_columns[key] = [ni.node.labels.get(key) for ni in self.node_infos]
+        return col
+
+    def taint_groups(self) -> tuple[list[int], list[NodeInfo]]:
+        """Each node's taint set as a group number (-1: no taints), and the first node of each
+        group: a decision made from taints alone is made once per group."""
+        if self._taint_groups is None:
+            number: dict[tuple, int] = {}
+            groups: list[int] = []
+            first: list[NodeInfo] = []
+            for ni in self.node_infos:
+                taints = ni.node.taints
+                if not taints:
+                    groups.append(-1)
+                    continue
+                sig = tuple((t.key, t.value, t.effect) for t in taints)
+                g = number.get(sig)
+                if g is None:
+                    g = number[sig] = len(first)
+                    first.append(ni)
+                groups.append(g)
+            self._taint_groups = (groups, first)
+        return self._taint_groups
+
+    def free_columns(self) -> tuple[list[int], list[int], list[int], list[int]]:
+        """Each node's room for more pods (allowed pods minus pods), and its free milli-cpu,
+        memory and ephemeral storage (allocatable minus requested), up to date with every bind."""
+        free = self._free
+        if free is None:
+            free = self._free = ([], [], [], [])
+            for ni in self.node_infos:
+                self._append_free(ni)
+        else:
+            changes = self.changes
+            if self._free_seen < len(changes):
+                room, cpu, mem, eph = free
+                nis = self.node_infos
+                for i in set(changes[self._free_seen:]):
+                    ni = nis[i]
+                    alloc, used = ni.node.allocatable, ni.requested
+                    room[i] = alloc.allowed_pods - len(ni.pods)
+                    cpu[i] = alloc.milli_cpu - used.milli_cpu
+                    mem[i] = alloc.memory - used.memory
+                    eph[i] = alloc.ephemeral_storage - used.ephemeral_storage
+        self._free_seen = len(self.changes)
+        return free
+
+    def _append_free(self, ni: NodeInfo) -> None:
+        room, cpu, mem, eph = self._free
+        alloc, used = ni.node.allocatable, ni.requested
+        room.append(alloc.allowed_pods - len(ni.pods))
+        cpu.append(alloc.milli_cpu - used.milli_cpu)
+        mem.append(alloc.memory - used.memory)
+        eph.append(alloc.ephemeral_storage - used.ephemeral_storage)
 
     def list(self) -> list[NodeInfo]:
         return self.node_infos

@@ -47,6 +47,16 @@ def _pod_spec(rng, app):
              "labelSelector": {"matchLabels": {"app": rng.choice(APPS)}}}]}}
     if rng.random() < 0.05:
         spec["nodeName"] = f"n{rng.randrange(12)}"
+    if rng.random() < 0.3:
+        spec["nodeSelector"] = {"topology.kubernetes.io/zone": rng.choice(ZONES)}
+    if rng.random() < 0.2:
+        terms = [{"matchExpressions": [{"key": "kubernetes.io/hostname", "operator": "NotIn",
+                                        "values": [f"host-{rng.randrange(12)}"]}]}]
+        if rng.random() < 0.5:
+            terms.append({"matchFields": [{"key": "metadata.name", "operator": "In",
+                                           "values": [f"n{rng.randrange(12)}"]}]})
+        spec.setdefault("affinity", {})["nodeAffinity"] = {
+            "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": terms}}
     return spec
 
 
@@ -180,3 +190,73 @@ def test_image_states_take_the_first_nodes_size_and_count_every_node():
     assert st["n1"] == st["n4"] == {"a:1": (100, 3), "b:1": (7, 4)}
     assert st["n3"] == {"a:1": (100, 3)}
 
+
+
+def test_node_affinity_many_nodes_with_the_profiles_added_affinity():
+    added = {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+        {"matchExpressions": [{"key": "topology.kubernetes.io/zone", "operator": "In", "values": ["a", "b"]}]}]}}
+    profile = {"schedulerName": "default-scheduler",
+               "pluginConfig": [{"name": "NodeAffinity", "args": {"addedAffinity": added}}]}
+    nodes = [node(f"n{i}", labels={"topology.kubernetes.io/zone": ZONES[i % 3], "tier": str(i % 2)})
+             for i in range(6)]
+    sched = scheduler(nodes, profile=profile)
+    fw = sched.frameworks["default-scheduler"]
+    pl = fw.plugins["NodeAffinity"]
+    p = pod("p", spec={"nodeSelector": {"tier": "1"}})
+    state = CycleState()
+    assert fw.run_pre_filter(state, p).status is None
+    nis = sched.snapshot.node_infos
+    batch = [_verdict(s) for s in pl.filter_nodes(state, p, nis)]
+    assert batch == [_verdict(pl.filter(state, p, ni)) for ni in nis]
+    enforced = (("UnschedulableAndUnresolvable", ("node(s) didn't match scheduler-enforced node affinity",), ""))
+    mismatch = (("UnschedulableAndUnresolvable", ("node(s) didn't match Pod's node affinity/selector",), ""))
+    # zones a b c a b c, tiers 0 1 0 1 0 1
+    assert batch == [mismatch, None, enforced, None, mismatch, enforced]
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_snapshot_columns_follow_binds(seed):
+    """The snapshot's per-node columns (free resources, label values, taint groups) stay equal to
+    what its nodes say after binds, and the filters reading them decide as node by node."""
+    nodes, existing, pending = _cluster(seed)
+    sched = scheduler(nodes, existing)
+    snap = sched.snapshot
+    fw = sched.frameworks["default-scheduler"]
+    snap.free_columns()                      # built before the binds, then brought up to date
+    bound = 0
+    for p in pending:
+        r = sched.schedule(p)
+        if r.schedulable:
+            sched.bind(p, r.selected_node)
+            bound += 1
+        nis = snap.node_infos
+        assert snap.free_columns() == (
+            [ni.node.allocatable.allowed_pods - len(ni.pods) for ni in nis],
+            [ni.node.allocatable.milli_cpu - ni.requested.milli_cpu for ni in nis],
+            [ni.node.allocatable.memory - ni.requested.memory for ni in nis],
+            [ni.node.allocatable.ephemeral_storage - ni.requested.ephemeral_storage for ni in nis])
+        state = CycleState()
+        if fw.run_pre_filter(state, p).status is None:
+            fit = fw.plugins["NodeResourcesFit"]
+            assert ([_verdict(s) for s in fit.filter_nodes(state, p, nis)]
+                    == [_verdict(fit.filter(state, p, ni)) for ni in nis])
+    assert bound > 3
+    groups, first = snap.taint_groups()
+    sigs = [tuple((t.key, t.value, t.effect) for t in ni.node.taints) for ni in snap.node_infos]
+    for sig, g in zip(sigs, groups):
+        assert (g == -1) == (not sig)
+        if g >= 0:
+            assert sig == tuple((t.key, t.value, t.effect) for t in first[g].node.taints)
+    assert snap.label_column("topology.kubernetes.io/zone") == [ZONES[i % 3] for i in range(12)]
+
+
+def test_a_shared_error_status_is_wrapped_on_every_node():
+    """NodeResourcesFit without its PreFilter state answers one Error for every node; the framework
+    wraps it as kube-scheduler's RunFilterPlugins does, on each node, naming the plugin."""
+    sched = scheduler([node("n0"), node("n1"), node("n2")])
+    fw = sched.frameworks["default-scheduler"]
+    fit = fw.plugins["NodeResourcesFit"]
+    col = Framework.filter_column(fit, CycleState(), pod("p"), sched.snapshot.node_infos)
+    assert len(col) == 3 and all(st.code == "Error" and st.plugin == "NodeResourcesFit" for st in col)
+    assert col[0].message().startswith('running "NodeResourcesFit" filter plugin: ')
+    assert col[0].message().count("running") == 1

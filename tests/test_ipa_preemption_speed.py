@@ -268,3 +268,72 @@ def test_resource_only_reprieve_matches_running_every_filter():
             if len(ni.pods) - len(victims) + 1 >= ni.node.allocatable.allowed_pods:
                 tight += 1
     assert compared > 30 and tight > 3
+
+
+def test_dry_run_over_every_potential_node_matches_the_full_walk():
+    """The dry run's many-node path (node-only filters decided a column at a time, each node's pods
+    kept in importance order with running totals, the node without the lower-priority pods found by
+    subtraction) keeps exactly the victims the full walk keeps on every potential node, and reports
+    the same reason where there are none. Covers ties among more than 12 pods and pods without a
+    start time (Go's own sort decides both), PDBs, tight pod counts, and a profile that runs
+    TaintToleration after NodeResourcesFit (the taint then only shows once the pods are gone)."""
+    import time
+    from kschedcli.framework.cycle_state import CycleState
+    taint_after_fit = {"schedulerName": "default-scheduler", "plugins": {"filter": {
+        "disabled": [{"name": "*"}], "enabled": [{"name": "NodeResourcesFit"}, {"name": "TaintToleration"}]}}}
+    rng = random.Random(17)
+    compared = no_start = many_ties = tainted = 0
+    for trial in range(80):
+        profile = taint_after_fit if trial % 3 == 2 else None
+        nodes = [node(f"n{i}", cpu=str(rng.randint(2, 8)), memory=f"{rng.randint(2, 16)}Gi",
+                      pods=str(rng.choice([5, 9, 40])),
+                      taints=[{"key": "t", "value": "x", "effect": "NoSchedule"}] if rng.random() < 0.3 else None)
+                 for i in range(4)]
+        no_start_here = rng.random() < 0.2
+        pods = [pod(f"p{i}", node_name=f"n{rng.randrange(4)}", priority=rng.choice([0, 10, 2000]),
+                    labels={"app": rng.choice(["web", "db"])},
+                    requests={"cpu": f"{rng.randint(1, 6) * 100}m", "memory": f"{rng.randint(1, 8) * 128}Mi"},
+                    start_time=None if no_start_here and rng.random() < 0.3 else f"2025-01-0{rng.randint(1, 3)}T00:00:00Z")
+                for i in range(rng.randint(10, 70))]
+        incoming = pod("big", priority=1000, requests={"cpu": f"{rng.randint(5, 60)}00m",
+                                                      "memory": f"{rng.randint(1, 16) * 256}Mi"})
+        pdbs = [{"kind": "PodDisruptionBudget", "metadata": {"name": "web", "namespace": "default"},
+                 "spec": {"selector": {"matchLabels": {"app": "web"}}},
+                 "status": {"disruptionsAllowed": rng.randint(0, 3)}}] if rng.random() < 0.5 else []
+        sched = scheduler(nodes, pods, profile=profile)
+        for b in pdbs:
+            sched.cluster.objects["PodDisruptionBudget"][("default", b["metadata"]["name"])] = b
+        res = sched.schedule(incoming)
+        if res.preemption is None or not res.preemption.potential_nodes:
+            continue
+        fw = sched.frameworks["default-scheduler"]
+        state = CycleState()
+        fw.run_pre_filter(state, incoming)
+        budgets, less = Budgets(pdbs), more_important(time.time_ns())
+        found = {c.node: (c.victims, c.pdb_violations) for c in res.preemption.candidates}
+        # without this cycle's filter columns to read, the node-only filters are asked again
+        from kschedcli.framework.runtime import NodeStatuses
+        assert state.filter_columns is None
+        potential = [sched.snapshot.get(n) for n, v in res.filters.items()
+                     if v.first_failure is not None and v.first_failure.code == "Unschedulable"]
+        dp = fw.plugins["DefaultPreemption"]
+        nv, v, _ = dp.dry_run(state, incoming, potential, NodeStatuses(), time.time_ns())
+        assert {c.node: (c.victims, c.pdb_violations) for c in nv + v} == found
+        for name, verdict in res.filters.items():
+            if verdict.first_failure is None or verdict.first_failure.code != "Unschedulable":
+                continue
+            ni = sched.snapshot.get(name)
+            low = [q for q in ni.pods if q.priority < incoming.priority]
+            if not low:
+                assert name not in found
+                continue
+            ref, ref_msg = _reference_select_victims(fw, state, incoming, ni, budgets, less)
+            compared += 1
+            no_start += any(not q.start_time for q in ni.pods)
+            many_ties += len(low) > 12
+            if ref is None:
+                assert name not in found and ref_msg in res.preemption.not_helpful[name]
+                tainted += "taint" in ref_msg
+            else:
+                assert found.get(name) == ref, name
+    assert compared > 60 and no_start > 5 and many_ties > 5 and tainted > 2, (compared, no_start, many_ties, tainted)

@@ -12,12 +12,15 @@ class NotFound(KeyError):
 
 
 class CycleState:
-    __slots__ = ("_data", "skip_filter_plugins", "skip_score_plugins")
+    __slots__ = ("_data", "skip_filter_plugins", "skip_score_plugins", "filter_columns")
 
     def __init__(self):
         self._data: dict[str, Any] = {}
         self.skip_filter_plugins: set[str] = set()
         self.skip_score_plugins: set[str] = set()
+        # every filter plugin's verdicts this cycle, in the snapshot's node order (ksched runs
+        # each plugin on every node; PostFilter may read them instead of asking again)
+        self.filter_columns: dict[str, list] | None = None
 
     def write(self, key: str, value: Any) -> None:
         self._data[key] = value
@@ -37,4 +40,5 @@ class CycleState:
             c._data[k] = v.clone() if hasattr(v, "clone") else v
         c.skip_filter_plugins = set(self.skip_filter_plugins)
         c.skip_score_plugins = set(self.skip_score_plugins)
+        c.filter_columns = self.filter_columns
         return c

@@ -175,20 +175,28 @@ class Framework:
                         cache.store(snapshot, col)
                 columns[pl.name] = col
                 continue
-            batch = getattr(pl, "filter_nodes", None)
-            if batch is not None:
-                col = batch(state, pod, nodes)
-                _tag_column(col, pl.name)
-            else:
-                one = self._filter_one
-                col = [one(pl, state, pod, ni) for ni in nodes]
+            col = self.filter_column(pl, state, pod, nodes)
             if cache is not None and not _has_error(col):
                 cache.store(snapshot, col)
             columns[pl.name] = col
         first: list = [None] * len(nodes)
         for col in reversed(columns.values()):
-            first = [c if c is not None and c.code != SUCCESS else f for c, f in zip(col, first)]
+            if any(col):    # a column of passes only changes nothing
+                first = [c if c is not None and c.code != SUCCESS else f for c, f in zip(col, first)]
+        state.filter_columns = columns
         return columns, first
+
+    @classmethod
+    def filter_column(cls, pl: Plugin, state: CycleState, pod: "Pod", nodes: list["NodeInfo"]) -> list:
+        """One filter plugin's verdicts on `nodes`, as the framework reports them (plugin named,
+        a non-rejection wrapped as an error)."""
+        batch = getattr(pl, "filter_nodes", None)
+        if batch is not None:
+            col = batch(state, pod, nodes)
+            _tag_column(col, pl.name)
+            return col
+        one = cls._filter_one
+        return [one(pl, state, pod, ni) for ni in nodes]
 
     @staticmethod
     def _filter_one(pl: Plugin, state: CycleState, pod: "Pod", node_info: "NodeInfo") -> Status | None:
@@ -301,16 +309,24 @@ class Framework:
 
 
 def _has_error(col: list) -> bool:
-    return any(st is not None and st.code == ERROR for st in col)
+    # nodes failing alike often share one status object: look at each once
+    return any(st.code == ERROR for st in set(filter(None, col)))
 
 
 def _tag_column(col: list, plugin: str) -> None:
-    """What the framework does to each plugin's verdict: name the plugin, wrap an error."""
-    for i, st in enumerate(col):
-        if st is not None and st.code != SUCCESS:
-            if not st.is_rejected():
-                col[i] = st = Status(ERROR, f'running "{plugin}" filter plugin: {st.message()}')
-            st.with_plugin(plugin)
+    """What the framework does to each plugin's verdict: name the plugin, wrap an error. Nodes
+    failing alike often share one status object: each is handled once."""
+    wrapped: dict[int, Status] = {}
+    for st in set(filter(None, col)):
+        if st.code != SUCCESS:
+            if st.is_rejected():
+                st.with_plugin(plugin)
+            else:
+                wrapped[id(st)] = Status(ERROR, f'running "{plugin}" filter plugin: {st.message()}', plugin=plugin)
+    if wrapped:
+        for i, st in enumerate(col):
+            if st is not None and id(st) in wrapped:
+                col[i] = wrapped[id(st)]
 
 
 class PluginError(Exception):

@@ -16,14 +16,17 @@ conformance corpus does, and reports the count kube-scheduler would have aimed f
 """
 from __future__ import annotations
 
+import math
 import time
+from bisect import bisect_right
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
 from ..framework.interface import Plugin, PostFilterResult
 from ..framework.runtime import NodeStatuses
-from ..framework.status import ERROR, UNRESOLVABLE, UNSCHEDULABLE, Status
+from ..framework.status import ERROR, SUCCESS, UNRESOLVABLE, UNSCHEDULABLE, Status
 from ..labels import parse_label_selector
+from ..model import Resource
 from ..result import Candidate, PreemptionResult
 from .preemption_gosort import go_sort_slice
 
@@ -156,6 +159,7 @@ class Budgets:
         self.by_ns: dict[str, list[int]] = {}                    # budgets without a key=value term
         self.by_label: dict[tuple[str, str, str], list[int]] = {}  # (ns, key, value) -> budgets
         self.keys_by_ns: dict[str, list[str]] = {}               # the label keys by_label uses
+        self._matches: dict[int, tuple] = {}                     # id(pod) -> (pod, matching budgets)
         for raw in raw_pdbs:
             if not isinstance(raw, dict):
                 continue
@@ -205,25 +209,49 @@ class Budgets:
                         found.extend(hit)
         return found
 
+    def matching(self, pod) -> tuple[int, ...]:
+        """The budgets whose disruptions evicting the pod would use: those selecting it that do
+        not already count it as disrupted. Remembered per pod (the budgets do not change)."""
+        hit = self._matches.get(id(pod))
+        if hit is not None and hit[0] is pod:
+            return hit[1]
+        found: tuple[int, ...] = ()
+        labels = pod.labels
+        if labels and self.items:
+            items = self.items
+            found = tuple(i for i in self._matching_candidates(pod)
+                          if items[i].selector.matches(labels) and pod.name not in items[i].disrupted)
+        self._matches[id(pod)] = (pod, found)
+        return found
+
     def split(self, pods):
         """(violating, non-violating), each in the given order: a pod violates when evicting it,
         after the pods before it, takes some matching budget below zero."""
+        violating, fine = self.split_positions(pods, range(len(pods)))
+        return [pods[i] for i in violating], [pods[i] for i in fine]
+
+    def split_positions(self, pods, positions, matches=None):
+        """split over pods[i] for i in positions, as positions; `matches`, when given, holds
+        matching(pods[i]) at i."""
+        if not self.items:
+            return [], list(positions)
         remaining: dict[int, int] = {}
+        items = self.items
+        if matches is None:
+            matches = [self.matching(p) for p in pods]
         violating, fine = [], []
-        for p in pods:
+        for i in positions:
+            found = matches[i]
+            if not found:
+                fine.append(i)
+                continue
             violated = False
-            if p.labels and self.items:
-                for i in self._matching_candidates(p):
-                    b = self.items[i]
-                    if not b.selector.matches(p.labels):
-                        continue
-                    if p.name in b.disrupted:
-                        continue  # already being disrupted: the API server counted it
-                    left = remaining.get(i, b.allowed) - 1
-                    remaining[i] = left
-                    if left < 0:
-                        violated = True
-            (violating if violated else fine).append(p)
+            for b in found:
+                left = remaining.get(b, items[b].allowed) - 1
+                remaining[b] = left
+                if left < 0:
+                    violated = True
+            (violating if violated else fine).append(i)
         return violating, fine
 
 
@@ -244,6 +272,63 @@ class _DryRunError(Exception):
     def __init__(self, status: Status):
         super().__init__(status.message())
         self.status = status
+
+
+_VICTIM_ORDER = "DefaultPreemption.victim-order"
+_MISSING = object()
+
+
+class _VictimOrder:
+    """A node's pods sorted as MoreImportantPod sorts them, with their requests and the totals
+    of every suffix: a preemptor's lower-priority pods are the suffix past the last pod of its
+    priority or above. Only built when every pod has a start time (else the order depends on
+    when the clock is read); `last_tie` is the last position whose pod ties with the next one
+    (-1 for none), which Go's sort may order differently above 12 pods."""
+    __slots__ = ("pods", "neg_priority", "requests", "cpu_from", "mem_from", "eph_from", "last_tie",
+                 "_budgets")
+
+    @classmethod
+    def build(cls, node_info) -> "_VictimOrder | None":
+        pods = node_info.pods
+        starts = [start_time_ns(p) for p in pods]
+        if None in starts:
+            return None
+        keys = [(-p.priority, t) for p, t in zip(pods, starts)]
+        order = sorted(range(len(pods)), key=keys.__getitem__)
+        v = cls()
+        v.pods = [pods[i] for i in order]
+        v.neg_priority = [keys[i][0] for i in order]
+        reqs = [p.requests for p in v.pods]
+        v.requests = [(r.milli_cpu, r.memory, r.ephemeral_storage) for r in reqs]
+        v.cpu_from = _suffix_sums([r.milli_cpu for r in reqs])
+        v.mem_from = _suffix_sums([r.memory for r in reqs])
+        v.eph_from = _suffix_sums([r.ephemeral_storage for r in reqs])
+        v.last_tie = -1
+        for j in range(len(order) - 1):
+            if keys[order[j]] == keys[order[j + 1]]:
+                v.last_tie = j
+        v._budgets = None
+        return v
+
+    def budget_matches(self, budgets: "Budgets") -> tuple[list | None, int]:
+        """(Budgets.matching of each pod in this order, or None when there are no budgets; the
+        last position whose pod some budget matches, -1 for none), kept for these budgets."""
+        b = self._budgets
+        if b is None or b[0] is not budgets:
+            found = [budgets.matching(p) for p in self.pods] if budgets.items else None
+            last = -1
+            for j, m in enumerate(found or ()):
+                if m:
+                    last = j
+            b = self._budgets = (budgets, found, last)
+        return b[1], b[2]
+
+
+def _suffix_sums(xs: list[int]) -> list[int]:
+    out = [0] * (len(xs) + 1)
+    for i in range(len(xs) - 1, -1, -1):
+        out[i] = out[i + 1] + xs[i]
+    return out
 
 
 # -- the plugin ------------------------------------------------------------------------------------
@@ -284,11 +369,15 @@ class DefaultPreemption(Plugin):
 
         potential = self.nodes_where_preemption_might_help(all_nodes, node_statuses)
         potential_names = {ni.node.name for ni in potential}
+        why_of: dict[int, str] = {}    # nodes failing alike share one status
         for ni in all_nodes:
             name = ni.node.name
             if name not in potential_names:
                 st = node_statuses.get(name)
-                detail.not_helpful[name] = _unresolvable_why(st)
+                why = why_of.get(id(st))
+                if why is None:
+                    why = why_of[id(st)] = _unresolvable_why(st)
+                detail.not_helpful[name] = why
         detail.potential_nodes = len(potential)
         detail.num_candidates = self.calculate_num_candidates(len(potential)) if potential else 0
 
@@ -342,26 +431,164 @@ class DefaultPreemption(Plugin):
         return [ni for ni in all_nodes if ni.node.name in wanted]
 
     # -- 3. the dry run
+    def budgets(self) -> Budgets:
+        """The cluster's PDBs, indexed once for as long as they stay the same objects."""
+        raw = self.handle.cluster.list("PodDisruptionBudget")
+        cached = getattr(self, "_budgets", None)
+        if cached is not None and len(cached[0]) == len(raw) and all(a is b for a, b in zip(cached[0], raw)):
+            return cached[1]
+        budgets = Budgets(raw)
+        self._budgets = (raw, budgets)
+        return budgets
+
     def dry_run(self, state, pod, potential, dry: NodeStatuses, now_ns: int):
-        budgets = Budgets(self.handle.cluster.list("PodDisruptionBudget"))
+        """SelectVictimsOnNode on every potential node: (candidates without PDB violations,
+        candidates with some, error messages); the other nodes' statuses go into `dry`."""
+        budgets = self.budgets()
         less = more_important(now_ns)
         non_violating: list[Candidate] = []
         violating: list[Candidate] = []
         errors: list[str] = []
-        for ni in potential:
-            name = ni.node.name
-            victims, n_violating, st = self.select_victims_on_node(state, pod, ni, budgets, less)
+        outcomes = self._resource_only_dry_run(state, pod, potential, budgets, less)
+        if outcomes is None:
+            outcomes = (self.select_victims_on_node(state, pod, ni, budgets, less) for ni in potential)
+        for ni, (victims, n_violating, st) in zip(potential, outcomes):
             if st is None and victims:
-                c = Candidate(node=name, victims=[p.key for p in victims], pdb_violations=n_violating,
+                c = Candidate(node=ni.node.name, victims=[p.key for p in victims], pdb_violations=n_violating,
                               victim_priorities=[p.priority for p in victims], pods=victims)
                 (non_violating if n_violating == 0 else violating).append(c)
                 continue
+            name = ni.node.name
             if st is None:
                 st = Status(ERROR, f'expected at least one victim pod on node "{name}"')
             if st.code == ERROR:
                 errors.append(st.message())
             dry.set(name, st)
         return non_violating, violating, errors
+
+    def _resource_only_dry_run(self, state, pod, potential, budgets: Budgets, less):
+        """SelectVictimsOnNode on every potential node at once, when only NodeResourcesFit among
+        the filters that run can change its verdict with the node's pods, no PreFilter extension
+        follows them, and the pod asks for no extended resource: each node's (victims,
+        PDB-violating victims, status or None), or None when that does not hold.
+
+        The node-only filters' verdicts are this cycle's (or asked once per plugin for all the
+        nodes): they ignore the pods. Each node's pods are kept in importance order with running
+        request totals (until its pods change), so the lower-priority pods are a suffix of that
+        order, the node without them a subtraction and each reprieve a comparison."""
+        fw = self.handle.framework
+        fit, rest = _reprieve_filters(fw, state)
+        if (fit is None or rest or not fit_is_in_tree(fit) or fw.pre_filter_extensions("remove_pod", state)
+                or fw.pre_filter_extensions("add_pod", state)):
+            return None
+        req = fit.prefilter_requests(state)
+        if req is None or req.scalars:
+            return None
+        skip = state.skip_filter_plugins
+        # per node: the first failing node-only filter before NodeResourcesFit, and after it
+        before: list = [None] * len(potential)
+        after: list = [None] * len(potential)
+        seen_fit = False
+        known = state.filter_columns or {}   # this cycle's verdicts, in snapshot order
+        positions = None
+        for pl in fw.filter_plugins:
+            if pl.name in skip:
+                continue
+            if pl is fit:
+                seen_fit = True
+                continue
+            into = after if seen_fit else before
+            col = known.get(pl.name)
+            if col is not None:
+                if positions is None:
+                    index_of = self.handle.snapshot.index_of
+                    positions = [index_of[ni.node.name] for ni in potential]
+                verdicts = [col[j] for j in positions]
+            else:
+                verdicts = fw.filter_column(pl, state, pod, potential)
+            for i, st in enumerate(verdicts):
+                if st is not None and st.code != SUCCESS and into[i] is None:
+                    into[i] = st
+        cpu, mem, eph = req.milli_cpu, req.memory, req.ephemeral_storage
+        prio = pod.priority
+        general = self._select_victims_by_arithmetic
+        build = _VictimOrder.build
+        no_victims = Status(UNRESOLVABLE, NO_VICTIMS_MSG)
+        out = []
+        for i, ni in enumerate(potential):
+            derived = ni.derived
+            order = derived.get(_VICTIM_ORDER, _MISSING) if derived else _MISSING
+            if order is _MISSING:
+                order = ni.derive(_VICTIM_ORDER, build)
+            if order is None:   # a pod without a start time: Go's own sort decides
+                low = [p for p in ni.pods if p.priority < prio]
+                out.append(general(state, pod, ni, low, fit, budgets, less) if low else ([], 0, no_victims))
+                continue
+            k = bisect_right(order.neg_priority, -prio)   # the first pod of lower priority
+            n = len(order.pods)
+            if k == n:
+                out.append(([], 0, no_victims))
+                continue
+            if n - k > 12 and order.last_tie >= k:
+                # ties among more pods than Go's insertion sort handles: its own sort decides
+                out.append(general(state, pod, ni, [p for p in ni.pods if p.priority < prio], fit, budgets, less))
+                continue
+            st = before[i]
+            if st is not None:
+                out.append(([], 0, st))
+                continue
+            alloc = ni.node.allocatable
+            used = ni.requested
+            max_pods = alloc.allowed_pods
+            # room left once the preemptor is in; a resource it does not ask for is never compared
+            free_cpu = alloc.milli_cpu - used.milli_cpu + order.cpu_from[k] - cpu if cpu > 0 else math.inf
+            free_mem = alloc.memory - used.memory + order.mem_from[k] - mem if mem > 0 else math.inf
+            free_eph = alloc.ephemeral_storage - used.ephemeral_storage + order.eph_from[k] - eph if eph > 0 else math.inf
+            if not (k < max_pods and free_cpu >= 0 and free_mem >= 0 and free_eph >= 0):
+                reduced = Resource(used.milli_cpu - order.cpu_from[k], used.memory - order.mem_from[k],
+                                   used.ephemeral_storage - order.eph_from[k])
+                st = fit.filter_on(state, ni.node, reduced, k)
+                if not st.is_rejected():
+                    st = Status(ERROR, f'running "{fit.name}" filter plugin: {st.message()}')
+                out.append(([], 0, st.with_plugin(fit.name)))
+                continue
+            st = after[i]
+            if st is not None:
+                out.append(([], 0, st))
+                continue
+            pods = order.pods
+            matches, last_matched = order.budget_matches(budgets)
+            if last_matched < k:
+                violating, fine = (), range(k, n)
+            else:
+                violating, fine = budgets.split_positions(pods, range(k, n), matches)
+            reqs = order.requests
+            victims = []
+            n_violating = 0
+            room = max_pods - 1 - k   # pods that may still come back
+            for j in violating:
+                c, m, e = reqs[j]
+                if room > 0 and c <= free_cpu and m <= free_mem and e <= free_eph:
+                    room -= 1
+                    free_cpu -= c
+                    free_mem -= m
+                    free_eph -= e
+                else:
+                    victims.append(pods[j])
+                    n_violating += 1
+            for j in fine:
+                c, m, e = reqs[j]
+                if room > 0 and c <= free_cpu and m <= free_mem and e <= free_eph:
+                    room -= 1
+                    free_cpu -= c
+                    free_mem -= m
+                    free_eph -= e
+                else:
+                    victims.append(pods[j])
+            if violating and fine:
+                sort_by_importance(victims, less)
+            out.append((victims, n_violating, None))
+        return out
 
     def select_victims_on_node(self, state, pod, node_info, budgets: Budgets, less):
         """SelectVictimsOnNode on copies of the node and the cycle state.

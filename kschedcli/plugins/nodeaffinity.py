@@ -71,6 +71,41 @@ class NodeAffinity(Plugin):
             return unresolvable(ERR_REASON_POD)
         return None
 
+    def filter_nodes(self, state, pod, nodes):
+        """filter over many nodes; the nodes failing for one reason share its status."""
+        added = self.added_selector
+        selector = tuple(pod.node_selector.items())
+        req = pod.required_node_affinity
+        enforced = pod_mismatch = None
+        if added is None and req is None and len(selector) == 1:
+            # one nodeSelector label, the usual pinning to a pool
+            (k, v), = selector
+            pod_mismatch = unresolvable(ERR_REASON_POD)
+            snapshot = getattr(self.handle, "snapshot", None)
+            values = (snapshot.label_column(k) if snapshot is not None and nodes is snapshot.node_infos
+                      else [ni.node.labels.get(k) for ni in nodes])
+            return [None if x == v else pod_mismatch for x in values]
+        out = []
+        for ni in nodes:
+            node = ni.node
+            labels = node.labels
+            if added is not None and not added.matches(labels, node.name):
+                if enforced is None:
+                    enforced = unresolvable(ERR_REASON_ENFORCED)
+                out.append(enforced)
+                continue
+            for k, v in selector:
+                if labels.get(k) != v:
+                    break
+            else:
+                if req is None or req.matches(labels, node.name):
+                    out.append(None)
+                    continue
+            if pod_mismatch is None:
+                pod_mismatch = unresolvable(ERR_REASON_POD)
+            out.append(pod_mismatch)
+        return out
+
     def pre_score(self, state, pod, nodes):
         # node_affinity.go PreScore skips only when the pod has no preferred list at all (nil) and
         # the args add none; an empty list, or terms of weight 0, still score (0 everywhere)

@@ -8,9 +8,13 @@ from .helper import default_normalize_score, find_untolerated_taint, taint_signa
 _PRESCORE_KEY = "PreScoreTaintToleration"
 
 
-def _per_taint_set(nodes, decide, untainted) -> list:
+def _per_taint_set(nodes, decide, untainted, snapshot=None) -> list:
     """decide(node_info) for each node, worked out once per distinct taint set (nodes of a pool
     share theirs); `untainted` for nodes without taints."""
+    if snapshot is not None and nodes is snapshot.node_infos:
+        groups, first = snapshot.taint_groups()
+        decided = [decide(ni) for ni in first]
+        return [untainted if g < 0 else decided[g] for g in groups]
     memo: dict[tuple, object] = {}
     out = []
     for ni in nodes:
@@ -36,7 +40,8 @@ class TaintToleration(Plugin):
         return unresolvable(f"node(s) had untolerated taint {{{t.key}: {t.value}}}")
 
     def filter_nodes(self, state, pod, nodes):
-        return _per_taint_set(nodes, lambda ni: self.filter(state, pod, ni), None)
+        return _per_taint_set(nodes, lambda ni: self.filter(state, pod, ni), None,
+                              getattr(self.handle, "snapshot", None))
 
     def pre_score(self, state, pod, nodes):
         state.write(_PRESCORE_KEY, [t for t in pod.tolerations if t.effect in ("", "PreferNoSchedule")])
@@ -51,7 +56,8 @@ class TaintToleration(Plugin):
         return n, None
 
     def score_nodes(self, state, pod, nodes):
-        return _per_taint_set(nodes, lambda ni: self.score(state, pod, ni)[0], 0), None
+        return _per_taint_set(nodes, lambda ni: self.score(state, pod, ni)[0], 0,
+                              getattr(self.handle, "snapshot", None)), None
 
     def normalize_score(self, state, pod, scores):
         default_normalize_score(scores, reverse=True)

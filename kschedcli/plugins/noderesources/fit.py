@@ -1,6 +1,8 @@
 """NodeResourcesFit: the pod's requests against the node's free allocatable; resource scoring."""
 from __future__ import annotations
 
+import math
+
 from ...framework.interface import ClusterEvent, Plugin
 from ...framework.status import Status, UNRESOLVABLE, UNSCHEDULABLE, error
 from ...model import is_extended_resource
@@ -8,6 +10,7 @@ from .resource_allocation import (least_allocated, most_allocated, pod_request_l
                                   requested_to_capacity_ratio, resource_vectors)
 
 _PREFILTER_KEY = "PreFilterNodeResourcesFit"
+_LACKING = object()   # filter_nodes' mark for a node whose reasons are still to be told
 _PRESCORE_KEY = "PreScoreNodeResourcesFit"
 
 
@@ -101,6 +104,10 @@ class NodeResourcesFit(Plugin):
             return error(str(e))
         return _verdict(fits_request(req, node_info, self.ignored, self.ignored_groups))
 
+    def prefilter_requests(self, state):
+        """What PreFilter kept of the pod's requests, or None when PreFilter did not run."""
+        return state.get(_PREFILTER_KEY)
+
     def filter_on(self, state, node, used, npods: int):
         """Filter on `node` holding `npods` pods that request `used` in all."""
         try:
@@ -110,27 +117,56 @@ class NodeResourcesFit(Plugin):
         return _verdict(fits_request_on(req, node.allocatable, used, npods, self.ignored, self.ignored_groups))
 
     def filter_nodes(self, state, pod, nodes):
-        """filter over many nodes: a node with room for every request passes on a direct
-        comparison; any other is decided by the full fitsRequest walk."""
+        """filter over many nodes: each node's room and free resources against the requests (the
+        snapshot keeps them as columns for its own node list); a node lacking any is then told
+        apart by fitsRequest's reasons, nodes failing alike sharing one status."""
         try:
             req = state.read(_PREFILTER_KEY)
         except KeyError as e:
             return [error(str(e))] * len(nodes)
         if req.scalars:
             return [self.filter(state, pod, ni) for ni in nodes]
+        snapshot = getattr(self.handle, "snapshot", None)
+        if snapshot is not None and nodes is snapshot.node_infos:
+            room, free_cpu, free_mem, free_eph = snapshot.free_columns()
+        else:
+            room = [ni.node.allocatable.allowed_pods - len(ni.pods) for ni in nodes]
+            free_cpu = [ni.node.allocatable.milli_cpu - ni.requested.milli_cpu for ni in nodes]
+            free_mem = [ni.node.allocatable.memory - ni.requested.memory for ni in nodes]
+            free_eph = [ni.node.allocatable.ephemeral_storage - ni.requested.ephemeral_storage for ni in nodes]
         cpu, mem, eph = req.milli_cpu, req.memory, req.ephemeral_storage
-        full = self.filter
-        out = []
-        for ni in nodes:
-            alloc = ni.node.allocatable
-            used = ni.requested
-            if (len(ni.pods) < alloc.allowed_pods
-                    and (cpu <= 0 or cpu <= alloc.milli_cpu - used.milli_cpu)
-                    and (mem <= 0 or mem <= alloc.memory - used.memory)
-                    and (eph <= 0 or eph <= alloc.ephemeral_storage - used.ephemeral_storage)):
-                out.append(None)
-            else:
-                out.append(full(state, pod, ni))
+        # a resource the pod does not ask for is not compared
+        c = cpu if cpu > 0 else -math.inf
+        m = mem if mem > 0 else -math.inf
+        e = eph if eph > 0 else -math.inf
+        out = [None if r > 0 and c <= fc and m <= fm and e <= fe else _LACKING
+               for r, fc, fm, fe in zip(room, free_cpu, free_mem, free_eph)]
+        if _LACKING not in out:
+            return out
+        asks = cpu != 0 or mem != 0 or eph != 0
+        shared: dict[tuple, Status] = {}
+        for i, v in enumerate(out):
+            if v is not _LACKING:
+                continue
+            alloc = nodes[i].node.allocatable
+            # fitsRequest's reasons, in its order, and whether any exceeds the whole node
+            reasons = ["Too many pods"] if room[i] <= 0 else []
+            beyond = False
+            if asks:
+                if cpu > 0 and cpu > free_cpu[i]:
+                    reasons.append("Insufficient cpu")
+                    beyond = beyond or cpu > alloc.milli_cpu
+                if mem > 0 and mem > free_mem[i]:
+                    reasons.append("Insufficient memory")
+                    beyond = beyond or mem > alloc.memory
+                if eph > 0 and eph > free_eph[i]:
+                    reasons.append("Insufficient ephemeral-storage")
+                    beyond = beyond or eph > alloc.ephemeral_storage
+            key = (beyond, *reasons)
+            st = shared.get(key)
+            if st is None:
+                st = shared[key] = Status(UNRESOLVABLE if beyond else UNSCHEDULABLE, *reasons)
+            out[i] = st
         return out
 
     def reprieve_check(self, state, node):
