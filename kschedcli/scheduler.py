@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import gc
 import random
+from collections import Counter
 
 from . import progress
 from .cluster import Cluster
@@ -26,9 +27,12 @@ def fit_error_message(num_nodes: int, prefilter_msg: str, statuses: NodeStatuses
         msg += f" {prefilter_msg}."
     elif statuses is not None:
         counts: dict[str, int] = {}
-        for st in statuses.explicit.values():
-            for r in st.reasons:
-                counts[r] = counts.get(r, 0) + 1
+        # nodes failing alike often share one status: count each status object's nodes first
+        given = list(statuses.explicit.values())
+        status_of = dict(zip(map(id, given), given))
+        for key, n in Counter(map(id, given)).items():
+            for r in status_of[key].reasons:
+                counts[r] = counts.get(r, 0) + n
         absent = num_nodes - len(statuses)
         if absent > 0:
             for r in statuses.absent.reasons:

@@ -284,7 +284,7 @@ class _VictimOrder:
     priority or above. Only built when every pod has a start time (else the order depends on
     when the clock is read); `last_tie` is the last position whose pod ties with the next one
     (-1 for none), which Go's sort may order differently above 12 pods."""
-    __slots__ = ("pods", "neg_priority", "requests", "cpu_from", "mem_from", "eph_from", "last_tie",
+    __slots__ = ("pods", "neg_priority", "requests", "cpu_upto", "mem_upto", "eph_upto", "last_tie",
                  "_budgets")
 
     @classmethod
@@ -300,9 +300,9 @@ class _VictimOrder:
         v.neg_priority = [keys[i][0] for i in order]
         reqs = [p.requests for p in v.pods]
         v.requests = [(r.milli_cpu, r.memory, r.ephemeral_storage) for r in reqs]
-        v.cpu_from = _suffix_sums([r.milli_cpu for r in reqs])
-        v.mem_from = _suffix_sums([r.memory for r in reqs])
-        v.eph_from = _suffix_sums([r.ephemeral_storage for r in reqs])
+        v.cpu_upto = _prefix_sums([r.milli_cpu for r in reqs])
+        v.mem_upto = _prefix_sums([r.memory for r in reqs])
+        v.eph_upto = _prefix_sums([r.ephemeral_storage for r in reqs])
         v.last_tie = -1
         for j in range(len(order) - 1):
             if keys[order[j]] == keys[order[j + 1]]:
@@ -310,9 +310,9 @@ class _VictimOrder:
         v._budgets = None
         return v
 
-    def budget_matches(self, budgets: "Budgets") -> tuple[list | None, int]:
-        """(Budgets.matching of each pod in this order, or None when there are no budgets; the
-        last position whose pod some budget matches, -1 for none), kept for these budgets."""
+    def split(self, budgets: "Budgets", k: int) -> tuple:
+        """Budgets.split of the pods from position k on, as positions: (violating, fine); kept
+        for these budgets and k."""
         b = self._budgets
         if b is None or b[0] is not budgets:
             found = [budgets.matching(p) for p in self.pods] if budgets.items else None
@@ -320,14 +320,25 @@ class _VictimOrder:
             for j, m in enumerate(found or ()):
                 if m:
                     last = j
-            b = self._budgets = (budgets, found, last)
-        return b[1], b[2]
+            b = self._budgets = (budgets, found, last, {})
+        _, found, last, splits = b
+        if last < k:
+            return (), range(k, len(self.pods))
+        got = splits.get(k)
+        if got is None:
+            v, f = budgets.split_positions(self.pods, range(k, len(self.pods)), found)
+            # no pod violating: the others are all of them, in order
+            got = splits[k] = (tuple(v), tuple(f)) if v else ((), range(k, len(self.pods)))
+        return got
 
 
-def _suffix_sums(xs: list[int]) -> list[int]:
-    out = [0] * (len(xs) + 1)
-    for i in range(len(xs) - 1, -1, -1):
-        out[i] = out[i + 1] + xs[i]
+def _prefix_sums(xs: list[int]) -> list[int]:
+    """out[i] = sum(xs[:i]), for i up to len(xs)."""
+    out = [0]
+    total = 0
+    for x in xs:
+        total += x
+        out.append(total)
     return out
 
 
@@ -541,12 +552,15 @@ class DefaultPreemption(Plugin):
             used = ni.requested
             max_pods = alloc.allowed_pods
             # room left once the preemptor is in; a resource it does not ask for is never compared
-            free_cpu = alloc.milli_cpu - used.milli_cpu + order.cpu_from[k] - cpu if cpu > 0 else math.inf
-            free_mem = alloc.memory - used.memory + order.mem_from[k] - mem if mem > 0 else math.inf
-            free_eph = alloc.ephemeral_storage - used.ephemeral_storage + order.eph_from[k] - eph if eph > 0 else math.inf
+            cpu_upto, mem_upto, eph_upto = order.cpu_upto, order.mem_upto, order.eph_upto
+            low_cpu = cpu_upto[n] - cpu_upto[k]   # what the lower-priority pods request
+            low_mem = mem_upto[n] - mem_upto[k]
+            low_eph = eph_upto[n] - eph_upto[k]
+            free_cpu = alloc.milli_cpu - used.milli_cpu + low_cpu - cpu if cpu > 0 else math.inf
+            free_mem = alloc.memory - used.memory + low_mem - mem if mem > 0 else math.inf
+            free_eph = alloc.ephemeral_storage - used.ephemeral_storage + low_eph - eph if eph > 0 else math.inf
             if not (k < max_pods and free_cpu >= 0 and free_mem >= 0 and free_eph >= 0):
-                reduced = Resource(used.milli_cpu - order.cpu_from[k], used.memory - order.mem_from[k],
-                                   used.ephemeral_storage - order.eph_from[k])
+                reduced = Resource(used.milli_cpu - low_cpu, used.memory - low_mem, used.ephemeral_storage - low_eph)
                 st = fit.filter_on(state, ni.node, reduced, k)
                 if not st.is_rejected():
                     st = Status(ERROR, f'running "{fit.name}" filter plugin: {st.message()}')
@@ -557,11 +571,7 @@ class DefaultPreemption(Plugin):
                 out.append(([], 0, st))
                 continue
             pods = order.pods
-            matches, last_matched = order.budget_matches(budgets)
-            if last_matched < k:
-                violating, fine = (), range(k, n)
-            else:
-                violating, fine = budgets.split_positions(pods, range(k, n), matches)
+            violating, fine = order.split(budgets, k)
             reqs = order.requests
             victims = []
             n_violating = 0
@@ -576,6 +586,22 @@ class DefaultPreemption(Plugin):
                 else:
                     victims.append(pods[j])
                     n_violating += 1
+            if fine and type(fine) is range:
+                # pods k.. in order: the reprieve keeps the longest run whose running totals fit
+                # (requests are never negative), so find where it ends by bisection
+                t = k + room if room < n - k else n
+                if t > k and free_cpu != math.inf:
+                    t = bisect_right(cpu_upto, cpu_upto[k] + free_cpu, k, t + 1) - 1
+                if t > k and free_mem != math.inf:
+                    t = bisect_right(mem_upto, mem_upto[k] + free_mem, k, t + 1) - 1
+                if t > k and free_eph != math.inf:
+                    t = bisect_right(eph_upto, eph_upto[k] + free_eph, k, t + 1) - 1
+                if t > k:
+                    room -= t - k
+                    free_cpu -= cpu_upto[t] - cpu_upto[k]
+                    free_mem -= mem_upto[t] - mem_upto[k]
+                    free_eph -= eph_upto[t] - eph_upto[k]
+                    fine = range(t, n)
             for j in fine:
                 c, m, e = reqs[j]
                 if room > 0 and c <= free_cpu and m <= free_mem and e <= free_eph:
