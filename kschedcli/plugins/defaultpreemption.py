@@ -378,17 +378,22 @@ class DefaultPreemption(Plugin):
         if not all_nodes:
             return PostFilterResult(None, detail), Status(ERROR, "preemption: no nodes available")
 
-        potential = self.nodes_where_preemption_might_help(all_nodes, node_statuses)
-        potential_names = {ni.node.name for ni in potential}
+        # NodeToStatus.NodesForStatusCode(Unschedulable): the nodes where evicting may help; the
+        # others are noted with why not
+        potential = []
+        explicit, absent = node_statuses.explicit, node_statuses.absent
+        not_helpful = detail.not_helpful
         why_of: dict[int, str] = {}    # nodes failing alike share one status
         for ni in all_nodes:
             name = ni.node.name
-            if name not in potential_names:
-                st = node_statuses.get(name)
-                why = why_of.get(id(st))
-                if why is None:
-                    why = why_of[id(st)] = _unresolvable_why(st)
-                detail.not_helpful[name] = why
+            st = explicit.get(name, absent)
+            if st.code == UNSCHEDULABLE:
+                potential.append(ni)
+                continue
+            why = why_of.get(id(st))
+            if why is None:
+                why = why_of[id(st)] = _unresolvable_why(st)
+            not_helpful[name] = why
         detail.potential_nodes = len(potential)
         detail.num_candidates = self.calculate_num_candidates(len(potential)) if potential else 0
 
@@ -431,15 +436,6 @@ class DefaultPreemption(Plugin):
                     if p.priority < pod.priority and terminating_by_preemption(p):
                         return TERMINATING_MSG
         return ""
-
-    # -- 2. where preemption might help
-    @staticmethod
-    def nodes_where_preemption_might_help(all_nodes, node_statuses):
-        """NodeToStatus.NodesForStatusCode(Unschedulable)."""
-        if node_statuses.absent.code == UNSCHEDULABLE:
-            return [ni for ni in all_nodes if node_statuses.get(ni.node.name).code == UNSCHEDULABLE]
-        wanted = {n for n, st in node_statuses.explicit.items() if st.code == UNSCHEDULABLE}
-        return [ni for ni in all_nodes if ni.node.name in wanted]
 
     # -- 3. the dry run
     def budgets(self) -> Budgets:
