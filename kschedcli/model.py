@@ -449,25 +449,26 @@ class Pod:
 
     def _from_template(self, t: "Pod", spec: dict) -> None:
         """The spec-derived fields of a pod whose parts are those `t` was built from (no error can
-        come from them: `t` was built); the fields read per pod are read as __init__ does."""
-        self.containers = list(t.containers)
-        self.init_containers = list(t.init_containers)
-        self.overhead = dict(t.overhead)
-        self.pod_level_requests = dict(t.pod_level_requests)
-        self.requests = t.requests.clone()
+        come from them: `t` was built); the fields read per pod are read as __init__ does. The
+        derived values are shared with `t`: nothing changes a pod's fields once it is built."""
+        self.containers = t.containers
+        self.init_containers = t.init_containers
+        self.overhead = t.overhead
+        self.pod_level_requests = t.pod_level_requests
+        self.requests = t.requests
         self.non0_cpu = t.non0_cpu
         self.non0_mem = t.non0_mem
-        self.host_ports = list(t.host_ports)
-        self.images = list(t.images)
-        self.tolerations = list(t.tolerations)
+        self.host_ports = t.host_ports
+        self.images = t.images
+        self.tolerations = t.tolerations
         self.node_selector = t.node_selector
         self.required_node_affinity = t.required_node_affinity
-        self.preferred_node_affinity = list(t.preferred_node_affinity)
+        self.preferred_node_affinity = t.preferred_node_affinity
         self.pod_affinity = t.pod_affinity
         self.pod_anti_affinity = t.pod_anti_affinity
         self.spread_constraints = t.spread_constraints
         self.volumes = _list(spec.get("volumes"), "spec.volumes")
-        self.scheduling_gates = list(t.scheduling_gates)
+        self.scheduling_gates = t.scheduling_gates
         self.resource_claims = _list(spec.get("resourceClaims"), "spec.resourceClaims")
 
     # -- resources -------------------------------------------------------

@@ -69,6 +69,44 @@ class NodeInfo:
             self.pods_with_required_anti_affinity.append(pod)
         self._update(pod, 1)
 
+    def add_pods(self, pods: list[Pod]) -> None:
+        """add_pod of each, in order, the sums taken in one pass (building a snapshot)."""
+        if not pods:
+            return
+        self.pods.extend(pods)
+        cpu = mem = eph = non0_cpu = non0_mem = 0
+        scalars = self.requested.scalars
+        pvc = self.pvc_ref_counts
+        for pod in pods:
+            if pod.pod_affinity is not None or pod.pod_anti_affinity is not None:
+                self.pods_with_affinity.append(pod)
+                if pod.has_required_anti_affinity():
+                    self.pods_with_required_anti_affinity.append(pod)
+            r = pod.requests
+            cpu += r.milli_cpu
+            mem += r.memory
+            eph += r.ephemeral_storage
+            if r.scalars:
+                for k, v in r.scalars.items():
+                    scalars[k] = scalars.get(k, 0) + v
+            non0_cpu += pod.non0_cpu
+            non0_mem += pod.non0_mem
+            if pod.host_ports:
+                self._update_ports(pod, 1)
+            keys = pod._cache.get(_PVC_KEYS)
+            if keys is None:
+                keys = pod._cache[_PVC_KEYS] = _pvc_keys(pod)
+            for key in keys:
+                pvc[key] = pvc.get(key, 0) + 1
+        req = self.requested
+        req.milli_cpu += cpu
+        req.memory += mem
+        req.ephemeral_storage += eph
+        self.non0_cpu += non0_cpu
+        self.non0_mem += non0_mem
+        self.generation = _next_generation()
+        self.derived = None
+
     def remove_pod(self, pod: Pod) -> bool:
         uid = pod.uid
         for lst in (self.pods_with_affinity, self.pods_with_required_anti_affinity):
@@ -178,17 +216,22 @@ class Snapshot:
         self.unplaced_pods: list[Pod] = []   # bound to a node the snapshot does not have
         self._pods_by_namespace: dict[str, list[Pod]] = {}
         by_ns = self._pods_by_namespace
+        placed: dict[str, list[Pod]] = {}
         for p in pods:
-            ni = self.by_name.get(p.node_name)
-            if ni is None:
-                self.unplaced_pods.append(p)
+            on_node = placed.get(p.node_name)
+            if on_node is None:
+                if p.node_name not in self.by_name:
+                    self.unplaced_pods.append(p)
+                    continue
+                on_node = placed[p.node_name] = []
+            on_node.append(p)
+            lst = by_ns.get(p.namespace)
+            if lst is None:
+                by_ns[p.namespace] = [p]
             else:
-                ni.add_pod(p)
-                lst = by_ns.get(p.namespace)
-                if lst is None:
-                    by_ns[p.namespace] = [p]
-                else:
-                    lst.append(p)
+                lst.append(p)
+        for name, on_node in placed.items():
+            self.by_name[name].add_pods(on_node)
         self.generation = _next_generation()
         self._build_image_states()
         self.names: list[str] = [ni.node.name for ni in self.node_infos]

@@ -260,3 +260,45 @@ def test_a_shared_error_status_is_wrapped_on_every_node():
     assert len(col) == 3 and all(st.code == "Error" and st.plugin == "NodeResourcesFit" for st in col)
     assert col[0].message().startswith('running "NodeResourcesFit" filter plugin: ')
     assert col[0].message().count("running") == 1
+
+
+def test_snapshot_sums_pods_per_node_as_adding_them_one_by_one():
+    """Snapshot construction adds each node's pods in one pass (NodeInfo.add_pods); every
+    aggregate must equal adding them one at a time: requests (extended resources included),
+    non-zero requests, host ports, PVC references, the affinity lists, the pod order."""
+    from kschedcli.snapshot import NodeInfo
+    rng = random.Random(3)
+    nodes, existing, _ = _cluster(4)
+    extra = []
+    for j in range(40):
+        spec = {"volumes": [{"name": "d", "persistentVolumeClaim": {"claimName": f"c{rng.randrange(4)}"}}]}
+        if rng.random() < 0.3:
+            spec["containers"] = [{"name": "c", "image": "a", "ports": [{"containerPort": 80, "hostPort": rng.choice([80, 81])}],
+                                   "resources": {"requests": {"cpu": "100m", "example.com/gpu": "1"}}}]
+        if rng.random() < 0.3:
+            spec["affinity"] = {"podAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+                {"weight": 1, "podAffinityTerm": {"topologyKey": "kubernetes.io/hostname",
+                                                  "labelSelector": {"matchLabels": {"app": "web"}}}}]}}
+        extra.append(pod(f"x{j}", node_name=f"n{rng.randrange(12)}", requests={"cpu": "200m", "memory": "64Mi"},
+                         spec=spec))
+    sched = scheduler(nodes, existing + extra + [pod("lost", node_name="nowhere")])
+    snap = sched.snapshot
+    assert [p.name for p in snap.unplaced_pods] == ["lost"]
+    slots = [s for s in NodeInfo.__slots__ if s not in ("generation", "derived")]
+    checked = 0
+    for ni in snap.node_infos:
+        one = NodeInfo(ni.node)
+        for p in ni.pods:
+            one.add_pod(p)
+        for s in slots:
+            a, b = getattr(ni, s), getattr(one, s)
+            if s == "requested":
+                a, b = (a.milli_cpu, a.memory, a.ephemeral_storage, a.scalars), (b.milli_cpu, b.memory, b.ephemeral_storage, b.scalars)
+            elif s == "image_states":
+                continue
+            assert a == b, (ni.node.name, s)
+        checked += bool(ni.used_ports) + bool(ni.pods_with_affinity) + bool(ni.requested.scalars)
+    assert checked > 5
+    everyone = existing + extra
+    assert [p.name for ni in snap.node_infos for p in ni.pods] == [
+        p.name for n in nodes for p in everyone if p.node_name == n.name]
