@@ -49,12 +49,16 @@ def _peak_rss() -> int:
 
 
 def child_load(path: str) -> dict:
+    """What `ksched explain` does before its cycle: read the snapshot, build the scheduler (its
+    per-node aggregates)."""
     from kschedcli.cluster import load_cluster
-    from kschedcli.snapshot import Snapshot
+    from kschedcli.config import default_config
+    from kschedcli.plugins import REGISTRY
+    from kschedcli.scheduler import Scheduler
     t0 = time.perf_counter()
     c0 = time.process_time()
     cluster = load_cluster([path])
-    snap = Snapshot(cluster.nodes, cluster.pods)
+    snap = Scheduler(cluster, default_config(REGISTRY)).snapshot
     t1 = time.perf_counter()
     kids = resource.getrusage(resource.RUSAGE_CHILDREN)
     return {"seconds": t1 - t0, "cpu": time.process_time() - c0,

@@ -244,9 +244,11 @@ def load_cluster(paths: Iterable[str]) -> Cluster:
             cluster = _load_cluster(paths)
         finally:
             reset_shared()
-    if len(cluster.pods) > 2000:
-        import gc
-        gc.freeze()  # the snapshot lives as long as the process: keep it out of every collection
+        if len(cluster.pods) > 2000:
+            # the snapshot lives as long as the process: keep it out of every collection. Frozen
+            # before collection resumes, which would otherwise first pass over all of it
+            import gc
+            gc.freeze()
     return cluster
 
 

@@ -11,6 +11,7 @@ from .config import SchedulerConfig
 from .framework.cycle_state import CycleState
 from .framework.runtime import Framework, Handle, NodeStatuses, PluginError
 from .framework.status import ERROR, UNRESOLVABLE, Status
+from .loader import no_gc
 from .model import Pod
 from .plugins import REGISTRY
 from .result import CycleResult, FilterTable, ScoreTable
@@ -51,12 +52,17 @@ class Scheduler:
     def __init__(self, cluster: Cluster, config: SchedulerConfig, snapshot: Snapshot | None = None):
         self.cluster = cluster
         self.config = config
-        self.snapshot = snapshot or Snapshot(cluster.nodes, cluster.pods)
+        if snapshot is None:
+            with no_gc():
+                snapshot = Snapshot(cluster.nodes, cluster.pods)
+                if len(snapshot.node_infos) > 200:
+                    # the snapshot lives as long as the scheduler: keep it out of collections
+                    # (frozen before they resume, which would otherwise first pass over it)
+                    gc.freeze()
+        self.snapshot = snapshot
         self.frameworks: dict[str, Framework] = {}
         for prof in config.profiles:
             self.frameworks[prof.scheduler_name] = Framework(prof, REGISTRY, Handle(self.snapshot, cluster))
-        if snapshot is None and len(self.snapshot.node_infos) > 200:
-            gc.freeze()  # the snapshot lives as long as the scheduler: keep it out of collections
 
     def framework_for(self, pod: Pod) -> Framework | None:
         return self.frameworks.get(pod.scheduler_name)
