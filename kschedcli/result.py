@@ -72,14 +72,36 @@ class ScoreTable(_NodeTable):
         return {pl: PluginScore(raw[i], norm[i], w, norm[i] * w) for pl, raw, norm, w in self.columns}
 
 
-@dataclass
 class Candidate:
-    node: str
-    victims: list[str]
-    pdb_violations: int
-    victim_priorities: list[int] = field(default_factory=list)
-    decided_by: str = ""          # the criterion that ranked it below the nominated node
-    pods: list[Any] = field(default_factory=list, repr=False, compare=False)  # the victims (model.Pod)
+    """A node where evicting `pods` (model.Pod, in kube-scheduler's victim order) lets the pod
+    fit. Their keys and priorities are read from the pods when first asked for: a dry run over
+    thousands of nodes makes a candidate for each, and most are never shown."""
+
+    __slots__ = ("node", "pods", "pdb_violations", "decided_by", "_victims", "_priorities")
+
+    def __init__(self, node: str, pods: list, pdb_violations: int, decided_by: str = ""):
+        self.node = node
+        self.pods = pods
+        self.pdb_violations = pdb_violations
+        self.decided_by = decided_by    # the criterion that ranked it below the nominated node
+        self._victims: list[str] | None = None
+        self._priorities: list[int] | None = None
+
+    @property
+    def victims(self) -> list[str]:
+        """namespace/name of each pod to evict."""
+        if self._victims is None:
+            self._victims = [p.key for p in self.pods]
+        return self._victims
+
+    @property
+    def victim_priorities(self) -> list[int]:
+        if self._priorities is None:
+            self._priorities = [p.priority for p in self.pods]
+        return self._priorities
+
+    def __repr__(self) -> str:
+        return f"Candidate({self.node}, victims={self.victims}, pdb_violations={self.pdb_violations})"
 
 
 @dataclass

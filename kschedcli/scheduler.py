@@ -119,14 +119,13 @@ class Scheduler:
             if allowed is not None:
                 absent = statuses.absent
                 first = [f if n in allowed else absent for n, f in zip(names, first)]
-            explicit = statuses.explicit
-            for ni, name, f in zip(nodes, names, first):
-                if f is None:
-                    feasible.append(ni)
-                elif f is not statuses.absent or allowed is None:
-                    explicit[name] = f
-                    if f.code == ERROR:
-                        res.error = f.message()
+            feasible = [ni for ni, f in zip(nodes, first) if f is None]
+            absent = statuses.absent
+            statuses.explicit = ({n: f for n, f in zip(names, first) if f is not None} if allowed is None else
+                                 {n: f for n, f in zip(names, first) if f is not None and f is not absent})
+            if any(f.code == ERROR for f in set(filter(None, first))):
+                # the diagnosis keeps the last node's error
+                res.error = next(f for f in reversed(first) if f is not None and f.code == ERROR).message()
             res.filters = FilterTable(names, self.snapshot.index_of, columns, first)
         res.feasible = [ni.node.name for ni in feasible]
         if res.error:

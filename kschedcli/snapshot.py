@@ -18,6 +18,11 @@ def _next_generation() -> int:
     return _generation
 
 
+def latest_generation() -> int:
+    """The generation last given out: it moves whenever any NodeInfo is made or changes."""
+    return _generation
+
+
 _PVC_KEYS = "ksched.snapshot.pvc-keys"
 
 

@@ -302,3 +302,29 @@ def test_snapshot_sums_pods_per_node_as_adding_them_one_by_one():
     everyone = existing + extra
     assert [p.name for ni in snap.node_infos for p in ni.pods] == [
         p.name for n in nodes for p in everyone if p.node_name == n.name]
+
+
+def test_first_failure_skips_explicit_success_statuses():
+    """A plugin may answer an explicit Success status rather than nothing: the node's first
+    failure is still the first plugin, in profile order, that did not pass."""
+    from kschedcli.framework.status import Status
+    sched = scheduler([node("n0"), node("n1", cpu="1")])
+    pl = sched.frameworks["default-scheduler"].plugins["NodeUnschedulable"]
+    pl.filter_nodes = lambda state, p, nodes: [Status("Success") for _ in nodes]
+    r = sched.schedule(pod("p", requests={"cpu": "2"}))
+    assert r.filters["n0"].first_failure is None
+    assert r.filters["n1"].first_failure.plugin == "NodeResourcesFit"
+    assert r.feasible == ["n0"] and r.selected_node == "n0"
+
+
+def test_a_filter_error_ends_the_cycle_with_the_last_nodes_error():
+    """A filter plugin erring on some nodes makes the cycle an error; as kube-scheduler's
+    diagnosis, the message is the last such node's (in node order)."""
+    from kschedcli.framework.status import Status
+    sched = scheduler([node("n0"), node("n1"), node("n2")])
+    pl = sched.frameworks["default-scheduler"].plugins["NodeUnschedulable"]
+    pl.filter_nodes = lambda state, p, nodes: [None, Status("Error", "disk on fire"), Status("Error", "out of luck")]
+    r = sched.schedule(pod("p"))
+    assert not r.schedulable
+    assert r.error == r.message == 'running "NodeUnschedulable" filter plugin: out of luck'
+    assert r.filters["n1"].first_failure.reasons == ['running "NodeUnschedulable" filter plugin: disk on fire']

@@ -179,10 +179,15 @@ class Framework:
             if cache is not None and not _has_error(col):
                 cache.store(snapshot, col)
             columns[pl.name] = col
+        # each node's first failure in profile order: the first entry that is not None, once
+        # explicit Success statuses (plugins rarely return them) are read as None
         first: list = [None] * len(nodes)
-        for col in reversed(columns.values()):
-            if any(col):    # a column of passes only changes nothing
-                first = [c if c is not None and c.code != SUCCESS else f for c, f in zip(col, first)]
+        for col in columns.values():
+            if not any(col):    # a column of passes only changes nothing
+                continue
+            if any(st.code == SUCCESS for st in set(filter(None, col))):
+                col = [None if st is not None and st.code == SUCCESS else st for st in col]
+            first = [f or c for f, c in zip(first, col)]
         state.filter_columns = columns
         return columns, first
 

@@ -380,20 +380,13 @@ class DefaultPreemption(Plugin):
 
         # NodeToStatus.NodesForStatusCode(Unschedulable): the nodes where evicting may help; the
         # others are noted with why not
-        potential = []
         explicit, absent = node_statuses.explicit, node_statuses.absent
-        not_helpful = detail.not_helpful
-        why_of: dict[int, str] = {}    # nodes failing alike share one status
-        for ni in all_nodes:
-            name = ni.node.name
-            st = explicit.get(name, absent)
-            if st.code == UNSCHEDULABLE:
-                potential.append(ni)
-                continue
-            why = why_of.get(id(st))
-            if why is None:
-                why = why_of[id(st)] = _unresolvable_why(st)
-            not_helpful[name] = why
+        statuses = [explicit.get(ni.node.name, absent) for ni in all_nodes]
+        potential = [ni for ni, st in zip(all_nodes, statuses) if st.code == UNSCHEDULABLE]
+        why_of: dict[int, str] = {id(st): _unresolvable_why(st) for st in set(statuses)
+                                  if st.code != UNSCHEDULABLE}   # nodes failing alike share one status
+        detail.not_helpful = {ni.node.name: why_of[id(st)] for ni, st in zip(all_nodes, statuses)
+                              if st.code != UNSCHEDULABLE}
         detail.potential_nodes = len(potential)
         detail.num_candidates = self.calculate_num_candidates(len(potential)) if potential else 0
 
@@ -461,8 +454,7 @@ class DefaultPreemption(Plugin):
             outcomes = (self.select_victims_on_node(state, pod, ni, budgets, less) for ni in potential)
         for ni, (victims, n_violating, st) in zip(potential, outcomes):
             if st is None and victims:
-                c = Candidate(node=ni.node.name, victims=[p.key for p in victims], pdb_violations=n_violating,
-                              victim_priorities=[p.priority for p in victims], pods=victims)
+                c = Candidate(ni.node.name, victims, n_violating)
                 (non_violating if n_violating == 0 else violating).append(c)
                 continue
             name = ni.node.name

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import weakref
 
+from ..snapshot import latest_generation
+
 _INDEXES: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
@@ -18,13 +20,14 @@ class _NodeTracker:
     again (`_reindex`) when its NodeInfo object or generation changed since it was last read;
     a new node list starts everything afresh (`_reset`)."""
 
-    __slots__ = ("snapshot", "node_infos", "objs", "gens", "__weakref__")
+    __slots__ = ("snapshot", "node_infos", "objs", "gens", "seen", "__weakref__")
 
     def __init__(self, snapshot):
         self.snapshot = snapshot
         self.node_infos = None
         self.objs: list = []
         self.gens: list = []
+        self.seen = -1   # the last generation any NodeInfo had when this was brought up to date
         self._reset(0)
 
     def _reset(self, n: int) -> None:
@@ -35,6 +38,10 @@ class _NodeTracker:
 
     def refresh(self) -> None:
         nis = self.snapshot.node_infos
+        latest = latest_generation()
+        if latest == self.seen and nis is self.node_infos and len(nis) == len(self.objs):
+            return   # no NodeInfo anywhere has changed since
+        self.seen = latest
         if nis is not self.node_infos or len(nis) != len(self.objs):
             self.node_infos = nis
             self.objs = [None] * len(nis)
