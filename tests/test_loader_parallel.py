@@ -171,3 +171,63 @@ def test_pods_from_a_template_equal_pods_built_alone():
     # the derived values are the template's own (nothing changes them once a pod is built)
     assert shared[1].requests is shared[0].requests and shared[1].containers is shared[0].containers
     assert shared[1].name != shared[0].name and shared[1].raw is not shared[0].raw
+
+
+def _typed(v):
+    """A value with every type spelled out (True vs 1 vs 1.0, -0.0 vs 0.0, NaN), key order kept."""
+    if isinstance(v, dict):
+        return ("dict", [(k, _typed(x)) for k, x in v.items()])
+    if isinstance(v, list):
+        return ("list", [_typed(x) for x in v])
+    return (type(v).__name__, repr(v))
+
+
+@pytest.mark.parametrize("text", [
+    r'{"a": "\u00e9\n\t\"x\"", "b": [1, 1.0, true, null, -0.0, 0.1, 1e-7, 1e308, 12345678901234567]}',
+    r'{"k": 1, "k": 2, "z": {"k": [], "k": {}}}',          # duplicate keys: the last value, first place
+    r'{"big": 123456789012345678901234567890}, {"neg": -99999999999999999999}',   # beyond 64 bits
+    r'{"x": NaN, "y": Infinity, "z": -Infinity}',           # the standard library's extension
+    r'{"s": "\ud800 lone surrogate"}',
+    '{"emoji": "\U0001F600", "cjk": "\u4e2d"}',
+    r'1, "two", [3], {"four": 4.5}',
+    r'{"huge": 1e400, "tiny": -1e400, "long": 0.12345678901234567890123, "e": 1E+2}',
+    r'{"id": "sha256:12345678901234567890123", "n": 9223372036854775807, "m": -9223372036854775808}',
+    r'[12345678901234567890], {"a":[ -18446744073709551616]}',
+])
+def test_json_pieces_decode_as_the_standard_library_does(text):
+    data = text.encode("utf-8", "surrogatepass")
+    ours = loader.decode_json_items(data)
+    theirs = json.loads("[" + text + "]")
+    assert _typed(ours) == _typed(theirs)
+
+
+@pytest.mark.parametrize("data", [b'{"a": 1,}', b'{"a": 01}', b'{"a": "\x01"}', b"[1", b'{"a": "\xff"}'])
+def test_json_pieces_the_standard_library_refuses_are_refused(data):
+    with pytest.raises((ValueError, UnicodeDecodeError)):
+        loader.decode_json_items(data)
+
+
+def test_long_integers_are_spotted_where_a_value_starts():
+    spot = loader._may_hold_long_integer
+    assert spot(b'{"a": 12345678901234567890}') and spot(b'{"a":-12345678901234567890}')
+    assert spot(b'[1, 12345678901234567890]') and spot(b'12345678901234567890')
+    assert not spot(b'{"digest": "sha256:12345678901234567890abc", "x": "12345678901234567890"}')
+    assert not spot(b'{"f": 0.12345678901234567890, "n": 123456789012345678}')
+
+
+def test_orjson_decodes_plain_pieces_and_the_standard_library_the_rest(monkeypatch):
+    orjson = pytest.importorskip("orjson")
+    calls = []
+
+    class Spy:
+        JSONDecodeError = orjson.JSONDecodeError
+
+        @staticmethod
+        def loads(data):
+            calls.append(data)
+            return orjson.loads(data)
+    monkeypatch.setattr(loader, "_orjson", Spy)
+    assert loader.decode_json_items(b'{"a": 1}') == [{"a": 1}] and len(calls) == 1
+    assert loader.decode_json_items(b'{"a": 12345678901234567890}') == [{"a": 12345678901234567890}]
+    assert len(calls) == 1      # a long integer: the standard library only
+    assert loader.decode_json_items(b'{"a": NaN}')[0]["a"] != 0 and len(calls) == 2   # refused, then read
