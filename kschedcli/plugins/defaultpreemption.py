@@ -564,41 +564,33 @@ class DefaultPreemption(Plugin):
             victims = []
             n_violating = 0
             room = max_pods - 1 - k   # pods that may still come back
-            for j in violating:
-                c, m, e = reqs[j]
-                if room > 0 and c <= free_cpu and m <= free_mem and e <= free_eph:
-                    room -= 1
-                    free_cpu -= c
-                    free_mem -= m
-                    free_eph -= e
-                else:
-                    victims.append(pods[j])
-                    n_violating += 1
-            if fine and type(fine) is range:
-                # pods k.. in order: the reprieve keeps the longest run whose running totals fit
-                # (requests are never negative), so find where it ends by bisection
-                t = k + room if room < n - k else n
-                if t > k and free_cpu != math.inf:
-                    t = bisect_right(cpu_upto, cpu_upto[k] + free_cpu, k, t + 1) - 1
-                if t > k and free_mem != math.inf:
-                    t = bisect_right(mem_upto, mem_upto[k] + free_mem, k, t + 1) - 1
-                if t > k and free_eph != math.inf:
-                    t = bisect_right(eph_upto, eph_upto[k] + free_eph, k, t + 1) - 1
-                if t > k:
-                    room -= t - k
-                    free_cpu -= cpu_upto[t] - cpu_upto[k]
-                    free_mem -= mem_upto[t] - mem_upto[k]
-                    free_eph -= eph_upto[t] - eph_upto[k]
-                    fine = range(t, n)
-            for j in fine:
-                c, m, e = reqs[j]
-                if room > 0 and c <= free_cpu and m <= free_mem and e <= free_eph:
-                    room -= 1
-                    free_cpu -= c
-                    free_mem -= m
-                    free_eph -= e
-                else:
-                    victims.append(pods[j])
+            for group, violates in ((violating, True), (fine, False)):
+                if not violates and group and type(group) is range:
+                    # pods k.. in order: the reprieve keeps the longest run whose running totals
+                    # fit (requests are never negative), so find where it ends by bisection
+                    t = k + room if room < n - k else n
+                    if t > k and free_cpu != math.inf:
+                        t = bisect_right(cpu_upto, cpu_upto[k] + free_cpu, k, t + 1) - 1
+                    if t > k and free_mem != math.inf:
+                        t = bisect_right(mem_upto, mem_upto[k] + free_mem, k, t + 1) - 1
+                    if t > k and free_eph != math.inf:
+                        t = bisect_right(eph_upto, eph_upto[k] + free_eph, k, t + 1) - 1
+                    if t > k:
+                        room -= t - k
+                        free_cpu -= cpu_upto[t] - cpu_upto[k]
+                        free_mem -= mem_upto[t] - mem_upto[k]
+                        free_eph -= eph_upto[t] - eph_upto[k]
+                        group = range(t, n)
+                for j in group:
+                    c, m, e = reqs[j]
+                    if room > 0 and c <= free_cpu and m <= free_mem and e <= free_eph:
+                        room -= 1
+                        free_cpu -= c
+                        free_mem -= m
+                        free_eph -= e
+                    else:
+                        victims.append(pods[j])
+                        n_violating += violates
             if violating and fine:
                 sort_by_importance(victims, less)
             out.append((victims, n_violating, None))
