@@ -598,6 +598,15 @@ def _validate_pod_selectors(pod: "Pod") -> None:
                     raise FieldError(f"{f}.topologyKey", "Required value: can not be empty")
 
 
+def taint_signature(node: "Node") -> tuple:
+    """The node's taints as a hashable value (kept on the node): nodes of one pool share it, so
+    a decision made from taints alone is made once per distinct set."""
+    sig = node._cache.get("taint-signature")
+    if sig is None:
+        sig = node._cache["taint-signature"] = tuple((t.key, t.value, t.effect) for t in node.taints)
+    return sig
+
+
 class Node:
     __slots__ = ("raw", "name", "uid", "labels", "taints", "unschedulable", "allocatable",
                  "images", "_cache")

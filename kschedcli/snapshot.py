@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Iterable
 
-from .model import Node, Pod, Resource
+from .model import Node, Pod, Resource, taint_signature
 
 _generation = 0
 
@@ -208,6 +208,22 @@ class NodeInfo:
         return f"NodeInfo({self.node.name}, {len(self.pods)} pods)"
 
 
+def free_of(ni: NodeInfo) -> tuple[int, int, int, int]:
+    """(room for more pods, free milli-cpu, free memory, free ephemeral storage) of a node."""
+    alloc, used = ni.node.allocatable, ni.requested
+    return (alloc.allowed_pods - len(ni.pods), alloc.milli_cpu - used.milli_cpu,
+            alloc.memory - used.memory, alloc.ephemeral_storage - used.ephemeral_storage)
+
+
+def free_columns(node_infos: list[NodeInfo]) -> tuple[list[int], list[int], list[int], list[int]]:
+    """free_of each node, as four columns in node order."""
+    cols: tuple[list[int], list[int], list[int], list[int]] = ([], [], [], [])
+    for values in map(free_of, node_infos):
+        for col, v in zip(cols, values):
+            col.append(v)
+    return cols
+
+
 class Snapshot:
     """Every node's NodeInfo in the cluster's node order, with the indexes plugins share."""
 
@@ -296,7 +312,7 @@ class Snapshot:
                 if not taints:
                     groups.append(-1)
                     continue
-                sig = tuple((t.key, t.value, t.effect) for t in taints)
+                sig = taint_signature(ni.node)
                 g = number.get(sig)
                 if g is None:
                     g = number[sig] = len(first)
@@ -310,31 +326,14 @@ class Snapshot:
         memory and ephemeral storage (allocatable minus requested), up to date with every bind."""
         free = self._free
         if free is None:
-            free = self._free = ([], [], [], [])
-            for ni in self.node_infos:
-                self._append_free(ni)
-        else:
-            changes = self.changes
-            if self._free_seen < len(changes):
-                room, cpu, mem, eph = free
-                nis = self.node_infos
-                for i in set(changes[self._free_seen:]):
-                    ni = nis[i]
-                    alloc, used = ni.node.allocatable, ni.requested
-                    room[i] = alloc.allowed_pods - len(ni.pods)
-                    cpu[i] = alloc.milli_cpu - used.milli_cpu
-                    mem[i] = alloc.memory - used.memory
-                    eph[i] = alloc.ephemeral_storage - used.ephemeral_storage
+            free = self._free = free_columns(self.node_infos)
+        elif self._free_seen < len(self.changes):
+            nis = self.node_infos
+            for i in set(self.changes[self._free_seen:]):
+                for col, v in zip(free, free_of(nis[i])):
+                    col[i] = v
         self._free_seen = len(self.changes)
         return free
-
-    def _append_free(self, ni: NodeInfo) -> None:
-        room, cpu, mem, eph = self._free
-        alloc, used = ni.node.allocatable, ni.requested
-        room.append(alloc.allowed_pods - len(ni.pods))
-        cpu.append(alloc.milli_cpu - used.milli_cpu)
-        mem.append(alloc.memory - used.memory)
-        eph.append(alloc.ephemeral_storage - used.ephemeral_storage)
 
     def list(self) -> list[NodeInfo]:
         return self.node_infos

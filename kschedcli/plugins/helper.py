@@ -28,14 +28,5 @@ def find_untolerated_taint(taints, tolerations, effects=("NoSchedule", "NoExecut
     return None
 
 
-def taint_signature(node) -> tuple:
-    """The node's taints as a hashable value (kept on the node): nodes of one pool share it, so
-    a plugin deciding from taints alone decides each distinct set once per cycle."""
-    sig = node._cache.get("taint-signature")
-    if sig is None:
-        sig = node._cache["taint-signature"] = tuple((t.key, t.value, t.effect) for t in node.taints)
-    return sig
-
-
 def tolerates(tolerations, key: str, value: str, effect: str) -> bool:
     return any(t.tolerates(key, value, effect) for t in tolerations)

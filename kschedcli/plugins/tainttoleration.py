@@ -3,7 +3,8 @@ from __future__ import annotations
 
 from ..framework.interface import ClusterEvent, Plugin
 from ..framework.status import unresolvable
-from .helper import default_normalize_score, find_untolerated_taint, taint_signature
+from ..model import taint_signature
+from .helper import default_normalize_score, find_untolerated_taint
 
 _PRESCORE_KEY = "PreScoreTaintToleration"
 

@@ -6,6 +6,7 @@ import math
 from ...framework.interface import ClusterEvent, Plugin
 from ...framework.status import Status, UNRESOLVABLE, UNSCHEDULABLE, error
 from ...model import is_extended_resource
+from ...snapshot import free_columns
 from .resource_allocation import (least_allocated, most_allocated, pod_request_list,
                                   requested_to_capacity_ratio, resource_vectors)
 
@@ -130,43 +131,24 @@ class NodeResourcesFit(Plugin):
         if snapshot is not None and nodes is snapshot.node_infos:
             room, free_cpu, free_mem, free_eph = snapshot.free_columns()
         else:
-            room = [ni.node.allocatable.allowed_pods - len(ni.pods) for ni in nodes]
-            free_cpu = [ni.node.allocatable.milli_cpu - ni.requested.milli_cpu for ni in nodes]
-            free_mem = [ni.node.allocatable.memory - ni.requested.memory for ni in nodes]
-            free_eph = [ni.node.allocatable.ephemeral_storage - ni.requested.ephemeral_storage for ni in nodes]
-        cpu, mem, eph = req.milli_cpu, req.memory, req.ephemeral_storage
+            room, free_cpu, free_mem, free_eph = free_columns(nodes)
         # a resource the pod does not ask for is not compared
-        c = cpu if cpu > 0 else -math.inf
-        m = mem if mem > 0 else -math.inf
-        e = eph if eph > 0 else -math.inf
+        c = req.milli_cpu if req.milli_cpu > 0 else -math.inf
+        m = req.memory if req.memory > 0 else -math.inf
+        e = req.ephemeral_storage if req.ephemeral_storage > 0 else -math.inf
         out = [None if r > 0 and c <= fc and m <= fm and e <= fe else _LACKING
                for r, fc, fm, fe in zip(room, free_cpu, free_mem, free_eph)]
         if _LACKING not in out:
             return out
-        asks = cpu != 0 or mem != 0 or eph != 0
-        shared: dict[tuple, Status] = {}
+        shared: dict[tuple, Status] = {}   # nodes failing alike share one status
         for i, v in enumerate(out):
-            if v is not _LACKING:
-                continue
-            alloc = nodes[i].node.allocatable
-            # fitsRequest's reasons, in its order, and whether any exceeds the whole node
-            reasons = ["Too many pods"] if room[i] <= 0 else []
-            beyond = False
-            if asks:
-                if cpu > 0 and cpu > free_cpu[i]:
-                    reasons.append("Insufficient cpu")
-                    beyond = beyond or cpu > alloc.milli_cpu
-                if mem > 0 and mem > free_mem[i]:
-                    reasons.append("Insufficient memory")
-                    beyond = beyond or mem > alloc.memory
-                if eph > 0 and eph > free_eph[i]:
-                    reasons.append("Insufficient ephemeral-storage")
-                    beyond = beyond or eph > alloc.ephemeral_storage
-            key = (beyond, *reasons)
-            st = shared.get(key)
-            if st is None:
-                st = shared[key] = Status(UNRESOLVABLE if beyond else UNSCHEDULABLE, *reasons)
-            out[i] = st
+            if v is _LACKING:
+                lacking = fits_request(req, nodes[i], self.ignored, self.ignored_groups)
+                key = tuple((x.reason, x.unresolvable) for x in lacking)
+                st = shared.get(key)
+                if st is None:
+                    st = shared[key] = _verdict(lacking)
+                out[i] = st
         return out
 
     def reprieve_check(self, state, node):
