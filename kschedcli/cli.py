@@ -101,7 +101,7 @@ def _load_one_pod(pod: str, cluster: List[str], session):
         return pods[0]
     if pod.endswith((".yaml", ".yml", ".json")) or os.sep in pod.rstrip(os.sep).split("/", 1)[-1]:
         raise InputError("no such file", source=pod)
-    from .completion import find_pending_pod
+    from .lookup import find_pending_pod
     obj, path, where = find_pending_pod(list(cluster), pod)
     return session.cluster.parse_pod(obj, path, where)
 
@@ -220,7 +220,7 @@ def schedule(
     try:
         session = _open(cluster, config)
         if pods is None:
-            from .completion import pending_pods
+            from .lookup import pending_pods
             found = pending_pods([c for c in cluster if c != "-"])
             if not found:
                 raise InputError("no PODS file given and no pending pod in the snapshot", field="PODS")

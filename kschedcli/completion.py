@@ -1,16 +1,14 @@
-"""Looking things up in the snapshot and config named on the command line: pending pods by name
-(`ksched explain shop/web-abc --cluster snap.yaml`) and the values shell completion offers for
-`--node`, `--profile` and pod arguments.
+"""The values shell completion offers for `--node`, `--profile` and pod arguments, read from the
+snapshot and config named earlier on the command line (the lookups are the cluster layer's, in
+lookup.py).
 
 Completion must never fail loudly: any problem reading the files gives no suggestions.
 """
 from __future__ import annotations
 
 import os
-from typing import Iterable, Iterator
 
-from .errors import InputError
-from .loader import iter_objects
+from .lookup import metadata_of, pending_pods, pod_key, snapshot_objects
 
 
 def _paths(values) -> list[str]:
@@ -21,57 +19,6 @@ def _paths(values) -> list[str]:
     return [v for v in values if v and v != "-" and os.path.isfile(v)]
 
 
-def _objects(paths: Iterable[str]) -> Iterator[tuple[dict, str, str]]:
-    for path in paths:
-        for obj, where in iter_objects(path):
-            yield obj, path, where
-
-
-def _meta(obj: dict) -> dict:
-    m = obj.get("metadata")
-    return m if isinstance(m, dict) else {}
-
-
-def _pod_key(obj: dict) -> str:
-    m = _meta(obj)
-    return f"{m.get('namespace') or 'default'}/{m.get('name') or ''}"
-
-
-def is_pending_pod(obj: dict) -> bool:
-    if obj.get("kind") != "Pod":
-        return False
-    spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
-    status = obj.get("status") if isinstance(obj.get("status"), dict) else {}
-    return not spec.get("nodeName") and status.get("phase") not in ("Succeeded", "Failed")
-
-
-def pending_pods(paths: Iterable[str]) -> list[tuple[dict, str, str]]:
-    """The snapshot's pods that wait for a node (no spec.nodeName), as (object, file, where)."""
-    return [(o, p, w) for o, p, w in _objects(paths) if is_pending_pod(o)]
-
-
-def find_pending_pod(paths: list[str], ref: str) -> tuple[dict, str, str]:
-    """A pending pod of the snapshot by `namespace/name`, or by `name` when that is unique."""
-    files = [p for p in paths if p != "-"]
-    found = pending_pods(files)
-    if "/" in ref:
-        hits = [x for x in found if _pod_key(x[0]) == ref]
-    else:
-        hits = [x for x in found if _meta(x[0]).get("name") == ref]
-    if len(hits) == 1:
-        return hits[0]
-    if len(hits) > 1:
-        raise InputError(f"{len(hits)} pending pods are named {ref!r}; write it as NAMESPACE/NAME",
-                         source=", ".join(files))
-    hint = ""
-    if found:
-        hint = " (pending there: " + ", ".join(_pod_key(o) for o, _, _ in found[:5]) + \
-               (", …" if len(found) > 5 else "") + ")"
-    raise InputError(f"no such file, and no pending pod named {ref!r} in the snapshot{hint}", source=ref)
-
-
-# ----------------------------------------------------------------------------- completion
-
 def _cluster_param(ctx) -> list[str]:
     params = getattr(ctx, "params", None) or {}
     return _paths(params.get("cluster"))
@@ -80,12 +27,12 @@ def _cluster_param(ctx) -> list[str]:
 def complete_node(ctx, incomplete: str) -> list[tuple[str, str]]:
     out = []
     try:
-        for obj, _, _ in _objects(_cluster_param(ctx)):
+        for obj, _, _ in snapshot_objects(_cluster_param(ctx)):
             if obj.get("kind") != "Node":
                 continue
-            name = _meta(obj).get("name") or ""
+            name = metadata_of(obj).get("name") or ""
             if name.startswith(incomplete):
-                labels = _meta(obj).get("labels") or {}
+                labels = metadata_of(obj).get("labels") or {}
                 zone = labels.get("topology.kubernetes.io/zone", "")
                 out.append((name, zone))
     except Exception:
@@ -112,8 +59,8 @@ def complete_pod(ctx, incomplete: str) -> list[tuple[str, str]]:
     out: list[tuple[str, str]] = []
     try:
         for obj, _, _ in pending_pods(_cluster_param(ctx)):
-            key = _pod_key(obj)
-            if key.startswith(incomplete) or (_meta(obj).get("name") or "").startswith(incomplete) and incomplete:
+            key = pod_key(obj)
+            if key.startswith(incomplete) or (metadata_of(obj).get("name") or "").startswith(incomplete) and incomplete:
                 out.append((key, "pending pod"))
     except Exception:
         return []

@@ -240,6 +240,32 @@ def aggregate_requests(containers: list[Container], init_containers: list[Contai
     return total
 
 
+def scoring_requests(pod: "Pod", use_requested: bool, pod_level: bool = True) -> dict[str, int]:
+    """The pod's requests as the resource scorers read them (in nano units, by resource name),
+    cached on the pod; without useRequested, containers that request neither cpu nor memory count
+    the defaults (100m cpu, 200Mi memory).
+
+    pod_level=False skips spec.resources (pod-level requests): kube-scheduler v1.34.1 builds
+    NodeResourcesFit's scorer (noderesources/fit.go, nodeResourceStrategyTypeMap) without its
+    enablePodLevelResources flag, so Fit's Score aggregates container requests only, while
+    BalancedAllocation's scorer has the flag set. The equivalence cache keys scoring classes on
+    the same values, so this lives beside the pod rather than in a plugin."""
+    key = ("score-requests", use_requested, pod_level)
+    reqs = pod._cache.get(key)
+    if reqs is None:
+        non_missing = None if use_requested else {"cpu": DEFAULT_MILLI_CPU_REQUEST * 10**6,
+                                                 "memory": DEFAULT_MEMORY_REQUEST * 10**9}
+        plr = pod.pod_level_requests if pod_level else {}
+        if plr and non_missing:
+            non_missing = {k: v for k, v in non_missing.items() if k not in plr}
+        reqs = aggregate_requests(pod.containers, pod.init_containers, non_missing)
+        reqs.update(plr)
+        for k, v in pod.overhead.items():
+            reqs[k] = reqs.get(k, 0) + v
+        pod._cache[key] = reqs
+    return reqs
+
+
 _POD_LEVEL = ("cpu", "memory")
 
 

@@ -3,12 +3,12 @@ from __future__ import annotations
 
 import gc
 import random
-from collections import Counter
 
 from . import progress
 from .cluster import Cluster
 from .config import SchedulerConfig
 from .framework.cycle_state import CycleState
+from .framework.fit_error import fit_error_message
 from .framework.runtime import Framework, Handle, NodeStatuses, PluginError
 from .framework.status import ERROR, UNRESOLVABLE, Status
 from .loader import no_gc
@@ -16,35 +16,6 @@ from .model import Pod
 from .plugins import REGISTRY
 from .result import CycleResult, FilterTable, ScoreTable
 from .snapshot import Snapshot
-
-NO_NODE_AVAILABLE = "0/{} nodes are available:"
-
-
-def fit_error_message(num_nodes: int, prefilter_msg: str, statuses: NodeStatuses | None,
-                      post_filter_msg: str) -> str:
-    """FitError.Error(): reasons counted over nodes, each `count reason`, sorted as strings."""
-    msg = NO_NODE_AVAILABLE.format(num_nodes)
-    if prefilter_msg:
-        msg += f" {prefilter_msg}."
-    elif statuses is not None:
-        counts: dict[str, int] = {}
-        # nodes failing alike often share one status: count each status object's nodes first
-        given = list(statuses.explicit.values())
-        status_of = dict(zip(map(id, given), given))
-        for key, n in Counter(map(id, given)).items():
-            for r in status_of[key].reasons:
-                counts[r] = counts.get(r, 0) + n
-        absent = num_nodes - len(statuses)
-        if absent > 0:
-            for r in statuses.absent.reasons:
-                counts[r] = counts.get(r, 0) + absent
-        parts = sorted(f"{v} {k}" for k, v in counts.items())
-        if parts:
-            msg += f" {', '.join(parts)}."
-    if post_filter_msg:
-        msg += f" {post_filter_msg}"
-    return msg
-
 
 class Scheduler:
     """Frameworks for every profile over one snapshot; `schedule` runs a cycle, `bind` assumes."""

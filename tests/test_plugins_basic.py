@@ -1,7 +1,7 @@
 """Filter and score plugins with small hand-built clusters: reasons to the character, formulas by hand."""
 from builders import node, pod, scheduler, plugin, fresh_state
 from kschedcli.framework.status import UNRESOLVABLE, UNSCHEDULABLE
-from kschedcli.scheduler import fit_error_message
+from kschedcli.framework.fit_error import fit_error_message
 from kschedcli.framework.runtime import NodeStatuses
 from kschedcli.framework.status import Status
 

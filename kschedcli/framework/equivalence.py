@@ -16,6 +16,8 @@ from __future__ import annotations
 import json
 from typing import Any, Callable
 
+from ..model import scoring_requests
+
 STATIC = "static"           # depends on the Node object only
 BY_GENERATION = "gen"       # depends on the pods on the node
 
@@ -63,9 +65,7 @@ def sig_effective_requests(pod) -> tuple:
 
 
 def _scoring_requests(pod, use_requested: bool, pod_level: bool) -> tuple:
-    from ..plugins.noderesources.resource_allocation import pod_request_list
-    pod_request_list(pod, [], use_requested, pod_level)    # fills the pod's cache entry read below
-    return tuple(sorted(pod._cache[("score-requests", use_requested, pod_level)].items()))
+    return tuple(sorted(scoring_requests(pod, use_requested, pod_level).items()))
 
 
 def sig_fit_score_requests(pod) -> tuple:

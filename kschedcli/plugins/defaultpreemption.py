@@ -22,6 +22,7 @@ from bisect import bisect_right
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
+from ..framework.fit_error import fit_error_message
 from ..framework.interface import Plugin, PostFilterResult
 from ..framework.runtime import NodeStatuses
 from ..framework.status import ERROR, SUCCESS, UNRESOLVABLE, UNSCHEDULABLE, Status
@@ -403,7 +404,6 @@ class DefaultPreemption(Plugin):
                 return PostFilterResult(None, detail), Status(ERROR, "preemption: " + msg)
 
         if not candidates:
-            from ..scheduler import fit_error_message
             msg = fit_error_message(len(all_nodes), "", dry, "")
             return PostFilterResult(None, detail), Status(UNSCHEDULABLE, "preemption: " + msg)
 

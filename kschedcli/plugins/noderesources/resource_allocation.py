@@ -4,7 +4,7 @@ from __future__ import annotations
 import math
 
 from ...framework.interface import MAX_NODE_SCORE
-from ...model import DEFAULT_MEMORY_REQUEST, DEFAULT_MILLI_CPU_REQUEST, aggregate_requests, is_scalar_resource
+from ...model import is_scalar_resource, scoring_requests
 from ... import quantity
 
 MAX_UTILIZATION = 100
@@ -12,26 +12,8 @@ MAX_CUSTOM_PRIORITY_SCORE = 10
 
 
 def pod_request_list(pod, resources: list[dict], use_requested: bool, pod_level: bool = True) -> list[int]:
-    """The pod's request per configured resource; scoring without useRequested counts defaults
-    (100m cpu, 200Mi memory) for containers that request neither.
-
-    pod_level=False skips spec.resources (pod-level requests): kube-scheduler v1.34.1 builds
-    NodeResourcesFit's scorer (noderesources/fit.go, nodeResourceStrategyTypeMap) without its
-    enablePodLevelResources flag, so Fit's Score aggregates container requests only, while
-    BalancedAllocation's scorer has the flag set."""
-    key = ("score-requests", use_requested, pod_level)
-    reqs = pod._cache.get(key)
-    if reqs is None:
-        non_missing = None if use_requested else {"cpu": DEFAULT_MILLI_CPU_REQUEST * 10**6,
-                                                 "memory": DEFAULT_MEMORY_REQUEST * 10**9}
-        plr = pod.pod_level_requests if pod_level else {}
-        if plr and non_missing:
-            non_missing = {k: v for k, v in non_missing.items() if k not in plr}
-        reqs = aggregate_requests(pod.containers, pod.init_containers, non_missing)
-        reqs.update(plr)
-        for k, v in pod.overhead.items():
-            reqs[k] = reqs.get(k, 0) + v
-        pod._cache[key] = reqs
+    """The pod's request per configured resource (model.scoring_requests says which requests)."""
+    reqs = scoring_requests(pod, use_requested, pod_level)
     out = []
     for r in resources:
         n = reqs.get(r["name"], 0)
