@@ -8,7 +8,8 @@ import sys
 import pytest
 import yaml
 
-from kschedcli import loader
+from kschedcli import loader, progress
+from kschedcli.loader import json_stream, workers, yaml_reader
 from kschedcli.cluster import load_cluster, slim_object
 from kschedcli.errors import InputError
 
@@ -73,8 +74,8 @@ def test_streamed_json_equals_a_whole_decode(tmp_path, monkeypatch):
     items = [pod(f"p{i}", cpu=f"{i + 1}m", metadata={"name": f"p{i}", "annotations": {"note": "héllo ✓" * i}})
              for i in range(60)]
     doc = {"apiVersion": "v1", "items": items, "kind": "List", "metadata": {"resourceVersion": ""}}
-    monkeypatch.setattr(loader, "_BLOCK", 37)
-    monkeypatch.setattr(loader, "_MIN_BATCH", 200)
+    monkeypatch.setattr(json_stream, "_BLOCK", 37)
+    monkeypatch.setattr(json_stream, "_MIN_BATCH", 200)
     for text in (json.dumps(doc, ensure_ascii=False), json.dumps(doc, indent=4, ensure_ascii=False),
                  '{"apiVersion":"v1","items":[\n' + ",\n".join(json.dumps(i, ensure_ascii=False) for i in items)
                  + '\n],"kind":"List"}'):
@@ -102,7 +103,7 @@ FAST_YAML_CASES = [
 
 @pytest.mark.parametrize("text", FAST_YAML_CASES)
 def test_fast_yaml_matches_safe_load(text):
-    assert list(loader._yaml_docs(text)) == list(yaml.safe_load_all(text))
+    assert list(yaml_reader.yaml_docs(text)) == list(yaml.safe_load_all(text))
 
 
 LINE_READER_CASES = [
@@ -126,7 +127,7 @@ def test_line_reader_matches_libyaml(text):
             return ("ok", list(f(text)))
         except yaml.YAMLError as e:
             return ("error", str(e))
-    assert read(loader._yaml_docs) == read(lambda t: yaml.load_all(t, Loader=yaml.CSafeLoader))
+    assert read(yaml_reader.yaml_docs) == read(lambda t: yaml.load_all(t, Loader=yaml.CSafeLoader))
 
 
 def test_yaml_error_names_file_and_line(tmp_path):
@@ -189,12 +190,12 @@ def test_parallel_yaml_pieces_equal_a_whole_read(tmp_path, monkeypatch):
     text = "".join("---\n" + yaml.safe_dump(d) for d in docs)
     f = tmp_path / "c.yaml"
     f.write_text(text)
-    monkeypatch.setattr(loader, "_PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(workers, "_PARALLEL_MIN_BYTES", 0)
     monkeypatch.setenv("KSCHED_WORKERS", "2")
-    pieces = loader._split_yaml(str(f), len(text), 6)
+    pieces = workers.split_yaml(str(f), len(text), 6)
     assert pieces and len(pieces) > 1
     assert all(text.encode()[s:s + 4] == b"---\n" for s, _ in pieces)
-    got = loader._yaml_parallel(str(f), len(text), slim_object, loader.progress.NULL_TASK)
+    got = workers.yaml_parallel(str(f), len(text), slim_object, progress.NULL_TASK)
     assert got == [slim_object(d) for d in docs]
 
 
@@ -206,7 +207,7 @@ def test_parallel_yaml_error_reports_the_whole_file_line(tmp_path, monkeypatch):
         list(yaml.safe_load_all(f.read_text()))
     line = ref.value.problem_mark.line + 1
     assert line > good.count("\n") + 3            # past the first piece
-    monkeypatch.setattr(loader, "_PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(workers, "_PARALLEL_MIN_BYTES", 0)
     monkeypatch.setenv("KSCHED_WORKERS", "2")
     with pytest.raises(InputError) as e:
         objects(f, slim_object)

@@ -8,6 +8,7 @@ import json
 import pytest
 
 from kschedcli import loader
+from kschedcli.loader import json_stream, workers
 from kschedcli.cluster import load_cluster, reset_shared, slim_object
 from kschedcli.errors import InputError
 from kschedcli.model import Pod
@@ -52,16 +53,16 @@ def kubectl_json(items: list, compact: bool = False) -> str:
 @pytest.fixture
 def parallel(monkeypatch):
     """Worker processes even for small files; records what each parallel read returned."""
-    monkeypatch.setattr(loader, "_PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(workers, "_PARALLEL_MIN_BYTES", 0)
     monkeypatch.setenv("KSCHED_WORKERS", "2")
     calls = []
-    real = loader._json_parallel
+    real = workers.json_parallel
 
     def spy(*a, **k):
         got = real(*a, **k)
         calls.append(got is not None)
         return got
-    monkeypatch.setattr(loader, "_json_parallel", spy)
+    monkeypatch.setattr(workers, "json_parallel", spy)
     return calls
 
 
@@ -208,7 +209,7 @@ def test_json_pieces_the_standard_library_refuses_are_refused(data):
 
 
 def test_long_integers_are_spotted_where_a_value_starts():
-    spot = loader._may_hold_long_integer
+    spot = json_stream._may_hold_long_integer
     assert spot(b'{"a": 12345678901234567890}') and spot(b'{"a":-12345678901234567890}')
     assert spot(b'[1, 12345678901234567890]') and spot(b'12345678901234567890')
     assert not spot(b'{"digest": "sha256:12345678901234567890abc", "x": "12345678901234567890"}')
@@ -226,7 +227,7 @@ def test_orjson_decodes_plain_pieces_and_the_standard_library_the_rest(monkeypat
         def loads(data):
             calls.append(data)
             return orjson.loads(data)
-    monkeypatch.setattr(loader, "_orjson", Spy)
+    monkeypatch.setattr(json_stream, "_orjson", Spy)
     assert loader.decode_json_items(b'{"a": 1}') == [{"a": 1}] and len(calls) == 1
     assert loader.decode_json_items(b'{"a": 12345678901234567890}') == [{"a": 12345678901234567890}]
     assert len(calls) == 1      # a long integer: the standard library only

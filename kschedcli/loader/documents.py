@@ -1,0 +1,140 @@
+"""Reading a file's documents, whatever its format: JSON when it starts as JSON (a List streamed,
+large ones by worker processes), else multi-document YAML (large files by worker processes);
+and the objects they hold, each with its location for messages."""
+from __future__ import annotations
+
+import json
+import os
+from typing import Callable, Iterator
+
+import yaml
+
+from .. import progress
+from ..errors import InputError
+from . import workers
+from .json_stream import NotStreamable, json_file_reader, stream_json
+from .objects import Location, Transform, is_list, no_gc, transform_doc, where
+from .sources import decode_utf8, file_size, open_error, read_bytes
+from .yaml_reader import yaml_docs, yaml_error
+
+
+def parse_documents(text: str, source: str) -> list:
+    """The documents of a file: JSON when it parses as JSON, else multi-document YAML."""
+    stripped = text.lstrip()
+    if stripped[:1] in ("{", "["):
+        try:
+            doc = json.loads(text)
+            return [doc]
+        except json.JSONDecodeError:
+            pass  # YAML is a superset of JSON; let the YAML parser report where it breaks
+    try:
+        return [d for d in yaml_docs(text) if d is not None]
+    except yaml.YAMLError as e:
+        raise yaml_error(e, source) from None
+
+
+def load_documents(path: str, transform: Transform | None = None,
+                   on_items: Callable[[list], None] | None = None) -> list:
+    """The non-empty documents of a file, every object passed through `transform` as it is read
+    (a List's items one by one). Same result as `parse_documents` on the whole text.
+
+    `on_items(objects)`, when given, sees runs of the (transformed) objects or documents as worker
+    processes deliver them, while the others still read: a caller may start on them (it must
+    neither modify them nor raise). Objects read otherwise are not shown to it."""
+    data = read_bytes(path) if path == "-" else None
+    size = len(data) if data is not None else file_size(path)
+    if data is None and os.path.isdir(path):
+        raise InputError("is a directory, not a file", source=path)
+    label = "stdin" if path == "-" else os.path.basename(path)
+    with progress.task(f"Reading {label}", total=size, unit="bytes") as task, no_gc():
+        if data is not None:
+            head = data[:4096]
+        else:
+            try:
+                with open(path, "rb") as f:
+                    head = f.read(4096)
+            except OSError as e:
+                raise open_error(path, e) from None
+        head = head.lstrip()
+        if head[:1] == b"{":
+            read, f = json_file_reader(path, data)
+            split = seek = None
+            if f is not None:
+                def split_items(offset: int, pattern: bytes, sep_len: int):
+                    return workers.json_parallel(path, size, offset, pattern, sep_len, transform, task, on_items)
+                split, seek = split_items, f.seek
+            try:
+                header, items = stream_json(read, transform, task, split, seek)
+            except NotStreamable:
+                pass
+            else:
+                if items is None:
+                    return [transform_doc(header, transform)]
+                doc = {**header, "items": items}   # kubectl writes the List's kind after its items
+                return [doc if is_list(doc) else transform_doc(doc, transform)]
+            finally:
+                if f is not None:
+                    f.close()
+        if head[:1] in (b"{", b"["):
+            if data is None:
+                data = read_bytes(path)
+            text = decode_utf8(data, path)
+            try:
+                return [transform_doc(json.loads(text), transform)]
+            except json.JSONDecodeError:
+                pass  # YAML is a superset of JSON; let the YAML parser report where it breaks
+        else:
+            if data is None:
+                # workers read their pieces from the file: nothing large exists here when they fork
+                docs = workers.yaml_parallel(path, size, transform, task, on_items)
+                if docs is not None:
+                    return [d for d in docs if d is not None]
+                data = read_bytes(path)
+            text = decode_utf8(data, path)
+        del data
+        try:
+            docs = [transform_doc(d, transform) for d in yaml_docs(text, task, size / max(1, len(text)))
+                    if d is not None]
+        except yaml.YAMLError as e:
+            raise yaml_error(e, path) from None
+        task.update(size)
+        return docs
+
+
+def iter_objects(path: str, transform: Transform | None = None,
+                 on_items: Callable[[list], None] | None = None) -> Iterator[tuple[dict, str]]:
+    """Every object in the file, flattening Lists, each with its location (`items[3] (Pod ns/n)`).
+
+    `transform`, when given, is applied to each object as it is read (possibly in a worker
+    process, so it must be a module-level function): the cluster loader uses it to keep only
+    the fields the scheduler reads. `on_items`: see load_documents."""
+    for obj, loc in iter_located(path, transform, on_items):
+        yield obj, where(obj, loc)
+
+
+def iter_located(path: str, transform: Transform | None = None,
+                 on_items: Callable[[list], None] | None = None) -> Iterator[tuple[dict, Location]]:
+    """iter_objects, with each object's location left for `where` to spell out (when needed)."""
+    docs = load_documents(path, transform, on_items)
+    single = len(docs) == 1
+    for di, doc in enumerate(docs):
+        if not isinstance(doc, dict):
+            raise InputError("expected a Kubernetes object or a List", source=path,
+                             where=f"document {di + 1}")
+        if is_list(doc):
+            items = doc.get("items") or []
+            if not isinstance(items, list):
+                raise InputError("items must be a list", source=path)
+            kind = doc["kind"]
+            typed = kind != "List"
+            for ii, it in enumerate(items):
+                if type(it) is not dict and not isinstance(it, dict):
+                    prefix = f"items[{ii}]" if single else f"document {di + 1} items[{ii}]"
+                    raise InputError("expected an object", source=path, where=prefix)
+                if typed and "kind" not in it:
+                    it = {**it, "kind": kind[:-4]}
+                    if transform is not None:
+                        it = transform(it)
+                yield it, (di, ii, single)
+        else:
+            yield doc, (di, None, single)

@@ -1,0 +1,70 @@
+"""What documents hold: Kubernetes objects and Lists of them, the transform applied to each object
+as it is read, and how an object is named in messages (`items[3] (Pod ns/name)`)."""
+from __future__ import annotations
+
+import gc
+from contextlib import contextmanager
+from typing import Any, Callable
+
+Transform = Callable[[dict], Any]
+
+
+@contextmanager
+def no_gc():
+    """Loading allocates millions of objects that all stay alive: the cyclic collector's passes
+    over them would cost more than the parsing, so it is paused while reading."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
+def is_list(doc: dict) -> bool:
+    kind = doc.get("kind")
+    return kind == "List" or (isinstance(kind, str) and kind.endswith("List") and "items" in doc)
+
+
+def transform_doc(doc, transform: Transform | None):
+    """Apply `transform` to each object a document holds (a List's items, or the document)."""
+    if transform is None or not isinstance(doc, dict):
+        return doc
+    if is_list(doc):
+        items = doc.get("items")
+        if isinstance(items, list):
+            typed = doc.get("kind") != "List"
+            doc = {**doc, "items": [transform(it) if isinstance(it, dict) and not (typed and "kind" not in it)
+                                    else it for it in items]}
+        return doc
+    return transform(doc)
+
+
+def reset_transform(transform: Transform | None) -> None:
+    reset = getattr(transform, "reset", None)
+    if reset is not None:
+        reset()
+
+
+def describe(obj: dict) -> str:
+    kind = obj.get("kind") or "object"
+    meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+    name = meta.get("name") or meta.get("generateName") or "?"
+    ns = meta.get("namespace")
+    if kind == "Pod" and not ns:
+        ns = "default"
+    return f"{kind} {ns}/{name}" if ns else f"{kind} {name}"
+
+
+Location = tuple  # (document index, item index or None, whether the file has one document)
+
+
+def where(obj: dict, loc: Location) -> str:
+    """The location iter_objects gives an object that iter_located placed at `loc`."""
+    di, ii, single = loc
+    if ii is not None:
+        prefix = f"items[{ii}]" if single else f"document {di + 1} items[{ii}]"
+        return f"{prefix} ({describe(obj)})"
+    prefix = "" if single else f"document {di + 1}"
+    return f"{prefix} ({describe(obj)})" if prefix else describe(obj)
