@@ -1,0 +1,48 @@
+"""`ksched explain`: the pod, the verdict, the filter matrix, the scores and every breakdown (or one node)."""
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Console
+
+from .details import other_details_section, retry_section
+from .filters import filter_matrix
+from .header import pod_line, verdict
+from .interpodaffinity import affinity_section
+from .layout import make_console, print_blocks
+from .node import node_view
+from .nodeaffinity import node_affinity_section
+from .preemption import preemption_summary
+from .resources import resources_section
+from .scores import score_table
+from .spread import spread_section
+from .taints import taints_section
+
+
+def explain_renderables(result, session, console: Console, *, node: str | None = None, all_nodes: bool = False,
+                        top: int = 10, raw: bool = False) -> list[list[Any]]:
+    blocks: list[list[Any]] = [[pod_line(result)], [verdict(result)]]
+    if result.error:
+        return blocks
+    if node is not None:
+        blocks.extend(node_view(result, session, node))
+        return blocks
+    blocks.append(filter_matrix(result, all_nodes=all_nodes, width=console.width))
+    blocks.append(score_table(result, console.width, top=top, raw=raw))
+    blocks.append(resources_section(result, all_nodes=all_nodes))
+    blocks.append(taints_section(result))
+    blocks.append(node_affinity_section(result))
+    blocks.append(spread_section(result))
+    blocks.append(affinity_section(result))
+    blocks.append(other_details_section(result, {"PodTopologySpread", "InterPodAffinity"}))
+    blocks.append(preemption_summary(result))
+    blocks.append(retry_section(result))
+    return blocks
+
+
+def render_explain(result, session, console: Console | None = None, *, node: str | None = None,
+                   all_nodes: bool = False, top: int = 10, raw: bool = False, no_color: bool = False) -> None:
+    console = console or make_console(no_color)
+    print_blocks(console, explain_renderables(result, session, console, node=node, all_nodes=all_nodes,
+                                            top=top, raw=raw))
+
