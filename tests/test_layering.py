@@ -66,7 +66,7 @@ def test_the_walk_sees_the_package():
     assert "kschedcli.framework.runtime" in GRAPH and "kschedcli.plugins.noderesources.fit" in GRAPH
     assert "kschedcli.framework.status" in GRAPH["kschedcli.plugins.noderesources.fit"]
     assert "kschedcli.progress" in GRAPH["kschedcli.scheduler"]          # `from . import progress`
-    assert "typer" in GRAPH["kschedcli.cli"] and "rich.table" in GRAPH["kschedcli.render.terminal"]
+    assert "typer" in GRAPH["kschedcli.cli"] and "rich.table" in GRAPH["kschedcli.render.terminal.layout"]
 
 
 def test_framework_imports_no_plugin_scheduler_renderer_or_cli():
