@@ -9,7 +9,6 @@ import json
 import os
 import sys
 from enum import Enum
-from importlib import resources as ilres
 from typing import List, Optional
 
 import typer
@@ -301,6 +300,7 @@ def preempt(
 @app.command()
 def schema() -> None:
     """Print the JSON Schema of `-o json` (explain and preempt: one result; schedule: {results: [...]})."""
+    from importlib import resources as ilres
     text = ilres.files("kschedcli.schemas").joinpath("result.schema.json").read_text(encoding="utf-8")
     sys.stdout.write(text if text.endswith("\n") else text + "\n")
 

@@ -4,9 +4,6 @@ from __future__ import annotations
 import copy
 import json
 from dataclasses import dataclass, field
-from importlib import resources as ilres
-
-import jsonschema
 
 from .errors import InputError
 from .loader import parse_documents, read_text
@@ -136,6 +133,7 @@ _GO_POINT_TYPE = {
 
 
 def _load_schema() -> dict:
+    from importlib import resources as ilres
     return json.loads(ilres.files("kschedcli.schemas").joinpath("kubeschedulerconfiguration.schema.json").read_text())
 
 
@@ -270,6 +268,8 @@ def load_config(path: str | None, registry) -> SchedulerConfig:
     if doc.get("apiVersion") != API_VERSION:
         raise InputError(f"unsupported apiVersion {doc.get('apiVersion')!r} (ksched reads {API_VERSION})",
                          source=path, field="apiVersion")
+    import jsonschema   # only a config file needs it: a plain run does not pay its import (~40 ms)
+
     validator = jsonschema.Draft202012Validator(_load_schema())
     errors = sorted(validator.iter_errors(doc), key=lambda e: list(e.absolute_path))
     if errors:

@@ -6,11 +6,11 @@ from __future__ import annotations
 from typing import Iterable, Iterator
 
 from .errors import InputError
-from .loader import iter_objects
 
 
 def snapshot_objects(paths: Iterable[str]) -> Iterator[tuple[dict, str, str]]:
     """Every object of the files, as (object, file, where in it)."""
+    from .loader import iter_objects   # imported when a snapshot is read: `ksched --help` does not pay for it
     for path in paths:
         for obj, where in iter_objects(path):
             yield obj, path, where
