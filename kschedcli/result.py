@@ -3,9 +3,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
+from .framework.interface import NamedPlugin
 from .framework.status import Status
+
+if TYPE_CHECKING:
+    from .framework.cycle_state import CycleState
+    from .model import Pod
 
 
 @dataclass
@@ -141,3 +146,10 @@ class CycleResult:
     details: dict[str, Any] = field(default_factory=dict)   # per-plugin explanations (spread arithmetic, ...)
     events: dict[str, list[str]] = field(default_factory=dict)  # plugin -> cluster events that may help
     error: str = ""
+
+
+@runtime_checkable
+class Explainer(NamedPlugin, Protocol):
+    """A plugin that adds its account of a finished cycle to the result (`details[plugin name]`);
+    None or an empty value adds nothing. It never changes the verdict. (ksched's own hook.)"""
+    def explain(self, state: CycleState, pod: Pod, result: CycleResult) -> Any: ...

@@ -9,13 +9,15 @@ from .cluster import Cluster
 from .config import SchedulerConfig
 from .framework.cycle_state import CycleState
 from .framework.fit_error import fit_error_message
+from .framework.interface import BindObserver, CacheHolder
 from .framework.runtime import Framework, Handle, NodeStatuses, PluginError
 from .framework.status import ERROR, UNRESOLVABLE, Status
 from .loader import no_gc
 from .model import Pod
 from .plugins import REGISTRY
-from .result import CycleResult, FilterTable, ScoreTable
+from .result import CycleResult, Explainer, FilterTable, ScoreTable
 from .snapshot import Snapshot
+
 
 class Scheduler:
     """Frameworks for every profile over one snapshot; `schedule` runs a cycle, `bind` assumes."""
@@ -34,6 +36,12 @@ class Scheduler:
         self.frameworks: dict[str, Framework] = {}
         for prof in config.profiles:
             self.frameworks[prof.scheduler_name] = Framework(prof, REGISTRY, Handle(self.snapshot, cluster))
+        # ksched's own plugin hooks, found once (structural checks are not cheap)
+        self.explainers: dict[str, list[Explainer]] = {
+            name: [pl for pl in fw.plugins.values() if isinstance(pl, Explainer)]
+            for name, fw in self.frameworks.items()}
+        self.bind_observers: list[BindObserver] = [
+            pl for fw in self.frameworks.values() for pl in fw.plugins.values() if isinstance(pl, BindObserver)]
 
     def framework_for(self, pod: Pod) -> Framework | None:
         return self.frameworks.get(pod.scheduler_name)
@@ -153,23 +161,18 @@ class Scheduler:
         return res
 
     def _collect_details(self, fw: Framework, state: CycleState, pod: Pod, res: CycleResult) -> None:
-        for pl in fw.plugins.values():
-            explain = getattr(pl, "explain", None)
-            if explain is not None:
-                try:
-                    d = explain(state, pod, res)
-                except Exception:  # explanations never change the verdict
-                    d = None
-                if d:
-                    res.details[pl.name] = d
+        for pl in self.explainers[fw.name]:
+            try:
+                d = pl.explain(state, pod, res)
+            except Exception:  # explanations never change the verdict
+                d = None
+            if d:
+                res.details[pl.name] = d
 
     def bind(self, pod: Pod, node_name: str) -> None:
         self.snapshot.bind(pod, node_name)
-        for fw in self.frameworks.values():
-            for pl in fw.plugins.values():
-                hook = getattr(pl, "on_bind", None)
-                if hook is not None:
-                    hook(pod, node_name)
+        for pl in self.bind_observers:
+            pl.on_bind(pod, node_name)
 
     def run_sequence(self, pods: list[Pod], seed: int | None = None, *,
                      on_result=None, keep: bool = True) -> list[CycleResult]:
@@ -194,9 +197,8 @@ class Scheduler:
         for fw in self.frameworks.values():
             fw.equivalence.clear()
             for pl in fw.plugins.values():
-                hook = getattr(pl, "clear_caches", None)
-                if hook is not None:
-                    hook()   # a plugin's own memo kept between cycles
+                if isinstance(pl, CacheHolder):
+                    pl.clear_caches()   # a plugin's own memo kept between cycles
 
 
 def reservoir_pick(tied: list[str], seed: int) -> str:

@@ -256,7 +256,7 @@ def test_a_shared_error_status_is_wrapped_on_every_node():
     sched = scheduler([node("n0"), node("n1"), node("n2")])
     fw = sched.frameworks["default-scheduler"]
     fit = fw.plugins["NodeResourcesFit"]
-    col = Framework.filter_column(fit, CycleState(), pod("p"), sched.snapshot.node_infos)
+    col = fw.filter_column(fit, CycleState(), pod("p"), sched.snapshot.node_infos)
     assert len(col) == 3 and all(st.code == "Error" and st.plugin == "NodeResourcesFit" for st in col)
     assert col[0].message().startswith('running "NodeResourcesFit" filter plugin: ')
     assert col[0].message().count("running") == 1

@@ -1,11 +1,27 @@
 """The framework runtime: one profile's plugins in order, run at each extension point."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .cycle_state import CycleState
 from .equivalence import UNKNOWN, EquivalenceCache
-from .interface import MAX_NODE_SCORE, Plugin, PreFilterResult
+from .interface import (
+    MAX_NODE_SCORE,
+    BatchFilterPlugin,
+    BatchScorePlugin,
+    FilterPlugin,
+    Plugin,
+    PostFilterPlugin,
+    PostFilterResult,
+    PreEnqueuePlugin,
+    PreFilterExtensions,
+    PreFilterPlugin,
+    PreFilterResult,
+    PreScorePlugin,
+    QueueSortPlugin,
+    ScoreExtensions,
+    ScorePlugin,
+)
 from .status import ERROR, SUCCESS, UNRESOLVABLE, UNSCHEDULABLE, Status
 
 if TYPE_CHECKING:
@@ -18,10 +34,10 @@ if TYPE_CHECKING:
 class Handle:
     """What plugins may reach beyond their args: the snapshot, the cluster's objects, the framework."""
 
-    def __init__(self, snapshot: "Snapshot", cluster: "Cluster"):
+    def __init__(self, snapshot: Snapshot, cluster: Cluster):
         self.snapshot = snapshot
         self.cluster = cluster
-        self.framework: "Framework | None" = None
+        self.framework: Framework | None = None
 
 
 class PreFilterOutcome:
@@ -38,7 +54,7 @@ class PreFilterOutcome:
 
 
 class Framework:
-    def __init__(self, profile: "Profile", registry: dict[str, type[Plugin]], handle: Handle):
+    def __init__(self, profile: Profile, registry: dict[str, type[Plugin]], handle: Handle):
         self.profile = profile
         self.handle = handle
         handle.framework = self
@@ -51,16 +67,26 @@ class Framework:
         for n in names:
             self.plugins[n] = registry[n](profile.args.get(n, {}), handle)
 
-        def at(point: str) -> list[Plugin]:
+        def at(point: str) -> list[Any]:
+            # the configuration placed at `point` only plugins that implement it (Plugin.implements)
             return [self.plugins[n] for n in profile.points.get(point, [])]
 
-        self.pre_enqueue_plugins = at("preEnqueue")
-        self.queue_sort_plugins = at("queueSort")
-        self.pre_filter_plugins = at("preFilter")
-        self.filter_plugins = at("filter")
-        self.post_filter_plugins = at("postFilter")
-        self.pre_score_plugins = at("preScore")
-        self.score_plugins = at("score")
+        self.pre_enqueue_plugins: list[PreEnqueuePlugin] = at("preEnqueue")
+        self.queue_sort_plugins: list[QueueSortPlugin] = at("queueSort")
+        self.pre_filter_plugins: list[PreFilterPlugin] = at("preFilter")
+        self.filter_plugins: list[FilterPlugin] = at("filter")
+        self.post_filter_plugins: list[PostFilterPlugin] = at("postFilter")
+        self.pre_score_plugins: list[PreScorePlugin] = at("preScore")
+        self.score_plugins: list[ScorePlugin] = at("score")
+        # the optional forms each plugin offers, asked once (structural checks are not cheap)
+        self.pre_filter_extensions_of: dict[str, PreFilterExtensions] = {
+            pl.name: pl for pl in self.pre_filter_plugins if isinstance(pl, PreFilterExtensions)}
+        self.batch_filters: dict[str, BatchFilterPlugin] = {
+            pl.name: pl for pl in self.filter_plugins if isinstance(pl, BatchFilterPlugin)}
+        self.batch_scorers: dict[str, BatchScorePlugin] = {
+            pl.name: pl for pl in self.score_plugins if isinstance(pl, BatchScorePlugin)}
+        self.normalizers: dict[str, ScoreExtensions] = {
+            pl.name: pl for pl in self.score_plugins if isinstance(pl, ScoreExtensions)}
         self.weights = profile.score_weights
         # node-local plugin results shared between cycles of equivalent pods (see equivalence.py)
         self.equivalence = EquivalenceCache()
@@ -70,7 +96,7 @@ class Framework:
         return self.profile.scheduler_name
 
     # -- PreEnqueue --------------------------------------------------------------
-    def run_pre_enqueue(self, pod: "Pod") -> Status | None:
+    def run_pre_enqueue(self, pod: Pod) -> Status | None:
         for pl in self.pre_enqueue_plugins:
             st = pl.pre_enqueue(pod)
             if st is not None and not st.is_success():
@@ -78,7 +104,7 @@ class Framework:
         return None
 
     # -- PreFilter -----------------------------------------------------------------
-    def run_pre_filter(self, state: CycleState, pod: "Pod") -> PreFilterOutcome:
+    def run_pre_filter(self, state: CycleState, pod: Pod) -> PreFilterOutcome:
         out = PreFilterOutcome()
         nodes = self.handle.snapshot.list()
         result: PreFilterResult | None = None
@@ -114,20 +140,21 @@ class Framework:
             out.result = result
         return out
 
-    def run_pre_filter_add_pod(self, state: CycleState, pod: "Pod", pod_to_add: "Pod", node_info: "NodeInfo") -> Status | None:
+    def run_pre_filter_add_pod(self, state: CycleState, pod: Pod, pod_to_add: Pod, node_info: NodeInfo) -> Status | None:
         return self._run_pre_filter_extension("add_pod", "AddPod", state, pod, pod_to_add, node_info)
 
-    def run_pre_filter_remove_pod(self, state: CycleState, pod: "Pod", pod_to_remove: "Pod", node_info: "NodeInfo") -> Status | None:
+    def run_pre_filter_remove_pod(self, state: CycleState, pod: Pod, pod_to_remove: Pod, node_info: NodeInfo) -> Status | None:
         return self._run_pre_filter_extension("remove_pod", "RemovePod", state, pod, pod_to_remove, node_info)
 
-    def pre_filter_extensions(self, method: str, state: CycleState) -> list:
+    def pre_filter_extensions(self, method: str, state: CycleState) -> list[tuple[PreFilterExtensions, Any]]:
         """(plugin, its add_pod or remove_pod) of every PreFilter plugin that did not Skip."""
         skip = state.skip_filter_plugins
-        return [(pl, fn) for pl in self.pre_filter_plugins
-                if pl.name not in skip and (fn := getattr(pl, method, None)) is not None]
+        extensions = self.pre_filter_extensions_of
+        return [(ext, getattr(ext, method)) for pl in self.pre_filter_plugins
+                if pl.name not in skip and (ext := extensions.get(pl.name)) is not None]
 
-    def _run_pre_filter_extension(self, method: str, go_name: str, state: CycleState, pod: "Pod",
-                                  other: "Pod", node_info: "NodeInfo") -> Status | None:
+    def _run_pre_filter_extension(self, method: str, go_name: str, state: CycleState, pod: Pod,
+                                  other: Pod, node_info: NodeInfo) -> Status | None:
         """PreFilterExtensions.AddPod/RemovePod of every PreFilter plugin that did not Skip."""
         for pl, fn in self.pre_filter_extensions(method, state):
             st = fn(state, pod, other, node_info)
@@ -136,7 +163,7 @@ class Framework:
         return None
 
     # -- Filter ----------------------------------------------------------------------
-    def run_filter_plugins(self, state: CycleState, pod: "Pod", node_info: "NodeInfo") -> Status | None:
+    def run_filter_plugins(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
         """kube-scheduler's RunFilterPlugins: stop at the first plugin that does not pass."""
         skip = state.skip_filter_plugins
         for pl in self.filter_plugins:
@@ -149,7 +176,7 @@ class Framework:
                 return st.with_plugin(pl.name)
         return None
 
-    def run_filter_columns(self, state: CycleState, pod: "Pod") -> tuple[dict[str, list], list]:
+    def run_filter_columns(self, state: CycleState, pod: Pod) -> tuple[dict[str, list], list]:
         """Every filter plugin that did not Skip, on every node of the snapshot: its verdicts as a
         column in node order, and each node's first failure in profile order (None: feasible).
 
@@ -191,20 +218,19 @@ class Framework:
         state.filter_columns = columns
         return columns, first
 
-    @classmethod
-    def filter_column(cls, pl: Plugin, state: CycleState, pod: "Pod", nodes: list["NodeInfo"]) -> list:
+    def filter_column(self, pl: FilterPlugin, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> list:
         """One filter plugin's verdicts on `nodes`, as the framework reports them (plugin named,
         a non-rejection wrapped as an error)."""
-        batch = getattr(pl, "filter_nodes", None)
+        batch = self.batch_filters.get(pl.name)
         if batch is not None:
-            col = batch(state, pod, nodes)
+            col = batch.filter_nodes(state, pod, nodes)
             _tag_column(col, pl.name)
             return col
-        one = cls._filter_one
+        one = self._filter_one
         return [one(pl, state, pod, ni) for ni in nodes]
 
     @staticmethod
-    def _filter_one(pl: Plugin, state: CycleState, pod: "Pod", node_info: "NodeInfo") -> Status | None:
+    def _filter_one(pl: FilterPlugin, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
         st = pl.filter(state, pod, node_info)
         if st is not None and st.code != SUCCESS:
             if not st.is_rejected():
@@ -213,7 +239,8 @@ class Framework:
         return st
 
     # -- PostFilter --------------------------------------------------------------------
-    def run_post_filter(self, state: CycleState, pod: "Pod", node_statuses: "NodeStatuses"):
+    def run_post_filter(self, state: CycleState, pod: Pod, node_statuses: NodeStatuses
+                        ) -> tuple[PostFilterResult | None, Status, dict[str, object]]:
         result = None
         reasons: list[str] = []
         rejector = ""
@@ -235,7 +262,7 @@ class Framework:
         return result, Status(UNSCHEDULABLE, *reasons, plugin=rejector), details
 
     # -- Score ---------------------------------------------------------------------------
-    def run_pre_score(self, state: CycleState, pod: "Pod", nodes: list["NodeInfo"]) -> Status | None:
+    def run_pre_score(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> Status | None:
         skip: set[str] = set()
         for pl in self.pre_score_plugins:
             st = pl.pre_score(state, pod, nodes)
@@ -247,7 +274,7 @@ class Framework:
         state.skip_score_plugins = skip
         return None
 
-    def run_score(self, state: CycleState, pod: "Pod", nodes: list["NodeInfo"]) -> list[tuple[str, list, list, int]]:
+    def run_score(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> list[tuple[str, list, list, int]]:
         """Per plugin that did not Skip: (name, raw scores, normalized scores, weight), the lists in
         the order of `nodes`; raises PluginError. Node-local plugins' raw scores come from their
         equivalence-class columns when known; a plugin with `score_nodes` scores the nodes in one call."""
@@ -276,11 +303,12 @@ class Framework:
                     cache.store(snapshot, vals)
             else:
                 raw = self._score_nodes(pl, state, pod, nodes)
-            if hasattr(pl, "normalize_score"):
+            normalizer = self.normalizers.get(pl.name)
+            if normalizer is not None:
                 if names is None:
                     names = [ni.node.name for ni in nodes]
                 scores = dict(zip(names, raw))
-                st = pl.normalize_score(state, pod, scores)
+                st = normalizer.normalize_score(state, pod, scores)
                 if st is not None and not st.is_success():
                     raise PluginError(pl.name, f'running Normalize on Score plugins: plugin "{pl.name}" failed with: {st.message()}')
                 # NormalizeScore rewrites the values in place: the keys keep their order
@@ -294,19 +322,18 @@ class Framework:
             out.append((pl.name, raw, normalized, self.weights.get(pl.name, 1)))
         return out
 
-    @classmethod
-    def _score_nodes(cls, pl: Plugin, state: CycleState, pod: "Pod", nodes: list["NodeInfo"]) -> list[int]:
-        batch = getattr(pl, "score_nodes", None)
+    def _score_nodes(self, pl: ScorePlugin, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> list[int]:
+        batch = self.batch_scorers.get(pl.name)
         if batch is None:
-            one = cls._score_one
+            one = self._score_one
             return [one(pl, state, pod, ni) for ni in nodes]
-        raw, st = batch(state, pod, nodes)
+        raw, st = batch.score_nodes(state, pod, nodes)
         if st is not None and not st.is_success():
             raise PluginError(pl.name, f'running Score plugins: plugin "{pl.name}" failed with: {st.message()}')
         return raw
 
     @staticmethod
-    def _score_one(pl: Plugin, state: CycleState, pod: "Pod", node_info: "NodeInfo") -> int:
+    def _score_one(pl: ScorePlugin, state: CycleState, pod: Pod, node_info: NodeInfo) -> int:
         s, st = pl.score(state, pod, node_info)
         if st is not None and not st.is_success():
             raise PluginError(pl.name, f'running Score plugins: plugin "{pl.name}" failed with: {st.message()}')

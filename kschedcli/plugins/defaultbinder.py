@@ -1,12 +1,20 @@
 """DefaultBinder: binding is the in-memory assume of the Scheduler (see Scheduler.bind)."""
 from __future__ import annotations
 
-from ..framework.interface import Plugin
+from typing import TYPE_CHECKING
+
+from ..framework.interface import BindPlugin, Plugin
+
+if TYPE_CHECKING:
+    from ..framework.cycle_state import CycleState
+    from ..framework.status import Status
+    from ..model import Pod
 
 
-class DefaultBinder(Plugin):
+
+class DefaultBinder(Plugin, BindPlugin):
     name = "DefaultBinder"
 
-    def bind(self, state, pod, node_name: str):
+    def bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         self.handle.snapshot.bind(pod, node_name)
         return None

@@ -21,15 +21,22 @@ import time
 from bisect import bisect_right
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from typing import TYPE_CHECKING
 
 from ..framework.fit_error import fit_error_message
-from ..framework.interface import Plugin, PostFilterResult
+from ..framework.interface import Plugin, PostFilterPlugin, PostFilterResult, PreEnqueuePlugin
 from ..framework.runtime import NodeStatuses
 from ..framework.status import ERROR, SUCCESS, UNRESOLVABLE, UNSCHEDULABLE, Status
 from ..labels import parse_label_selector
 from ..model import Resource
-from ..result import Candidate, PreemptionResult
+from ..result import Candidate, Explainer, PreemptionResult
 from .preemption_gosort import go_sort_slice
+
+if TYPE_CHECKING:
+    from ..framework.cycle_state import CycleState
+    from ..model import Pod
+    from ..result import CycleResult
+
 
 NEVER_MSG = "not eligible due to preemptionPolicy=Never."
 TERMINATING_MSG = "not eligible due to a terminating pod on the nominated node."
@@ -345,7 +352,7 @@ def _prefix_sums(xs: list[int]) -> list[int]:
 
 # -- the plugin ------------------------------------------------------------------------------------
 
-class DefaultPreemption(Plugin):
+class DefaultPreemption(Plugin, PreEnqueuePlugin, PostFilterPlugin, Explainer):
     name = "DefaultPreemption"
 
     # -- arithmetic kube-scheduler uses to bound the dry run
@@ -360,12 +367,13 @@ class DefaultPreemption(Plugin):
         return n
 
     # -- PostFilter
-    def pre_enqueue(self, pod):
+    def pre_enqueue(self, pod: Pod) -> Status | None:
         # v1.34 registers DefaultPreemption at PreEnqueue to hold pods whose async preemption is
         # still evicting victims; ksched evicts nothing, so no pod is ever held.
         return None
 
-    def post_filter(self, state, pod, node_statuses):
+    def post_filter(self, state: CycleState, pod: Pod,
+                    node_statuses: NodeStatuses) -> tuple[PostFilterResult | None, Status | None]:
         now_ns = time.time_ns()
         detail = PreemptionResult(nominated_node=None, victims=[], equally_good=[], message="")
 
@@ -746,7 +754,7 @@ class DefaultPreemption(Plugin):
         return remaining[0], remaining
 
     # -- explanation
-    def explain(self, state, pod, result):
+    def explain(self, state: CycleState, pod: Pod, result: CycleResult) -> dict | None:
         p = result.preemption
         if p is None or p.potential_nodes is None:
             return None

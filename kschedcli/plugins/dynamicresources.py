@@ -10,10 +10,29 @@ resources are left to NodeResourcesFit.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..errors import InputError
-from ..framework.interface import Plugin
-from ..framework.status import Status, UNSCHEDULABLE, error, skip, unresolvable
+from ..framework.interface import (
+    FilterPlugin,
+    Plugin,
+    PostFilterPlugin,
+    PostFilterResult,
+    PreBindPlugin,
+    PreEnqueuePlugin,
+    PreFilterPlugin,
+    PreFilterResult,
+    ReservePlugin,
+)
+from ..framework.status import UNSCHEDULABLE, Status, error, skip, unresolvable
 from ..labels import parse_node_selector
+
+if TYPE_CHECKING:
+    from ..framework.cycle_state import CycleState
+    from ..framework.runtime import NodeStatuses
+    from ..model import Pod
+    from ..snapshot import NodeInfo
+
 
 _KEY = "DynamicResources"
 NOT_MODELLED = "ksched does not model ResourceClaims yet: the pod's claims cannot be evaluated"
@@ -50,7 +69,8 @@ def _claim_name(pod, pc: dict):
                      f'none of the supported fields are set')
 
 
-class DynamicResources(Plugin):
+class DynamicResources(Plugin, PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, PostFilterPlugin, ReservePlugin,
+                       PreBindPlugin):
     name = "DynamicResources"
 
     def _pod_claims(self, pod) -> list[dict]:
@@ -82,7 +102,7 @@ class DynamicResources(Plugin):
             out.append(claim)
         return out
 
-    def pre_enqueue(self, pod):
+    def pre_enqueue(self, pod: Pod) -> Status | None:
         if not pod.resource_claims:
             return None
         try:
@@ -91,7 +111,8 @@ class DynamicResources(Plugin):
             return unresolvable(str(e))
         return None
 
-    def pre_filter(self, state, pod, nodes):
+    def pre_filter(self, state: CycleState, pod: Pod,
+                   nodes: list[NodeInfo]) -> tuple[PreFilterResult | None, Status | None]:
         state.write(_KEY, _ClaimsState([]))
         if not pod.resource_claims:
             return None, skip()
@@ -155,7 +176,7 @@ class DynamicResources(Plugin):
             return unresolvable(f"request {request_name}: device class {class_name} does not exist")
         return None
 
-    def filter(self, state, pod, node_info):
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
         try:
             s = state.read(_KEY)
         except KeyError as e:
@@ -169,7 +190,8 @@ class DynamicResources(Plugin):
             return unresolvable("resourceclaim not available on the node")
         return None
 
-    def post_filter(self, state, pod, node_statuses):
+    def post_filter(self, state: CycleState, pod: Pod,
+                    node_statuses: NodeStatuses) -> tuple[PostFilterResult | None, Status | None]:
         try:
             s = state.read(_KEY)
         except KeyError as e:
@@ -189,8 +211,8 @@ class DynamicResources(Plugin):
 
     # Reserve and PreBind write claim status through the API; nothing to model offline, but the
     # plugin implements those extension points, which configuration validation checks.
-    def reserve(self, state, pod, node_name):
+    def reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         return None
 
-    def pre_bind(self, state, pod, node_name):
+    def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         return None

@@ -1,7 +1,16 @@
 """ImageLocality: favour nodes that already hold the pod's images, scaled by how widely spread they are."""
 from __future__ import annotations
 
-from ..framework.interface import MAX_NODE_SCORE, Plugin
+from typing import TYPE_CHECKING
+
+from ..framework.interface import MAX_NODE_SCORE, BatchScorePlugin, Plugin
+
+if TYPE_CHECKING:
+    from ..framework.cycle_state import CycleState
+    from ..framework.status import Status
+    from ..model import Pod
+    from ..snapshot import NodeInfo
+
 
 MB = 1024 * 1024
 MIN_THRESHOLD = 23 * MB
@@ -14,10 +23,10 @@ def normalized_image_name(name: str) -> str:
     return name
 
 
-class ImageLocality(Plugin):
+class ImageLocality(Plugin, BatchScorePlugin):
     name = "ImageLocality"
 
-    def score_nodes(self, state, pod, nodes):
+    def score_nodes(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> tuple[list[int], Status | None]:
         """score over many nodes: the normalized image names and thresholds worked out once."""
         containers = pod.init_containers + pod.containers
         max_threshold = MAX_CONTAINER_THRESHOLD * len(containers)
@@ -40,7 +49,7 @@ class ImageLocality(Plugin):
                 out.append(MAX_NODE_SCORE * (min(s, max_threshold) - MIN_THRESHOLD) // span)
         return out, None
 
-    def score(self, state, pod, node_info):
+    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]:
         total = len(self.handle.snapshot.node_infos)
         states = node_info.image_states
         s = 0

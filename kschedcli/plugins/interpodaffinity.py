@@ -9,12 +9,41 @@ preferred terms; Score adds the sums for the node's values; NormalizeScore maps 
 """
 from __future__ import annotations
 
-from ..framework.interface import MAX_NODE_SCORE, ClusterEvent, Plugin
+from typing import TYPE_CHECKING
+
+from ..framework.interface import (
+    MAX_NODE_SCORE,
+    BatchFilterPlugin,
+    ClusterEvent,
+    EnqueueExtensions,
+    Plugin,
+    PreFilterExtensions,
+    PreFilterPlugin,
+    PreFilterResult,
+    PreScorePlugin,
+    ScoreExtensions,
+    ScorePlugin,
+)
 from ..framework.status import error, skip, unresolvable, unschedulable
-from .interpodaffinity_index import (KIND_NAMES, PREFERRED_AFFINITY, PREFERRED_ANTI_AFFINITY,
-                                     REQUIRED_AFFINITY, REQUIRED_ANTI_AFFINITY, existing_terms_for,
-                                     nodes_holding)
+from ..result import Explainer
+from .interpodaffinity_index import (
+    KIND_NAMES,
+    PREFERRED_AFFINITY,
+    PREFERRED_ANTI_AFFINITY,
+    REQUIRED_AFFINITY,
+    REQUIRED_ANTI_AFFINITY,
+    existing_terms_for,
+    nodes_holding,
+)
 from .interpodaffinity_terms import AffinityTerm, pod_terms
+
+if TYPE_CHECKING:
+    from ..framework.cycle_state import CycleState
+    from ..framework.status import Status
+    from ..model import Pod
+    from ..result import CycleResult
+    from ..snapshot import NodeInfo
+
 
 PRE_FILTER_KEY = "PreFilterInterPodAffinity"
 PRE_SCORE_KEY = "PreScoreInterPodAffinity"
@@ -167,7 +196,8 @@ class PreScoreState:
 
 # ----------------------------------------------------------------------------- the plugin
 
-class InterPodAffinity(Plugin):
+class InterPodAffinity(Plugin, PreFilterPlugin, PreFilterExtensions, BatchFilterPlugin, PreScorePlugin, ScorePlugin,
+                       ScoreExtensions, EnqueueExtensions, Explainer):
     name = "InterPodAffinity"
 
     def __init__(self, args, handle):
@@ -192,7 +222,8 @@ class InterPodAffinity(Plugin):
         return self._all_namespace_labels(pod)[pod.namespace]
 
     # -- PreFilter ----------------------------------------------------------------------
-    def pre_filter(self, state, pod, nodes):
+    def pre_filter(self, state: CycleState, pod: Pod,
+                   nodes: list[NodeInfo]) -> tuple[PreFilterResult | None, Status | None]:
         terms = pod_terms(pod)
         if terms.error:
             return None, unresolvable(f"parsing pod: {terms.error}")
@@ -288,14 +319,14 @@ class InterPodAffinity(Plugin):
             return None, error(f'error reading "{PRE_FILTER_KEY}" from cycleState: not found')
         return s, None
 
-    def add_pod(self, state, pod, pod_to_add, node_info):
+    def add_pod(self, state: CycleState, pod: Pod, pod_to_add: Pod, node_info: NodeInfo) -> Status | None:
         s, st = self._pre_filter_state(state)
         if st is not None:
             return st
         s.update_with_pod(pod_to_add, node_info.node, 1)
         return None
 
-    def remove_pod(self, state, pod, pod_to_remove, node_info):
+    def remove_pod(self, state: CycleState, pod: Pod, pod_to_remove: Pod, node_info: NodeInfo) -> Status | None:
         s, st = self._pre_filter_state(state)
         if st is not None:
             return st
@@ -303,7 +334,7 @@ class InterPodAffinity(Plugin):
         return None
 
     # -- Filter -------------------------------------------------------------------------
-    def filter(self, state, pod, node_info):
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
         s, st = self._pre_filter_state(state)
         if st is not None:
             return st
@@ -316,7 +347,7 @@ class InterPodAffinity(Plugin):
             return unschedulable(ERR_REASON_EXISTING_ANTI_AFFINITY)
         return None
 
-    def filter_nodes(self, state, pod, nodes):
+    def filter_nodes(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> list[Status | None]:
         """filter over many nodes: the existing pods' anti-affinity is checked from the topology
         pairs that hold a match (few) instead of from each node's labels."""
         s, st = self._pre_filter_state(state)
@@ -348,7 +379,8 @@ class InterPodAffinity(Plugin):
         return out
 
     # -- PreScore -------------------------------------------------------------------------
-    def pre_score(self, state, pod, nodes, all_nodes=None):
+    def pre_score(self, state: CycleState, pod: Pod, nodes: list[NodeInfo],
+                  all_nodes: list[NodeInfo] | None = None) -> Status | None:
         has_constraints = _has_preferred(pod.pod_affinity) or _has_preferred(pod.pod_anti_affinity)
         if self.ignore_preferred_terms_of_existing_pods and not has_constraints:
             return skip()
@@ -441,7 +473,7 @@ class InterPodAffinity(Plugin):
         return None
 
     # -- Score ----------------------------------------------------------------------------
-    def score(self, state, pod, node_info):
+    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]:
         s = state.get(PRE_SCORE_KEY)
         if s is None:
             return 0, error(f'failed to read "{PRE_SCORE_KEY}" from cycleState: not found')
@@ -453,7 +485,7 @@ class InterPodAffinity(Plugin):
                 total += values.get(tv, 0)
         return total, None
 
-    def normalize_score(self, state, pod, scores):
+    def normalize_score(self, state: CycleState, pod: Pod, scores: dict[str, int]) -> Status | None:
         s = state.get(PRE_SCORE_KEY)
         if s is None:
             return error(f'failed to read "{PRE_SCORE_KEY}" from cycleState: not found')
@@ -470,7 +502,7 @@ class InterPodAffinity(Plugin):
         return None
 
     # -- queueing -------------------------------------------------------------------------
-    def events_to_register(self):
+    def events_to_register(self) -> list[ClusterEvent]:
         return [
             ClusterEvent("Pod", "Add|UpdatePodLabel|Delete",
                          "a bound pod matching the pod's affinity appears (or gets matching labels), "
@@ -480,7 +512,7 @@ class InterPodAffinity(Plugin):
         ]
 
     # -- explanation ----------------------------------------------------------------------
-    def explain(self, state, pod, result):
+    def explain(self, state: CycleState, pod: Pod, result: CycleResult) -> dict | None:
         out: dict = {}
         pf = state.get(PRE_FILTER_KEY)
         if pf is not None and pf.trace is not None:

@@ -1,10 +1,29 @@
 """NodeAffinity: nodeSelector, required/preferred node affinity, and the profile's addedAffinity."""
 from __future__ import annotations
 
-from ..framework.interface import ClusterEvent, Plugin, PreFilterResult
+from typing import TYPE_CHECKING
+
+from ..framework.interface import (
+    BatchFilterPlugin,
+    ClusterEvent,
+    EnqueueExtensions,
+    Plugin,
+    PreFilterPlugin,
+    PreFilterResult,
+    PreScorePlugin,
+    ScoreExtensions,
+    ScorePlugin,
+)
 from ..framework.status import error, skip, unresolvable
 from ..labels import parse_node_selector, parse_node_selector_term
 from .helper import default_normalize_score
+
+if TYPE_CHECKING:
+    from ..framework.cycle_state import CycleState
+    from ..framework.status import Status
+    from ..model import Pod
+    from ..snapshot import NodeInfo
+
 
 ERR_REASON_POD = "node(s) didn't match Pod's node affinity/selector"
 ERR_REASON_ENFORCED = "node(s) didn't match scheduler-enforced node affinity"
@@ -23,7 +42,8 @@ def required_node_affinity_matches(pod, node) -> bool:
     return True
 
 
-class NodeAffinity(Plugin):
+class NodeAffinity(Plugin, PreFilterPlugin, BatchFilterPlugin, PreScorePlugin, ScorePlugin, ScoreExtensions,
+                   EnqueueExtensions):
     name = "NodeAffinity"
 
     def __init__(self, args, handle):
@@ -39,7 +59,8 @@ class NodeAffinity(Plugin):
             for t in pref if t.get("weight", 0) and _non_empty_term(t.get("preference"))
         ] if pref else None
 
-    def pre_filter(self, state, pod, nodes):
+    def pre_filter(self, state: CycleState, pod: Pod,
+                   nodes: list[NodeInfo]) -> tuple[PreFilterResult | None, Status | None]:
         req = pod.required_node_affinity
         no_affinity = req is None
         if no_affinity and self.added_selector is None and not _has_node_selector(pod):
@@ -63,7 +84,7 @@ class NodeAffinity(Plugin):
             return PreFilterResult(names), None
         return None, None
 
-    def filter(self, state, pod, node_info):
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
         node = node_info.node
         if self.added_selector is not None and not self.added_selector.matches(node.labels, node.name):
             return unresolvable(ERR_REASON_ENFORCED)
@@ -71,7 +92,7 @@ class NodeAffinity(Plugin):
             return unresolvable(ERR_REASON_POD)
         return None
 
-    def filter_nodes(self, state, pod, nodes):
+    def filter_nodes(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> list[Status | None]:
         """filter over many nodes; the nodes failing for one reason share its status."""
         added = self.added_selector
         selector = tuple(pod.node_selector.items())
@@ -106,7 +127,7 @@ class NodeAffinity(Plugin):
             out.append(pod_mismatch)
         return out
 
-    def pre_score(self, state, pod, nodes):
+    def pre_score(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> Status | None:
         # node_affinity.go PreScore skips only when the pod has no preferred list at all (nil) and
         # the args add none; an empty list, or terms of weight 0, still score (0 everywhere)
         prefs = [(w, t) for w, t in pod.preferred_node_affinity if w]
@@ -118,7 +139,7 @@ class NodeAffinity(Plugin):
         state.write("PreScoreNodeAffinity", prefs)
         return None
 
-    def score(self, state, pod, node_info):
+    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]:
         node = node_info.node
         count = 0
         if self.added_preferred:
@@ -132,11 +153,11 @@ class NodeAffinity(Plugin):
         count += sum(w for w, t in prefs if t.matches(node.labels, node.name))
         return count, None
 
-    def normalize_score(self, state, pod, scores):
+    def normalize_score(self, state: CycleState, pod: Pod, scores: dict[str, int]) -> Status | None:
         default_normalize_score(scores, reverse=False)
         return None
 
-    def events_to_register(self):
+    def events_to_register(self) -> list[ClusterEvent]:
         return [ClusterEvent("Node", "Add|UpdateNodeLabel", "a node gets labels matching the pod's node affinity/selector")]
 
 

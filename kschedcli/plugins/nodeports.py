@@ -1,8 +1,24 @@
 """NodePorts: a hostPort the pod wants must be free on the node (by protocol and host IP)."""
 from __future__ import annotations
 
-from ..framework.interface import ClusterEvent, Plugin
-from ..framework.status import unschedulable, skip
+from typing import TYPE_CHECKING
+
+from ..framework.interface import (
+    ClusterEvent,
+    EnqueueExtensions,
+    FilterPlugin,
+    Plugin,
+    PreFilterPlugin,
+    PreFilterResult,
+)
+from ..framework.status import skip, unschedulable
+
+if TYPE_CHECKING:
+    from ..framework.cycle_state import CycleState
+    from ..framework.status import Status
+    from ..model import Pod
+    from ..snapshot import NodeInfo
+
 
 ERR_REASON = "node(s) didn't have free ports for the requested pod ports"
 _KEY = "PreFilterNodePorts"
@@ -24,21 +40,22 @@ def fits_ports(wanted, node_info) -> bool:
     return not any(port_conflicts(used, ip, proto, port) for ip, proto, port in wanted)
 
 
-class NodePorts(Plugin):
+class NodePorts(Plugin, PreFilterPlugin, FilterPlugin, EnqueueExtensions):
     name = "NodePorts"
 
-    def pre_filter(self, state, pod, nodes):
+    def pre_filter(self, state: CycleState, pod: Pod,
+                   nodes: list[NodeInfo]) -> tuple[PreFilterResult | None, Status | None]:
         if not pod.host_ports:
             return None, skip()
         state.write(_KEY, list(pod.host_ports))
         return None, None
 
-    def filter(self, state, pod, node_info):
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
         wanted = state.read(_KEY)
         if not fits_ports(wanted, node_info):
             return unschedulable(ERR_REASON)
         return None
 
-    def events_to_register(self):
+    def events_to_register(self) -> list[ClusterEvent]:
         return [ClusterEvent("Pod", "Delete", "a pod using a conflicting host port is deleted"),
                 ClusterEvent("Node", "Add", "a node is added")]

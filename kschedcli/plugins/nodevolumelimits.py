@@ -3,10 +3,26 @@
 (migrated in-tree volumes count under their CSI driver)."""
 from __future__ import annotations
 
-from ..framework.interface import ClusterEvent, Plugin
+from typing import TYPE_CHECKING
+
+from ..framework.interface import (
+    ClusterEvent,
+    EnqueueExtensions,
+    FilterPlugin,
+    Plugin,
+    PreFilterPlugin,
+    PreFilterResult,
+)
 from ..framework.status import error, skip, unresolvable, unschedulable
 from . import volume_csi as csi
 from .volume_util import CatalogMixin, NotFoundError, VolumeError, pod_claim_name, volume_is_for_pod
+
+if TYPE_CHECKING:
+    from ..framework.cycle_state import CycleState
+    from ..framework.status import Status
+    from ..model import Pod
+    from ..snapshot import NodeInfo
+
 
 ERR_REASON_MAX_VOLUME_COUNT = "node(s) exceed max volume count"
 _STATE_KEY = "PreFilterNodeVolumeLimits"
@@ -45,10 +61,11 @@ def volume_limits(csi_node: dict | None) -> dict[str, int]:
     return out
 
 
-class NodeVolumeLimits(CatalogMixin, Plugin):
+class NodeVolumeLimits(CatalogMixin, Plugin, PreFilterPlugin, FilterPlugin, EnqueueExtensions):
     name = "NodeVolumeLimits"
 
-    def pre_filter(self, state, pod, nodes):
+    def pre_filter(self, state: CycleState, pod: Pod,
+                   nodes: list[NodeInfo]) -> tuple[PreFilterResult | None, Status | None]:
         for v in pod.volumes:
             if not isinstance(v, dict):
                 continue
@@ -151,7 +168,7 @@ class NodeVolumeLimits(CatalogMixin, Plugin):
             index.setdefault(str(spec.get("nodeName") or ""), {})[f"{attacher}/{pv.csi[1]}"] = attacher
         return index
 
-    def filter(self, state, pod, node_info):
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
         if not pod.volumes:
             return None
         node = node_info.node
@@ -191,7 +208,7 @@ class NodeVolumeLimits(CatalogMixin, Plugin):
                 return unschedulable(ERR_REASON_MAX_VOLUME_COUNT)
         return None
 
-    def events_to_register(self):
+    def events_to_register(self) -> list[ClusterEvent]:
         return [
             ClusterEvent("CSINode", "Add", "a CSINode appears"),
             ClusterEvent("CSINode", "Update", "a driver's allocatable volume count grows"),

@@ -10,17 +10,50 @@ ScheduleAnyway) with a selector deduced from the Services and the controller tha
 from __future__ import annotations
 
 from collections import OrderedDict
+from typing import TYPE_CHECKING
 
 from ..errors import FieldError
 from ..framework.cycle_state import NotFound
-from ..framework.interface import MAX_NODE_SCORE, ClusterEvent, Plugin
+from ..framework.interface import (
+    MAX_NODE_SCORE,
+    BatchFilterPlugin,
+    BatchScorePlugin,
+    CacheHolder,
+    ClusterEvent,
+    EnqueueExtensions,
+    Plugin,
+    PreFilterExtensions,
+    PreFilterPlugin,
+    PreFilterResult,
+    PreScorePlugin,
+    ScoreExtensions,
+)
 from ..framework.status import error, skip, unresolvable, unschedulable
+from ..result import Explainer
 from .helper import find_untolerated_taint
 from .nodeaffinity import required_node_affinity_matches
 from .podtopologyspread_common import (
-    DO_NOT_SCHEDULE, HONOR, HOSTNAME_KEY, MAX_INT32, SCHEDULE_ANYWAY, SYSTEM_DEFAULT_CONSTRAINTS, Constraint,
-    build_constraints, default_selector, go_round, score_for_count, topology_normalizing_weight,
+    DO_NOT_SCHEDULE,
+    HONOR,
+    HOSTNAME_KEY,
+    MAX_INT32,
+    SCHEDULE_ANYWAY,
+    SYSTEM_DEFAULT_CONSTRAINTS,
+    Constraint,
+    build_constraints,
+    default_selector,
+    go_round,
+    score_for_count,
+    topology_normalizing_weight,
 )
+
+if TYPE_CHECKING:
+    from ..framework.cycle_state import CycleState
+    from ..framework.status import Status
+    from ..model import Pod
+    from ..result import CycleResult
+    from ..snapshot import NodeInfo
+
 
 NAME = "PodTopologySpread"
 ERR_REASON_CONSTRAINTS_NOT_MATCH = "node(s) didn't match pod topology spread constraints"
@@ -286,7 +319,8 @@ class _NodeEligibility:
         return True
 
 
-class PodTopologySpread(Plugin):
+class PodTopologySpread(Plugin, PreFilterPlugin, PreFilterExtensions, BatchFilterPlugin, PreScorePlugin,
+                        BatchScorePlugin, ScoreExtensions, EnqueueExtensions, Explainer, CacheHolder):
     name = NAME
 
     def __init__(self, args, handle):
@@ -347,7 +381,8 @@ class PodTopologySpread(Plugin):
         return cons
 
     # -- PreFilter -------------------------------------------------------------------
-    def pre_filter(self, state, pod, nodes):
+    def pre_filter(self, state: CycleState, pod: Pod,
+                   nodes: list[NodeInfo]) -> tuple[PreFilterResult | None, Status | None]:
         try:
             constraints, _ = self.constraints_for(pod, DO_NOT_SCHEDULE)
         except FieldError as e:
@@ -414,10 +449,10 @@ class PodTopologySpread(Plugin):
         return PreFilterState(constraints, paths, counts)
 
     # -- PreFilterExtensions (preemption's dry runs) -------------------------------------
-    def add_pod(self, state, pod, pod_to_add, node_info):
+    def add_pod(self, state: CycleState, pod: Pod, pod_to_add: Pod, node_info: NodeInfo) -> Status | None:
         return self._update_with_pod(state, pod_to_add, pod, node_info, 1)
 
-    def remove_pod(self, state, pod, pod_to_remove, node_info):
+    def remove_pod(self, state: CycleState, pod: Pod, pod_to_remove: Pod, node_info: NodeInfo) -> Status | None:
         return self._update_with_pod(state, pod_to_remove, pod, node_info, -1)
 
     def _update_with_pod(self, state, updated, preemptor, node_info, delta: int):
@@ -444,7 +479,7 @@ class PodTopologySpread(Plugin):
         return None
 
     # -- Filter ------------------------------------------------------------------------
-    def filter(self, state, pod, node_info):
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
         try:
             s = state.read(PRE_FILTER_KEY)
         except NotFound as e:
@@ -463,7 +498,7 @@ class PodTopologySpread(Plugin):
                 return unschedulable(ERR_REASON_CONSTRAINTS_NOT_MATCH)
         return None
 
-    def filter_nodes(self, state, pod, nodes):
+    def filter_nodes(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> list[Status | None]:
         """filter over many nodes: each constraint's self-match and global minimum worked out once."""
         try:
             s = state.read(PRE_FILTER_KEY)
@@ -492,7 +527,8 @@ class PodTopologySpread(Plugin):
         return out
 
     # -- PreScore / Score ----------------------------------------------------------------
-    def pre_score(self, state, pod, nodes, all_nodes=None):
+    def pre_score(self, state: CycleState, pod: Pod, nodes: list[NodeInfo],
+                  all_nodes: list[NodeInfo] | None = None) -> Status | None:
         all_nodes = all_nodes if all_nodes is not None else self.handle.snapshot.list()
         if not all_nodes:
             return skip()
@@ -552,7 +588,7 @@ class PodTopologySpread(Plugin):
         state.write(PRE_SCORE_KEY, s)
         return None
 
-    def score(self, state, pod, node_info):
+    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]:
         try:
             s = state.read(PRE_SCORE_KEY)
         except NotFound as e:
@@ -573,7 +609,7 @@ class PodTopologySpread(Plugin):
             total += score_for_count(cnt, c.max_skew, s.weights[i])
         return go_round(total), None
 
-    def score_nodes(self, state, pod, nodes):
+    def score_nodes(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> tuple[list[int], Status | None]:
         try:
             s = state.read(PRE_SCORE_KEY)
         except NotFound as e:
@@ -619,7 +655,7 @@ class PodTopologySpread(Plugin):
             out.append(score)
         return out, None
 
-    def normalize_score(self, state, pod, scores):
+    def normalize_score(self, state: CycleState, pod: Pod, scores: dict[str, int]) -> Status | None:
         try:
             s = state.read(PRE_SCORE_KEY)
         except NotFound as e:
@@ -646,7 +682,7 @@ class PodTopologySpread(Plugin):
         return None
 
     # -- queueing ------------------------------------------------------------------------
-    def events_to_register(self):
+    def events_to_register(self) -> list[ClusterEvent]:
         return [
             ClusterEvent("Pod", "Add|UpdatePodLabel|UpdatePodToleration|Delete",
                          "a pod matching a spread constraint's selector is added, relabelled or deleted "
@@ -656,7 +692,7 @@ class PodTopologySpread(Plugin):
         ]
 
     # -- explanation ---------------------------------------------------------------------
-    def explain(self, state, pod, result):
+    def explain(self, state: CycleState, pod: Pod, result: CycleResult) -> dict | None:
         out: dict = {}
         pf = state.get(PRE_FILTER_KEY)
         if isinstance(pf, PreFilterState) and pf.constraints:

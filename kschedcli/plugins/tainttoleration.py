@@ -1,10 +1,27 @@
 """TaintToleration: NoSchedule/NoExecute taints filter, PreferNoSchedule taints score."""
 from __future__ import annotations
 
-from ..framework.interface import ClusterEvent, Plugin
+from typing import TYPE_CHECKING
+
+from ..framework.interface import (
+    BatchFilterPlugin,
+    BatchScorePlugin,
+    ClusterEvent,
+    EnqueueExtensions,
+    Plugin,
+    PreScorePlugin,
+    ScoreExtensions,
+)
 from ..framework.status import unresolvable
 from ..model import taint_signature
 from .helper import default_normalize_score, find_untolerated_taint
+
+if TYPE_CHECKING:
+    from ..framework.cycle_state import CycleState
+    from ..framework.status import Status
+    from ..model import Pod
+    from ..snapshot import NodeInfo
+
 
 _PRESCORE_KEY = "PreScoreTaintToleration"
 
@@ -31,24 +48,24 @@ def _per_taint_set(nodes, decide, untainted, snapshot=None) -> list:
     return out
 
 
-class TaintToleration(Plugin):
+class TaintToleration(Plugin, BatchFilterPlugin, PreScorePlugin, BatchScorePlugin, ScoreExtensions, EnqueueExtensions):
     name = "TaintToleration"
 
-    def filter(self, state, pod, node_info):
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
         t = find_untolerated_taint(node_info.node.taints, pod.tolerations)
         if t is None:
             return None
         return unresolvable(f"node(s) had untolerated taint {{{t.key}: {t.value}}}")
 
-    def filter_nodes(self, state, pod, nodes):
+    def filter_nodes(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> list[Status | None]:
         return _per_taint_set(nodes, lambda ni: self.filter(state, pod, ni), None,
                               getattr(self.handle, "snapshot", None))
 
-    def pre_score(self, state, pod, nodes):
+    def pre_score(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> Status | None:
         state.write(_PRESCORE_KEY, [t for t in pod.tolerations if t.effect in ("", "PreferNoSchedule")])
         return None
 
-    def score(self, state, pod, node_info):
+    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]:
         tols = state.read(_PRESCORE_KEY)
         n = 0
         for t in node_info.node.taints:
@@ -56,14 +73,14 @@ class TaintToleration(Plugin):
                 n += 1
         return n, None
 
-    def score_nodes(self, state, pod, nodes):
+    def score_nodes(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> tuple[list[int], Status | None]:
         return _per_taint_set(nodes, lambda ni: self.score(state, pod, ni)[0], 0,
                               getattr(self.handle, "snapshot", None)), None
 
-    def normalize_score(self, state, pod, scores):
+    def normalize_score(self, state: CycleState, pod: Pod, scores: dict[str, int]) -> Status | None:
         default_normalize_score(scores, reverse=True)
         return None
 
-    def events_to_register(self):
+    def events_to_register(self) -> list[ClusterEvent]:
         return [ClusterEvent("Node", "Add|UpdateNodeTaint", "a node without the taint appears, or the taint is removed"),
                 ClusterEvent("Pod", "UpdatePodToleration", "the pod gains a matching toleration")]

@@ -7,8 +7,7 @@ import copy
 import re
 from urllib.parse import urlparse
 
-from .volume_util import (LABEL_BETA_REGION, LABEL_BETA_ZONE, LABEL_REGION, LABEL_ZONE, PV, VolumeError,
-                          migrated_plugins)
+from .volume_util import LABEL_BETA_REGION, LABEL_BETA_ZONE, LABEL_REGION, LABEL_ZONE, PV, VolumeError, migrated_plugins
 
 AWS_EBS = "kubernetes.io/aws-ebs"
 GCE_PD = "kubernetes.io/gce-pd"

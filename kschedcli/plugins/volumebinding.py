@@ -12,15 +12,49 @@ Volume capacity scoring needs the StorageCapacityScoring feature gate, off in v1
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from .. import quantity
 from ..errors import FieldError
-from ..framework.interface import ClusterEvent, Plugin
-from ..framework.status import Status, UNRESOLVABLE, error, skip, unresolvable
+from ..framework.interface import (
+    BindObserver,
+    ClusterEvent,
+    EnqueueExtensions,
+    FilterPlugin,
+    Plugin,
+    PreBindPlugin,
+    PreFilterPlugin,
+    PreFilterResult,
+    PreScorePlugin,
+    ReservePlugin,
+    ScorePlugin,
+)
+from ..framework.status import UNRESOLVABLE, Status, error, skip, unresolvable
 from ..labels import parse_label_selector
+from ..result import Explainer
 from . import volume_csi as csi
-from .volume_util import (ANN_SELECTED_NODE, NOT_SUPPORTED_PROVISIONER, PV, CatalogMixin, Claim, NotFoundError,
-                          VolumeError, check_access_modes, match_topology_selector_terms, parse_claim_selector,
-                          parse_pv_affinity, pod_claim_name, volume_is_for_pod)
+from .volume_util import (
+    ANN_SELECTED_NODE,
+    NOT_SUPPORTED_PROVISIONER,
+    PV,
+    CatalogMixin,
+    Claim,
+    NotFoundError,
+    VolumeError,
+    check_access_modes,
+    match_topology_selector_terms,
+    parse_claim_selector,
+    parse_pv_affinity,
+    pod_claim_name,
+    volume_is_for_pod,
+)
+
+if TYPE_CHECKING:
+    from ..framework.cycle_state import CycleState
+    from ..model import Pod
+    from ..result import CycleResult
+    from ..snapshot import NodeInfo
+
 
 ERR_REASON_BIND_CONFLICT = "node(s) didn't find available persistent volumes to bind"
 ERR_REASON_NODE_CONFLICT = "node(s) didn't match PersistentVolume's node affinity"
@@ -175,7 +209,8 @@ def _quantity(v) -> int | None:
         return None
 
 
-class VolumeBinding(CatalogMixin, Plugin):
+class VolumeBinding(CatalogMixin, Plugin, PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, ReservePlugin,
+                    PreBindPlugin, EnqueueExtensions, Explainer, BindObserver):
     name = "VolumeBinding"
 
     def __init__(self, args, handle):
@@ -268,7 +303,8 @@ class VolumeBinding(CatalogMixin, Plugin):
                 pvc.candidates[claim.key] = _matching_candidates(claim, by_class[claim.storage_class])
         return pvc
 
-    def pre_filter(self, state, pod, nodes):
+    def pre_filter(self, state: CycleState, pod: Pod,
+                   nodes: list[NodeInfo]) -> tuple[PreFilterResult | None, Status | None]:
         has, problem = self._check_claims_exist(pod)
         if problem is not None:
             return None, unresolvable(problem)
@@ -412,7 +448,7 @@ class VolumeBinding(CatalogMixin, Plugin):
                 unbound_ok, storage_ok, dynamic = self._check_provisions(to_provision, node)
         return done()
 
-    def filter(self, state, pod, node_info):
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
         s = state.get(_STATE_KEY)
         if s is None:
             return error("not found")
@@ -430,10 +466,10 @@ class VolumeBinding(CatalogMixin, Plugin):
         return None
 
     # -- Score (StorageCapacityScoring is off by default in v1.34) --------------------------------
-    def pre_score(self, state, pod, nodes):
+    def pre_score(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> Status | None:
         return skip()
 
-    def score(self, state, pod, node_info):
+    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]:
         return 0, None
 
     # -- Reserve / PreBind / bind ---------------------------------------------------------------------
@@ -463,7 +499,7 @@ class VolumeBinding(CatalogMixin, Plugin):
             self._assumed_pvcs[(claim.namespace, claim.name)] = claim.with_annotation(ANN_SELECTED_NODE, node_name)
         return False
 
-    def reserve(self, state, pod, node_name):
+    def reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         s = state.get(_STATE_KEY)
         if s is None:
             return error("not found")
@@ -471,11 +507,11 @@ class VolumeBinding(CatalogMixin, Plugin):
         s.all_bound = True if volumes is None else self.assume_pod_volumes(pod, node_name, volumes)
         return None
 
-    def pre_bind(self, state, pod, node_name):
+    def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         # the API updates and the wait for the PV controller are outside a what-if run
         return None
 
-    def on_bind(self, pod, node_name: str) -> None:
+    def on_bind(self, pod: Pod, node_name: str) -> None:
         """The pod was bound by a sequence: assume its volume bindings (Reserve's effect)."""
         fw = self.handle.framework
         if fw is not None and fw.name != pod.scheduler_name:
@@ -497,7 +533,7 @@ class VolumeBinding(CatalogMixin, Plugin):
             self.assume_pod_volumes(pod, node_name, volumes)
 
     # -- reporting -------------------------------------------------------------------------------------
-    def explain(self, state, pod, result):
+    def explain(self, state: CycleState, pod: Pod, result: CycleResult) -> dict | None:
         s = state.get(_STATE_KEY)
         if s is None or s.claims is None:
             return None
@@ -510,7 +546,7 @@ class VolumeBinding(CatalogMixin, Plugin):
             d["provisionOnSelectedNode"] = [cl.key for cl, _ in vols.dynamic_provisions]
         return {k: v for k, v in d.items() if v}
 
-    def events_to_register(self):
+    def events_to_register(self) -> list[ClusterEvent]:
         return [
             ClusterEvent("StorageClass", "Add|Update", "a StorageClass is created or its allowedTopologies change"),
             ClusterEvent("PersistentVolumeClaim", "Add|Update", "a claim the pod references is created or changes"),

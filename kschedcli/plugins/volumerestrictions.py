@@ -2,9 +2,26 @@
 and ReadWriteOncePod claims already used by a scheduled pod."""
 from __future__ import annotations
 
-from ..framework.interface import ClusterEvent, Plugin
+from typing import TYPE_CHECKING
+
+from ..framework.interface import (
+    ClusterEvent,
+    EnqueueExtensions,
+    FilterPlugin,
+    Plugin,
+    PreFilterExtensions,
+    PreFilterPlugin,
+    PreFilterResult,
+)
 from ..framework.status import error, skip, unresolvable, unschedulable
 from .volume_util import CatalogMixin, NotFoundError, pod_pvc_names
+
+if TYPE_CHECKING:
+    from ..framework.cycle_state import CycleState
+    from ..framework.status import Status
+    from ..model import Pod
+    from ..snapshot import NodeInfo
+
 
 ERR_REASON_DISK_CONFLICT = "node(s) had no available disk"
 ERR_REASON_RWOP_CONFLICT = ("node(s) unavailable due to PersistentVolumeClaim with ReadWriteOncePod access mode "
@@ -84,10 +101,11 @@ def used_pvc_keys(snapshot) -> set[str]:
     return keys
 
 
-class VolumeRestrictions(CatalogMixin, Plugin):
+class VolumeRestrictions(CatalogMixin, Plugin, PreFilterPlugin, PreFilterExtensions, FilterPlugin, EnqueueExtensions):
     name = "VolumeRestrictions"
 
-    def pre_filter(self, state, pod, nodes):
+    def pre_filter(self, state: CycleState, pod: Pod,
+                   nodes: list[NodeInfo]) -> tuple[PreFilterResult | None, Status | None]:
         needs_check = any(_needs_check(v) for v in pod.volumes)
         cat = self._catalog()
         rwop = set()
@@ -107,21 +125,21 @@ class VolumeRestrictions(CatalogMixin, Plugin):
         state.write(_STATE_KEY, _State(frozenset(rwop), conflicts))
         return None, None
 
-    def add_pod(self, state, pod, pod_to_add, node_info):
+    def add_pod(self, state: CycleState, pod: Pod, pod_to_add: Pod, node_info: NodeInfo) -> Status | None:
         s = state.get(_STATE_KEY)
         if s is None:
             return error(f'cannot read "{_STATE_KEY}" from cycleState')
         s.conflicting_refs += s.refs_of(pod_to_add)
         return None
 
-    def remove_pod(self, state, pod, pod_to_remove, node_info):
+    def remove_pod(self, state: CycleState, pod: Pod, pod_to_remove: Pod, node_info: NodeInfo) -> Status | None:
         s = state.get(_STATE_KEY)
         if s is None:
             return error(f'cannot read "{_STATE_KEY}" from cycleState')
         s.conflicting_refs -= s.refs_of(pod_to_remove)
         return None
 
-    def filter(self, state, pod, node_info):
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
         for v in pod.volumes:
             if not _needs_check(v):
                 continue
@@ -135,7 +153,7 @@ class VolumeRestrictions(CatalogMixin, Plugin):
             return unschedulable(ERR_REASON_RWOP_CONFLICT)
         return None
 
-    def events_to_register(self):
+    def events_to_register(self) -> list[ClusterEvent]:
         return [
             ClusterEvent("Pod", "Delete", "a pod using the same disk or ReadWriteOncePod claim is deleted"),
             ClusterEvent("Node", "Add", "a new node appears"),

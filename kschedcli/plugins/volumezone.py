@@ -1,10 +1,34 @@
 """VolumeZone: the zone/region labels of the pod's bound PersistentVolumes must match the node's."""
 from __future__ import annotations
 
-from ..framework.interface import ClusterEvent, Plugin
-from ..framework.status import Status, UNRESOLVABLE, skip, unresolvable
-from .volume_util import (LABEL_BETA_REGION, LABEL_BETA_ZONE, LABEL_REGION, LABEL_ZONE, CatalogMixin, NotFoundError,
-                          pod_pvc_names)
+from typing import TYPE_CHECKING
+
+from ..framework.interface import (
+    ClusterEvent,
+    EnqueueExtensions,
+    FilterPlugin,
+    Plugin,
+    PreFilterPlugin,
+    PreFilterResult,
+)
+from ..framework.status import UNRESOLVABLE, Status, skip, unresolvable
+from ..result import Explainer
+from .volume_util import (
+    LABEL_BETA_REGION,
+    LABEL_BETA_ZONE,
+    LABEL_REGION,
+    LABEL_ZONE,
+    CatalogMixin,
+    NotFoundError,
+    pod_pvc_names,
+)
+
+if TYPE_CHECKING:
+    from ..framework.cycle_state import CycleState
+    from ..model import Pod
+    from ..result import CycleResult
+    from ..snapshot import NodeInfo
+
 
 ERR_REASON_CONFLICT = "node(s) had no available volume zone"
 _STATE_KEY = "PreFilterVolumeZone"
@@ -34,7 +58,7 @@ def pv_topologies(pv) -> list[tuple[str, str, frozenset[str]]]:
     return out
 
 
-class VolumeZone(CatalogMixin, Plugin):
+class VolumeZone(CatalogMixin, Plugin, PreFilterPlugin, FilterPlugin, EnqueueExtensions, Explainer):
     name = "VolumeZone"
 
     def _topologies(self, pod) -> tuple[list | None, Status | None]:
@@ -64,7 +88,8 @@ class VolumeZone(CatalogMixin, Plugin):
             out.extend(pv_topologies(pv))
         return out, None
 
-    def pre_filter(self, state, pod, nodes):
+    def pre_filter(self, state: CycleState, pod: Pod,
+                   nodes: list[NodeInfo]) -> tuple[PreFilterResult | None, Status | None]:
         topologies, st = self._topologies(pod)
         if st is not None:
             return None, st
@@ -73,7 +98,7 @@ class VolumeZone(CatalogMixin, Plugin):
         state.write(_STATE_KEY, topologies)
         return None, None
 
-    def filter(self, state, pod, node_info):
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
         if not pod.volumes:
             return None
         topologies = state.get(_STATE_KEY)
@@ -92,14 +117,14 @@ class VolumeZone(CatalogMixin, Plugin):
                 return Status(UNRESOLVABLE, ERR_REASON_CONFLICT)
         return None
 
-    def explain(self, state, pod, result):
+    def explain(self, state: CycleState, pod: Pod, result: CycleResult) -> dict | None:
         topologies = state.get(_STATE_KEY)
         if not topologies:
             return None
         return {"volumeTopologies": [f"{pv}: {key} in ({', '.join(sorted(values))})"
                                      for pv, key, values in topologies]}
 
-    def events_to_register(self):
+    def events_to_register(self) -> list[ClusterEvent]:
         return [
             ClusterEvent("StorageClass", "Add", "a WaitForFirstConsumer StorageClass is created"),
             ClusterEvent("Node", "Add|UpdateNodeLabel", "a node with the volume's zone labels appears"),

@@ -1,28 +1,37 @@
 """NodeResourcesBalancedAllocation: favour nodes whose resource fractions stay close together."""
 from __future__ import annotations
 
-from ...framework.interface import Plugin
+from typing import TYPE_CHECKING
+
+from ...framework.interface import BatchScorePlugin, Plugin, PreScorePlugin
 from ...framework.status import skip
 from .resource_allocation import balanced_scorer, pod_request_list, resource_vectors
+
+if TYPE_CHECKING:
+    from ...framework.cycle_state import CycleState
+    from ...framework.status import Status
+    from ...model import Pod
+    from ...snapshot import NodeInfo
+
 
 _KEY = "PreScoreNodeResourcesBalancedAllocation"
 
 
-class NodeResourcesBalancedAllocation(Plugin):
+class NodeResourcesBalancedAllocation(Plugin, PreScorePlugin, BatchScorePlugin):
     name = "NodeResourcesBalancedAllocation"
 
     def __init__(self, args, handle):
         super().__init__(args, handle)
         self.resources = args.get("resources") or [{"name": "cpu", "weight": 1}, {"name": "memory", "weight": 1}]
 
-    def pre_score(self, state, pod, nodes):
+    def pre_score(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> Status | None:
         reqs = pod_request_list(pod, self.resources, use_requested=True)
         if all(r == 0 for r in reqs):
             return skip()
         state.write(_KEY, reqs)
         return None
 
-    def score(self, state, pod, node_info):
+    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]:
         reqs = state.get(_KEY)
         if reqs is None:
             reqs = pod_request_list(pod, self.resources, use_requested=True)
@@ -31,7 +40,7 @@ class NodeResourcesBalancedAllocation(Plugin):
         requested, allocatable = resource_vectors(node_info, self.resources, reqs, use_requested=True)
         return balanced_scorer(requested, allocatable), None
 
-    def score_nodes(self, state, pod, nodes):
+    def score_nodes(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> tuple[list[int], Status | None]:
         """score over many nodes; cpu and memory (the default) computed directly in float64 as
         balancedResourceScorer does, anything else node by node."""
         reqs = state.get(_KEY)

@@ -2,13 +2,34 @@
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
-from ...framework.interface import ClusterEvent, Plugin
-from ...framework.status import Status, UNRESOLVABLE, UNSCHEDULABLE, error
+from ...framework.interface import (
+    BatchFilterPlugin,
+    BatchScorePlugin,
+    ClusterEvent,
+    EnqueueExtensions,
+    Plugin,
+    PreFilterPlugin,
+    PreFilterResult,
+    PreScorePlugin,
+)
+from ...framework.status import UNRESOLVABLE, UNSCHEDULABLE, Status, error
 from ...model import is_extended_resource
 from ...snapshot import free_columns
-from .resource_allocation import (least_allocated, most_allocated, pod_request_list,
-                                  requested_to_capacity_ratio, resource_vectors)
+from .resource_allocation import (
+    least_allocated,
+    most_allocated,
+    pod_request_list,
+    requested_to_capacity_ratio,
+    resource_vectors,
+)
+
+if TYPE_CHECKING:
+    from ...framework.cycle_state import CycleState
+    from ...model import Pod
+    from ...snapshot import NodeInfo
+
 
 _PREFILTER_KEY = "PreFilterNodeResourcesFit"
 _LACKING = object()   # filter_nodes' mark for a node whose reasons are still to be told
@@ -37,7 +58,8 @@ def fits_request(req, node_info, ignored: set[str], ignored_groups: set[str]) ->
                            ignored, ignored_groups)
 
 
-def fits_request_on(req, alloc, used, npods: int, ignored: set[str], ignored_groups: set[str]) -> list[InsufficientResource]:
+def fits_request_on(req, alloc, used, npods: int, ignored: set[str],
+                    ignored_groups: set[str]) -> list[InsufficientResource]:
     """fitsRequest against a node's allocatable, its requested resources and pod count."""
     out = []
     if npods + 1 > alloc.allowed_pods:
@@ -76,7 +98,7 @@ def _verdict(insufficient: list[InsufficientResource]) -> Status | None:
     return Status(code, *(i.reason for i in insufficient))
 
 
-class NodeResourcesFit(Plugin):
+class NodeResourcesFit(Plugin, PreFilterPlugin, BatchFilterPlugin, PreScorePlugin, BatchScorePlugin, EnqueueExtensions):
     name = "NodeResourcesFit"
 
     def __init__(self, args, handle):
@@ -94,11 +116,12 @@ class NodeResourcesFit(Plugin):
         else:
             self.scorer = least_allocated(self.resources)
 
-    def pre_filter(self, state, pod, nodes):
+    def pre_filter(self, state: CycleState, pod: Pod,
+                   nodes: list[NodeInfo]) -> tuple[PreFilterResult | None, Status | None]:
         state.write(_PREFILTER_KEY, pod.requests)
         return None, None
 
-    def filter(self, state, pod, node_info):
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
         try:
             req = state.read(_PREFILTER_KEY)
         except KeyError as e:
@@ -117,7 +140,7 @@ class NodeResourcesFit(Plugin):
             return error(str(e))
         return _verdict(fits_request_on(req, node.allocatable, used, npods, self.ignored, self.ignored_groups))
 
-    def filter_nodes(self, state, pod, nodes):
+    def filter_nodes(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> list[Status | None]:
         """filter over many nodes: each node's room and free resources against the requests (the
         snapshot keeps them as columns for its own node list); a node lacking any is then told
         apart by fitsRequest's reasons, nodes failing alike sharing one status."""
@@ -175,18 +198,18 @@ class NodeResourcesFit(Plugin):
         """For explanations: every resource the node lacks for this pod."""
         return fits_request(pod.requests, node_info, self.ignored, self.ignored_groups)
 
-    def pre_score(self, state, pod, nodes):
+    def pre_score(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> Status | None:
         state.write(_PRESCORE_KEY, pod_request_list(pod, self.resources, use_requested=False, pod_level=False))
         return None
 
-    def score(self, state, pod, node_info):
+    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]:
         reqs = state.get(_PRESCORE_KEY)
         if reqs is None:
             reqs = pod_request_list(pod, self.resources, use_requested=False, pod_level=False)
         requested, allocatable = resource_vectors(node_info, self.resources, reqs, use_requested=False)
         return self.scorer(requested, allocatable), None
 
-    def score_nodes(self, state, pod, nodes):
+    def score_nodes(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> tuple[list[int], Status | None]:
         """score over many nodes; LeastAllocated on cpu and memory (the default) is computed
         directly, anything else node by node."""
         reqs = state.get(_PRESCORE_KEY)
@@ -214,7 +237,7 @@ class NodeResourcesFit(Plugin):
             out.append(s // w if w else 0)
         return out, None
 
-    def events_to_register(self):
+    def events_to_register(self) -> list[ClusterEvent]:
         return [ClusterEvent("Pod", "Delete|UpdatePodScaleDown", "an assigned pod is deleted or scaled down"),
                 ClusterEvent("Node", "Add|UpdateNodeAllocatable|UpdateNodeTaint|UpdateNodeLabel",
                              "a node is added or its allocatable grows")]

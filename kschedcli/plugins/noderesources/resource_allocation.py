@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import math
 
+from ... import quantity
 from ...framework.interface import MAX_NODE_SCORE
 from ...model import is_scalar_resource, scoring_requests
-from ... import quantity
 
 MAX_UTILIZATION = 100
 MAX_CUSTOM_PRIORITY_SCORE = 10
