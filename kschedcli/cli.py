@@ -15,6 +15,8 @@ import typer
 
 from . import KUBE_SCHEDULER_VERSION, __version__
 from .completion import complete_node, complete_pod, complete_profile
+from .editflags import EditOrderCommand, with_edit_flags
+from .edits import Edit
 from .errors import InputError
 
 app = typer.Typer(
@@ -125,9 +127,9 @@ def _global_options(
     _VERBOSE["on"] = verbose
 
 
-def _open(cluster: List[str], config: Optional[str]):
+def _open(cluster: List[str], config: Optional[str], edits: Optional[List[Edit]] = None):
     from .engine import open_session
-    session = open_session(list(cluster), config)
+    session = open_session(list(cluster), config, edits)
     if _VERBOSE["on"]:
         _report_load(session)
     return session
@@ -146,11 +148,18 @@ def _report_load(session) -> None:
         typer.echo(f"ksched: ignored kinds the scheduler does not read: {kinds}", err=True)
 
 
+def _show_edits(session, no_color: bool) -> None:
+    if session.edits:
+        from .render.edits import render_edits
+        from .render.terminal import make_console
+        render_edits(session.edits, make_console(no_color))
+
+
 def _run_one(pod: str, cluster: List[str], config: Optional[str], profile: Optional[str], node: Optional[str],
-             seed: Optional[int]):
+             seed: Optional[int], edits: Optional[List[Edit]]):
     from .render.analysis import annotate
     try:
-        session = _open(cluster, config)
+        session = _open(cluster, config, edits)
         p = _load_one_pod(pod, cluster, session)
         _use_profile(p, profile, session)
         if node is not None and session.scheduler.snapshot.get(node) is None:
@@ -162,7 +171,8 @@ def _run_one(pod: str, cluster: List[str], config: Optional[str], profile: Optio
     return session, result
 
 
-@app.command()
+@app.command(cls=EditOrderCommand)
+@with_edit_flags
 def explain(
     pod: str = typer.Argument(..., metavar="POD", autocompletion=complete_pod,
                               help="The pending pod: a file ('-' for stdin), or NAMESPACE/NAME of a pending pod "
@@ -179,23 +189,26 @@ def explain(
     seed: Optional[int] = SeedOpt,
     allow_preemption: bool = AllowPreemptionOpt,
     no_color: bool = ColorOpt,
+    edits: Optional[List[Edit]] = None,
 ) -> None:
     """Explain, node by node and plugin by plugin, what kube-scheduler would do with one pod.
 
     Exit status: 0 schedulable, 1 not (needing preemption counts as not, unless
     --allow-preemption), 2 bad input or usage.
     """
-    session, result = _run_one(pod, cluster, config, profile, node, seed)
+    session, result = _run_one(pod, cluster, config, profile, node, seed, edits)
     if output == Output.table:
         from .render.terminal import render_explain
+        _show_edits(session, no_color)
         render_explain(result, session, node=node, all_nodes=all_nodes, top=top, raw=raw, no_color=no_color)
     else:
         from .render.document import explain_doc
-        _dump(explain_doc(result), output)
+        _dump(explain_doc(result, session.edits), output)
     raise typer.Exit(_exit_code([result], allow_preemption))
 
 
-@app.command()
+@app.command(cls=EditOrderCommand)
+@with_edit_flags
 def schedule(
     pods: Optional[str] = typer.Argument(None, metavar="PODS",
                                          help="File of pending pods ('-' for stdin); default: every pending pod "
@@ -208,6 +221,7 @@ def schedule(
     seed: Optional[int] = SeedOpt,
     allow_preemption: bool = AllowPreemptionOpt,
     no_color: bool = ColorOpt,
+    edits: Optional[List[Edit]] = None,
 ) -> None:
     """Schedule several pods in turn, binding each to its node before the next.
 
@@ -217,7 +231,7 @@ def schedule(
     from .render.analysis import annotate
     from .scheduler import queue_sort
     try:
-        session = _open(cluster, config)
+        session = _open(cluster, config, edits)
         if pods is None:
             from .lookup import pending_pods
             found = pending_pods([c for c in cluster if c != "-"])
@@ -237,10 +251,11 @@ def schedule(
         results = session.scheduler.run_sequence(pod_list, seed, on_result=lambda r: annotate(r, session))
         if output == Output.table:
             from .render.terminal import render_schedule
+            _show_edits(session, no_color)
             render_schedule(results, session, no_color=no_color)
         else:
             from .render.document import run_doc
-            _dump(run_doc(results), output)
+            _dump(run_doc(results, session.edits), output)
     raise typer.Exit(_exit_code(results, allow_preemption))
 
 
@@ -252,7 +267,7 @@ def _stream_json_sequence(session, pod_list, seed):
     from .render.analysis import annotate
     from .render.document import result_doc, run_doc
 
-    head = json.dumps(run_doc([]), indent=2, ensure_ascii=False)
+    head = json.dumps(run_doc([], session.edits), indent=2, ensure_ascii=False)
     assert head.endswith('"results": []\n}')
     out = sys.stdout
     out.write(head[: -len("[]\n}")] + "[")
@@ -270,7 +285,8 @@ def _stream_json_sequence(session, pod_list, seed):
     return kept
 
 
-@app.command()
+@app.command(cls=EditOrderCommand)
+@with_edit_flags
 def preempt(
     pod: str = typer.Argument(..., metavar="POD", autocompletion=complete_pod,
                               help="The pending pod: a file ('-' for stdin), or NAMESPACE/NAME of a pending pod "
@@ -281,19 +297,21 @@ def preempt(
     output: Output = OutputOpt,
     allow_preemption: bool = AllowPreemptionOpt,
     no_color: bool = ColorOpt,
+    edits: Optional[List[Edit]] = None,
 ) -> None:
     """What would preemption evict for this pod, on which node, and why that node and not the others?
 
     Exit status: 0 schedulable, 1 not (needing preemption counts as not, unless
     --allow-preemption), 2 bad input or usage.
     """
-    session, result = _run_one(pod, cluster, config, profile, None, None)
+    session, result = _run_one(pod, cluster, config, profile, None, None, edits)
     if output == Output.table:
         from .render.terminal import render_preempt
+        _show_edits(session, no_color)
         render_preempt(result, session, no_color=no_color)
     else:
         from .render.document import explain_doc
-        _dump(explain_doc(result), output)
+        _dump(explain_doc(result, session.edits), output)
     raise typer.Exit(_exit_code([result], allow_preemption))
 
 

@@ -1,10 +1,11 @@
 """Loading inputs and running cycles: the glue between the CLI and the pure core."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .cluster import Cluster, load_cluster, load_pending_pods
 from .config import SchedulerConfig, load_config
+from .edits import Applied, Edit, apply_edits
 from .model import Pod
 from .plugins import REGISTRY
 from .result import CycleResult
@@ -16,12 +17,15 @@ class Session:
     cluster: Cluster
     config: SchedulerConfig
     scheduler: Scheduler
+    edits: list[Applied] = field(default_factory=list)   # the cluster edits applied, in order
 
 
-def open_session(cluster_paths: list[str], config_path: str | None) -> Session:
+def open_session(cluster_paths: list[str], config_path: str | None, edits: list[Edit] | None = None) -> Session:
+    """The cluster read, the edits applied to it in order, then the scheduler's snapshot built."""
     config = load_config(config_path, REGISTRY)
     cluster = load_cluster(cluster_paths)
-    return Session(cluster, config, Scheduler(cluster, config))
+    applied = apply_edits(cluster, edits) if edits else []
+    return Session(cluster, config, Scheduler(cluster, config), applied)
 
 
 def schedule_file(session: Session, pods_path: str, order: str = "file", seed: int | None = None) -> list[CycleResult]:

@@ -337,3 +337,121 @@ def parse_node_selector(sel, f: str, strict: bool = False) -> NodeSelector:
     terms = sel.get("nodeSelectorTerms") or []
     return NodeSelector(tuple(parse_node_selector_term(t, f"{f}.nodeSelectorTerms[{i}]", strict)
                               for i, t in enumerate(terms)))
+
+
+# ---------------------------------------------------------------------------- selector strings
+
+_SELECTOR_SPECIAL = "=!(),<> \t\n"
+
+
+def _selector_tokens(text: str) -> list[str]:
+    """labels.Parse's lexer: identifiers and the operators `= == != ! ( ) , < >`, `in` and
+    `notin` being identifiers the parser reads as keywords."""
+    tokens: list[str] = []
+    i = 0
+    while i < len(text):
+        ch = text[i]
+        if ch in " \t\n":
+            i += 1
+        elif text.startswith(("==", "!="), i):
+            tokens.append(text[i:i + 2])
+            i += 2
+        elif ch in "=!(),<>":
+            tokens.append(ch)
+            i += 1
+        else:
+            j = i
+            while j < len(text) and text[j] not in _SELECTOR_SPECIAL:
+                j += 1
+            tokens.append(text[i:j])
+            i = j
+    return tokens
+
+
+def parse_selector(text: str) -> LabelSelector:
+    """labels.Parse, the `kubectl -l` syntax: comma-separated requirements `key`, `!key`,
+    `key=value`, `key==value`, `key!=value`, `key in (a,b)`, `key notin (a,b)`, `key>1`, `key<1`.
+    An empty string selects everything. Raises ValueError with the reason."""
+    tokens = _selector_tokens(text)
+    reqs: list[Requirement] = []
+    pos = 0
+
+    def peek() -> str | None:
+        return tokens[pos] if pos < len(tokens) else None
+
+    def take(what: str) -> str:
+        nonlocal pos
+        tok = peek()
+        if tok is None:
+            raise ValueError(f"found end of input, expected {what}")
+        pos += 1
+        return tok
+
+    def identifier(what: str) -> str:
+        tok = take(what)
+        if tok in ("=", "==", "!=", "!", "(", ")", ",", "<", ">"):
+            raise ValueError(f"found '{tok}', expected {what}")
+        return tok
+
+    def check_key(key: str) -> None:
+        errs = qualified_name_errors(key)
+        if errs:
+            raise ValueError(f"invalid label key {key!r}: {'; '.join(errs)}")
+
+    def check_value(value: str) -> None:
+        errs = label_value_errors(value)
+        if errs:
+            raise ValueError(f"invalid label value {value!r}: {'; '.join(errs)}")
+
+    while pos < len(tokens):
+        if peek() == "!":
+            pos += 1
+            key = identifier("a label key")
+            check_key(key)
+            reqs.append(Requirement(key, "DoesNotExist"))
+        else:
+            key = identifier("a label key")
+            check_key(key)
+            op = peek()
+            if op is None or op == ",":
+                reqs.append(Requirement(key, "Exists"))
+            elif op in ("=", "==", "!="):
+                pos += 1
+                nxt = peek()
+                value = "" if nxt is None or nxt == "," else identifier("a label value")
+                check_value(value)
+                reqs.append(Requirement(key, "NotIn" if op == "!=" else "In", frozenset((value,))))
+            elif op in ("in", "notin"):
+                pos += 1
+                if take("'('") != "(":
+                    raise ValueError(f"expected '(' after '{op}'")
+                values: list[str] = []
+                while True:
+                    tok = take("a value or ')'")
+                    if tok == ")":
+                        break
+                    if tok == ",":
+                        continue
+                    if tok in ("=", "==", "!=", "!", "(", "<", ">"):
+                        raise ValueError(f"found '{tok}', expected a value")
+                    check_value(tok)
+                    values.append(tok)
+                if not values:
+                    raise ValueError("for 'in', 'notin' operators, values set can't be empty")
+                reqs.append(Requirement(key, "In" if op == "in" else "NotIn", frozenset(values)))
+            elif op in ("<", ">"):
+                pos += 1
+                tok = identifier("an integer")
+                n = parse_int64(tok)
+                if n is None:
+                    raise ValueError(f"for 'Gt', 'Lt' operators, the value must be an integer, not {tok!r}")
+                reqs.append(Requirement(key, "Gt" if op == ">" else "Lt", (n,)))
+            else:
+                raise ValueError(f"found '{op}', expected one of =, ==, !=, in, notin, <, >")
+        if pos < len(tokens):
+            if tokens[pos] != ",":
+                raise ValueError(f"found '{tokens[pos]}', expected ','")
+            pos += 1
+            if pos == len(tokens):
+                raise ValueError("found end of input, expected a requirement after ','")
+    return LabelSelector(tuple(reqs))

@@ -145,11 +145,18 @@ def result_doc(r: CycleResult) -> dict:
     return doc
 
 
-def explain_doc(r: CycleResult) -> dict:
-    """`ksched explain -o json`: one result object, with the versions."""
-    return {**result_doc(r), "kschedVersion": __version__, "kubernetesVersion": KUBE_SCHEDULER_VERSION}
+def explain_doc(r: CycleResult, edits: list | None = None) -> dict:
+    """`ksched explain -o json`: one result object, with the versions (and the cluster edits
+    applied, edits.Applied, when there were any)."""
+    doc = {**result_doc(r), "kschedVersion": __version__, "kubernetesVersion": KUBE_SCHEDULER_VERSION}
+    if edits:
+        doc["edits"] = [a.doc() for a in edits]
+    return doc
 
 
-def run_doc(results: list[CycleResult]) -> dict:
-    return {"kschedVersion": __version__, "kubernetesVersion": KUBE_SCHEDULER_VERSION,
-            "results": [result_doc(r) for r in results]}
+def run_doc(results: list[CycleResult], edits: list | None = None) -> dict:
+    doc: dict[str, Any] = {"kschedVersion": __version__, "kubernetesVersion": KUBE_SCHEDULER_VERSION}
+    if edits:
+        doc["edits"] = [a.doc() for a in edits]
+    doc["results"] = [result_doc(r) for r in results]
+    return doc
