@@ -315,6 +315,127 @@ def preempt(
     raise typer.Exit(_exit_code([result], allow_preemption))
 
 
+@app.command(cls=EditOrderCommand)
+@with_edit_flags
+def drain(
+    nodes: List[str] = typer.Argument(..., metavar="NODE|SELECTOR...", autocompletion=complete_node,
+                                      help="Nodes to drain: names, or label selectors (kubectl -l syntax)."),
+    cluster: List[str] = ClusterOpt,
+    config: Optional[str] = ConfigOpt,
+    output: Output = OutputOpt,
+    delete_emptydir_data: bool = typer.Option(False, "--delete-emptydir-data",
+                                              help="Evict pods with emptyDir volumes too (as kubectl drain)."),
+    force: bool = typer.Option(False, "--force", help="Delete pods without a controller too (as kubectl drain)."),
+    seed: Optional[int] = SeedOpt,
+    allow_preemption: bool = AllowPreemptionOpt,
+    no_color: bool = ColorOpt,
+    edits: Optional[List[Edit]] = None,
+) -> None:
+    """Can these nodes be drained? Cordon them, evict what kubectl drain would (PodDisruptionBudgets
+    honoured as the eviction API does), and reschedule the evicted pods, highest priority first.
+
+    Exit status: 0 every node can be drained and every evicted pod finds a node (one that needs
+    preemption counts as not, unless --allow-preemption), 1 not, 2 bad input or usage.
+    """
+    from .drain import drain as run_drain
+    from .engine import load_inputs
+    try:
+        cluster_obj, config_obj, applied = load_inputs(list(cluster), config, edits)
+        report = run_drain(cluster_obj, config_obj, list(nodes), delete_emptydir_data=delete_emptydir_data,
+                           force=force, seed=seed)
+    except InputError as e:
+        _fail(e)
+    if output == Output.table:
+        from .render.drain import render_drain
+        from .render.edits import render_edits
+        from .render.terminal import make_console
+        console = make_console(no_color)
+        render_edits(applied, console)
+        render_drain(report, console, allow_preemption)
+    else:
+        from .render.drain import drain_doc
+        _dump(drain_doc(report, applied, allow_preemption), output)
+    raise typer.Exit(0 if report.drainable(allow_preemption) else 1)
+
+
+@app.command(cls=EditOrderCommand)
+@with_edit_flags
+def diff(
+    pods: Optional[str] = typer.Argument(None, metavar="PODS",
+                                         help="File of pods to schedule ('-' for stdin); default: the snapshot's "
+                                              "pending pods."),
+    cluster: List[str] = ClusterOpt,
+    config: Optional[str] = ConfigOpt,
+    against_config: Optional[str] = typer.Option(None, "--against-config", metavar="FILE",
+                                                 help="World B's KubeSchedulerConfiguration."),
+    against_cluster: Optional[List[str]] = typer.Option(None, "--against-cluster", metavar="SNAPSHOT",
+                                                        help="World B's snapshot (repeatable)."),
+    all_pods: bool = typer.Option(False, "--all", help="Every bound pod, taken off its node and placed again "
+                                                       "from an empty cluster, in priority order."),
+    output: Output = OutputOpt,
+    seed: Optional[int] = SeedOpt,
+    no_color: bool = ColorOpt,
+    edits: Optional[List[Edit]] = None,
+) -> None:
+    """The same pods in two worlds: A (--cluster, --config) and B (--against-config,
+    --against-cluster and/or the cluster edits, applied to B only). Reports the pods whose verdict
+    or node changes, and aggregates: nodes used, utilisation spread, pods needing preemption.
+
+    Exit status: 0 every pod gets the same verdict and node, 1 some pod differs, 2 bad input or usage.
+    """
+    from .diff import diff as run_diff
+    from .engine import load_inputs
+    try:
+        if not (against_config or against_cluster or edits):
+            raise InputError("nothing to compare: give --against-config, --against-cluster or a cluster edit",
+                             field="diff")
+        if all_pods and pods is not None:
+            raise InputError("PODS and --all exclude each other", field="--all")
+        b_paths = list(against_cluster or cluster)
+        b_config = against_config or config
+        cluster_a, config_a, _ = load_inputs(list(cluster), config)
+        cluster_b, config_b, applied = load_inputs(b_paths, b_config, edits)
+        pods_of = None
+        mode = "all"
+        if not all_pods:
+            if pods is None:
+                from .lookup import pending_pods
+                found = pending_pods([c for c in cluster if c != "-"])
+                if not found:
+                    raise InputError("no PODS file given and no pending pod in the snapshot (or use --all)",
+                                     field="PODS")
+                mode = "pending"
+
+                def pods_of(c):
+                    return [c.parse_pod(o, p, w) for o, p, w in found]
+            else:
+                from .cluster import parse_pending_pods
+                from .loader import iter_objects
+                raw_pods = list(iter_objects(pods))
+                mode = "pods"
+
+                def pods_of(c):
+                    return parse_pending_pods(raw_pods, pods, c)
+        name_a = f"--cluster {' '.join(cluster)} --config {config or '(defaults)'}"
+        name_b = f"--cluster {' '.join(b_paths)} --config {b_config or '(defaults)'}"
+        if edits:
+            name_b += " " + " ".join(str(e) for e in edits)
+        report = run_diff((name_a, cluster_a, config_a), (name_b, cluster_b, config_b), pods_of, seed=seed, mode=mode)
+    except InputError as e:
+        _fail(e)
+    if output == Output.table:
+        from .render.diff import render_diff
+        from .render.edits import render_edits
+        from .render.terminal import make_console
+        console = make_console(no_color)
+        render_edits(applied, console)
+        render_diff(report, console)
+    else:
+        from .render.diff import diff_doc
+        _dump(diff_doc(report, applied), output)
+    raise typer.Exit(0 if report.same else 1)
+
+
 @app.command()
 def schema() -> None:
     """Print the JSON Schema of `-o json` (explain and preempt: one result; schedule: {results: [...]})."""

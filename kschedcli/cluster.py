@@ -369,16 +369,19 @@ def _load_cluster(paths: Iterable[str]) -> Cluster:
 
 def load_pending_pods(path: str, cluster: Cluster) -> list[Pod]:
     """The pods to schedule. Every object must be a Pod."""
+    return parse_pending_pods(list(iter_objects(path)), path, cluster)
+
+
+def parse_pending_pods(objects: list[tuple[dict, str]], path: str, cluster: Cluster) -> list[Pod]:
+    """The pods to schedule from the (object, where) pairs read from `path`, parsed against the
+    cluster's PriorityClasses. Every object must be a Pod. (A pod that names its node still goes
+    through a cycle: NodeName filters the rest.)"""
     pods = []
-    for obj, where in iter_objects(path):
+    for obj, where in objects:
         if obj.get("kind") != "Pod":
             raise InputError(f"expected a Pod, found {obj.get('kind') or 'an object without kind'}",
                              source=path, where=where)
-        pod = cluster.parse_pod(obj, path, where)
-        if pod.node_name:
-            # A pod that names its node still goes through a cycle: NodeName filters the rest.
-            pass
-        pods.append(pod)
+        pods.append(cluster.parse_pod(obj, path, where))
     if not pods:
         raise InputError("no Pod found", source=path)
     return pods

@@ -20,11 +20,18 @@ class Session:
     edits: list[Applied] = field(default_factory=list)   # the cluster edits applied, in order
 
 
-def open_session(cluster_paths: list[str], config_path: str | None, edits: list[Edit] | None = None) -> Session:
-    """The cluster read, the edits applied to it in order, then the scheduler's snapshot built."""
+def load_inputs(cluster_paths: list[str], config_path: str | None,
+                edits: list[Edit] | None = None) -> tuple[Cluster, SchedulerConfig, list[Applied]]:
+    """The config and the cluster read, the edits applied to the cluster in order."""
     config = load_config(config_path, REGISTRY)
     cluster = load_cluster(cluster_paths)
     applied = apply_edits(cluster, edits) if edits else []
+    return cluster, config, applied
+
+
+def open_session(cluster_paths: list[str], config_path: str | None, edits: list[Edit] | None = None) -> Session:
+    """The inputs read and edited, then the scheduler's snapshot built."""
+    cluster, config, applied = load_inputs(cluster_paths, config_path, edits)
     return Session(cluster, config, Scheduler(cluster, config), applied)
 
 
