@@ -9,15 +9,17 @@ import json
 import os
 import sys
 from enum import Enum
-from typing import List, Optional
+from typing import TYPE_CHECKING, List, Optional
 
 import typer
 
 from . import KUBE_SCHEDULER_VERSION, __version__
 from .completion import complete_node, complete_pod, complete_profile
 from .editflags import EditOrderCommand, with_edit_flags
-from .edits import Edit
 from .errors import InputError
+
+if TYPE_CHECKING:
+    from .edits import Edit
 
 app = typer.Typer(
     name="ksched",
@@ -150,7 +152,7 @@ def _report_load(session) -> None:
 
 def _show_edits(session, no_color: bool) -> None:
     if session.edits:
-        from .render.edits import render_edits
+        from .render.terminal.edits import render_edits
         from .render.terminal import make_console
         render_edits(session.edits, make_console(no_color))
 
@@ -346,8 +348,8 @@ def drain(
     except InputError as e:
         _fail(e)
     if output == Output.table:
-        from .render.drain import render_drain
-        from .render.edits import render_edits
+        from .render.terminal.drain import render_drain
+        from .render.terminal.edits import render_edits
         from .render.terminal import make_console
         console = make_console(no_color)
         render_edits(applied, console)
@@ -424,8 +426,8 @@ def diff(
     except InputError as e:
         _fail(e)
     if output == Output.table:
-        from .render.diff import render_diff
-        from .render.edits import render_edits
+        from .render.terminal.diff import render_diff
+        from .render.terminal.edits import render_edits
         from .render.terminal import make_console
         console = make_console(no_color)
         render_edits(applied, console)

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import functools
 import inspect
-from typing import Any, Callable, List, Optional
+from typing import TYPE_CHECKING, Any, Callable, List, Optional
 
 import typer
 from typer.core import TyperCommand
 
-from .edits import Edit, ordered_edits
+if TYPE_CHECKING:
+    from .edits import Edit
 
 _ARGV_KEY = "ksched.argv"
 
@@ -43,9 +44,14 @@ class EditOrderCommand(TyperCommand):
 
 def with_edit_flags(fn: Callable[..., Any]) -> Callable[..., Any]:
     """Expose the edit flags on `fn` (which takes `edits: list[Edit]` instead)."""
-    sig = inspect.signature(fn, eval_str=True)
-    params = [p for name, p in sig.parameters.items() if name != "edits"]
-    hints = {name: p.annotation for name, p in sig.parameters.items() if name != "edits"}
+    sig = inspect.signature(fn)   # annotations as written: `edits`' type is known only when type checking
+
+    def resolved(p: inspect.Parameter) -> inspect.Parameter:
+        ann = p.annotation
+        return p.replace(annotation=eval(ann, fn.__globals__) if isinstance(ann, str) else ann)  # noqa: S307
+
+    params = [resolved(p) for name, p in sig.parameters.items() if name != "edits"]
+    hints = {p.name: p.annotation for p in params}
     extra = [inspect.Parameter("ksched_ctx", inspect.Parameter.KEYWORD_ONLY, annotation=typer.Context)]
     hints["ksched_ctx"] = typer.Context
     for flag, help_text in _HELP.items():
@@ -62,12 +68,13 @@ def with_edit_flags(fn: Callable[..., Any]) -> Callable[..., Any]:
 
     @functools.wraps(fn)
     def wrapper(**kwargs: Any) -> Any:
+        from .edits import ordered_edits   # the cluster layer, loaded when a command runs (not for --help)
         ctx = kwargs.pop("ksched_ctx")
         values = {flag: list(kwargs.pop(_PARAM[flag]) or []) for flag in _HELP}
         edits: List[Edit] = ordered_edits(values, ctx.meta.get(_ARGV_KEY))
         return fn(edits=edits, **kwargs)
 
-    wrapper.__signature__ = sig.replace(parameters=params + extra)  # type: ignore[attr-defined]
-    wrapper.__annotations__ = {**hints, "return": sig.return_annotation}
+    wrapper.__signature__ = sig.replace(parameters=params + extra, return_annotation=None)  # type: ignore[attr-defined]
+    wrapper.__annotations__ = {**hints, "return": None}
     del wrapper.__wrapped__   # Typer reads the signature above, not fn's
     return wrapper

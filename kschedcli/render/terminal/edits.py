@@ -6,6 +6,8 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
+from .layout import hang
+
 
 def edits_block(applied: list) -> list[Any]:
     """`Cluster edits` and one line per edit: the flag as given, then what it did."""
@@ -28,7 +30,6 @@ def render_edits(applied: list, console: Console) -> None:
     block = edits_block(applied)
     if not block:
         return
-    from .terminal import _hang
     for item in block:
-        console.print(_hang(item))
+        console.print(hang(item))
     console.print()
