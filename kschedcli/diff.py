@@ -9,8 +9,8 @@ worlds by namespace/name.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 from .cluster import Cluster
 from .config import SchedulerConfig
@@ -109,10 +109,11 @@ def _summarise(name: str, sched: Scheduler, results: list[CycleResult]) -> World
         if alloc.memory > 0:
             mem.append(100.0 * ni.requested.memory / alloc.memory)
     receiving = {o.node for o in outcomes.values() if o.verdict == "schedulable"}
+    used = sum(1 for ni in infos if any(not is_daemonset_pod(p) for p in ni.pods))
     return WorldSummary(
         name=name, nodes=len(infos), pods=len(results), scheduled=counts["schedulable"],
         preemption=counts["preemption"], unschedulable=counts["unschedulable"] + counts["error"],
-        nodes_used=sum(1 for ni in infos if any(not is_daemonset_pod(p) for p in ni.pods)), nodes_receiving=len(receiving),
+        nodes_used=used, nodes_receiving=len(receiving),
         spread={"cpu": _spread(cpu), "memory": _spread(mem)}, outcomes=outcomes)
 
 

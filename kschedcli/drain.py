@@ -20,14 +20,14 @@ The snapshot files are never modified; the cluster is changed in memory, round b
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 from .cluster import Cluster
 from .config import SchedulerConfig
 from .edits import cordon, is_daemonset_pod, owner_of, select_nodes
 from .errors import InputError
-from .labels import parse_label_selector
+from .labels import LabelSelector, parse_label_selector
 from .model import Node, Pod
 from .result import CycleResult
 from .scheduler import Scheduler, queue_sort
@@ -150,11 +150,16 @@ def _grouped(pairs: list[tuple[str, str]], fmt: str) -> list[str]:
 class Budget:
     key: str                # namespace/name
     namespace: str
-    selector: object
+    selector: LabelSelector
     allowed: int            # status.disruptionsAllowed, as it changes during the drain
     desired: int
     healthy: int
     always_allow_unhealthy: bool
+
+
+def _count(status: dict, key: str) -> int:
+    v = status.get(key)
+    return v if isinstance(v, int) and not isinstance(v, bool) else 0
 
 
 def budgets_of(cluster: Cluster) -> list[Budget]:
@@ -169,11 +174,10 @@ def budgets_of(cluster: Cluster) -> list[Budget]:
         if sel.is_nothing or sel.is_empty():
             continue   # the eviction API: a nil or empty selector matches nothing
 
-        def count(k: str) -> int:
-            v = status.get(k)
-            return v if isinstance(v, int) and not isinstance(v, bool) else 0
-        out.append(Budget(f"{ns}/{name}", ns, sel, count("disruptionsAllowed"), count("desiredHealthy"),
-                          count("currentHealthy"), spec.get("unhealthyPodEvictionPolicy") == "AlwaysAllow"))
+        allowed, desired, healthy = (_count(status, k) for k in ("disruptionsAllowed", "desiredHealthy",
+                                                                  "currentHealthy"))
+        out.append(Budget(f"{ns}/{name}", ns, sel, allowed, desired, healthy,
+                          spec.get("unhealthyPodEvictionPolicy") == "AlwaysAllow"))
     return out
 
 
@@ -198,9 +202,8 @@ def evict(pod: Pod, budgets: list[Budget]) -> tuple[bool, str, str]:
     if not matching:
         return True, "", ""
     b = matching[0]
-    if not _is_ready(pod):
-        if b.always_allow_unhealthy or (b.healthy >= b.desired and b.desired > 0):
-            return True, "", b.key
+    if not _is_ready(pod) and (b.always_allow_unhealthy or (b.healthy >= b.desired and b.desired > 0)):
+        return True, "", b.key
     if b.allowed <= 0:
         return False, (f"{PDB_VIOLATION} The disruption budget {b.key.split('/', 1)[1]} needs {b.desired} "
                        f"healthy pods and has {b.healthy} currently"), b.key

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import functools
 import inspect
-from typing import TYPE_CHECKING, Any, Callable, List, Optional
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import typer
 from typer.core import TyperCommand
@@ -61,17 +62,17 @@ def with_edit_flags(fn: Callable[..., Any]) -> Callable[..., Any]:
         opt = typer.Option(None, flag, metavar=_METAVAR.get(flag, "NODE"), help=help_text,
                            rich_help_panel="Cluster edits")
         extra.append(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=opt,
-                                       annotation=Optional[List[str]]))
-        hints[name] = Optional[List[str]]
+                                       annotation=list[str] | None))
+        hints[name] = list[str] | None
     params = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) if p.kind == p.POSITIONAL_OR_KEYWORD else p
               for p in params]
 
     @functools.wraps(fn)
     def wrapper(**kwargs: Any) -> Any:
-        from .edits import ordered_edits   # the cluster layer, loaded when a command runs (not for --help)
+        from .edits import ordered_edits  # the cluster layer, loaded when a command runs (not for --help)
         ctx = kwargs.pop("ksched_ctx")
         values = {flag: list(kwargs.pop(_PARAM[flag]) or []) for flag in _HELP}
-        edits: List[Edit] = ordered_edits(values, ctx.meta.get(_ARGV_KEY))
+        edits: list[Edit] = ordered_edits(values, ctx.meta.get(_ARGV_KEY))
         return fn(edits=edits, **kwargs)
 
     wrapper.__signature__ = sig.replace(parameters=params + extra, return_annotation=None)  # type: ignore[attr-defined]

@@ -198,7 +198,7 @@ def _rename_node_terms(affinity: Any, old: str, new: str) -> Any:
     na = affinity.get("nodeAffinity")
     req = na.get("requiredDuringSchedulingIgnoredDuringExecution") if isinstance(na, dict) else None
     terms = req.get("nodeSelectorTerms") if isinstance(req, dict) else None
-    if not isinstance(terms, list):
+    if not isinstance(na, dict) or not isinstance(req, dict) or not isinstance(terms, list):
         return affinity
     new_terms = []
     for t in terms:

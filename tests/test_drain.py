@@ -14,8 +14,7 @@ from typer.testing import CliRunner
 from kschedcli.cli import app
 from kschedcli.cluster import Cluster
 from kschedcli.config import SchedulerConfig, build_profile
-from kschedcli.drain import (BLOCKED, DELETED, EVICTED, PDB_MULTIPLE, REFUSED, SKIPPED_MIRROR, STAYS_DAEMONSET,
-                             drain)
+from kschedcli.drain import BLOCKED, DELETED, EVICTED, PDB_MULTIPLE, REFUSED, SKIPPED_MIRROR, STAYS_DAEMONSET, drain
 from kschedcli.errors import InputError
 from kschedcli.model import Pod
 from kschedcli.plugins import REGISTRY

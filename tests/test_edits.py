@@ -52,16 +52,22 @@ def cluster_of(nodes, pods=()):
 
 
 def three_nodes():
-    nodes = [node("a1", labels={"pool": "general", "zone": "a"}, taints=[{"key": "k", "value": "v", "effect": "NoSchedule"}],
+    nodes = [node("a1", labels={"pool": "general", "zone": "a"},
+                  taints=[{"key": "k", "value": "v", "effect": "NoSchedule"}],
                   images=[{"names": ["app:1"], "sizeBytes": 100}]),
              node("a2", labels={"pool": "general", "zone": "b"}),
              node("g1", labels={"pool": "gpu", "zone": "a"})]
     pods = [ds_pod("agent-x", "a1"), rs_pod("web-1", "a1"), rs_pod("web-2", "a2"), pod("bare", node_name="a1")]
     c = cluster_of(nodes, pods)
+    deployment = {"kind": "Deployment", "name": "web", "controller": True}
     c.objects["ReplicaSet"][("shop", "web-1234")] = {
-        "kind": "ReplicaSet", "metadata": {"name": "web-1234", "namespace": "shop",
-                                           "ownerReferences": [{"kind": "Deployment", "name": "web", "controller": True}]}}
+        "kind": "ReplicaSet", "metadata": {"name": "web-1234", "namespace": "shop", "ownerReferences": [deployment]}}
     return c
+
+
+def scheduler_of(c):
+    profile = build_profile({"schedulerName": "default-scheduler"}, "t", REGISTRY)
+    return Scheduler(c, SchedulerConfig(profiles=[profile]))
 
 
 def apply(c, *pairs):
@@ -112,7 +118,7 @@ def test_add_node_copies_the_node_and_only_its_daemonset_pods():
     assert terms is not None
     assert applied.nodes == ["a1-copy-1", "a1-copy-2"] and len(applied.pods_added) == 2
     # the copies are real nodes: a pod tolerating k fits there, and the copied DaemonSet pod counts
-    sched = Scheduler(c, SchedulerConfig(profiles=[build_profile({"schedulerName": "default-scheduler"}, "t", REGISTRY)]))
+    sched = scheduler_of(c)
     assert sched.snapshot.get("a1-copy-1").requested.milli_cpu == 100
 
 
@@ -126,7 +132,8 @@ def test_add_node_numbers_on_and_takes_a_selector():
 def test_add_node_from_a_file(tmp_path):
     c = three_nodes()
     f = tmp_path / "new.yaml"
-    f.write_text("kind: Node\nmetadata: {name: fresh, labels: {pool: new}}\nstatus: {allocatable: {cpu: '8', memory: 16Gi, pods: '110'}}\n")
+    f.write_text("kind: Node\nmetadata: {name: fresh, labels: {pool: new}}\n"
+                 "status: {allocatable: {cpu: '8', memory: 16Gi, pods: '110'}}\n")
     [applied] = apply(c, ("--add-node", str(f)))
     assert c.nodes[-1].name == "fresh" and applied.nodes == ["fresh"]
     f.write_text("kind: Node\nmetadata: {name: a1}\n")
@@ -151,7 +158,7 @@ def test_cordon_sets_unschedulable_and_its_taint_and_uncordon_clears_both():
     a1, g1 = c.nodes[0], c.nodes[2]
     assert a1.unschedulable and g1.unschedulable and not c.nodes[1].unschedulable
     assert "node.kubernetes.io/unschedulable:NoSchedule" in [str(t) for t in g1.taints]
-    sched = Scheduler(c, SchedulerConfig(profiles=[build_profile({"schedulerName": "default-scheduler"}, "t", REGISTRY)]))
+    sched = scheduler_of(c)
     r = sched.schedule(pod("new", requests={"cpu": "1"}))
     assert r.selected_node == "a2"
     assert r.filters["g1"].first_failure.plugin == "NodeUnschedulable"

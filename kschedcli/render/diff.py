@@ -6,6 +6,7 @@ from typing import Any
 from .. import KUBE_SCHEDULER_VERSION, __version__
 from ..diff import DiffReport, Outcome, WorldSummary
 
+
 def _outcome_doc(o: Outcome | None) -> dict[str, Any] | None:
     if o is None:
         return None

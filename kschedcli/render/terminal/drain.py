@@ -6,8 +6,17 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
-from ...drain import (BLOCKED, DELETED, EVICTED, REFUSED, SKIPPED_MIRROR, STAYS_DAEMONSET, DrainReport,
-                      PodOutcome, nominated)
+from ...drain import (
+    BLOCKED,
+    DELETED,
+    EVICTED,
+    REFUSED,
+    SKIPPED_MIRROR,
+    STAYS_DAEMONSET,
+    DrainReport,
+    PodOutcome,
+    nominated,
+)
 from ..analysis import verdict_of
 from .layout import indent, new_table, plural, print_blocks, section
 
