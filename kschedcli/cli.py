@@ -230,8 +230,6 @@ def schedule(
     Exit status: 0 schedulable, 1 not (needing preemption counts as not, unless
     --allow-preemption), 2 bad input or usage.
     """
-    from .render.analysis import annotate
-    from .scheduler import queue_sort
     try:
         session = _open(cluster, config, edits)
         if pods is None:
@@ -245,6 +243,14 @@ def schedule(
             pod_list = load_pending_pods(pods, session.cluster)
     except InputError as e:
         _fail(e)
+    _run_and_show(session, pod_list, order, output, seed, allow_preemption, no_color)
+
+
+def _run_and_show(session, pod_list, order: Order, output: Output, seed: Optional[int], allow_preemption: bool,
+                  no_color: bool) -> None:
+    """Schedule the pods in turn (schedule, run) and print the outcome; exits."""
+    from .render.analysis import annotate
+    from .scheduler import queue_sort
     if order == Order.priority:
         pod_list = queue_sort(pod_list)
     if output == Output.json:
@@ -439,8 +445,49 @@ def diff(
 
 
 @app.command()
-def schema() -> None:
-    """Print the JSON Schema of `-o json` (explain and preempt: one result; schedule: {results: [...]})."""
+def run(
+    scenario: str = typer.Argument(..., metavar="SCENARIO", help="A Scenario file (`ksched schema --scenario`)."),
+    output: Output = OutputOpt,
+    seed: Optional[int] = SeedOpt,
+    allow_preemption: bool = AllowPreemptionOpt,
+    no_color: bool = ColorOpt,
+) -> None:
+    """Run a scenario file: its snapshot and config, its cluster edits in order, then its pods (or
+    the snapshot's pending pods) scheduled in turn, as `ksched schedule` with the same flags would.
+
+    Exit status: 0 schedulable, 1 not (needing preemption counts as not, unless
+    --allow-preemption), 2 bad input or usage.
+    """
+    from .scenario import load_scenario, scenario_pods
+    try:
+        sc = load_scenario(scenario)
+        try:
+            session = _open(sc.cluster, sc.config, sc.edits)
+        except InputError as e:
+            raise e.located(source=scenario) from None
+        pod_list = scenario_pods(sc, session.cluster)
+        if not pod_list:
+            from .lookup import pending_pods
+            found = pending_pods([c for c in sc.cluster if c != "-"])
+            if not found:
+                raise InputError("the scenario names no pods and the snapshot has no pending pod", source=scenario,
+                                 field="pods")
+            pod_list = [session.cluster.parse_pod(o, p, w) for o, p, w in found]
+    except InputError as e:
+        _fail(e)
+    _run_and_show(session, pod_list, Order(sc.order), output, seed, allow_preemption, no_color)
+
+
+@app.command()
+def schema(
+    scenario: bool = typer.Option(False, "--scenario", help="The Scenario file's schema (`ksched run`) instead."),
+) -> None:
+    """Print the JSON Schema of `-o json` (explain and preempt: one result; schedule: {results: [...]};
+    drain; diff), or with --scenario of scenario files."""
+    if scenario:
+        from .scenario import scenario_schema_text
+        sys.stdout.write(scenario_schema_text())
+        return
     from importlib import resources as ilres
     text = ilres.files("kschedcli.schemas").joinpath("result.schema.json").read_text(encoding="utf-8")
     sys.stdout.write(text if text.endswith("\n") else text + "\n")

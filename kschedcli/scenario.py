@@ -1,0 +1,107 @@
+"""Scenario files: one checked-in file holding a what-if — the snapshot, the config, the cluster
+edits and the pods to schedule — run by `ksched run scenario.yaml`.
+
+    apiVersion: ksched.io/v1alpha1
+    kind: Scenario
+    metadata: {name: lose-zone-a}
+    cluster: [prod-cluster.yaml]          # snapshot files, relative to this file
+    config: most-allocated.yaml           # optional KubeSchedulerConfiguration file
+    edits:                                # the --add-node, --cordon... flags, in order
+    - cordon: topology.kubernetes.io/zone=us-east-1a
+    - addNode: general-b-01:2
+    pods:                                 # optional: files, or Pod objects inline; default:
+    - pods/rollout.yaml                   #   the snapshot's pending pods
+    order: priority                       # or file
+
+The file is validated against schemas/scenario.schema.json (`ksched schema --scenario`); its edits
+become the same edits.Edit values the flags do and go through the same edits.apply_edits.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+from .errors import InputError
+from .loader import iter_objects
+
+API_VERSION = "ksched.io/v1alpha1"
+
+
+@dataclass
+class Scenario:
+    path: str
+    name: str
+    cluster: list[str]
+    config: str | None
+    edits: list  # list[edits.Edit]
+    pod_files: list[str] = field(default_factory=list)
+    inline_pods: list[tuple[dict, str]] = field(default_factory=list)   # (object, where)
+    order: str = "priority"
+
+
+def _schema() -> dict:
+    import json
+    from importlib import resources
+    return json.loads(resources.files("kschedcli.schemas").joinpath("scenario.schema.json").read_text("utf-8"))
+
+
+def scenario_schema_text() -> str:
+    from importlib import resources
+    text = resources.files("kschedcli.schemas").joinpath("scenario.schema.json").read_text("utf-8")
+    return text if text.endswith("\n") else text + "\n"
+
+
+def _location(path: list) -> str:
+    return "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path).lstrip(".") or "(root)"
+
+
+def load_scenario(path: str) -> Scenario:
+    """The scenario in `path`, validated; its file paths made relative to the scenario's folder."""
+    from .edits import EDIT_FLAGS, Edit
+    docs = list(iter_objects(path))
+    if len(docs) != 1:
+        raise InputError(f"expected one Scenario document, found {len(docs)}", source=path)
+    doc, _ = docs[0]
+    if doc.get("kind") != "Scenario":
+        raise InputError(f"expected kind Scenario, found {doc.get('kind')!r}", source=path, field="kind")
+    import jsonschema
+    errors = sorted(jsonschema.Draft202012Validator(_schema()).iter_errors(doc), key=lambda e: list(e.absolute_path))
+    if errors:
+        raise InputError(errors[0].message, source=path, field=_location(list(errors[0].absolute_path)))
+    base = os.path.dirname(path) if path != "-" else ""
+
+    def rel(p: str) -> str:
+        return p if p == "-" or os.path.isabs(p) else os.path.join(base, p)
+
+    flag_of = {key: flag for flag, key in EDIT_FLAGS.items()}
+    edits = []
+    for item in doc.get("edits") or []:
+        [(key, value)] = item.items()
+        if flag_of[key] == "--add-node" and (value.endswith((".yaml", ".yml", ".json"))
+                                             or os.path.exists(rel(value))):
+            value = rel(value)
+        edits.append(Edit(flag_of[key], value))
+    pod_files: list[str] = []
+    inline: list[tuple[dict, str]] = []
+    for i, p in enumerate(doc.get("pods") or []):
+        if isinstance(p, str):
+            pod_files.append(rel(p))
+        else:
+            inline.append((p, f"pods[{i}]"))
+    config = doc.get("config")
+    return Scenario(path=path, name=((doc.get("metadata") or {}).get("name") or ""),
+                    cluster=[rel(c) for c in doc["cluster"]], config=rel(config) if config else None,
+                    edits=edits, pod_files=pod_files, inline_pods=inline, order=doc.get("order") or "priority")
+
+
+def scenario_pods(s: Scenario, cluster: Any) -> list:
+    """The scenario's pods (model.Pod), parsed against the cluster; None when it names none
+    (the snapshot's pending pods are scheduled then)."""
+    from .cluster import load_pending_pods, parse_pending_pods
+    pods = []
+    for f in s.pod_files:
+        pods.extend(load_pending_pods(f, cluster))
+    if s.inline_pods:
+        pods.extend(parse_pending_pods(s.inline_pods, s.path, cluster))
+    return pods
