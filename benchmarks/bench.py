@@ -122,7 +122,7 @@ def child_cycles(data: str, runs: int, seq_runs: int, seq_limit: int) -> dict:
         t = time.perf_counter()
         # every cycle keeps each plugin's verdict on every node; the results are not retained
         # (1,000 of them on 5,000 nodes would hold ~10 GB), as a streaming renderer would not
-        sched.run_sequence(pods, on_result=lambda r: scheduled.append(r.schedulable), keep=False)
+        sched.run_sequence(pods, on_result=lambda r, out=scheduled: out.append(r.schedulable), keep=False)
         dt = time.perf_counter() - t
         seq.append({"seconds": dt, "pods": len(pods), "pods_per_s": len(pods) / dt,
                     "scheduled": sum(scheduled)})
@@ -270,7 +270,8 @@ def main() -> None:
                  + (f" + workers {statistics.median([r['workers_cpu'] for r in runs]):.1f} s"
                     if any(r["workers_cpu"] for r in runs) else "")
                  + f", peak {gib(max(r['rss'] for r in runs))}"
-                 + (f" + workers {gib(max(r['workers_rss'] for r in runs))}" if any(r["workers_rss"] for r in runs) else ""))
+                 + (f" + workers {gib(max(r['workers_rss'] for r in runs))}"
+                    if any(r["workers_rss"] for r in runs) else ""))
         rows.append((f"load {fname} (decode, defaulting, cache)", fmt_s(secs) + f"  [{extra}]",
                      REFERENCE[key], TARGETS.get(key, "")))
 

@@ -12,7 +12,8 @@ def _shape(shape, p: str):
         return p, "Required value: at least one point must be specified"
     for i in range(1, len(shape)):
         if shape[i - 1].get("utilization", 0) >= shape[i].get("utilization", 0):
-            return f"{p}[{i}].utilization", f"Invalid value: {shape[i].get('utilization', 0)}: values must be sorted in increasing order"
+            return (f"{p}[{i}].utilization",
+                    f"Invalid value: {shape[i].get('utilization', 0)}: values must be sorted in increasing order")
     for i, pt in enumerate(shape):
         u, s = pt.get("utilization", 0), pt.get("score", 0)
         if not 0 <= u <= 100:
@@ -30,7 +31,8 @@ def validate_args(plugin: str, a: dict):
         if ab < 0:
             return "minCandidateNodesAbsolute", f"Invalid value: {ab}: not in valid range [0, inf)"
         if pct == 0 and ab == 0:
-            return "minCandidateNodesPercentage", "Invalid value: 0: cannot be zero at the same time as minCandidateNodesAbsolute"
+            return ("minCandidateNodesPercentage",
+                    "Invalid value: 0: cannot be zero at the same time as minCandidateNodesAbsolute")
     elif plugin == "InterPodAffinity":
         w = a.get("hardPodAffinityWeight")
         if not 0 <= w <= 100:
@@ -55,9 +57,11 @@ def validate_args(plugin: str, a: dict):
             if not wu:
                 return f"{p}.whenUnsatisfiable", "Required value: can not be empty"
             if wu not in ("DoNotSchedule", "ScheduleAnyway"):
-                return f"{p}.whenUnsatisfiable", f'Unsupported value: {_q(wu)}: supported values: "DoNotSchedule", "ScheduleAnyway"'
+                return (f"{p}.whenUnsatisfiable",
+                        f'Unsupported value: {_q(wu)}: supported values: "DoNotSchedule", "ScheduleAnyway"')
             if c.get("labelSelector") is not None:
-                return f"{p}.labelSelector", "Forbidden: constraint must not define a selector, as they deduced for each pod"
+                return (f"{p}.labelSelector",
+                        "Forbidden: constraint must not define a selector, as they deduced for each pod")
             for o in cons[:i]:
                 if o.get("topologyKey") == c.get("topologyKey") and o.get("whenUnsatisfiable") == wu:
                     return p, f"Duplicate value: \"{{{c['topologyKey']}, {wu}}}\""
@@ -83,22 +87,27 @@ def validate_args(plugin: str, a: dict):
         ss = a.get("scoringStrategy") or {}
         t = ss.get("type") or ""
         if t not in ("LeastAllocated", "MostAllocated", "RequestedToCapacityRatio"):
-            return "scoringStrategy.type", f'Unsupported value: {_q(t)}: supported values: "LeastAllocated", "MostAllocated", "RequestedToCapacityRatio"'
+            return ("scoringStrategy.type",
+                    f'Unsupported value: {_q(t)}: supported values: "LeastAllocated", "MostAllocated", '
+                    '"RequestedToCapacityRatio"')
         for i, r in enumerate(ss.get("resources") or []):
             w = r.get("weight")
             if not 0 < w <= 100:
-                return f"scoringStrategy.resources[{i}].weight", f"Invalid value: {w}: resource weight of {r.get('name')} not in valid range (0, 100]"
+                return (f"scoringStrategy.resources[{i}].weight",
+                        f"Invalid value: {w}: resource weight of {r.get('name')} not in valid range (0, 100]")
         rtcr = ss.get("requestedToCapacityRatio")
         if rtcr is not None:
             bad = _shape(rtcr.get("shape") or [], "scoringStrategy.shape")
             if bad:
                 return bad
         elif t == "RequestedToCapacityRatio":
-            return "scoringStrategy.requestedToCapacityRatio", "Required value: needed for the RequestedToCapacityRatio strategy"
+            return ("scoringStrategy.requestedToCapacityRatio",
+                    "Required value: needed for the RequestedToCapacityRatio strategy")
     elif plugin == "VolumeBinding":
         bts = a.get("bindTimeoutSeconds") or 0
         if bts < 0:
-            return "bindTimeoutSeconds", f"Invalid value: {bts}: invalid BindTimeoutSeconds, should not be a negative value"
+            return ("bindTimeoutSeconds",
+                    f"Invalid value: {bts}: invalid BindTimeoutSeconds, should not be a negative value")
         if a.get("shape") is not None:
             shape = [{"utilization": p.get("utilization", 0), "score": p.get("score", 0)} if isinstance(p, dict) else p
                      for p in a["shape"]]

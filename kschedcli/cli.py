@@ -8,8 +8,8 @@ from __future__ import annotations
 import json
 import os
 import sys
-from enum import Enum
-from typing import TYPE_CHECKING, List, Optional
+from enum import StrEnum
+from typing import TYPE_CHECKING
 
 import typer
 
@@ -35,13 +35,13 @@ app = typer.Typer(
 )
 
 
-class Output(str, Enum):
+class Output(StrEnum):
     table = "table"
     json = "json"
     yaml = "yaml"
 
 
-class Order(str, Enum):
+class Order(StrEnum):
     priority = "priority"
     file = "file"
 
@@ -94,7 +94,7 @@ def _exit_code(results, allow_preemption: bool) -> int:
     return code
 
 
-def _load_one_pod(pod: str, cluster: List[str], session):
+def _load_one_pod(pod: str, cluster: list[str], session):
     """POD is a file ('-' for stdin) or the name of a pending pod in the snapshot."""
     from .cluster import load_pending_pods
     if pod == "-" or os.path.exists(pod):
@@ -109,7 +109,7 @@ def _load_one_pod(pod: str, cluster: List[str], session):
     return session.cluster.parse_pod(obj, path, where)
 
 
-def _use_profile(pod, profile: Optional[str], session) -> None:
+def _use_profile(pod, profile: str | None, session) -> None:
     if profile is None:
         return
     if profile not in session.scheduler.frameworks:
@@ -129,7 +129,7 @@ def _global_options(
     _VERBOSE["on"] = verbose
 
 
-def _open(cluster: List[str], config: Optional[str], edits: Optional[List[Edit]] = None):
+def _open(cluster: list[str], config: str | None, edits: list[Edit] | None = None):
     from .engine import open_session
     session = open_session(list(cluster), config, edits)
     if _VERBOSE["on"]:
@@ -152,13 +152,13 @@ def _report_load(session) -> None:
 
 def _show_edits(session, no_color: bool) -> None:
     if session.edits:
-        from .render.terminal.edits import render_edits
         from .render.terminal import make_console
+        from .render.terminal.edits import render_edits
         render_edits(session.edits, make_console(no_color))
 
 
-def _run_one(pod: str, cluster: List[str], config: Optional[str], profile: Optional[str], node: Optional[str],
-             seed: Optional[int], edits: Optional[List[Edit]]):
+def _run_one(pod: str, cluster: list[str], config: str | None, profile: str | None, node: str | None,
+             seed: int | None, edits: list[Edit] | None):
     from .render.analysis import annotate
     try:
         session = _open(cluster, config, edits)
@@ -179,19 +179,19 @@ def explain(
     pod: str = typer.Argument(..., metavar="POD", autocompletion=complete_pod,
                               help="The pending pod: a file ('-' for stdin), or NAMESPACE/NAME of a pending pod "
                                    "in the snapshot."),
-    cluster: List[str] = ClusterOpt,
-    config: Optional[str] = ConfigOpt,
-    profile: Optional[str] = ProfileOpt,
+    cluster: list[str] = ClusterOpt,
+    config: str | None = ConfigOpt,
+    profile: str | None = ProfileOpt,
     output: Output = OutputOpt,
-    node: Optional[str] = typer.Option(None, "--node", metavar="NAME", autocompletion=complete_node,
+    node: str | None = typer.Option(None, "--node", metavar="NAME", autocompletion=complete_node,
                                        help="Drill into one node: every plugin's verdict, its resources, scores."),
     all_nodes: bool = typer.Option(False, "--all-nodes", help="List every node instead of grouping alike ones."),
     top: int = typer.Option(10, "--top", metavar="N", help="Rows of the score table (0: all)."),
     raw: bool = typer.Option(False, "--raw", help="Score table with raw and normalized scores and weights."),
-    seed: Optional[int] = SeedOpt,
+    seed: int | None = SeedOpt,
     allow_preemption: bool = AllowPreemptionOpt,
     no_color: bool = ColorOpt,
-    edits: Optional[List[Edit]] = None,
+    edits: list[Edit] | None = None,
 ) -> None:
     """Explain, node by node and plugin by plugin, what kube-scheduler would do with one pod.
 
@@ -212,18 +212,18 @@ def explain(
 @app.command(cls=EditOrderCommand)
 @with_edit_flags
 def schedule(
-    pods: Optional[str] = typer.Argument(None, metavar="PODS",
+    pods: str | None = typer.Argument(None, metavar="PODS",
                                          help="File of pending pods ('-' for stdin); default: every pending pod "
                                               "in the snapshot."),
-    cluster: List[str] = ClusterOpt,
-    config: Optional[str] = ConfigOpt,
+    cluster: list[str] = ClusterOpt,
+    config: str | None = ConfigOpt,
     order: Order = typer.Option(Order.priority, "--order",
                                 help="priority: as PrioritySort orders the queue; file: file order."),
     output: Output = OutputOpt,
-    seed: Optional[int] = SeedOpt,
+    seed: int | None = SeedOpt,
     allow_preemption: bool = AllowPreemptionOpt,
     no_color: bool = ColorOpt,
-    edits: Optional[List[Edit]] = None,
+    edits: list[Edit] | None = None,
 ) -> None:
     """Schedule several pods in turn, binding each to its node before the next.
 
@@ -299,13 +299,13 @@ def preempt(
     pod: str = typer.Argument(..., metavar="POD", autocompletion=complete_pod,
                               help="The pending pod: a file ('-' for stdin), or NAMESPACE/NAME of a pending pod "
                                    "in the snapshot."),
-    cluster: List[str] = ClusterOpt,
-    config: Optional[str] = ConfigOpt,
-    profile: Optional[str] = ProfileOpt,
+    cluster: list[str] = ClusterOpt,
+    config: str | None = ConfigOpt,
+    profile: str | None = ProfileOpt,
     output: Output = OutputOpt,
     allow_preemption: bool = AllowPreemptionOpt,
     no_color: bool = ColorOpt,
-    edits: Optional[List[Edit]] = None,
+    edits: list[Edit] | None = None,
 ) -> None:
     """What would preemption evict for this pod, on which node, and why that node and not the others?
 
@@ -326,18 +326,18 @@ def preempt(
 @app.command(cls=EditOrderCommand)
 @with_edit_flags
 def drain(
-    nodes: List[str] = typer.Argument(..., metavar="NODE|SELECTOR...", autocompletion=complete_node,
+    nodes: list[str] = typer.Argument(..., metavar="NODE|SELECTOR...", autocompletion=complete_node,
                                       help="Nodes to drain: names, or label selectors (kubectl -l syntax)."),
-    cluster: List[str] = ClusterOpt,
-    config: Optional[str] = ConfigOpt,
+    cluster: list[str] = ClusterOpt,
+    config: str | None = ConfigOpt,
     output: Output = OutputOpt,
     delete_emptydir_data: bool = typer.Option(False, "--delete-emptydir-data",
                                               help="Evict pods with emptyDir volumes too (as kubectl drain)."),
     force: bool = typer.Option(False, "--force", help="Delete pods without a controller too (as kubectl drain)."),
-    seed: Optional[int] = SeedOpt,
+    seed: int | None = SeedOpt,
     allow_preemption: bool = AllowPreemptionOpt,
     no_color: bool = ColorOpt,
-    edits: Optional[List[Edit]] = None,
+    edits: list[Edit] | None = None,
 ) -> None:
     """Can these nodes be drained? Cordon them, evict what kubectl drain would (PodDisruptionBudgets
     honoured as the eviction API does), and reschedule the evicted pods, highest priority first.
@@ -354,9 +354,9 @@ def drain(
     except InputError as e:
         _fail(e)
     if output == Output.table:
+        from .render.terminal import make_console
         from .render.terminal.drain import render_drain
         from .render.terminal.edits import render_edits
-        from .render.terminal import make_console
         console = make_console(no_color)
         render_edits(applied, console)
         render_drain(report, console, allow_preemption)
@@ -369,21 +369,21 @@ def drain(
 @app.command(cls=EditOrderCommand)
 @with_edit_flags
 def diff(
-    pods: Optional[str] = typer.Argument(None, metavar="PODS",
+    pods: str | None = typer.Argument(None, metavar="PODS",
                                          help="File of pods to schedule ('-' for stdin); default: the snapshot's "
                                               "pending pods."),
-    cluster: List[str] = ClusterOpt,
-    config: Optional[str] = ConfigOpt,
-    against_config: Optional[str] = typer.Option(None, "--against-config", metavar="FILE",
+    cluster: list[str] = ClusterOpt,
+    config: str | None = ConfigOpt,
+    against_config: str | None = typer.Option(None, "--against-config", metavar="FILE",
                                                  help="World B's KubeSchedulerConfiguration."),
-    against_cluster: Optional[List[str]] = typer.Option(None, "--against-cluster", metavar="SNAPSHOT",
+    against_cluster: list[str] | None = typer.Option(None, "--against-cluster", metavar="SNAPSHOT",
                                                         help="World B's snapshot (repeatable)."),
     all_pods: bool = typer.Option(False, "--all", help="Every bound pod, taken off its node and placed again "
                                                        "from an empty cluster, in priority order."),
     output: Output = OutputOpt,
-    seed: Optional[int] = SeedOpt,
+    seed: int | None = SeedOpt,
     no_color: bool = ColorOpt,
-    edits: Optional[List[Edit]] = None,
+    edits: list[Edit] | None = None,
 ) -> None:
     """The same pods in two worlds: A (--cluster, --config) and B (--against-config,
     --against-cluster and/or the cluster edits, applied to B only). Reports the pods whose verdict
@@ -432,9 +432,9 @@ def diff(
     except InputError as e:
         _fail(e)
     if output == Output.table:
+        from .render.terminal import make_console
         from .render.terminal.diff import render_diff
         from .render.terminal.edits import render_edits
-        from .render.terminal import make_console
         console = make_console(no_color)
         render_edits(applied, console)
         render_diff(report, console)
@@ -493,7 +493,7 @@ def schema(
     sys.stdout.write(text if text.endswith("\n") else text + "\n")
 
 
-class Shell(str, Enum):
+class Shell(StrEnum):
     bash = "bash"
     zsh = "zsh"
     fish = "fish"

@@ -2,13 +2,14 @@
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from collections.abc import Iterable
 from marshal import dumps as _marshal_dumps
 from sys import intern as _intern
-from typing import Iterable
 
 from . import progress
 from .errors import InputError
-from .loader import iter_located, iter_objects, no_gc, where as located_at
+from .loader import iter_located, iter_objects, no_gc
+from .loader import where as located_at
 from .model import Node, Pod, meta_of
 
 # kinds kept as plain dicts, keyed (namespace, name)
@@ -324,7 +325,7 @@ def _load_cluster(paths: Iterable[str]) -> Cluster:
         if pc.get("globalDefault"):
             cluster.default_priority = (name, value, pc.get("preemptionPolicy"))
     for (_, name), ns in cluster.objects.get("Namespace", {}).items():
-        labels = dict(((ns.get("metadata") or {}).get("labels") or {}))
+        labels = dict((ns.get("metadata") or {}).get("labels") or {})
         labels["kubernetes.io/metadata.name"] = name
         cluster.namespace_labels[name] = labels
     seen_nodes = set()

@@ -243,7 +243,7 @@ def build_profile(raw: dict, path: str, registry) -> Profile:
         if problem:
             sub, msg = problem
             raise err(f"pluginConfig[{i}].args{('.' + sub) if sub else ''}", msg)
-    for pt, s in merged.items():
+    for s in merged.values():
         for p in s["enabled"]:
             if p["name"] not in args:
                 d = default_args(p["name"])
@@ -264,11 +264,12 @@ def load_config(path: str | None, registry) -> SchedulerConfig:
         raise InputError("expected one KubeSchedulerConfiguration document", source=path)
     doc = docs[0]
     if doc.get("kind") != "KubeSchedulerConfiguration":
-        raise InputError(f"expected kind KubeSchedulerConfiguration, found {doc.get('kind')!r}", source=path, field="kind")
+        raise InputError(f"expected kind KubeSchedulerConfiguration, found {doc.get('kind')!r}", source=path,
+                         field="kind")
     if doc.get("apiVersion") != API_VERSION:
         raise InputError(f"unsupported apiVersion {doc.get('apiVersion')!r} (ksched reads {API_VERSION})",
                          source=path, field="apiVersion")
-    import jsonschema   # only a config file needs it: a plain run does not pay its import (~40 ms)
+    import jsonschema  # only a config file needs it: a plain run does not pay its import (~40 ms)
 
     validator = jsonschema.Draft202012Validator(_load_schema())
     errors = sorted(validator.iter_errors(doc), key=lambda e: list(e.absolute_path))
@@ -278,7 +279,8 @@ def load_config(path: str | None, registry) -> SchedulerConfig:
         raise InputError(e.message, source=path, field=loc or "(root)")
     pct = doc.get("percentageOfNodesToScore")
     if pct is not None and not 0 <= pct <= 100:
-        raise InputError(f"Invalid value: {pct}: not in valid range [0-100]", source=path, field="percentageOfNodesToScore")
+        raise InputError(f"Invalid value: {pct}: not in valid range [0-100]", source=path,
+                         field="percentageOfNodesToScore")
     raw_profiles = doc.get("profiles") or [{}]
     # SetDefaults_KubeSchedulerConfiguration names a lone profile only when schedulerName is unset
     if len(raw_profiles) == 1 and raw_profiles[0].get("schedulerName") is None:
@@ -293,7 +295,8 @@ def load_config(path: str | None, registry) -> SchedulerConfig:
             raise InputError(f"Invalid value: {ppct}: not in valid range [0-100]", source=path,
                              field=f"profiles[{i}].percentageOfNodesToScore")
         if rp["schedulerName"] in names:
-            raise InputError(f"Duplicate value: {rp['schedulerName']!r}", source=path, field=f"profiles[{i}].schedulerName")
+            raise InputError(f"Duplicate value: {rp['schedulerName']!r}", source=path,
+                             field=f"profiles[{i}].schedulerName")
         names.add(rp["schedulerName"])
         profiles.append(build_profile({**rp, "_path": f"profiles[{i}]"}, path, registry))
     # validateCommonQueueSort: every profile's configured queueSort set (after merging with the

@@ -13,7 +13,7 @@ class InputError(Exception):
         super().__init__(str(self))
 
     def located(self, *, source: str | None = None, where: str | None = None,
-                field_prefix: str = "") -> "InputError":
+                field_prefix: str = "") -> InputError:
         """A copy with the location filled in where it is still missing."""
         field = self.field
         if field_prefix:

@@ -3,14 +3,14 @@ cluster: pending pods by name (`ksched explain shop/web-abc --cluster snap.yaml`
 shell completion offers. Part of the cluster layer; the CLI and completion both ask here."""
 from __future__ import annotations
 
-from typing import Iterable, Iterator
+from collections.abc import Iterable, Iterator
 
 from .errors import InputError
 
 
 def snapshot_objects(paths: Iterable[str]) -> Iterator[tuple[dict, str, str]]:
     """Every object of the files, as (object, file, where in it)."""
-    from .loader import iter_objects   # imported when a snapshot is read: `ksched --help` does not pay for it
+    from .loader import iter_objects  # imported when a snapshot is read: `ksched --help` does not pay for it
     for path in paths:
         for obj, where in iter_objects(path):
             yield obj, path, where

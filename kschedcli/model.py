@@ -9,8 +9,7 @@ from typing import Any
 
 from . import quantity
 from .errors import FieldError
-from .labels import (NodeSelector, parse_label_selector, parse_node_selector,
-                     parse_node_selector_term)
+from .labels import NodeSelector, parse_label_selector, parse_node_selector, parse_node_selector_term
 
 DEFAULT_SCHEDULER = "default-scheduler"
 DEFAULT_MILLI_CPU_REQUEST = 100            # scheduler's non-zero request for scoring
@@ -55,7 +54,7 @@ class Resource:
         self.scalars: dict[str, int] = scalars if scalars is not None else {}
 
     @classmethod
-    def from_nanos(cls, rl: dict[str, int]) -> "Resource":
+    def from_nanos(cls, rl: dict[str, int]) -> Resource:
         r = cls()
         for name, nanos in rl.items():
             if name == "cpu":
@@ -81,7 +80,7 @@ class Resource:
             return self.allowed_pods
         return self.scalars.get(name, 0)
 
-    def add(self, other: "Resource", sign: int = 1) -> None:
+    def add(self, other: Resource, sign: int = 1) -> None:
         self.milli_cpu += sign * other.milli_cpu
         self.memory += sign * other.memory
         self.ephemeral_storage += sign * other.ephemeral_storage
@@ -90,7 +89,7 @@ class Resource:
             for k, v in other.scalars.items():
                 s[k] = s.get(k, 0) + sign * v
 
-    def clone(self) -> "Resource":
+    def clone(self) -> Resource:
         return Resource(self.milli_cpu, self.memory, self.ephemeral_storage, self.allowed_pods, dict(self.scalars))
 
     def as_dict(self) -> dict[str, int]:
@@ -240,7 +239,7 @@ def aggregate_requests(containers: list[Container], init_containers: list[Contai
     return total
 
 
-def scoring_requests(pod: "Pod", use_requested: bool, pod_level: bool = True) -> dict[str, int]:
+def scoring_requests(pod: Pod, use_requested: bool, pod_level: bool = True) -> dict[str, int]:
     """The pod's requests as the resource scorers read them (in nano units, by resource name),
     cached on the pod; without useRequested, containers that request neither cpu nor memory count
     the defaults (100m cpu, 200Mi memory).
@@ -417,7 +416,8 @@ class Pod:
                                     t.get("effect") or "", t.get("tolerationSeconds")))
         # DefaultTolerationSeconds admission adds these unless the pod already tolerates them.
         for key, op, val, eff, secs in DEFAULT_TOLERATIONS:
-            if not any(t.key == key and t.effect in ("", eff) or (not t.key and t.operator == "Exists" and t.effect in ("", eff))
+            if not any(t.key == key and t.effect in ("", eff)
+                       or (not t.key and t.operator == "Exists" and t.effect in ("", eff))
                        for t in tols):
                 tols.append(Toleration(key, op, val, eff, secs))
         self.tolerations = tols
@@ -434,7 +434,8 @@ class Pod:
                                     "spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution")):
             f = f"spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution[{i}]"
             p = _obj(p, f)
-            prefs.append((_int(p.get("weight"), f"{f}.weight", 0), parse_node_selector_term(p.get("preference") or {}, f"{f}.preference")))
+            prefs.append((_int(p.get("weight"), f"{f}.weight", 0), parse_node_selector_term(p.get("preference") or {},
+                                                                                            f"{f}.preference")))
         self.preferred_node_affinity = prefs
         self.pod_affinity = _obj(aff.get("podAffinity"), "spec.affinity.podAffinity") or None
         self.pod_anti_affinity = _obj(aff.get("podAntiAffinity"), "spec.affinity.podAntiAffinity") or None
@@ -473,7 +474,7 @@ class Pod:
         self.priority_class_name = pcn
         self.preemption_policy = policy or "PreemptLowerPriority"
 
-    def _from_template(self, t: "Pod", spec: dict) -> None:
+    def _from_template(self, t: Pod, spec: dict) -> None:
         """The spec-derived fields of a pod whose parts are those `t` was built from (no error can
         come from them: `t` was built); the fields read per pod are read as __init__ does. The
         derived values are shared with `t`: nothing changes a pod's fields once it is built."""
@@ -515,8 +516,10 @@ class Pod:
             cs = statuses.get(c.name)
             if cs is None or cs.get("resources") is None:
                 continue
-            current = parse_resource_list((cs.get("resources") or {}).get("requests"), f"status.containerStatuses[{c.name}].resources.requests")
-            allocated = parse_resource_list(cs.get("allocatedResources"), f"status.containerStatuses[{c.name}].allocatedResources")
+            current = parse_resource_list((cs.get("resources") or {}).get("requests"),
+                                          f"status.containerStatuses[{c.name}].resources.requests")
+            allocated = parse_resource_list(cs.get("allocatedResources"),
+                                            f"status.containerStatuses[{c.name}].allocatedResources")
             merged = {} if infeasible else dict(c.requests)
             _max_into(merged, current)
             _max_into(merged, allocated)
@@ -591,7 +594,7 @@ def _template_key(spec: dict, status: dict, node_name: str, host_network: bool) 
     return (tuple(map(id, parts)), bool(node_name), host_network), parts
 
 
-def _validate_pod_selectors(pod: "Pod") -> None:
+def _validate_pod_selectors(pod: Pod) -> None:
     """Reject malformed selectors up front, naming the field, rather than mid-cycle."""
     for i, c in enumerate(pod.spread_constraints):
         f = f"spec.topologySpreadConstraints[{i}]"
@@ -605,11 +608,13 @@ def _validate_pod_selectors(pod: "Pod") -> None:
             raise FieldError(f"{f}.topologyKey", "Required value")
         if c.get("whenUnsatisfiable") not in ("DoNotSchedule", "ScheduleAnyway"):
             raise FieldError(f"{f}.whenUnsatisfiable",
-                             f'Unsupported value: {c.get("whenUnsatisfiable")!r}: supported values: "DoNotSchedule", "ScheduleAnyway"')
+                             f'Unsupported value: {c.get("whenUnsatisfiable")!r}: supported values: "DoNotSchedule", '
+                             '"ScheduleAnyway"')
     for kind, aff in (("podAffinity", pod.pod_affinity), ("podAntiAffinity", pod.pod_anti_affinity)):
         if not aff:
             continue
-        for mode in ("requiredDuringSchedulingIgnoredDuringExecution", "preferredDuringSchedulingIgnoredDuringExecution"):
+        for mode in ("requiredDuringSchedulingIgnoredDuringExecution",
+                     "preferredDuringSchedulingIgnoredDuringExecution"):
             for i, t in enumerate(_list(aff.get(mode), f"spec.affinity.{kind}.{mode}")):
                 f = f"spec.affinity.{kind}.{mode}[{i}]"
                 t = _obj(t, f)
@@ -624,7 +629,7 @@ def _validate_pod_selectors(pod: "Pod") -> None:
                     raise FieldError(f"{f}.topologyKey", "Required value: can not be empty")
 
 
-def taint_signature(node: "Node") -> tuple:
+def taint_signature(node: Node) -> tuple:
     """The node's taints as a hashable value (kept on the node): nodes of one pool share it, so
     a decision made from taints alone is made once per distinct set."""
     sig = node._cache.get("taint-signature")
@@ -653,7 +658,8 @@ class Node:
             t = _obj(t, f"spec.taints[{i}]")
             eff = t.get("effect") or ""
             if eff not in ("NoSchedule", "PreferNoSchedule", "NoExecute"):
-                raise FieldError(f"spec.taints[{i}].effect", f"{eff!r} is not NoSchedule, PreferNoSchedule or NoExecute")
+                raise FieldError(f"spec.taints[{i}].effect",
+                                 f"{eff!r} is not NoSchedule, PreferNoSchedule or NoExecute")
             taints.append(Taint(t.get("key") or "", "" if t.get("value") is None else str(t.get("value")), eff))
         self.taints = taints
         alloc = status.get("allocatable")

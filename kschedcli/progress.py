@@ -6,8 +6,9 @@ The core never imports a display library.
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Callable, Iterator, Protocol
+from typing import Protocol
 
 
 class Task(Protocol):

@@ -5,7 +5,7 @@ Plugins read only these; nothing here walks every pod for a node query.
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Iterable
+from collections.abc import Iterable
 
 from .model import Node, Pod, Resource, taint_signature
 
@@ -170,7 +170,7 @@ class NodeInfo:
         v = d[key] = build(self)
         return v
 
-    def without(self, removed_ids: set[int]) -> "NodeInfo":
+    def without(self, removed_ids: set[int]) -> NodeInfo:
         """A copy holding every pod but those whose id() is in `removed_ids`, built up from the
         pods that stay; its generation is new (it is not the node's current state)."""
         c = NodeInfo(self.node)
@@ -188,7 +188,7 @@ class NodeInfo:
             c._update_ports(p, -1)
         return c
 
-    def clone(self) -> "NodeInfo":
+    def clone(self) -> NodeInfo:
         c = NodeInfo.__new__(NodeInfo)
         c.node = self.node
         c.pods = list(self.pods)

@@ -17,8 +17,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from kschedcli.engine import open_session  # noqa: E402
 from kschedcli.cluster import load_pending_pods  # noqa: E402
+from kschedcli.engine import open_session  # noqa: E402
 from kschedcli.render import terminal  # noqa: E402
 from kschedcli.render.analysis import annotate  # noqa: E402
 from kschedcli.scheduler import queue_sort  # noqa: E402

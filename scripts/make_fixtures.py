@@ -150,7 +150,8 @@ def build() -> list[dict]:
                         tolerations=tolerate_all, start="2025-09-01T00:00:00Z"))
 
     # -- shop: web (3 in a, 2 in b, 2 in c), api (PDB allows no disruption), cache (highmem)
-    web = ["general-a-01", "general-a-02", "general-a-03", "general-b-01", "general-b-02", "general-c-01", "general-c-02"]
+    web = ["general-a-01", "general-a-02", "general-a-03", "general-b-01", "general-b-02", "general-c-01",
+           "general-c-02"]
     for i, n in enumerate(web):
         objs.append(pod("shop", f"web-7d9f8b6c5d-{i:02d}w{n[-4]}", n,
                         {"app": "web", "pod-template-hash": "7d9f8b6c5d"}, "500m", "512Mi",
@@ -161,9 +162,11 @@ def build() -> list[dict]:
                         "1", "2Gi", image="registry.example.com/shop/api:2.4.1", owner=("ReplicaSet", "api-5c6d7e8f9"),
                         start=f"2025-10-19T1{i}:00:00Z"))
     for i, z in enumerate(("a", "b")):
-        objs.append(pod("shop", f"cache-{i}", f"highmem-{z}-01", {"app": "cache", "statefulset.kubernetes.io/pod-name": f"cache-{i}"},
+        objs.append(pod("shop", f"cache-{i}", f"highmem-{z}-01", {"app": "cache",
+                                                                  "statefulset.kubernetes.io/pod-name": f"cache-{i}"},
                         "4", "32Gi", image="redis:7.4", owner=("StatefulSet", "cache"),
-                        tolerations=[{"key": "workload", "operator": "Equal", "value": "highmem", "effect": "NoSchedule"}],
+                        tolerations=[{"key": "workload", "operator": "Equal", "value": "highmem",
+                                      "effect": "NoSchedule"}],
                         start="2025-10-01T00:00:00Z"))
 
     # -- payments: ledger at business-critical priority holds most of general-c-04
@@ -203,16 +206,19 @@ def build() -> list[dict]:
     # -- owners that kube-scheduler's default spreading looks up
     objs.append({"apiVersion": "apps/v1", "kind": "ReplicaSet",
                  "metadata": {"name": "web-7d9f8b6c5d", "namespace": "shop"},
-                 "spec": {"replicas": 8, "selector": {"matchLabels": {"app": "web", "pod-template-hash": "7d9f8b6c5d"}}}})
+                 "spec": {"replicas": 8, "selector": {"matchLabels": {"app": "web",
+                                                                      "pod-template-hash": "7d9f8b6c5d"}}}})
     objs.append({"apiVersion": "apps/v1", "kind": "ReplicaSet",
                  "metadata": {"name": "checkout-6b8c9d7f5", "namespace": "shop"},
-                 "spec": {"replicas": 3, "selector": {"matchLabels": {"app": "checkout", "pod-template-hash": "6b8c9d7f5"}}}})
+                 "spec": {"replicas": 3, "selector": {"matchLabels": {"app": "checkout",
+                                                                      "pod-template-hash": "6b8c9d7f5"}}}})
     objs.append({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web", "namespace": "shop"},
                  "spec": {"selector": {"app": "web"}, "ports": [{"port": 80}]}})
 
     # -- checkout: two running replicas, a third pending
     for i, n in enumerate(("general-a-05", "general-b-03")):
-        objs.append(pod("shop", f"checkout-6b8c9d7f5-{i:02d}c", n, {"app": "checkout", "pod-template-hash": "6b8c9d7f5"},
+        objs.append(pod("shop", f"checkout-6b8c9d7f5-{i:02d}c", n, {"app": "checkout",
+                                                                    "pod-template-hash": "6b8c9d7f5"},
                         "250m", "256Mi", image="registry.example.com/shop/checkout:1.8.0",
                         owner=("ReplicaSet", "checkout-6b8c9d7f5"), start="2025-10-21T09:00:00Z"))
     objs.append(checkout_pod())
@@ -222,7 +228,8 @@ def build() -> list[dict]:
 
 def checkout_pod() -> dict:
     p = pod("shop", "checkout-6b8c9d7f5-h2j4k", None, {"app": "checkout", "pod-template-hash": "6b8c9d7f5"},
-            "250m", "256Mi", image="registry.example.com/shop/checkout:1.8.0", owner=("ReplicaSet", "checkout-6b8c9d7f5"),
+            "250m", "256Mi", image="registry.example.com/shop/checkout:1.8.0",
+            owner=("ReplicaSet", "checkout-6b8c9d7f5"),
             limits={"memory": "512Mi"},
             extra_spec={"affinity": {"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
                 {"weight": 20, "preference": {"matchExpressions": [

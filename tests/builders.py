@@ -2,12 +2,11 @@
 from __future__ import annotations
 
 from kschedcli.cluster import Cluster
-from kschedcli.config import build_profile
+from kschedcli.config import SchedulerConfig, build_profile
 from kschedcli.framework.cycle_state import CycleState
 from kschedcli.model import Node, Pod
 from kschedcli.plugins import REGISTRY
 from kschedcli.scheduler import Scheduler
-from kschedcli.config import SchedulerConfig
 
 
 def node(name, cpu="4", memory="8Gi", pods="110", labels=None, taints=None, unschedulable=False,

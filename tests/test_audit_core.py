@@ -3,8 +3,8 @@
 Each test pins one behaviour where ksched used to differ from the Go source it names.
 """
 import pytest
-
 from builders import fresh_state, node, plugin, pod, scheduler
+
 from kschedcli import quantity
 from kschedcli.argsvalidation import validate_args
 from kschedcli.config import build_profile, load_config
@@ -264,7 +264,8 @@ def test_args_validation_messages_match_validation_pluginargs():
     assert msg.startswith('Invalid value: "Zone/x": prefix part a lowercase RFC 1123 subdomain')
     assert validate_args("DynamicResources", {"filterTimeout": "-1s"}) == (
         "filterTimeout", 'Invalid value: "-1s": must be zero or positive')
-    assert validate_args("DynamicResources", {"filterTimeout": "ten"}) == ("filterTimeout", 'time: invalid duration "ten"')
+    assert validate_args("DynamicResources", {"filterTimeout": "ten"}) == (
+        "filterTimeout", 'time: invalid duration "ten"')
     assert validate_args("DynamicResources", {"filterTimeout": "1m30s"}) is None
 
 

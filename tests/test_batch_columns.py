@@ -5,8 +5,8 @@ from __future__ import annotations
 import random
 
 import pytest
-
 from builders import node, pod, scheduler
+
 from kschedcli.framework.cycle_state import CycleState
 from kschedcli.framework.runtime import Framework
 
@@ -273,7 +273,8 @@ def test_snapshot_sums_pods_per_node_as_adding_them_one_by_one():
     for j in range(40):
         spec = {"volumes": [{"name": "d", "persistentVolumeClaim": {"claimName": f"c{rng.randrange(4)}"}}]}
         if rng.random() < 0.3:
-            spec["containers"] = [{"name": "c", "image": "a", "ports": [{"containerPort": 80, "hostPort": rng.choice([80, 81])}],
+            spec["containers"] = [{"name": "c", "image": "a", "ports": [{"containerPort": 80,
+                                                                         "hostPort": rng.choice([80, 81])}],
                                    "resources": {"requests": {"cpu": "100m", "example.com/gpu": "1"}}}]
         if rng.random() < 0.3:
             spec["affinity"] = {"podAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
@@ -293,7 +294,8 @@ def test_snapshot_sums_pods_per_node_as_adding_them_one_by_one():
         for s in slots:
             a, b = getattr(ni, s), getattr(one, s)
             if s == "requested":
-                a, b = (a.milli_cpu, a.memory, a.ephemeral_storage, a.scalars), (b.milli_cpu, b.memory, b.ephemeral_storage, b.scalars)
+                a, b = (a.milli_cpu, a.memory, a.ephemeral_storage, a.scalars), (b.milli_cpu, b.memory,
+                                                                                 b.ephemeral_storage, b.scalars)
             elif s == "image_states":
                 continue
             assert a == b, (ni.node.name, s)

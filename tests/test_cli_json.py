@@ -173,7 +173,9 @@ def test_a_ci_gate_reads_the_json():
 def test_schedule_json_streams_the_same_bytes_as_the_whole_document():
     """schedule -o json is written result by result; it must equal dumping run_doc at once."""
     import json as _json
+
     from typer.testing import CliRunner
+
     from kschedcli.cli import app
     from kschedcli.cluster import load_pending_pods
     from kschedcli.engine import open_session

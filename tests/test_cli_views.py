@@ -97,15 +97,15 @@ def test_raw_scores_show_raw_normalized_weight_and_weighted():
 
 def test_wide_terminal_shows_a_matrix_of_nodes_by_plugins():
     out = run("explain", pod("cart"), "--cluster", PROD, columns=200).stdout
-    header = next(l for l in out.splitlines() if l.strip().startswith("Nodes"))
+    header = next(line for line in out.splitlines() if line.strip().startswith("Nodes"))
     # the filter plugins that rejected some node, in profile order
     assert re.findall(r"[A-Z][A-Za-z]+", header) == ["Nodes", "NodeUnschedulable", "TaintToleration",
                                                        "InterPodAffinity"]
-    row = next(l for l in out.splitlines() if l.strip().startswith("general-c-05"))
+    row = next(line for line in out.splitlines() if line.strip().startswith("general-c-05"))
     # first failure marked, later failures marked differently
     assert re.search(r"▶ unschedulable\s+✗ untolerated taint \{node.kubernetes.io/unschedulable: \}\s+"
                      r"✗ didn't match pod affinity rules", row)
-    row = next(l for l in out.splitlines() if "5 nodes" in l)
+    row = next(line for line in out.splitlines() if "5 nodes" in line)
     assert row.rstrip().endswith("▶ didn't match pod anti-affinity rules")
     # full plugin names in the score table when there is room
     assert "NodeResourcesBalancedAllocation" in out
@@ -326,9 +326,9 @@ def test_colour_only_on_request_and_never_with_no_color():
 def test_width_follows_the_terminal(columns):
     for name in ("reporting", "payments", "cart", "web-spread", "checkout"):
         out = run("explain", pod(name), "--cluster", PROD, columns=columns).stdout
-        assert max(len(l) for l in out.splitlines()) <= columns, name
+        assert max(len(line) for line in out.splitlines()) <= columns, name
     out = run("preempt", pod("payments"), "--cluster", PROD, columns=columns).stdout
-    assert max(len(l) for l in out.splitlines()) <= columns
+    assert max(len(line) for line in out.splitlines()) <= columns
 
 
 @pytest.mark.parametrize("argv", [[], ["explain"], ["schedule"], ["preempt"], ["schema"], ["version"],
@@ -348,12 +348,14 @@ def test_version_names_the_kube_scheduler_version():
 
 @pytest.mark.parametrize("setup,args,expected", [
     ("pod: [unclosed", ["explain", "{f}", "--cluster", SMALL], r"^ksched: {f}: line \d+, column \d+: malformed YAML"),
-    ("kind: Node\nmetadata: {name: x}\n", ["explain", "{f}", "--cluster", SMALL], r"^ksched: {f}: Node x: expected a Pod"),
+    ("kind: Node\nmetadata: {name: x}\n", ["explain", "{f}", "--cluster", SMALL],
+     r"^ksched: {f}: Node x: expected a Pod"),
     ("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: c\n    resources:\n"
      "      requests: {cpu: lots}\n", ["explain", "{f}", "--cluster", SMALL],
      r"^ksched: {f}: Pod default/p: spec.containers\[0\].resources.requests.cpu: "),
     (None, ["explain", "missing.yaml", "--cluster", SMALL], r"^ksched: missing.yaml: no such file$"),
-    (None, ["explain", pod("web"), "--cluster", "missing-cluster.yaml"], r"^ksched: missing-cluster.yaml: no such file$"),
+    (None, ["explain", pod("web"), "--cluster", "missing-cluster.yaml"],
+     r"^ksched: missing-cluster.yaml: no such file$"),
     (None, ["explain", pod("web"), "--cluster", SMALL, "--node", "nope"], r"^ksched: --node: no node named 'nope'"),
     (None, ["explain", pod("web"), "--cluster", SMALL, "--profile", "nope"],
      r"^ksched: --profile: no profile named 'nope' \(profiles: default-scheduler\)$"),
@@ -381,6 +383,7 @@ def test_usage_errors_exit_2():
 
 def test_verbose_counts_ignored_kinds(tmp_path):
     from typer.testing import CliRunner
+
     from kschedcli.cli import app
     extra = tmp_path / "extra.yaml"
     extra.write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n---\n"

@@ -59,14 +59,16 @@ profiles:
 
 
 @pytest.mark.parametrize("body,field", [
-    ("profiles:\n- plugins:\n    filter:\n      enabled: [{name: Nope}]\n", "profiles[0].plugins.filter.enabled[0].name"),
+    ("profiles:\n- plugins:\n    filter:\n      enabled: [{name: Nope}]\n",
+     "profiles[0].plugins.filter.enabled[0].name"),
     ("profiles:\n- pluginConfig:\n  - name: InterPodAffinity\n    args: {hardPodAffinityWeight: 101}\n",
      "profiles[0].pluginConfig[0].args.hardPodAffinityWeight"),
     ("profiles:\n- schedulerName: x\n- schedulerName: x\n", "profiles[1].schedulerName"),
     ("percentageOfNodesToScore: 150\n", "percentageOfNodesToScore"),
     ("profiles:\n- pluginConfig:\n  - name: NodeResourcesFit\n    args: {scoringStrategy: {type: Fancy}}\n",
      "profiles[0].pluginConfig[0].args.scoringStrategy.type"),
-    ("profiles:\n- pluginConfig:\n  - name: DefaultPreemption\n    args: {minCandidateNodesPercentage: 0, minCandidateNodesAbsolute: 0}\n",
+    ("profiles:\n- pluginConfig:\n  - name: DefaultPreemption\n    args: "
+     "{minCandidateNodesPercentage: 0, minCandidateNodesAbsolute: 0}\n",
      "profiles[0].pluginConfig[0].args.minCandidateNodesPercentage"),
     ("profilez: []\n", "(root)"),
 ])

@@ -3,10 +3,11 @@ faster reprieve, each checked against a straightforward re-statement of kube-sch
 random small clusters (including binds between cycles, which the aggregate follows incrementally)."""
 import random
 
-from builders import node, plugin, pod, scheduler, fresh_state
+from builders import fresh_state, node, plugin, pod, scheduler
+
+from kschedcli.plugins.defaultpreemption import Budgets, more_important, sort_by_importance
 from kschedcli.plugins.interpodaffinity import PRE_FILTER_KEY, PRE_SCORE_KEY, SAMPLE_LIMIT
 from kschedcli.plugins.interpodaffinity_terms import pod_terms
-from kschedcli.plugins.defaultpreemption import Budgets, more_important, sort_by_importance
 
 ZONE = "topology.kubernetes.io/zone"
 HOST = "kubernetes.io/hostname"
@@ -204,14 +205,16 @@ def test_reprieve_matches_running_every_filter_in_order():
                 spec = {"affinity": {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
                     {"labelSelector": {"matchLabels": {"app": "big"}}, "topologyKey": rng.choice([ZONE, HOST])}]}}}
             if rng.random() < 0.2:
-                spec = dict(spec or {}, containers=[{"name": "c", "image": "a", "resources": {"requests": {"cpu": "100m"}},
+                spec = dict(spec or {}, containers=[{"name": "c", "image": "a",
+                                                     "resources": {"requests": {"cpu": "100m"}},
                                                      "ports": [{"containerPort": 80, "hostPort": 8080}]}])
             pods.append(pod(f"p{i}", node_name=f"n{rng.randrange(4)}", priority=rng.choice([0, 10, 2000]),
                             labels={"app": rng.choice(["web", "db"])}, requests={"cpu": f"{rng.randint(1, 12) * 100}m"},
                             start_time=f"2025-01-0{rng.randint(1, 9)}T00:00:00Z", spec=spec))
         spec = {}
         if rng.random() < 0.5:
-            spec["containers"] = [{"name": "c", "image": "a", "resources": {"requests": {"cpu": f"{rng.randint(5, 30)}00m"}},
+            spec["containers"] = [{"name": "c", "image": "a",
+                                   "resources": {"requests": {"cpu": f"{rng.randint(5, 30)}00m"}},
                                    "ports": [{"containerPort": 80, "hostPort": 8080}]}]
         incoming = pod("big", priority=1000, labels={"app": "big"},
                        requests={"cpu": f"{rng.randint(5, 30)}00m"}, spec=spec or None)
@@ -278,6 +281,7 @@ def test_dry_run_over_every_potential_node_matches_the_full_walk():
     start time (Go's own sort decides both), PDBs, tight pod counts, and a profile that runs
     TaintToleration after NodeResourcesFit (the taint then only shows once the pods are gone)."""
     import time
+
     from kschedcli.framework.cycle_state import CycleState
     taint_after_fit = {"schedulerName": "default-scheduler", "plugins": {"filter": {
         "disabled": [{"name": "*"}], "enabled": [{"name": "NodeResourcesFit"}, {"name": "TaintToleration"}]}}}
@@ -293,7 +297,8 @@ def test_dry_run_over_every_potential_node_matches_the_full_walk():
         pods = [pod(f"p{i}", node_name=f"n{rng.randrange(4)}", priority=rng.choice([0, 10, 2000]),
                     labels={"app": rng.choice(["web", "db"])},
                     requests={"cpu": f"{rng.randint(1, 6) * 100}m", "memory": f"{rng.randint(1, 8) * 128}Mi"},
-                    start_time=None if no_start_here and rng.random() < 0.3 else f"2025-01-0{rng.randint(1, 3)}T00:00:00Z")
+                    start_time=(None if no_start_here and rng.random() < 0.3
+                                else f"2025-01-0{rng.randint(1, 3)}T00:00:00Z"))
                 for i in range(rng.randint(10, 70))]
         incoming = pod("big", priority=1000, requests={"cpu": f"{rng.randint(5, 60)}00m",
                                                       "memory": f"{rng.randint(1, 16) * 256}Mi"})

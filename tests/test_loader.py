@@ -9,14 +9,15 @@ import pytest
 import yaml
 
 from kschedcli import loader, progress
-from kschedcli.loader import json_stream, workers, yaml_reader
 from kschedcli.cluster import load_cluster, slim_object
 from kschedcli.errors import InputError
+from kschedcli.loader import json_stream, workers, yaml_reader
 
 
 def pod(name, ns="default", node="n1", cpu="100m", **extra):
     d = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": ns, "labels": {"app": name}},
-         "spec": {"nodeName": node, "containers": [{"name": "c", "image": "img", "resources": {"requests": {"cpu": cpu}},
+         "spec": {"nodeName": node, "containers": [{"name": "c", "image": "img",
+                                                    "resources": {"requests": {"cpu": cpu}},
                                                     "env": [{"name": "A", "value": "1"}]}]},
          "status": {"phase": "Running"}}
     d.update(extra)
@@ -166,7 +167,8 @@ def test_not_an_object(tmp_path):
 def test_slim_object_keeps_what_the_scheduler_reads():
     p = pod("a", status={"phase": "Running", "startTime": "t", "podIP": "1.2.3.4",
                          "conditions": [{"type": "Ready", "status": "True"},
-                                        {"type": "DisruptionTarget", "status": "True", "reason": "PreemptionByScheduler"}],
+                                        {"type": "DisruptionTarget", "status": "True",
+                                         "reason": "PreemptionByScheduler"}],
                          "containerStatuses": [{"name": "c", "image": "img", "resources": {"requests": {"cpu": "1"}},
                                                 "state": {"running": {}}}]})
     p["spec"]["volumes"] = [{"name": "tok", "projected": {"sources": [{"serviceAccountToken": {}}]}},
@@ -174,7 +176,8 @@ def test_slim_object_keeps_what_the_scheduler_reads():
     s = slim_object(p)
     c = s["spec"]["containers"][0]
     assert "env" not in c and c["resources"] == {"requests": {"cpu": "100m"}} and c["image"] == "img"
-    assert s["status"]["conditions"] == [{"type": "DisruptionTarget", "status": "True", "reason": "PreemptionByScheduler"}]
+    assert s["status"]["conditions"] == [{"type": "DisruptionTarget", "status": "True",
+                                          "reason": "PreemptionByScheduler"}]
     assert s["status"]["containerStatuses"] == [{"name": "c", "resources": {"requests": {"cpu": "1"}}}]
     assert "podIP" not in s["status"] and s["status"]["startTime"] == "t"
     assert s["spec"]["volumes"] == [{"name": "tok", "projected": {}},

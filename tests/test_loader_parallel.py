@@ -8,9 +8,9 @@ import json
 import pytest
 
 from kschedcli import loader
-from kschedcli.loader import json_stream, workers
 from kschedcli.cluster import load_cluster, reset_shared, slim_object
 from kschedcli.errors import InputError
+from kschedcli.loader import json_stream, workers
 from kschedcli.model import Pod
 
 

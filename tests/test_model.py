@@ -1,6 +1,6 @@
 import pytest
-
 from builders import pod
+
 from kschedcli.errors import FieldError
 from kschedcli.model import Pod
 

@@ -3,7 +3,7 @@
 Each test is a small hand-built reproduction of one difference, with the behaviour kube-scheduler has
 and the Go file / function that has it.
 """
-from builders import node, pod, scheduler, plugin, fresh_state
+from builders import fresh_state, node, plugin, pod, scheduler
 
 
 def _scores(sched, name, p, node_names):

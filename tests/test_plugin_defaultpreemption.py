@@ -2,7 +2,8 @@
 the no-candidate FitError text, and Go's unstable sort order."""
 import random
 
-from builders import node, pod, scheduler, plugin
+from builders import node, plugin, pod, scheduler
+
 from kschedcli.model import Pod
 from kschedcli.plugins.defaultpreemption import Budgets, aggregate_errors, more_important, sort_by_importance
 from kschedcli.plugins.preemption_gosort import go_sort_slice
@@ -96,7 +97,8 @@ def test_node_still_full_without_lower_pods_reports_the_filter_reason():
     assert "NodeResourcesFit: Insufficient cpu" in res.preemption.not_helpful["n1"]
     # a node smaller than the pod is UnschedulableAndUnresolvable: never tried
     res = run([node("n1", cpu="1")], [bound("a", "n1", "1", 0)], preemptor(cpu="2"))
-    assert res.preemption.message.endswith("preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.")
+    assert res.preemption.message.endswith("preemption: 0/1 nodes are available: 1 Preemption is not helpful for "
+                                           "scheduling.")
 
 
 # -- the dry run ---------------------------------------------------------------------------------------

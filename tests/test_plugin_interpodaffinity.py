@@ -2,11 +2,16 @@
 scores worked out by hand, preemption's add/remove on cloned state, and the label index."""
 import random
 
-from builders import node, pod, scheduler, plugin, fresh_state
+from builders import fresh_state, node, plugin, pod, scheduler
+
 from kschedcli.framework.status import ERROR, SKIP, UNRESOLVABLE, UNSCHEDULABLE
 from kschedcli.plugins.interpodaffinity import (
-    ERR_REASON_AFFINITY, ERR_REASON_ANTI_AFFINITY, ERR_REASON_EXISTING_ANTI_AFFINITY, PRE_FILTER_KEY,
-    SAMPLE_LIMIT)
+    ERR_REASON_AFFINITY,
+    ERR_REASON_ANTI_AFFINITY,
+    ERR_REASON_EXISTING_ANTI_AFFINITY,
+    PRE_FILTER_KEY,
+    SAMPLE_LIMIT,
+)
 from kschedcli.plugins.interpodaffinity_terms import pod_terms
 
 ZONE = "topology.kubernetes.io/zone"
@@ -100,7 +105,8 @@ def test_existing_pods_anti_affinity_symmetry():
     s = scheduler(zoned_nodes(), [guard])
     p = pod("web", labels={"app": "web"})          # no affinity of its own
     v = verdicts(filter_all(s, p))
-    assert v == {"a1": None, "a2": None, "b1": (UNSCHEDULABLE, "node(s) didn't satisfy existing pods anti-affinity rules"),
+    assert v == {"a1": None, "a2": None, "b1": (UNSCHEDULABLE, "node(s) didn't satisfy existing pods anti-affinity "
+                                                               "rules"),
                  "nozone": None}
     # a pod the existing term does not select is not held back, and PreFilter skips
     assert filter_all(s, pod("other", labels={"app": "api"})).code == SKIP
@@ -182,7 +188,8 @@ def test_match_label_keys_and_mismatch_label_keys_are_ignored_by_the_scheduler()
     for keys in ({"matchLabelKeys": ["rev"]}, {"mismatchLabelKeys": ["rev"]}):
         p = pod("n", labels={"app": "web", "rev": "2"}, spec=affinity(anti=[term({"app": "web"}, **keys)]))
         v = verdicts(filter_all(s, p))
-        assert v["a1"] == (UNSCHEDULABLE, ERR_REASON_ANTI_AFFINITY) and v["b1"] == (UNSCHEDULABLE, ERR_REASON_ANTI_AFFINITY)
+        assert v["a1"] == (UNSCHEDULABLE, ERR_REASON_ANTI_AFFINITY) and v["b1"] == (UNSCHEDULABLE,
+                                                                                    ERR_REASON_ANTI_AFFINITY)
 
 
 def test_invalid_selector_is_unresolvable_at_prefilter():
@@ -337,7 +344,8 @@ def test_label_index_gives_the_same_counts_as_a_full_scan():
     rng = random.Random(7)
     nodes = [node(f"n{i}", labels={ZONE: f"z{i % 3}"} if i % 5 else {}) for i in range(30)]
     apps = ["web", "db", "cache", "api"]
-    existing = [pod(f"p{j}", ns=rng.choice(["default", "x"]), labels={"app": rng.choice(apps), "tier": rng.choice("ab")},
+    existing = [pod(f"p{j}", ns=rng.choice(["default", "x"]), labels={"app": rng.choice(apps),
+                                                                      "tier": rng.choice("ab")},
                     node_name=f"n{rng.randrange(30)}") for j in range(200)]
     s = scheduler(nodes, existing)
     pl = plugin(s, "InterPodAffinity")

@@ -5,11 +5,15 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 
 from builders import fresh_state, node, plugin, pod, scheduler
+
 from kschedcli.framework.interface import ClusterEvent
-from kschedcli.model import Pod
 from kschedcli.framework.status import ERROR, SKIP, UNRESOLVABLE, UNSCHEDULABLE
+from kschedcli.model import Pod
 from kschedcli.plugins.podtopologyspread import (
-    ERR_REASON_CONSTRAINTS_NOT_MATCH, ERR_REASON_NODE_LABEL_NOT_MATCH, PRE_FILTER_KEY, CriticalPaths,
+    ERR_REASON_CONSTRAINTS_NOT_MATCH,
+    ERR_REASON_NODE_LABEL_NOT_MATCH,
+    PRE_FILTER_KEY,
+    CriticalPaths,
 )
 from kschedcli.plugins.podtopologyspread_common import go_log, go_round, topology_normalizing_weight
 

@@ -1,5 +1,6 @@
 """VolumeRestrictions, NodeVolumeLimits, VolumeBinding and VolumeZone on small hand-built clusters."""
 from builders import fresh_state, node, pod
+
 from kschedcli.cluster import Cluster
 from kschedcli.config import SchedulerConfig, build_profile
 from kschedcli.framework.status import ERROR, SKIP, UNRESOLVABLE, UNSCHEDULABLE

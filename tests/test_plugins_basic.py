@@ -1,9 +1,9 @@
 """Filter and score plugins with small hand-built clusters: reasons to the character, formulas by hand."""
-from builders import node, pod, scheduler, plugin, fresh_state
-from kschedcli.framework.status import UNRESOLVABLE, UNSCHEDULABLE
+from builders import fresh_state, node, plugin, pod, scheduler
+
 from kschedcli.framework.fit_error import fit_error_message
 from kschedcli.framework.runtime import NodeStatuses
-from kschedcli.framework.status import Status
+from kschedcli.framework.status import UNRESOLVABLE, UNSCHEDULABLE, Status
 
 
 def _filter(sched, name, p, node_name):
@@ -66,7 +66,8 @@ def test_added_affinity_is_enforced():
         "addedAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
             {"matchExpressions": [{"key": "pool", "operator": "In", "values": ["batch"]}]}]}}}}]}
     s = scheduler([node("a", labels={"pool": "batch"}), node("b")], profile=prof)
-    assert _filter(s, "NodeAffinity", pod("p"), "b").reasons == ["node(s) didn't match scheduler-enforced node affinity"]
+    assert (_filter(s, "NodeAffinity", pod("p"), "b").reasons
+            == ["node(s) didn't match scheduler-enforced node affinity"])
 
 
 def test_node_ports_wildcard_ip_conflicts_with_specific_ip():
@@ -76,7 +77,8 @@ def test_node_ports_wildcard_ip_conflicts_with_specific_ip():
     wants_any = pod("p", containers=[{"name": "c", "ports": [{"containerPort": 80, "hostPort": 8080}]}])
     wants_other_ip = pod("q", containers=[{"name": "c", "ports": [
         {"containerPort": 80, "hostPort": 8080, "hostIP": "10.0.0.2"}]}])
-    wants_udp = pod("r", containers=[{"name": "c", "ports": [{"containerPort": 80, "hostPort": 8080, "protocol": "UDP"}]}])
+    wants_udp = pod("r", containers=[{"name": "c", "ports": [{"containerPort": 80, "hostPort": 8080,
+                                                              "protocol": "UDP"}]}])
     st = _filter(s, "NodePorts", wants_any, "n1")
     assert (st.code, st.reasons) == (UNSCHEDULABLE, ["node(s) didn't have free ports for the requested pod ports"])
     assert _filter(s, "NodePorts", wants_other_ip, "n1") is None
@@ -125,7 +127,8 @@ def test_least_allocated_and_balanced_scores_by_hand():
 
 def test_most_allocated_and_requested_to_capacity_ratio():
     prof = {"schedulerName": "default-scheduler", "pluginConfig": [{"name": "NodeResourcesFit", "args": {
-        "scoringStrategy": {"type": "MostAllocated", "resources": [{"name": "cpu", "weight": 3}, {"name": "memory", "weight": 1}]}}}]}
+        "scoringStrategy": {"type": "MostAllocated", "resources": [{"name": "cpu", "weight": 3}, {"name": "memory",
+                                                                                                  "weight": 1}]}}}]}
     s = scheduler([node("n1"), node("n2")], [pod("e", node_name="n1", requests={"cpu": "2"})], profile=prof)
     res = s.schedule(pod("p", requests={"cpu": "1", "memory": "1Gi"}))
     # n1: cpu 3000*100/4000=75 (w3), mem (1Gi+200Mi nonzero of e)... memory uses non-zero requests

@@ -5,6 +5,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 
 from builders import fresh_state, node, plugin, pod, scheduler
+
 from kschedcli.plugins.podtopologyspread import PRE_FILTER_KEY, PRE_SCORE_KEY
 
 ZONE = "topology.kubernetes.io/zone"
@@ -107,7 +108,7 @@ def test_compiled_selectors_count_as_the_selector_matches():
     from kschedcli.labels import parse_label_selector
     from kschedcli.plugins.podtopologyspread import _count_matching, _pod_counter
     labels = [{"app": "web", "tier": "fe"}, {"app": "web"}, {"app": "web", "tier": "be"}, {"x": "y"}, {"tier": "fe"}]
-    pods = [_web(f"p{i}", "a", labels=l) for i, l in enumerate(labels)] + [_web("q", "a", ns="x")]
+    pods = [_web(f"p{i}", "a", labels=lab) for i, lab in enumerate(labels)] + [_web("q", "a", ns="x")]
     sched = scheduler([_node("a", "z1")], pods)
     ni = sched.snapshot.get("a")
     for raw, want in [({"matchLabels": {"app": "web"}}, 3),

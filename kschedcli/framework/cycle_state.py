@@ -34,7 +34,7 @@ class CycleState:
     def get(self, key: str, default: Any = None) -> Any:
         return self._data.get(key, default)
 
-    def clone(self) -> "CycleState":
+    def clone(self) -> CycleState:
         c = CycleState()
         for k, v in self._data.items():
             c._data[k] = v.clone() if hasattr(v, "clone") else v

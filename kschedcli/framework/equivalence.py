@@ -14,7 +14,8 @@ registry replaced the in-tree implementation, runs on every node as usual.
 from __future__ import annotations
 
 import json
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from ..model import scoring_requests
 

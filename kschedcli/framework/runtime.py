@@ -140,10 +140,12 @@ class Framework:
             out.result = result
         return out
 
-    def run_pre_filter_add_pod(self, state: CycleState, pod: Pod, pod_to_add: Pod, node_info: NodeInfo) -> Status | None:
+    def run_pre_filter_add_pod(self, state: CycleState, pod: Pod, pod_to_add: Pod,
+                               node_info: NodeInfo) -> Status | None:
         return self._run_pre_filter_extension("add_pod", "AddPod", state, pod, pod_to_add, node_info)
 
-    def run_pre_filter_remove_pod(self, state: CycleState, pod: Pod, pod_to_remove: Pod, node_info: NodeInfo) -> Status | None:
+    def run_pre_filter_remove_pod(self, state: CycleState, pod: Pod, pod_to_remove: Pod,
+                                  node_info: NodeInfo) -> Status | None:
         return self._run_pre_filter_extension("remove_pod", "RemovePod", state, pod, pod_to_remove, node_info)
 
     def pre_filter_extensions(self, method: str, state: CycleState) -> list[tuple[PreFilterExtensions, Any]]:
@@ -159,7 +161,8 @@ class Framework:
         for pl, fn in self.pre_filter_extensions(method, state):
             st = fn(state, pod, other, node_info)
             if st is not None and not st.is_success():
-                return Status(ERROR, f'running {go_name} on PreFilter plugin "{pl.name}": {st.message()}', plugin=pl.name)
+                return Status(ERROR, f'running {go_name} on PreFilter plugin "{pl.name}": {st.message()}',
+                              plugin=pl.name)
         return None
 
     # -- Filter ----------------------------------------------------------------------
@@ -310,7 +313,8 @@ class Framework:
                 scores = dict(zip(names, raw))
                 st = normalizer.normalize_score(state, pod, scores)
                 if st is not None and not st.is_success():
-                    raise PluginError(pl.name, f'running Normalize on Score plugins: plugin "{pl.name}" failed with: {st.message()}')
+                    raise PluginError(pl.name, f'running Normalize on Score plugins: plugin "{pl.name}" failed with: '
+                                               f'{st.message()}')
                 # NormalizeScore rewrites the values in place: the keys keep their order
                 normalized = list(scores.values()) if len(scores) == len(names) else [scores[n] for n in names]
             else:
@@ -318,7 +322,8 @@ class Framework:
             if normalized and (max(normalized) > MAX_NODE_SCORE or min(normalized) < 0):
                 bad = next(s for s in normalized if s > MAX_NODE_SCORE or s < 0)
                 raise PluginError(pl.name, f'applying score defaultWeights on Score plugins: plugin "{pl.name}" '
-                                          f"returns an invalid score {bad}, it should in the range of [0, {MAX_NODE_SCORE}] after normalizing")
+                                          f"returns an invalid score {bad}, it should in the range of [0, "
+                                          f"{MAX_NODE_SCORE}] after normalizing")
             out.append((pl.name, raw, normalized, self.weights.get(pl.name, 1)))
         return out
 

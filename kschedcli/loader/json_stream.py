@@ -6,7 +6,7 @@ from __future__ import annotations
 import codecs
 import json
 import re
-from typing import Callable
+from collections.abc import Callable
 
 try:   # a faster decoder for large JSON snapshots; the standard library's decides all else
     import orjson as _orjson
@@ -231,5 +231,5 @@ def json_file_reader(path: str, data: bytes | None):
     if data is not None:
         blocks = iter([data[i:i + _BLOCK] for i in range(0, len(data), _BLOCK)] + [b""])
         return (lambda: next(blocks, b"")), None
-    f = open(path, "rb")
+    f = open(path, "rb")  # noqa: SIM115 -- closed by the caller, which reads it block by block
     return (lambda: f.read(_BLOCK)), f

@@ -3,8 +3,9 @@ as it is read, and how an object is named in messages (`items[3] (Pod ns/name)`)
 from __future__ import annotations
 
 import gc
+from collections.abc import Callable
 from contextlib import contextmanager
-from typing import Any, Callable
+from typing import Any
 
 Transform = Callable[[dict], Any]
 

@@ -8,8 +8,8 @@ import marshal
 import os
 import pickle
 import re
+from collections.abc import Callable
 from concurrent.futures import BrokenExecutor
-from typing import Callable
 
 import yaml
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import yaml
 
@@ -153,7 +154,7 @@ def _plain(text: str, ctor):
     if (not text or c in _PLAIN_BAD_START or ": " in text or " #" in text or "\t" in text
             or text[-1] == ":" or (c in "-?:" and (len(text) == 1 or text[1] == " "))):
         raise _Fallback
-    for tag, regexp in _RESOLVERS.get(c, _WILDCARD):
+    for tag, regexp in _RESOLVERS.get(c, _WILDCARD):  # noqa: B007 -- the matched tag is read after the loop
         if regexp.match(text):
             break
     else:

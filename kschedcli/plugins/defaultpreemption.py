@@ -20,7 +20,7 @@ import math
 import time
 from bisect import bisect_right
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from ..framework.fit_error import fit_error_message
@@ -47,7 +47,7 @@ NOT_HELPFUL_MSG = "Preemption is not helpful for scheduling"
 CRITERIA = ("pdbViolations", "highestVictimPriority", "victimPrioritySum", "victimCount", "latestStartTime")
 
 _INT32_OFFSET = (1 << 31)  # math.MaxInt32 + 1: keeps every summed priority non-negative
-_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 # -- pods' importance ----------------------------------------------------------------------------
@@ -63,7 +63,7 @@ def start_time_ns(pod) -> int | None:
         try:
             dt = datetime.fromisoformat(s.replace("z", "Z").replace("Z", "+00:00"))
             if dt.tzinfo is None:
-                dt = dt.replace(tzinfo=timezone.utc)
+                dt = dt.replace(tzinfo=UTC)
             delta = dt - _EPOCH
             ns = (delta.days * 86400 + delta.seconds) * 1_000_000_000 + delta.microseconds * 1000
         except ValueError:
@@ -296,7 +296,7 @@ class _VictimOrder:
                  "_budgets")
 
     @classmethod
-    def build(cls, node_info) -> "_VictimOrder | None":
+    def build(cls, node_info) -> _VictimOrder | None:
         pods = node_info.pods
         starts = [start_time_ns(p) for p in pods]
         if None in starts:
@@ -318,7 +318,7 @@ class _VictimOrder:
         v._budgets = None
         return v
 
-    def split(self, budgets: "Budgets", k: int) -> tuple:
+    def split(self, budgets: Budgets, k: int) -> tuple:
         """Budgets.split of the pods from position k on, as positions: (violating, fine); kept
         for these budgets and k."""
         b = self._budgets

@@ -157,7 +157,7 @@ class PreFilterState:
         self.anti_counts: dict[Pair, int] = {}
         self.trace: dict | None = None     # samples for explain(); shared by clones
 
-    def clone(self) -> "PreFilterState":
+    def clone(self) -> PreFilterState:
         c = PreFilterState(self.pod, self.affinity_terms, self.anti_terms, self.ns_labels)
         c.existing_anti_counts = dict(self.existing_anti_counts)
         c.affinity_counts = dict(self.affinity_counts)
@@ -190,7 +190,7 @@ class PreScoreState:
         self.topology_score: dict[str, dict[str, int]] = {}
         self.trace: dict | None = None
 
-    def clone(self) -> "PreScoreState":
+    def clone(self) -> PreScoreState:
         return self
 
 

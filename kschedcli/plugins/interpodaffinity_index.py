@@ -12,7 +12,7 @@ import weakref
 
 from ..snapshot import latest_generation
 
-_INDEXES: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_INDEXES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 class _NodeTracker:
@@ -162,7 +162,7 @@ def nodes_holding(snapshot, nodes, terms) -> list:
 REQUIRED_AFFINITY, PREFERRED_AFFINITY, PREFERRED_ANTI_AFFINITY, REQUIRED_ANTI_AFFINITY = range(4)
 KIND_NAMES = ("requiredAffinity", "preferredAffinity", "preferredAntiAffinity", "requiredAntiAffinity")
 
-_TERM_INDEXES: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_TERM_INDEXES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 class TermEntry:

@@ -7,7 +7,7 @@ pod, so objects read back from a cluster already carry those requirements.
 """
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
 from ..errors import FieldError
 from ..labels import NOTHING, LabelSelector, parse_label_selector
@@ -38,7 +38,7 @@ class AffinityTerm:
             return self.selector.matches(pod.labels)
         return False
 
-    def with_namespaces_resolved(self, namespace_labels: Mapping[str, Mapping[str, str]]) -> "AffinityTerm":
+    def with_namespaces_resolved(self, namespace_labels: Mapping[str, Mapping[str, str]]) -> AffinityTerm:
         """The incoming pod's term with a non-empty namespaceSelector unrolled into its namespaces
         (mergeAffinityTermNamespacesIfNotEmpty); the selector becomes Nothing."""
         if self.all_namespaces:
@@ -153,10 +153,7 @@ def _new_term(pod, raw, field: str, weight: int) -> AffinityTerm:
         raise FieldError(f"{field}.namespaces", "must be a list")
     raw_ns_sel = raw.get("namespaceSelector")
     # getNamespacesFromPodAffinityTerm: neither namespaces nor namespaceSelector means the pod's own namespace
-    if not raw_ns and raw_ns_sel is None:
-        namespaces = frozenset((pod.namespace,))
-    else:
-        namespaces = frozenset(str(n) for n in raw_ns)
+    namespaces = frozenset((pod.namespace,)) if not raw_ns and raw_ns_sel is None else frozenset(str(n) for n in raw_ns)
     ns_selector = parse_label_selector(raw_ns_sel, f"{field}.namespaceSelector")
     return AffinityTerm(namespaces, selector, str(raw.get("topologyKey") or ""), ns_selector, weight)
 

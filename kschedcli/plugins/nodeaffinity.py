@@ -37,9 +37,7 @@ def required_node_affinity_matches(pod, node) -> bool:
         if labels.get(k) != v:
             return False
     req = pod.required_node_affinity
-    if req is not None and not req.matches(labels, node.name):
-        return False
-    return True
+    return req is None or req.matches(labels, node.name)
 
 
 class NodeAffinity(Plugin, PreFilterPlugin, BatchFilterPlugin, PreScorePlugin, ScorePlugin, ScoreExtensions,
@@ -158,7 +156,8 @@ class NodeAffinity(Plugin, PreFilterPlugin, BatchFilterPlugin, PreScorePlugin, S
         return None
 
     def events_to_register(self) -> list[ClusterEvent]:
-        return [ClusterEvent("Node", "Add|UpdateNodeLabel", "a node gets labels matching the pod's node affinity/selector")]
+        return [ClusterEvent("Node", "Add|UpdateNodeLabel",
+                             "a node gets labels matching the pod's node affinity/selector")]
 
 
 def _has_node_selector(pod) -> bool:

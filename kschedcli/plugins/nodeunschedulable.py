@@ -35,4 +35,5 @@ class NodeUnschedulable(Plugin, BatchFilterPlugin, EnqueueExtensions):
 
     def events_to_register(self) -> list[ClusterEvent]:
         return [ClusterEvent("Node", "Add|UpdateNodeTaint", "a node is added or uncordoned"),
-                ClusterEvent("Pod", "UpdatePodToleration", "the pod gains a toleration for node.kubernetes.io/unschedulable")]
+                ClusterEvent("Pod", "UpdatePodToleration", "the pod gains a toleration for "
+                                                           "node.kubernetes.io/unschedulable")]

@@ -96,7 +96,7 @@ class CriticalPaths:
         elif num < nums[1]:
             vals[1], nums[1] = value, num
 
-    def clone(self) -> "CriticalPaths":
+    def clone(self) -> CriticalPaths:
         return CriticalPaths(list(self.values), list(self.nums))
 
     def as_list(self) -> list[dict]:
@@ -120,7 +120,7 @@ class PreFilterState:
             return 0
         return self.critical_paths[i].nums[0]
 
-    def clone(self) -> "PreFilterState":
+    def clone(self) -> PreFilterState:
         # constraints never change within a cycle: shared
         return PreFilterState(self.constraints, [p.clone() for p in self.critical_paths],
                               [dict(m) for m in self.counts])
@@ -142,7 +142,7 @@ class PreScoreState:
         # hold any (every other node holds none); None: ask the counter node by node
         self.node_counts: list[dict[str, int] | None] = []
 
-    def clone(self) -> "PreScoreState":
+    def clone(self) -> PreScoreState:
         return self   # read-only after PreScore
 
 
@@ -602,10 +602,7 @@ class PodTopologySpread(Plugin, PreFilterPlugin, PreFilterExtensions, BatchFilte
             value = labels.get(c.topology_key)
             if value is None:
                 continue
-            if c.topology_key == HOSTNAME_KEY:
-                cnt = s.counters[i](node_info)
-            else:
-                cnt = s.counts[i].get(value, 0)
+            cnt = s.counters[i](node_info) if c.topology_key == HOSTNAME_KEY else s.counts[i].get(value, 0)
             total += score_for_count(cnt, c.max_skew, s.weights[i])
         return go_round(total), None
 
@@ -688,7 +685,8 @@ class PodTopologySpread(Plugin, PreFilterPlugin, PreFilterExtensions, BatchFilte
                          "a pod matching a spread constraint's selector is added, relabelled or deleted "
                          "in the pod's namespace, or the pod gains a toleration (nodeTaintsPolicy: Honor)"),
             ClusterEvent("Node", "Add|Delete|UpdateNodeLabel|UpdateNodeTaint",
-                         "a node carrying every topology key is added or deleted, or its topology labels or taints change"),
+                         "a node carrying every topology key is added or deleted, or its topology labels or taints "
+                         "change"),
         ]
 
     # -- explanation ---------------------------------------------------------------------

@@ -5,7 +5,7 @@ Kept apart from the plugin so the arithmetic and the constraint building can be 
 from __future__ import annotations
 
 import math
-from typing import Mapping
+from collections.abc import Mapping
 
 from ..errors import FieldError
 from ..labels import NOTHING, LabelSelector, Requirement, parse_label_selector

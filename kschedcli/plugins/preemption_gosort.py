@@ -10,7 +10,8 @@ The comparison need not be consistent: the sequence of comparisons and swaps is 
 """
 from __future__ import annotations
 
-from typing import Callable, TypeVar
+from collections.abc import Callable
+from typing import TypeVar
 
 T = TypeVar("T")
 
@@ -85,9 +86,8 @@ class _Sorter:
                 self.reverse_range(a, b)
                 pivot = (b - 1) - (pivot - a)
                 hint = _INCREASING
-            if was_balanced and was_partitioned and hint == _INCREASING:
-                if self.partial_insertion_sort(a, b):
-                    return
+            if was_balanced and was_partitioned and hint == _INCREASING and self.partial_insertion_sort(a, b):
+                return
             if a > 0 and not self.less(a - 1, pivot):
                 a = self.partition_equal(a, b, pivot)
                 continue

@@ -82,5 +82,6 @@ class TaintToleration(Plugin, BatchFilterPlugin, PreScorePlugin, BatchScorePlugi
         return None
 
     def events_to_register(self) -> list[ClusterEvent]:
-        return [ClusterEvent("Node", "Add|UpdateNodeTaint", "a node without the taint appears, or the taint is removed"),
+        return [ClusterEvent("Node", "Add|UpdateNodeTaint",
+                             "a node without the taint appears, or the taint is removed"),
                 ClusterEvent("Pod", "UpdatePodToleration", "the pod gains a matching toleration")]

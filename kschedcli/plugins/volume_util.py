@@ -8,7 +8,8 @@ so the per-node loops of the filters stay dictionary lookups.
 from __future__ import annotations
 
 import weakref
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from .. import quantity
 from ..errors import FieldError
@@ -143,7 +144,7 @@ class Claim:
                 return True
         return False
 
-    def with_annotation(self, key: str, value: str) -> "Claim":
+    def with_annotation(self, key: str, value: str) -> Claim:
         """A copy with one more annotation (what AssumePodVolumes writes for dynamic provisioning)."""
         meta = dict(_d(self.raw.get("metadata")))
         meta["annotations"] = {**_d(meta.get("annotations")), key: value}
@@ -271,7 +272,7 @@ class PV:
         uid = _str(cr.get("uid"))
         return not uid or uid == claim.uid
 
-    def bound_copy(self, claim: Claim) -> tuple["PV", bool]:
+    def bound_copy(self, claim: Claim) -> tuple[PV, bool]:
         """GetBindVolumeToClaim: the PV with its claimRef set to the claim; whether anything changed."""
         dirty = False
         was_bound = self.bound_to(claim)
@@ -415,7 +416,7 @@ class Catalog:
         return self.cluster.get("CSIDriver", "", name)
 
 
-_CATALOGS: "weakref.WeakKeyDictionary[Any, Catalog]" = weakref.WeakKeyDictionary()
+_CATALOGS: weakref.WeakKeyDictionary[Any, Catalog] = weakref.WeakKeyDictionary()
 
 
 def catalog(cluster) -> Catalog:

@@ -126,7 +126,8 @@ class Candidates:
         self.others.append(pv)
 
     def seal(self) -> None:
-        key = lambda p: (p.capacity, p.name)
+        def key(pv):
+            return pv.capacity, pv.name
         self.universal.sort(key=key)
         self.others.sort(key=key)
         for by_value in self.by_label.values():

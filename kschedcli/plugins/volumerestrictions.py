@@ -2,6 +2,7 @@
 and ReadWriteOncePod claims already used by a scheduled pod."""
 from __future__ import annotations
 
+import contextlib
 from typing import TYPE_CHECKING
 
 from ..framework.interface import (
@@ -43,7 +44,7 @@ class _State:
         # as kube-scheduler: by claim name only
         return sum(1 for n in pod_pvc_names(pod) if n in self.rwop_claims)
 
-    def clone(self) -> "_State":
+    def clone(self) -> _State:
         return _State(self.rwop_claims, self.conflicting_refs)
 
 
@@ -61,17 +62,16 @@ def _volume_conflict(vol: dict, existing_pod) -> bool:
         if not isinstance(ev, dict):
             continue
         a, b = vol.get("gcePersistentDisk"), ev.get("gcePersistentDisk")
-        if isinstance(a, dict) and isinstance(b, dict):
-            if (a.get("pdName") or "") == (b.get("pdName") or "") and not _both_read_only(a, b):
-                return True
+        if (isinstance(a, dict) and isinstance(b, dict)
+                and (a.get("pdName") or "") == (b.get("pdName") or "") and not _both_read_only(a, b)):
+            return True
         a, b = vol.get("awsElasticBlockStore"), ev.get("awsElasticBlockStore")
-        if isinstance(a, dict) and isinstance(b, dict):
-            if (a.get("volumeID") or "") == (b.get("volumeID") or ""):
-                return True
+        if isinstance(a, dict) and isinstance(b, dict) and (a.get("volumeID") or "") == (b.get("volumeID") or ""):
+            return True
         a, b = vol.get("iscsi"), ev.get("iscsi")
-        if isinstance(a, dict) and isinstance(b, dict):
-            if (a.get("iqn") or "") == (b.get("iqn") or "") and not _both_read_only(a, b):
-                return True
+        if (isinstance(a, dict) and isinstance(b, dict)
+                and (a.get("iqn") or "") == (b.get("iqn") or "") and not _both_read_only(a, b)):
+            return True
         a, b = vol.get("rbd"), ev.get("rbd")
         if isinstance(a, dict) and isinstance(b, dict):
             mons = set(a.get("monitors") or [])
@@ -94,10 +94,8 @@ def used_pvc_keys(snapshot) -> set[str]:
     for ni in snapshot.node_infos:
         if ni.pvc_ref_counts:
             keys.update(ni.pvc_ref_counts)
-    try:
+    with contextlib.suppress(AttributeError):
         snapshot._ksched_used_pvcs = (gen, keys)
-    except AttributeError:
-        pass
     return keys
 
 

@@ -19,7 +19,7 @@ DELAY = 1.0
 class _Task:
     __slots__ = ("reporter", "description", "total", "unit", "done", "started", "task_id")
 
-    def __init__(self, reporter: "RichReporter", description: str, total: int, unit: str):
+    def __init__(self, reporter: RichReporter, description: str, total: int, unit: str):
         self.reporter = reporter
         self.description = description
         self.total = total
@@ -45,9 +45,17 @@ class RichReporter:
 
     def _make(self):
         from rich.console import Console
-        from rich.progress import (BarColumn, DownloadColumn, MofNCompleteColumn, Progress,
-                                   SpinnerColumn, TextColumn, TimeElapsedColumn, TimeRemainingColumn)
-        from rich.progress import ProgressColumn
+        from rich.progress import (
+            BarColumn,
+            DownloadColumn,
+            MofNCompleteColumn,
+            Progress,
+            ProgressColumn,
+            SpinnerColumn,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
         from rich.text import Text
 
         class Amount(ProgressColumn):

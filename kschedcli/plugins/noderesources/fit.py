@@ -81,9 +81,9 @@ def fits_request_on(req, alloc, used, npods: int, ignored: set[str],
         q = req.scalars[name]
         if q == 0:
             continue
-        if is_extended_resource(name):
-            if name in ignored or (ignored_groups and name.split("/", 1)[0] in ignored_groups):
-                continue
+        if is_extended_resource(name) and (
+                name in ignored or (ignored_groups and name.split("/", 1)[0] in ignored_groups)):
+            continue
         cap = alloc.scalars.get(name, 0)
         u = used.scalars.get(name, 0)
         if q > cap - u:

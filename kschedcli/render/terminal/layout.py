@@ -3,7 +3,8 @@ text that hangs under its first character, and printing a view's blocks with a b
 from __future__ import annotations
 
 import os
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from rich import box
 from rich.console import Console

@@ -1,6 +1,7 @@
 """`explain --node NAME`: one node's filter verdicts, resources, taints, pods, spread, scores, preemption."""
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from rich.text import Text
@@ -70,9 +71,10 @@ def node_view(result, session, name: str) -> list[list[Any]]:
         table.add_column("Pod needs", justify="right")
         table.add_column("")
         for r in rows:
-            q = lambda v: fmt_quantity(r["resource"], v)  # noqa: E731
+            q = partial(fmt_quantity, r["resource"])
             table.add_row(r["resource"], q(r["allocatable"]), q(r["requested"]), q(r["free"]), q(r["request"]),
-                          Text(PASS, style="ok") if r["fits"] else Text(f"{ALSO} short by {q(r['request'] - r['free'])}", style="bad"))
+                          Text(PASS, style="ok") if r["fits"]
+                          else Text(f"{ALSO} short by {q(r['request'] - r['free'])}", style="bad"))
         out.append(indent(table, 2))
         taints = untolerated_taints(result.pod, node)
         if node.taints:
@@ -97,7 +99,8 @@ def node_view(result, session, name: str) -> list[list[Any]]:
     per = result.scores.get(name)
     if per:
         ranked = dict((n, r) for r, n in ranking(result))
-        out.append(section("Scores", f"rank {ranked.get(name)} of {len(result.scores)}, total {result.totals.get(name)}"))
+        out.append(section("Scores",
+                           f"rank {ranked.get(name)} of {len(result.scores)}, total {result.totals.get(name)}"))
         table = new_table()
         table.add_column("Score plugin", style="plugin")
         table.add_column("Raw", justify="right")

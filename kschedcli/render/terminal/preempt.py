@@ -11,7 +11,6 @@ from .header import pod_line, verdict
 from .layout import indent, make_console, new_table, node_label, plural, print_blocks, section
 from .preemption import criteria, preemption_part
 
-
 CRITERION_TEXT = {
     "pdbViolations": "more PDB violations",
     "highestVictimPriority": "higher top victim priority",
@@ -50,11 +49,13 @@ def preempt_blocks(result, width: int = 80) -> list[list[Any]]:
                                 f"minCandidateNodesAbsolute {det.get('minCandidateNodesAbsolute')})")])
     if p.nominated_node:
         nominated = next((c for c in p.candidates if c.node == p.nominated_node), None)
-        block: list[Any] = [section("Nominated node", "status.nominatedNodeName; the victims are evicted in this order")]
+        block: list[Any] = [section("Nominated node",
+                                    "status.nominatedNodeName; the victims are evicted in this order")]
         t = Text("  ")
         t.append(p.nominated_node, style="node bold")
         if nominated is not None:
-            t.append(f"  {plural(nominated.pdb_violations, 'PDB violation')}", style="warn" if nominated.pdb_violations else "muted")
+            t.append(f"  {plural(nominated.pdb_violations, 'PDB violation')}",
+                     style="warn" if nominated.pdb_violations else "muted")
         block.append(t)
         table = new_table()
         table.add_column("#", justify="right", style="muted")

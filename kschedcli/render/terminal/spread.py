@@ -27,10 +27,12 @@ def spread_section(result, *, node: str | None = None) -> list[Any]:
             out.append(t)
             if c.get("minDomains", 1) > 1 or c.get("minDomainsApplies"):
                 if c.get("minDomainsApplies"):
-                    out.append(Text(f"    minDomains {c.get('minDomains')} but only {c.get('eligibleDomains')} eligible "
+                    out.append(Text(f"    minDomains {c.get('minDomains')} but only {c.get('eligibleDomains')} "
+                                    "eligible "
                                     "domains: the global minimum counts as 0", style="warn"))
                 else:
-                    out.append(Text(f"    minDomains {c.get('minDomains')}: {c.get('eligibleDomains')} eligible domains, "
+                    out.append(Text(f"    minDomains {c.get('minDomains')}: {c.get('eligibleDomains')} eligible "
+                                    "domains, "
                                     "no effect", style="muted"))
             # per domain: the nodes asked about there, and matchNum + selfMatch - minMatch against maxSkew
             by_domain: dict[str, dict] = {}
@@ -76,7 +78,8 @@ def spread_section(result, *, node: str | None = None) -> list[Any]:
             if omitted:
                 out.append(Text(f"    … {omitted} more domains", style="muted"))
             if missing:
-                out.append(Text(f"    without the {c.get('topologyKey')} label (rejected): {name_list(sorted(missing), 4)}",
+                out.append(Text(f"    without the {c.get('topologyKey')} label (rejected): "
+                                f"{name_list(sorted(missing), 4)}",
                                 style="warn"))
         if filt.get("nodesOmitted"):
             out.append(Text(f"    ({filt['nodesOmitted']} more nodes not detailed)", style="muted"))
