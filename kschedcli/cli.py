@@ -246,7 +246,7 @@ def schedule(
     _run_and_show(session, pod_list, order, output, seed, allow_preemption, no_color)
 
 
-def _run_and_show(session, pod_list, order: Order, output: Output, seed: Optional[int], allow_preemption: bool,
+def _run_and_show(session, pod_list, order: Order, output: Output, seed: int | None, allow_preemption: bool,
                   no_color: bool) -> None:
     """Schedule the pods in turn (schedule, run) and print the outcome; exits."""
     from .render.analysis import annotate
@@ -448,7 +448,7 @@ def diff(
 def run(
     scenario: str = typer.Argument(..., metavar="SCENARIO", help="A Scenario file (`ksched schema --scenario`)."),
     output: Output = OutputOpt,
-    seed: Optional[int] = SeedOpt,
+    seed: int | None = SeedOpt,
     allow_preemption: bool = AllowPreemptionOpt,
     no_color: bool = ColorOpt,
 ) -> None:
