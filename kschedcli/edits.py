@@ -249,6 +249,10 @@ def _add_node_file(cluster: Cluster, e: Edit) -> Applied:
             added.append(node.name)
     except OSError as err:
         raise InputError(err.strerror or "cannot read", source=e.value, field=e.flag) from None
+    except InputError as err:
+        if err.field:
+            raise
+        raise InputError(err.message, source=err.source, where=err.where, field=e.flag) from None
     if not added:
         raise InputError("no Node found", source=e.value, field=e.flag)
     summary = (f"added {len(added)} node{'s' if len(added) != 1 else ''} from {e.value}: {', '.join(added)}"

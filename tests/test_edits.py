@@ -267,6 +267,11 @@ def test_cli_without_edits_prints_no_edits():
     assert "Cluster edits" not in r.stdout
 
 
+def test_cli_add_node_file_errors_name_the_flag(tmp_path):
+    r = run("schedule", "-c", PROD, "--add-node", str(tmp_path / "missing.yaml"))
+    assert r.exit_code == 2 and r.stderr.endswith(": --add-node: no such file\n")
+
+
 def test_cli_bad_edit_is_one_line_exit_2():
     r = run("explain", "shop/checkout-6b8c9d7f5-h2j4k", "-c", PROD, "--taint", "general-a-01:k=v:Maybe")
     assert r.exit_code == 2
