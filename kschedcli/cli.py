@@ -77,6 +77,12 @@ SeedOpt = typer.Option(None, "--seed", help="Pick among tied top nodes as kube-s
 ColorOpt = typer.Option(False, "--no-color", help="No colour (also when NO_COLOR is set; plain when piped).")
 AllowPreemptionOpt = typer.Option(False, "--allow-preemption",
                                   help="Exit 0 for a pod that preemption would place.")
+ReplicasOpt = typer.Option(None, "--replicas", metavar="N", min=0,
+                           help="New pods per workload, in place of what its controller would add (a "
+                                "Deployment's replicas less those running, ...); DaemonSets: at most N nodes.")
+ReplicaOpt = typer.Option(0, "--replica", metavar="K", min=0,
+                          help="Of a workload, its new pod K (from 0); the ones before it are scheduled and "
+                               "bound first.")
 ProfileOpt = typer.Option(None, "--profile", metavar="NAME", autocompletion=complete_profile,
                           help="Use this profile instead of the pod's spec.schedulerName.")
 
@@ -94,19 +100,34 @@ def _exit_code(results, allow_preemption: bool) -> int:
     return code
 
 
-def _load_one_pod(pod: str, cluster: list[str], session):
-    """POD is a file ('-' for stdin) or the name of a pending pod in the snapshot."""
-    from .cluster import load_pending_pods
+def _load_one_pod(pod: str, cluster: list[str], session, replicas: int | None = None, replica: int = 0):
+    """POD is a file ('-' for stdin) or the name of a pending pod in the snapshot. A file holds one
+    Pod or one workload; of a workload, its new pod number `replica` (the ones before it are returned
+    too, to be scheduled and bound first, as the controller creates them in turn)."""
     if pod == "-" or os.path.exists(pod):
-        pods = load_pending_pods(pod, session.cluster)
-        if len(pods) != 1:
-            raise InputError(f"expected one Pod, found {len(pods)} (use `ksched schedule` for several)", source=pod)
-        return pods[0]
+        from .workloads import load_workloads
+        ex = load_workloads(pod, session.cluster, replicas=replicas)
+        units = len(ex.workloads) + sum(1 for p in ex.pods if ex.workload_of(p) is None)
+        if units != 1:
+            raise InputError(f"expected one Pod or workload, found {units} (use `ksched schedule` for several)",
+                             source=pod)
+        if not ex.workloads:
+            if replica:
+                raise InputError("a Pod has no other replica", field="--replica")
+            return ex.pods[0], []
+        w = ex.workloads[0]
+        if not w.pods:
+            why = f": {w.note}" if w.note else f" ({w.existing} already in the snapshot)"
+            raise InputError(f"{w.key} creates no new pod{why}", source=pod)
+        if not 0 <= replica < len(w.pods):
+            raise InputError(f"{w.key} creates {len(w.pods)} new pod(s): pick 0 to {len(w.pods) - 1}",
+                             field="--replica")
+        return w.pods[replica], w.pods[:replica]
     if pod.endswith((".yaml", ".yml", ".json")) or os.sep in pod.rstrip(os.sep).split("/", 1)[-1]:
         raise InputError("no such file", source=pod)
     from .lookup import find_pending_pod
     obj, path, where = find_pending_pod(list(cluster), pod)
-    return session.cluster.parse_pod(obj, path, where)
+    return session.cluster.parse_pod(obj, path, where), []
 
 
 def _use_profile(pod, profile: str | None, session) -> None:
@@ -158,16 +179,19 @@ def _show_edits(session, no_color: bool) -> None:
 
 
 def _run_one(pod: str, cluster: list[str], config: str | None, profile: str | None, node: str | None,
-             seed: int | None, edits: list[Edit] | None):
+             seed: int | None, edits: list[Edit] | None, replicas: int | None = None, replica: int = 0):
     from .render.analysis import annotate
     try:
         session = _open(cluster, config, edits)
-        p = _load_one_pod(pod, cluster, session)
-        _use_profile(p, profile, session)
+        p, before = _load_one_pod(pod, cluster, session, replicas, replica)
+        for q in (*before, p):
+            _use_profile(q, profile, session)
         if node is not None and session.scheduler.snapshot.get(node) is None:
             raise InputError(f"no node named {node!r} in the snapshot", field="--node")
     except InputError as e:
         _fail(e)
+    if before:
+        session.scheduler.run_sequence(before, seed, keep=False)
     result = session.scheduler.schedule(p, seed)
     annotate(result, session)
     return session, result
@@ -177,12 +201,15 @@ def _run_one(pod: str, cluster: list[str], config: str | None, profile: str | No
 @with_edit_flags
 def explain(
     pod: str = typer.Argument(..., metavar="POD", autocompletion=complete_pod,
-                              help="The pending pod: a file ('-' for stdin), or NAMESPACE/NAME of a pending pod "
-                                   "in the snapshot."),
+                              help="The pending pod: a file ('-' for stdin) with a Pod or a workload "
+                                   "(Deployment, StatefulSet, DaemonSet, Job, ...), or NAMESPACE/NAME of a "
+                                   "pending pod in the snapshot."),
     cluster: list[str] = ClusterOpt,
     config: str | None = ConfigOpt,
     profile: str | None = ProfileOpt,
     output: Output = OutputOpt,
+    replicas: int | None = ReplicasOpt,
+    replica: int = ReplicaOpt,
     node: str | None = typer.Option(None, "--node", metavar="NAME", autocompletion=complete_node,
                                        help="Drill into one node: every plugin's verdict, its resources, scores."),
     all_nodes: bool = typer.Option(False, "--all-nodes", help="List every node instead of grouping alike ones."),
@@ -198,7 +225,7 @@ def explain(
     Exit status: 0 schedulable, 1 not (needing preemption counts as not, unless
     --allow-preemption), 2 bad input or usage.
     """
-    session, result = _run_one(pod, cluster, config, profile, node, seed, edits)
+    session, result = _run_one(pod, cluster, config, profile, node, seed, edits, replicas, replica)
     if output == Output.table:
         from .render.terminal import render_explain
         _show_edits(session, no_color)
@@ -213,23 +240,27 @@ def explain(
 @with_edit_flags
 def schedule(
     pods: str | None = typer.Argument(None, metavar="PODS",
-                                         help="File of pending pods ('-' for stdin); default: every pending pod "
-                                              "in the snapshot."),
+                                         help="File of pending pods and workloads (Deployment, StatefulSet, "
+                                              "DaemonSet, Job, CronJob, ...; '-' for stdin); default: every "
+                                              "pending pod in the snapshot."),
     cluster: list[str] = ClusterOpt,
     config: str | None = ConfigOpt,
     order: Order = typer.Option(Order.priority, "--order",
                                 help="priority: as PrioritySort orders the queue; file: file order."),
     output: Output = OutputOpt,
+    replicas: int | None = ReplicasOpt,
     seed: int | None = SeedOpt,
     allow_preemption: bool = AllowPreemptionOpt,
     no_color: bool = ColorOpt,
     edits: list[Edit] | None = None,
 ) -> None:
-    """Schedule several pods in turn, binding each to its node before the next.
+    """Schedule several pods in turn, binding each to its node before the next. Workloads become the
+    pods their controllers would create; the summary groups them by workload.
 
     Exit status: 0 schedulable, 1 not (needing preemption counts as not, unless
     --allow-preemption), 2 bad input or usage.
     """
+    expansion = None
     try:
         session = _open(cluster, config, edits)
         if pods is None:
@@ -239,35 +270,55 @@ def schedule(
                 raise InputError("no PODS file given and no pending pod in the snapshot", field="PODS")
             pod_list = [session.cluster.parse_pod(o, p, w) for o, p, w in found]
         else:
-            from .cluster import load_pending_pods
-            pod_list = load_pending_pods(pods, session.cluster)
+            from .workloads import load_workloads
+            expansion = load_workloads(pods, session.cluster, replicas=replicas)
+            pod_list = expansion.pods
+            if _VERBOSE["on"] and expansion.ignored:
+                kinds = ", ".join(f"{k} ×{n}" for k, n in sorted(expansion.ignored.items()))
+                typer.echo(f"ksched: {pods}: ignored kinds that make no pod: {kinds}", err=True)
     except InputError as e:
         _fail(e)
-    _run_and_show(session, pod_list, order, output, seed, allow_preemption, no_color)
+    _run_and_show(session, pod_list, order, output, seed, allow_preemption, no_color, expansion)
 
 
 def _run_and_show(session, pod_list, order: Order, output: Output, seed: int | None, allow_preemption: bool,
-                  no_color: bool) -> None:
-    """Schedule the pods in turn (schedule, run) and print the outcome; exits."""
+                  no_color: bool, expansion=None) -> None:
+    """Schedule the pods in turn (schedule, run) and print the outcome, grouped by workload when
+    `expansion` (workloads.Expansion) made them; exits."""
     from .render.analysis import annotate
     from .scheduler import queue_sort
     if order == Order.priority:
         pod_list = queue_sort(pod_list)
     if output == Output.json:
-        results = _stream_json_sequence(session, pod_list, seed)
+        results = _stream_json_sequence(session, pod_list, seed, expansion)
     else:
         results = session.scheduler.run_sequence(pod_list, seed, on_result=lambda r: annotate(r, session))
+        summary = _workload_summary(expansion, results)
         if output == Output.table:
             from .render.terminal import render_schedule
             _show_edits(session, no_color)
             render_schedule(results, session, no_color=no_color)
+            if summary:
+                from .render.terminal.workloads import render_workloads
+                render_workloads(summary, no_color=no_color)
         else:
             from .render.document import run_doc
-            _dump(run_doc(results, session.edits), output)
+            doc = run_doc(results, session.edits)
+            if summary is not None:
+                doc["workloads"] = summary
+            _dump(doc, output)
     raise typer.Exit(_exit_code(results, allow_preemption))
 
 
-def _stream_json_sequence(session, pod_list, seed):
+def _workload_summary(expansion, results):
+    """The schedule's results grouped by workload; None when no workload was given."""
+    if expansion is None or not expansion.workloads:
+        return None
+    from .workloads import summarize
+    return summarize(expansion, results)
+
+
+def _stream_json_sequence(session, pod_list, seed, expansion=None):
     """`schedule -o json`, written result by result: the same bytes as dumping the whole document,
     without holding every node's verdict of every cycle (gigabytes on a 5,000-node sequence)."""
     import textwrap
@@ -285,24 +336,90 @@ def _stream_json_sequence(session, pod_list, seed):
         annotate(r, session)
         text = json.dumps(result_doc(r), indent=2, ensure_ascii=False)
         out.write(("\n" if not kept else ",\n") + textwrap.indent(text, "    "))
-        r.filters, r.scores, r.totals, r.details = {}, {}, {}, {}   # the exit status needs only the verdict
+        r.filters, r.scores, r.totals, r.details = {}, {}, {}, {}   # the summaries need only the verdicts
         kept.append(r)
 
     session.scheduler.run_sequence(pod_list, seed, on_result=emit, keep=False)
-    out.write("\n  ]\n}\n")
+    summary = _workload_summary(expansion, kept)
+    out.write("\n  ]" if kept else "]")
+    if summary is None:
+        out.write("\n}\n")
+    else:
+        tail = json.dumps({"workloads": summary}, indent=2, ensure_ascii=False)
+        out.write(",\n" + tail[2:])
+        out.write("\n")
     return kept
+
+
+@app.command()
+def capacity(
+    files: list[str] = typer.Argument(..., metavar="FILE...",
+                                      help="Templates: Pods and workloads (Deployment, StatefulSet, Job, ...), "
+                                           "taken in turn ('-' for stdin)."),
+    cluster: list[str] = ClusterOpt,
+    config: str | None = ConfigOpt,
+    max_copies: int | None = typer.Option(None, "--max", metavar="N", min=0,
+                                             help="Stop each template after N copies fit."),
+    min_copies: int | None = typer.Option(None, "--min", metavar="N", min=0,
+                                             help="Exit 1 when fewer than N copies fit in total (a CI gate)."),
+    group_by: list[str] | None = typer.Option(None, "--group-by", metavar="LABEL",
+                                                 help="Count copies per value of this node label (repeatable; "
+                                                      "default: the zone and node-pool labels the nodes carry)."),
+    output: Output = OutputOpt,
+    top: int = typer.Option(10, "--top", metavar="N", help="Rows of the per-node table (0: all)."),
+    seed: int | None = SeedOpt,
+    no_color: bool = ColorOpt,
+) -> None:
+    """How many more copies of each template fit: copies scheduled one after another, each bound
+    before the next, until one fits nowhere (or --max). Preemption is off: copies evict nothing.
+
+    Exit status: 0, or 1 with --min N when fewer than N copies fit; 2 bad input or usage.
+    """
+    from .capacity import capacity_doc, read_templates, run_capacity
+    from .render.analysis import annotate
+    from .render.document import explain_doc
+    stops: list = []
+    try:
+        session = _open(cluster, config)
+        templates = read_templates(list(files))
+
+        stop_docs: dict = {}
+
+        def on_stop(template, r):
+            # explained now: the next template's copies change the cluster this copy saw
+            annotate(r, session)
+            if output == Output.table:
+                from .render.terminal.capacity import stop_explanation
+                stops.append(stop_explanation(template.label, r, session, no_color=no_color))
+            else:
+                stop_docs[id(r)] = explain_doc(r)
+
+        report = run_capacity(session.scheduler, templates, max_copies=max_copies, seed=seed,
+                              group_by=group_by, on_stop=on_stop)
+    except InputError as e:
+        _fail(e)
+    doc = {"kschedVersion": __version__, "kubernetesVersion": KUBE_SCHEDULER_VERSION,
+           **capacity_doc(report, lambda r: stop_docs.get(id(r)))}
+    if output == Output.table:
+        from .render.terminal.capacity import render_capacity
+        render_capacity(doc, stops, top=top, no_color=no_color)
+    else:
+        _dump(doc, output)
+    raise typer.Exit(1 if min_copies is not None and report.replicas < min_copies else 0)
 
 
 @app.command(cls=EditOrderCommand)
 @with_edit_flags
 def preempt(
     pod: str = typer.Argument(..., metavar="POD", autocompletion=complete_pod,
-                              help="The pending pod: a file ('-' for stdin), or NAMESPACE/NAME of a pending pod "
-                                   "in the snapshot."),
+                              help="The pending pod: a file ('-' for stdin) with a Pod or a workload, or "
+                                   "NAMESPACE/NAME of a pending pod in the snapshot."),
     cluster: list[str] = ClusterOpt,
     config: str | None = ConfigOpt,
     profile: str | None = ProfileOpt,
     output: Output = OutputOpt,
+    replicas: int | None = ReplicasOpt,
+    replica: int = ReplicaOpt,
     allow_preemption: bool = AllowPreemptionOpt,
     no_color: bool = ColorOpt,
     edits: list[Edit] | None = None,
@@ -312,7 +429,7 @@ def preempt(
     Exit status: 0 schedulable, 1 not (needing preemption counts as not, unless
     --allow-preemption), 2 bad input or usage.
     """
-    session, result = _run_one(pod, cluster, config, profile, None, None, edits)
+    session, result = _run_one(pod, cluster, config, profile, None, None, edits, replicas, replica)
     if output == Output.table:
         from .render.terminal import render_preempt
         _show_edits(session, no_color)

@@ -18,6 +18,8 @@ OTHER_KINDS = {
     "PodDisruptionBudget", "Service", "ReplicaSet", "StatefulSet", "ReplicationController",
     "Namespace", "PriorityClass", "ResourceClaim", "DeviceClass", "ResourceSlice",
     "CSIStorageCapacity", "VolumeAttachment",
+    # workloads: read by kschedcli.workloads (a workload of the snapshot creates only missing pods)
+    "Deployment", "DaemonSet", "Job", "CronJob",
 }
 
 BUILTIN_PRIORITY_CLASSES = {
@@ -26,7 +28,7 @@ BUILTIN_PRIORITY_CLASSES = {
 }
 NAMESPACED_KINDS = {
     "PersistentVolumeClaim", "PodDisruptionBudget", "Service", "ReplicaSet", "StatefulSet",
-    "ReplicationController", "ResourceClaim", "CSIStorageCapacity",
+    "ReplicationController", "ResourceClaim", "CSIStorageCapacity", "Deployment", "DaemonSet", "Job", "CronJob",
 }
 BUILTIN_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 

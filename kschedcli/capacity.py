@@ -1,0 +1,203 @@
+"""How many more copies of a pod fit: `ksched capacity`.
+
+Each template (a Pod, or a workload's pods as its controller would create them) is copied and the
+copies scheduled one after another, each bound to its node before the next, until the first copy
+that fits nowhere or the maximum; several templates are taken in turn, each on the cluster the ones
+before it left. The copies are exactly the pods `ksched schedule` would place for a file of that
+many copies of a Pod, or for the workload with `--replicas N`, and the cycles are the scheduler's own
+(Scheduler.schedule and bind), so the placements are the ones `schedule` gives.
+
+Preemption is off: a copy that does not fit evicts nothing (the cycle's PostFilter still runs, so
+the last copy's message says what preemption could do).
+"""
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Callable, Iterator
+
+from .cluster import Cluster
+from .errors import InputError
+from .loader import iter_objects
+from .model import Pod
+from .result import CycleResult
+from .scheduler import Scheduler
+from .workloads import WORKLOAD_KINDS, generated_name, pods_for_workloads
+
+# node labels whose values count copies per group, when the nodes carry them
+ZONE_LABEL = "topology.kubernetes.io/zone"
+POOL_LABELS = ("eks.amazonaws.com/nodegroup", "cloud.google.com/gke-nodepool", "kubernetes.azure.com/agentpool",
+               "agentpool", "karpenter.sh/nodepool", "node.kubernetes.io/instance-type", "pool")
+_FIRST_BATCH = 64
+
+
+@dataclass
+class Template:
+    """One template: its object as given, where it was read, and what it is called in the report."""
+    obj: dict
+    source: str
+    where: str
+    label: str          # "Deployment shop/web", "Pod shop/web"
+
+
+@dataclass
+class TemplateRun:
+    template: Template
+    placements: list[str] = field(default_factory=list)     # the node of each copy that fit, in order
+    stopped_by: str = "unschedulable"                       # "max", "unschedulable", "error"
+    stop: CycleResult | None = None                         # the copy that did not fit
+
+    @property
+    def replicas(self) -> int:
+        return len(self.placements)
+
+    @property
+    def stop_message(self) -> str | None:
+        return None if self.stop is None else self.stop.message
+
+
+@dataclass
+class CapacityReport:
+    runs: list[TemplateRun]
+    max_copies: int | None
+    group_labels: list[str]
+    node_labels: dict[str, dict[str, str]]      # node -> its labels (for the groups)
+
+    @property
+    def replicas(self) -> int:
+        return sum(r.replicas for r in self.runs)
+
+    def per_node(self, runs: list[TemplateRun] | None = None) -> dict[str, int]:
+        counts = Counter(n for r in (self.runs if runs is None else runs) for n in r.placements)
+        return {n: counts[n] for n in sorted(counts)}
+
+    def per_label(self, runs: list[TemplateRun] | None = None) -> dict[str, dict[str, int]]:
+        """Copies per value of each group label (nodes without the label under "")."""
+        per_node = self.per_node(runs)
+        out = {}
+        for label in self.group_labels:
+            counts: Counter = Counter()
+            for n, c in per_node.items():
+                counts[self.node_labels.get(n, {}).get(label, "")] += c
+            out[label] = {v: counts[v] for v in sorted(counts)}
+        return out
+
+
+def read_templates(paths: list[str]) -> list[Template]:
+    """The Pods and workloads of the files, in order. Kinds that make no pod are left out."""
+    out = []
+    for path in paths:
+        for obj, where in iter_objects(path):
+            kind = obj.get("kind")
+            if kind == "DaemonSet":
+                raise InputError("a DaemonSet runs one pod per eligible node, it has no copies to count "
+                                 "(`ksched schedule` says on which nodes it fits)", source=path, where=where)
+            if kind == "Pod" or kind in WORKLOAD_KINDS:
+                meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+                label = f"{kind} {meta.get('namespace') or 'default'}/{meta.get('name') or meta.get('generateName') or ''}"
+                out.append(Template(obj, path, where, label))
+            elif kind == "Node":
+                raise InputError("expected a Pod or a workload, found Node (nodes belong in the snapshot (--cluster))",
+                                 source=path, where=where)
+        if not out:
+            raise InputError("no Pod or workload found", source=path)
+    return out
+
+
+def group_labels_of(cluster: Cluster, wanted: list[str] | None) -> list[str]:
+    """The labels to group copies by: those asked for, else the zone label and the known node-pool
+    labels that some node carries."""
+    if wanted:
+        return list(wanted)
+    carried = {k for n in cluster.nodes for k in n.labels}
+    return [k for k in (ZONE_LABEL, *POOL_LABELS) if k in carried]
+
+
+def copies(template: Template, cluster: Cluster) -> Iterator[Pod]:
+    """The template's copies, as many as are asked for: a Pod's copies are named NAME-xxxxx; a
+    workload's are the pods it creates with --replicas N (expanded again, for more, with twice as
+    many: the same inputs make the same first pods)."""
+    made = 0
+    batch = _FIRST_BATCH
+    while True:
+        if template.obj.get("kind") == "Pod":
+            pods = [_pod_copy(template, cluster, i) for i in range(made, batch)]
+        else:
+            ex = pods_for_workloads([(template.obj, template.source, template.where)], cluster, replicas=batch)
+            pods = ex.pods[made:]
+        yield from pods
+        made = batch
+        batch *= 2
+
+
+def _pod_copy(template: Template, cluster: Cluster, i: int) -> Pod:
+    meta = template.obj.get("metadata") if isinstance(template.obj.get("metadata"), dict) else {}
+    base = meta.get("name") or meta.get("generateName") or "pod"
+    ns = meta.get("namespace") or "default"
+    name = generated_name(f"{base.rstrip('-')}-", f"Pod/{ns}/{base}", i)
+    raw = {**template.obj, "metadata": {**meta, "name": name}}
+    raw["metadata"].pop("generateName", None)
+    return cluster.parse_pod(raw, template.source, template.where)
+
+
+def run_capacity(scheduler: Scheduler, templates: list[Template], *, max_copies: int | None = None,
+                 seed: int | None = None, group_by: list[str] | None = None,
+                 on_stop: Callable[[Template, CycleResult], None] | None = None,
+                 progress: Callable[[int], None] | None = None) -> CapacityReport:
+    """Schedule copies of each template in turn, each bound before the next, until one fits
+    nowhere or `max_copies` of that template fit. `on_stop(template, result)` sees the copy that did not
+    fit before anything else changes (to explain it against the cluster it saw)."""
+    cluster = scheduler.cluster
+    runs = []
+    for t in templates:
+        run = TemplateRun(t)
+        runs.append(run)
+        if max_copies == 0:
+            run.stopped_by = "max"
+            continue
+        for pod in copies(t, cluster):
+            r = scheduler.schedule(pod, seed)
+            if not (r.schedulable and r.selected_node):
+                run.stop = r
+                run.stopped_by = "error" if r.error else "unschedulable"
+                if on_stop is not None:
+                    on_stop(t, r)
+                break
+            scheduler.bind(pod, r.selected_node)
+            run.placements.append(r.selected_node)
+            if progress is not None:
+                progress(len(run.placements))
+            if max_copies is not None and len(run.placements) >= max_copies:
+                run.stopped_by = "max"
+                break
+    labels = group_labels_of(cluster, group_by)
+    node_labels = {n.name: n.labels for n in cluster.nodes}
+    return CapacityReport(runs, max_copies, labels, node_labels)
+
+
+def capacity_doc(report: CapacityReport, stop_doc: Callable[[CycleResult], dict]) -> dict:
+    """`ksched capacity -o json` (schema: $defs/capacity). `stop_doc` writes the copy that did not
+    fit as `explain -o json` writes a result."""
+    per_template = []
+    for r in report.runs:
+        per_template.append({
+            "template": r.template.label,
+            "source": r.template.source,
+            "replicas": r.replicas,
+            "placements": list(r.placements),
+            "stoppedBy": r.stopped_by,
+            "stopMessage": r.stop_message if r.stopped_by != "max" else None,
+            "perNode": report.per_node([r]),
+            "perLabel": report.per_label([r]),
+            "stop": stop_doc(r.stop) if r.stop is not None else None,
+        })
+    last = report.runs[-1] if report.runs else None
+    return {
+        "replicas": report.replicas,
+        "max": report.max_copies,
+        "preemption": False,
+        "perTemplate": per_template,
+        "perNode": report.per_node(),
+        "perLabel": report.per_label(),
+        "stopMessage": None if last is None or last.stopped_by == "max" else last.stop_message,
+    }

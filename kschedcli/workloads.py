@@ -1,0 +1,728 @@
+"""Workloads become the pods their controllers would create.
+
+A layer over the core: Deployment, ReplicaSet, ReplicationController, StatefulSet, DaemonSet, Job and
+CronJob documents are turned into the Pods (and the objects beside them: the ReplicaSet a Deployment
+creates, a StatefulSet's PersistentVolumeClaims, ...) that kube-controller-manager would create, with
+what the scheduler reads of them: labels, owner references, tolerations, node affinity, volumes.
+
+Followed from the controllers' code (kubernetes v1.34):
+- pod names: the API server's generateName (prefix cut to 58 characters + 5 characters from the
+  alphabet "bcdfghjklmnpqrstvwxz2456789"); the suffix is drawn from a hash of the workload's identity
+  and the pod's index instead of at random, so that output is byte-deterministic;
+- a Deployment's ReplicaSet `NAME-HASH` and its pods' `pod-template-hash` label: FNV-32a over the pod
+  template plus the collision count, written with rand.SafeEncodeString (controller.ComputeHash). The
+  controller hashes Go's dump of the defaulted template, which is not reproducible here; ksched hashes
+  the template's canonical JSON, so the value is stable for a template but differs from a live
+  cluster's. A ReplicaSet of the snapshot owned by the Deployment with the same template is reused
+  (deploymentutil.FindNewReplicaSet), hash included;
+- a StatefulSet's pods NAME-0..N-1 (spec.ordinals.start onwards) with the
+  `statefulset.kubernetes.io/pod-name` and `apps.kubernetes.io/pod-index` labels, hostname and
+  subdomain, and each volumeClaimTemplate as the claim TEMPLATE-NAME-ORDINAL (created unbound when
+  the snapshot does not have it; VolumeBinding decides from the storage class);
+- a DaemonSet's pods on the nodes NodeShouldRunDaemonPod accepts (template nodeName, nodeSelector and
+  required node affinity, untolerated NoSchedule/NoExecute taints), with the tolerations
+  AddOrUpdateDaemonPodTolerations adds and the required node affinity replaced by
+  `matchFields metadata.name In [NODE]` (ReplaceDaemonSetPodNodeNameNodeAffinity);
+- a Job's active pods: parallelism, or fewer when completions minus succeeded is smaller; Indexed
+  jobs' completion indexes; the labels the API server adds to a Job's template;
+- a CronJob as one run: the Job NAME-MINUTES its controller would create, then that Job's pods.
+
+A workload already in the snapshot (same kind, namespace and name) creates only the pods it is
+missing: the snapshot's bound pods it controls count. `replicas` overrides the number of new pods.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Iterable
+
+from .cluster import Cluster
+from .errors import FieldError, InputError
+from .loader import iter_objects
+from .model import Pod
+from .plugins.helper import find_untolerated_taint
+from .plugins.nodeaffinity import required_node_affinity_matches
+
+WORKLOAD_KINDS = ("Deployment", "ReplicaSet", "ReplicationController", "StatefulSet", "DaemonSet", "Job",
+                  "CronJob")
+# objects of the input that the scheduler reads once they exist: added to the cluster as they are
+CLUSTER_KINDS = ("Service", "PodDisruptionBudget", "PersistentVolumeClaim", "PriorityClass")
+# kinds that are not workloads and are certainly misplaced in a file of pods
+_REJECTED_KINDS = {"Node": "nodes belong in the snapshot (--cluster)"}
+
+_ALPHANUMS = "bcdfghjklmnpqrstvwxz2456789"
+_MAX_GENERATED_PREFIX = 63 - 5
+
+_API_VERSION = {"Deployment": "apps/v1", "ReplicaSet": "apps/v1", "StatefulSet": "apps/v1",
+                "DaemonSet": "apps/v1", "ReplicationController": "v1", "Job": "batch/v1", "CronJob": "batch/v1"}
+
+
+# -- the controllers' naming -----------------------------------------------------------------------
+
+def safe_encode(s: str) -> str:
+    """rand.SafeEncodeString: each character mapped onto the alphabet without vowels."""
+    return "".join(_ALPHANUMS[ord(ch) % len(_ALPHANUMS)] for ch in s)
+
+
+def fnv32a(data: bytes) -> int:
+    h = 0x811C9DC5
+    for b in data:
+        h = ((h ^ b) * 0x01000193) & 0xFFFFFFFF
+    return h
+
+
+def template_hash(template: dict, collision_count: int | None = None) -> str:
+    """controller.ComputeHash's form: FNV-32a of the template, then the collision count as 8
+    little-endian bytes (its low 4 written), the decimal sum written with SafeEncodeString. The
+    template is read as canonical JSON (see the module's docstring)."""
+    data = json.dumps(template, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    raw = data.encode("utf-8")
+    if collision_count is not None:
+        raw += (collision_count & 0xFFFFFFFF).to_bytes(4, "little") + b"\0\0\0\0"
+    return safe_encode(str(fnv32a(raw)))
+
+
+def generated_name(prefix: str, identity: str, index: int, taken: set[str] | None = None,
+                   namespace: str = "") -> str:
+    """names.SimpleNameGenerator: the prefix cut to 58 characters and 5 characters of the
+    generator's alphabet. The characters come from SHA-256 of (identity, index) read 5 bits at a
+    time, skipping values past the alphabet as rand.String does, so the same input names the same
+    pods; a name already `taken` (keys NAMESPACE/NAME) draws again, as the API server retries on a conflict."""
+    base = prefix[:_MAX_GENERATED_PREFIX]
+    attempt = 0
+    while True:
+        digest = hashlib.sha256(f"{identity}\0{index}\0{attempt}".encode()).digest()
+        bits = int.from_bytes(digest, "big")
+        out = []
+        while len(out) < 5 and bits:
+            idx = bits & 31
+            bits >>= 5
+            if idx < len(_ALPHANUMS):
+                out.append(_ALPHANUMS[idx])
+        name = base + "".join(out)
+        if taken is None or f"{namespace}/{name}" not in taken:
+            return name
+        attempt += 1
+
+
+# -- results -------------------------------------------------------------------------------------
+
+@dataclass
+class DaemonNode:
+    """One node as the DaemonSet controller sees it: whether it should run a daemon pod, and why not."""
+    node: str
+    eligible: bool
+    reason: str = ""         # why the controller leaves the node out
+    existing: bool = False   # the snapshot already runs the daemon pod there
+    pod: str = ""            # the new pod pinned to it (NAMESPACE/NAME)
+
+
+@dataclass
+class Workload:
+    kind: str
+    namespace: str
+    name: str
+    source: str
+    where: str
+    desired: int | None          # replicas / parallelism; None for a DaemonSet
+    existing: int                # pods of the snapshot it already controls
+    pods: list[Pod] = field(default_factory=list)
+    template: dict = field(default_factory=dict)     # the pod template its pods come from
+    template_field: str = "spec.template"
+    daemon_nodes: list[DaemonNode] = field(default_factory=list)
+    note: str = ""               # why it creates no pod (suspended, ...)
+
+    @property
+    def key(self) -> str:
+        return f"{self.kind} {self.namespace}/{self.name}"
+
+    def as_doc(self) -> dict:
+        doc: dict = {"kind": self.kind, "namespace": self.namespace, "name": self.name,
+                     "desired": self.desired, "existing": self.existing, "pods": [p.key for p in self.pods]}
+        if self.kind == "DaemonSet":
+            doc["nodes"] = [{"node": d.node, "eligible": d.eligible, "existing": d.existing,
+                             "reason": d.reason or None} for d in self.daemon_nodes]
+        if self.note:
+            doc["note"] = self.note
+        return doc
+
+
+@dataclass
+class Expansion:
+    """The pods to schedule, in input order (a workload's pods in the order its controller makes
+    them), and the workload each came from (None for a Pod given as it is)."""
+    pods: list[Pod] = field(default_factory=list)
+    workloads: list[Workload] = field(default_factory=list)
+    origin: dict[str, Workload | None] = field(default_factory=dict)   # pod key -> workload
+    ignored: Counter = field(default_factory=Counter)                  # kinds of the input left out
+    added: Counter = field(default_factory=Counter)                    # objects added to the cluster
+
+    def workload_of(self, pod: Pod) -> Workload | None:
+        return self.origin.get(pod.key)
+
+
+# -- reading ---------------------------------------------------------------------------------------
+
+def _d(v, f: str) -> dict:
+    if v is None:
+        return {}
+    if not isinstance(v, dict):
+        raise FieldError(f, "must be an object")
+    return v
+
+
+def _count(v, f: str, default: int) -> int:
+    if v is None:
+        return default
+    if isinstance(v, bool) or not isinstance(v, int):
+        raise FieldError(f, f"{v!r} is not an integer")
+    if v < 0:
+        raise FieldError(f, f"{v}: must be greater than or equal to 0")
+    return v
+
+
+def _labels(v, f: str) -> dict[str, str]:
+    v = _d(v, f)
+    return {str(k): "" if x is None else str(x) for k, x in v.items()}
+
+
+def _owner_ref(kind: str, name: str, uid: str) -> dict:
+    return {"apiVersion": _API_VERSION[kind], "kind": kind, "name": name, "uid": uid,
+            "controller": True, "blockOwnerDeletion": True}
+
+
+def _uid(obj: dict, kind: str, namespace: str, name: str) -> str:
+    uid = (obj.get("metadata") or {}).get("uid")
+    if isinstance(uid, str) and uid:
+        return uid
+    # a fixed stand-in: a UUID-shaped digest of the identity
+    h = hashlib.sha256(f"{kind}/{namespace}/{name}".encode()).hexdigest()
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:32]}"
+
+
+class _Expander:
+    def __init__(self, cluster: Cluster, replicas: int | None):
+        self.cluster = cluster
+        self.replicas = replicas
+        self.taken = {p.key for p in cluster.pods}
+        self.out = Expansion()
+
+    # -- what the snapshot already has
+    def _controlled(self, kind: str, namespace: str, name: str) -> list[Pod]:
+        out = []
+        for p in self.cluster.pods:
+            if p.namespace != namespace:
+                continue
+            ref = p.controller_ref()
+            if ref is not None and ref.get("kind") == kind and ref.get("name") == name:
+                out.append(p)
+        return out
+
+    def _add_object(self, kind: str, namespace: str, name: str, obj: dict) -> None:
+        self.cluster.objects[kind][(namespace, name)] = obj
+        self.out.added[kind] += 1
+
+    # -- pods
+    def _pod(self, w: Workload, template: dict, owner: dict, namespace: str, *, prefix: str = "",
+             name: str = "", index: int = 0, labels: dict | None = None, annotations: dict | None = None,
+             spec_changes: dict | None = None) -> Pod:
+        """controller.GetPodFromTemplate: the template's labels, annotations and spec, the owner
+        reference, and a name (generated from `prefix` unless given)."""
+        tmeta = _d(template.get("metadata"), f"{w.template_field}.metadata")
+        spec = _d(template.get("spec"), f"{w.template_field}.spec")
+        if spec_changes:
+            spec = {**spec, **spec_changes}
+        if not name:
+            name = generated_name(prefix, f"{w.kind}/{namespace}/{w.name}", index, self.taken, namespace)
+        meta: dict = {"name": name, "namespace": namespace}
+        if prefix:
+            meta["generateName"] = prefix
+        meta["labels"] = {**_labels(tmeta.get("labels"), f"{w.template_field}.metadata.labels"), **(labels or {})}
+        ann = {**_labels(tmeta.get("annotations"), f"{w.template_field}.metadata.annotations"), **(annotations or {})}
+        if ann:
+            meta["annotations"] = ann
+        meta["ownerReferences"] = [owner]
+        raw = {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec}
+        try:
+            pod = Pod(raw, self.cluster.priorities, self.cluster.default_priority)
+        except InputError as e:
+            raise e.located(source=w.source, where=w.where, field_prefix=w.template_field) from None
+        self.taken.add(pod.key)
+        return pod
+
+    # -- kinds
+    def replica_set_like(self, obj: dict, w: Workload, namespace: str) -> None:
+        """ReplicaSet and ReplicationController: `replicas` pods named RS-xxxxx."""
+        spec = _d(obj.get("spec"), "spec")
+        template = _d(spec.get("template"), "spec.template")
+        w.template = template
+        w.desired = _count(spec.get("replicas"), "spec.replicas", 1)
+        existing = self._controlled(w.kind, namespace, w.name)
+        w.existing = len(existing)
+        new = self._new_count(w.desired, w.existing)
+        if w.kind == "ReplicationController" and not spec.get("selector"):
+            # API-server defaulting: an RC without a selector selects its template's labels
+            tlabels = _labels(_d(template.get("metadata"), "spec.template.metadata").get("labels"),
+                              "spec.template.metadata.labels")
+            obj = {**obj, "spec": {**spec, "selector": tlabels}}
+        if self.cluster.get(w.kind, namespace, w.name) is None:
+            self._add_object(w.kind, namespace, w.name, obj)
+        owner = _owner_ref(w.kind, w.name, _uid(obj, w.kind, namespace, w.name))
+        w.pods = [self._pod(w, template, owner, namespace, prefix=f"{w.name}-", index=i + w.existing)
+                  for i in range(new)]
+
+    def deployment(self, obj: dict, w: Workload, namespace: str) -> None:
+        spec = _d(obj.get("spec"), "spec")
+        template = _d(spec.get("template"), "spec.template")
+        w.template = template
+        w.desired = _count(spec.get("replicas"), "spec.replicas", 1)
+        uid = _uid(obj, "Deployment", namespace, w.name)
+        rs_name, pod_hash = self._current_replica_set(namespace, w.name, template)
+        if rs_name is None:
+            collisions = _d(obj.get("status"), "status").get("collisionCount")
+            pod_hash = template_hash(template, collisions if isinstance(collisions, int) else None)
+            rs_name = f"{w.name}-{pod_hash}"
+        assert pod_hash is not None
+        tmeta = _d(template.get("metadata"), "spec.template.metadata")
+        labels = {**_labels(tmeta.get("labels"), "spec.template.metadata.labels"), "pod-template-hash": pod_hash}
+        existing = self._controlled("ReplicaSet", namespace, rs_name)
+        w.existing = len(existing)
+        new = self._new_count(w.desired, w.existing)
+        if self.cluster.get("Deployment", namespace, w.name) is None:
+            self._add_object("Deployment", namespace, w.name, obj)
+        if self.cluster.get("ReplicaSet", namespace, rs_name) is None:
+            # the ReplicaSet the deployment controller creates (getNewReplicaSet)
+            selector = _d(spec.get("selector"), "spec.selector")
+            rs_selector = {**selector, "matchLabels": {**_labels(selector.get("matchLabels"), "spec.selector.matchLabels"),
+                                                       "pod-template-hash": pod_hash}}
+            rs = {"apiVersion": "apps/v1", "kind": "ReplicaSet",
+                  "metadata": {"name": rs_name, "namespace": namespace, "labels": labels,
+                               "ownerReferences": [_owner_ref("Deployment", w.name, uid)]},
+                  "spec": {"replicas": w.desired, "selector": rs_selector,
+                           "template": {**template, "metadata": {**tmeta, "labels": labels}}}}
+            self._add_object("ReplicaSet", namespace, rs_name, rs)
+        rs_obj = self.cluster.get("ReplicaSet", namespace, rs_name) or {}
+        owner = _owner_ref("ReplicaSet", rs_name, _uid(rs_obj, "ReplicaSet", namespace, rs_name))
+        w.pods = [self._pod(w, template, owner, namespace, prefix=f"{rs_name}-", index=i + w.existing,
+                            labels={"pod-template-hash": pod_hash}) for i in range(new)]
+
+    def _current_replica_set(self, namespace: str, deployment: str, template: dict) -> tuple[str | None, str | None]:
+        """FindNewReplicaSet: the deployment's ReplicaSet whose template equals the deployment's,
+        leaving out the pod-template-hash label (the oldest first, then by name)."""
+        found = []
+        for rs in self.cluster.list("ReplicaSet", namespace):
+            meta = rs.get("metadata") or {}
+            owners = meta.get("ownerReferences") or []
+            if not any(isinstance(o, dict) and o.get("controller") and o.get("kind") == "Deployment"
+                       and o.get("name") == deployment for o in owners):
+                continue
+            rt = (rs.get("spec") or {}).get("template") or {}
+            rmeta = dict(rt.get("metadata") or {})
+            rlabels = dict(rmeta.get("labels") or {})
+            pod_hash = rlabels.pop("pod-template-hash", None)
+            rmeta["labels"] = rlabels
+            tmeta = dict(template.get("metadata") or {})
+            tmeta["labels"] = dict(tmeta.get("labels") or {})
+            if not rlabels and not tmeta["labels"]:
+                rmeta.pop("labels")
+                tmeta.pop("labels")
+            if {**rt, "metadata": rmeta} == {**template, "metadata": tmeta} and pod_hash:
+                found.append((str(meta.get("creationTimestamp") or ""), str(meta.get("name") or ""), pod_hash))
+        if not found:
+            return None, None
+        _, name, pod_hash = min(found)
+        return name, pod_hash
+
+    def stateful_set(self, obj: dict, w: Workload, namespace: str) -> None:
+        spec = _d(obj.get("spec"), "spec")
+        template = _d(spec.get("template"), "spec.template")
+        w.template = template
+        w.desired = _count(spec.get("replicas"), "spec.replicas", 1)
+        start = _count(_d(spec.get("ordinals"), "spec.ordinals").get("start"), "spec.ordinals.start", 0)
+        uid = _uid(obj, "StatefulSet", namespace, w.name)
+        if self.cluster.get("StatefulSet", namespace, w.name) is None:
+            self._add_object("StatefulSet", namespace, w.name, obj)
+        existing = {p.name for p in self._controlled("StatefulSet", namespace, w.name)}
+        w.existing = len(existing)
+        ordinals = [o for o in range(start, start + w.desired) if f"{w.name}-{o}" not in existing]
+        if self.replicas is not None:
+            ordinals = []
+            o = start
+            while len(ordinals) < self.replicas:
+                if f"{w.name}-{o}" not in existing:
+                    ordinals.append(o)
+                o += 1
+        revision = f"{w.name}-{template_hash(template, _count_or_none(obj))}"
+        claims = _list_of_dicts(spec.get("volumeClaimTemplates"), "spec.volumeClaimTemplates")
+        selector = _d(spec.get("selector"), "spec.selector")
+        owner = _owner_ref("StatefulSet", w.name, uid)
+        service = spec.get("serviceName") or ""
+        pods = []
+        for o in ordinals:
+            name = f"{w.name}-{o}"
+            claim_names = {}
+            for i, c in enumerate(claims):
+                cmeta = _d(c.get("metadata"), f"spec.volumeClaimTemplates[{i}].metadata")
+                cname = cmeta.get("name") or ""
+                if not cname:
+                    raise FieldError(f"spec.volumeClaimTemplates[{i}].metadata.name", "Required value")
+                claim_names[cname] = f"{cname}-{w.name}-{o}"
+                self._claim(c, claim_names[cname], namespace, selector)
+            volumes = [{"name": n, "persistentVolumeClaim": {"claimName": claim_names[n]}} for n in sorted(claim_names)]
+            volumes += [v for v in _list_of_dicts(_d(template.get("spec"), "spec.template.spec").get("volumes"),
+                                                  "spec.template.spec.volumes") if v.get("name") not in claim_names]
+            changes: dict = {"hostname": name}
+            if service:
+                changes["subdomain"] = service
+            if volumes:
+                changes["volumes"] = volumes
+            pods.append(self._pod(w, template, owner, namespace, name=name, labels={
+                "controller-revision-hash": revision, "statefulset.kubernetes.io/pod-name": name,
+                "apps.kubernetes.io/pod-index": str(o)}, spec_changes=changes))
+        w.pods = pods
+
+    def _claim(self, template: dict, name: str, namespace: str, selector: dict) -> None:
+        """getPersistentVolumeClaims: the template named for the pod, labelled with the set's
+        matchLabels; created unbound unless the snapshot has it."""
+        if self.cluster.get("PersistentVolumeClaim", namespace, name) is not None:
+            return
+        meta = dict(template.get("metadata") or {})
+        labels = {**_labels(meta.get("labels"), "metadata.labels"),
+                  **_labels(selector.get("matchLabels"), "spec.selector.matchLabels")}
+        meta.update(name=name, namespace=namespace)
+        if labels:
+            meta["labels"] = labels
+        self._add_object("PersistentVolumeClaim", namespace, name, {
+            "apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": meta,
+            "spec": dict(template.get("spec") or {}), "status": {"phase": "Pending"}})
+
+    def daemon_set(self, obj: dict, w: Workload, namespace: str) -> None:
+        spec = _d(obj.get("spec"), "spec")
+        template = _d(spec.get("template"), "spec.template")
+        w.template = template
+        w.desired = None
+        tspec = _d(template.get("spec"), "spec.template.spec")
+        uid = _uid(obj, "DaemonSet", namespace, w.name)
+        if self.cluster.get("DaemonSet", namespace, w.name) is None:
+            self._add_object("DaemonSet", namespace, w.name, obj)
+        running = {p.node_name for p in self._controlled("DaemonSet", namespace, w.name)}
+        w.existing = len(running)
+        tolerations = daemon_tolerations(_list_of_dicts(tspec.get("tolerations"), "spec.template.spec.tolerations"),
+                                         bool(tspec.get("hostNetwork")))
+        # NewPod: the pod the controller checks each node with (no pinning yet)
+        probe = self._pod(w, template, _owner_ref("DaemonSet", w.name, uid), namespace, name=f"{w.name}-probe",
+                          spec_changes={"tolerations": tolerations})
+        self.taken.discard(probe.key)
+        generation = (obj.get("metadata") or {}).get("generation")
+        labels = {"controller-revision-hash": template_hash(template, _count_or_none(obj)),
+                  "pod-template-generation": str(generation if isinstance(generation, int) else 1)}
+        owner = _owner_ref("DaemonSet", w.name, uid)
+        template_node = tspec.get("nodeName") or ""
+        pods = []
+        for node in sorted(self.cluster.nodes, key=lambda n: n.name):
+            reason = should_run_daemon_pod(probe, node, template_node)
+            d = DaemonNode(node.name, not reason, reason, node.name in running)
+            w.daemon_nodes.append(d)
+            if reason or d.existing:
+                continue
+            if self.replicas is not None and len(pods) >= self.replicas:
+                continue
+            pod = self._pod(w, template, owner, namespace, prefix=f"{w.name}-", index=len(pods), labels=labels,
+                            spec_changes={"tolerations": tolerations,
+                                          "affinity": pin_to_node(tspec.get("affinity"), node.name)})
+            d.pod = pod.key
+            pods.append(pod)
+        w.pods = pods
+
+    def job(self, obj: dict, w: Workload, namespace: str, template_field: str = "spec.template") -> None:
+        spec = _d(obj.get("spec"), "spec")
+        template = _d(spec.get("template"), "spec.template")
+        w.template = template
+        w.template_field = template_field
+        parallelism = _count(spec.get("parallelism"), "spec.parallelism", 1)
+        completions = spec.get("completions")
+        if completions is not None:
+            completions = _count(completions, "spec.completions", 1)
+        uid = _uid(obj, "Job", namespace, w.name)
+        if self.cluster.get("Job", namespace, w.name) is None:
+            self._add_object("Job", namespace, w.name, obj)
+        existing = self._controlled("Job", namespace, w.name)
+        w.existing = len(existing)
+        status = _d(obj.get("status"), "status")
+        succeeded = status.get("succeeded") if isinstance(status.get("succeeded"), int) else 0
+        want = parallelism if completions is None else max(0, min(parallelism, completions - succeeded))
+        w.desired = want
+        if spec.get("suspend") is True:
+            w.desired = 0
+            w.note = "suspended: the job controller creates no pod"
+        new = self._new_count(w.desired, w.existing)
+        # the Job's defaulting (manualSelector unset): its template carries these labels
+        labels = {}
+        if not spec.get("manualSelector"):
+            labels = {"batch.kubernetes.io/controller-uid": uid, "batch.kubernetes.io/job-name": w.name,
+                      "controller-uid": uid, "job-name": w.name}
+        indexed = spec.get("completionMode") == "Indexed"
+        owner = _owner_ref("Job", w.name, uid)
+        used = {p.annotations.get("batch.kubernetes.io/job-completion-index") for p in existing}
+        pods = []
+        index = 0
+        for i in range(new):
+            if indexed:
+                while str(index) in used:
+                    index += 1
+                used.add(str(index))
+                pods.append(self._pod(w, template, owner, namespace, prefix=f"{w.name}-{index}-", index=i,
+                                      labels={**labels, "batch.kubernetes.io/job-completion-index": str(index)},
+                                      annotations={"batch.kubernetes.io/job-completion-index": str(index)},
+                                      spec_changes={"hostname": f"{w.name}-{index}"}))
+            else:
+                pods.append(self._pod(w, template, owner, namespace, prefix=f"{w.name}-", index=i + w.existing,
+                                      labels=labels))
+        w.pods = pods
+
+    def cron_job(self, obj: dict, w: Workload, namespace: str) -> None:
+        spec = _d(obj.get("spec"), "spec")
+        job_template = _d(spec.get("jobTemplate"), "spec.jobTemplate")
+        if self.cluster.get("CronJob", namespace, w.name) is None:
+            self._add_object("CronJob", namespace, w.name, obj)
+        scheduled = _scheduled_minutes(obj)
+        jmeta = _d(job_template.get("metadata"), "spec.jobTemplate.metadata")
+        job_name = f"{w.name}-{scheduled}"
+        job = {"apiVersion": "batch/v1", "kind": "Job",
+               "metadata": {**jmeta, "name": job_name, "namespace": namespace,
+                            "ownerReferences": [_owner_ref("CronJob", w.name, _uid(obj, "CronJob", namespace, w.name))]},
+               "spec": _d(job_template.get("spec"), "spec.jobTemplate.spec")}
+        inner = Workload("Job", namespace, job_name, w.source, w.where, None, 0)
+        try:
+            self.job(job, inner, namespace, "spec.jobTemplate.spec.template")
+        except InputError as e:
+            raise e.located(field_prefix="spec.jobTemplate" if e.field.startswith("spec") and
+                            not e.field.startswith("spec.jobTemplate") else "") from None
+        w.template, w.template_field = inner.template, inner.template_field
+        w.desired, w.existing, w.pods = inner.desired, inner.existing, inner.pods
+        if spec.get("suspend") is True:
+            w.pods, w.desired = [], 0
+            w.note = "suspended: the cronjob controller creates no job"
+        else:
+            w.note = inner.note or f"one run: the Job {job_name}"
+
+    def _new_count(self, desired: int, existing: int) -> int:
+        if self.replicas is not None:
+            return self.replicas
+        return max(0, desired - existing)
+
+
+def _count_or_none(obj: dict) -> int | None:
+    c = (obj.get("status") or {}).get("collisionCount")
+    return c if isinstance(c, int) and not isinstance(c, bool) else None
+
+
+def _list_of_dicts(v, f: str) -> list[dict]:
+    if v is None:
+        return []
+    if not isinstance(v, list):
+        raise FieldError(f, "must be a list")
+    for i, x in enumerate(v):
+        if not isinstance(x, dict):
+            raise FieldError(f"{f}[{i}]", "must be an object")
+    return v
+
+
+def _scheduled_minutes(obj: dict) -> int:
+    """The run's scheduled time in minutes since the epoch (getJobName's suffix): the last
+    scheduled run of the CronJob's status, else its creation time, else 0; ksched does not
+    evaluate the cron schedule, so the run is named from what the object says."""
+    for ts in ((obj.get("status") or {}).get("lastScheduleTime"), (obj.get("metadata") or {}).get("creationTimestamp")):
+        if isinstance(ts, datetime):
+            return int(ts.timestamp()) // 60
+        if isinstance(ts, str) and ts:
+            try:
+                return int(datetime.fromisoformat(ts.replace("Z", "+00:00")).timestamp()) // 60
+            except ValueError:
+                continue
+    return 0
+
+
+# -- the DaemonSet controller's node checks -----------------------------------------------------------
+
+_DAEMON_TOLERATIONS = (
+    ("node.kubernetes.io/not-ready", "NoExecute"),
+    ("node.kubernetes.io/unreachable", "NoExecute"),
+    ("node.kubernetes.io/disk-pressure", "NoSchedule"),
+    ("node.kubernetes.io/memory-pressure", "NoSchedule"),
+    ("node.kubernetes.io/pid-pressure", "NoSchedule"),
+    ("node.kubernetes.io/unschedulable", "NoSchedule"),
+)
+
+
+def daemon_tolerations(tolerations: list[dict], host_network: bool) -> list[dict]:
+    """AddOrUpdateDaemonPodTolerations: each toleration added, replacing one of the same key,
+    operator, value and effect (AddOrUpdateTolerationInPodSpec), in order."""
+    out = list(tolerations)
+    wanted = list(_DAEMON_TOLERATIONS)
+    if host_network:
+        wanted.append(("node.kubernetes.io/network-unavailable", "NoSchedule"))
+    for key, effect in wanted:
+        tol = {"key": key, "operator": "Exists", "effect": effect}
+        same = [i for i, t in enumerate(out) if t.get("key", "") == key and t.get("effect", "") == effect
+                and (t.get("operator") or "Equal") == "Exists" and (t.get("value") or "") == ""]
+        if same:
+            out = [tol if i in same else t for i, t in enumerate(out)]
+        else:
+            out.append(tol)
+    return out
+
+
+def pin_to_node(affinity, node_name: str) -> dict:
+    """ReplaceDaemonSetPodNodeNameNodeAffinity: the required node affinity becomes the one term
+    `matchFields metadata.name In [node]`; the rest of the affinity is kept."""
+    term = {"nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": [node_name]}]}]}
+    affinity = dict(affinity) if isinstance(affinity, dict) else {}
+    na = affinity.get("nodeAffinity")
+    na = dict(na) if isinstance(na, dict) else {}
+    req = na.get("requiredDuringSchedulingIgnoredDuringExecution")
+    na["requiredDuringSchedulingIgnoredDuringExecution"] = ({**req, **term} if isinstance(req, dict) else term)
+    affinity["nodeAffinity"] = na
+    return affinity
+
+
+def should_run_daemon_pod(probe: Pod, node, template_node: str) -> str:
+    """NodeShouldRunDaemonPod's shouldRun: "" when the node should run the daemon pod, else why not."""
+    if template_node and template_node != node.name:
+        return f"the pod template names node {template_node}"
+    if not required_node_affinity_matches(probe, node):
+        return "node(s) didn't match Pod's node affinity/selector"
+    taint = find_untolerated_taint(node.taints, probe.tolerations)
+    if taint is not None:
+        return f"untolerated taint {{{taint.key}: {taint.value}}}"
+    return ""
+
+
+# -- entry points ----------------------------------------------------------------------------------
+
+def pods_for_workloads(objects: Iterable[tuple[dict, str, str]], cluster: Cluster, *,
+                       replicas: int | None = None) -> Expansion:
+    """The pods the input's objects make, each with the workload it came from: Pods as they are,
+    workloads as their controllers would create them. `objects` are (object, source, where).
+
+    The cluster is extended as the controllers and `kubectl apply` would extend it: the
+    workloads themselves, the ReplicaSets, PersistentVolumeClaims and Jobs they create, and the
+    input's Services, PodDisruptionBudgets, PersistentVolumeClaims and PriorityClasses. Other kinds
+    (ConfigMaps, Secrets, ServiceAccounts, ...) are counted in `ignored`."""
+    ex = _Expander(cluster, replicas)
+    objects = list(objects)
+    # PriorityClasses first: the pods' priority admission reads them
+    for obj, source, where in objects:
+        kind = obj.get("kind")
+        if kind in CLUSTER_KINDS:
+            _add_cluster_object(ex, obj, source, where)
+    for obj, source, where in objects:
+        kind = obj.get("kind")
+        if not isinstance(kind, str) or not kind:
+            raise InputError("object has no kind", source=source, where=where)
+        if kind == "Pod":
+            pod = cluster.parse_pod(obj, source, where)
+            ex.out.pods.append(pod)
+            ex.out.origin[pod.key] = None
+            ex.taken.add(pod.key)
+        elif kind in WORKLOAD_KINDS:
+            w = _expand(ex, obj, kind, source, where)
+            ex.out.workloads.append(w)
+            for p in w.pods:
+                ex.out.pods.append(p)
+                ex.out.origin[p.key] = w
+        elif kind in _REJECTED_KINDS:
+            raise InputError(f"expected a Pod or a workload, found {kind} ({_REJECTED_KINDS[kind]})",
+                             source=source, where=where)
+        elif kind not in CLUSTER_KINDS:
+            ex.out.ignored[kind] += 1
+    return ex.out
+
+
+def _add_cluster_object(ex: _Expander, obj: dict, source: str, where: str) -> None:
+    kind = obj["kind"]
+    meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+    name = meta.get("name") or ""
+    if kind == "PriorityClass":
+        value = obj.get("value", 0)
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise InputError(f"{value!r} is not an integer", source=source, where=where, field="value")
+        ex.cluster.priorities[name] = (value, obj.get("preemptionPolicy"))
+        if obj.get("globalDefault"):
+            ex.cluster.default_priority = (name, value, obj.get("preemptionPolicy"))
+        ex._add_object(kind, "", name, obj)
+        return
+    namespace = meta.get("namespace") or "default"
+    if ex.cluster.get(kind, namespace, name) is None:
+        ex._add_object(kind, namespace, name, obj)
+
+
+def _expand(ex: _Expander, obj: dict, kind: str, source: str, where: str) -> Workload:
+    meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+    name = meta.get("name") or ""
+    if not isinstance(name, str) or not name:
+        raise InputError("Required value", source=source, where=where, field="metadata.name")
+    namespace = meta.get("namespace") or "default"
+    w = Workload(kind, namespace, name, source, where, None, 0)
+    try:
+        if kind in ("ReplicaSet", "ReplicationController"):
+            ex.replica_set_like(obj, w, namespace)
+        elif kind == "Deployment":
+            ex.deployment(obj, w, namespace)
+        elif kind == "StatefulSet":
+            ex.stateful_set(obj, w, namespace)
+        elif kind == "DaemonSet":
+            ex.daemon_set(obj, w, namespace)
+        elif kind == "Job":
+            ex.job(obj, w, namespace)
+        else:
+            ex.cron_job(obj, w, namespace)
+    except InputError as e:
+        raise e.located(source=source, where=where) from None
+    return w
+
+
+def load_workloads(path: str, cluster: Cluster, *, replicas: int | None = None) -> Expansion:
+    """pods_for_workloads over a file ('-' for stdin, Lists flattened). No pod at all is an error."""
+    ex = pods_for_workloads(((obj, path, where) for obj, where in iter_objects(path)), cluster, replicas=replicas)
+    if not ex.pods and not ex.workloads:
+        raise InputError("no Pod or workload found", source=path)
+    return ex
+
+
+# -- results by workload ---------------------------------------------------------------------------
+
+def summarize(expansion: Expansion, results) -> list[dict]:
+    """Per workload, what became of its new pods: counts by verdict, and for a DaemonSet each node's
+    outcome (`fits`: its pod was scheduled there). `results` are the cycle results of the pods."""
+    by_pod = {r.pod.key: r for r in results}
+    out = []
+    for w in expansion.workloads:
+        doc = w.as_doc()
+        counts = {"schedulable": 0, "preemption": 0, "unschedulable": 0, "error": 0}
+        for p in w.pods:
+            r = by_pod.get(p.key)
+            if r is not None:
+                counts[_verdict(r)] += 1
+        doc["results"] = counts
+        if w.kind == "DaemonSet":
+            for d, node in zip(doc["nodes"], w.daemon_nodes):
+                r = by_pod.get(node.pod) if node.pod else None
+                d["pod"] = node.pod or None
+                # fits: its pod was scheduled there (true for a node already running it; null
+                # where the controller makes no pod)
+                d["fits"] = (True if node.existing else None) if r is None else r.schedulable
+                d["message"] = None if r is None or r.schedulable else r.message
+        out.append(doc)
+    return out
+
+
+def _verdict(r) -> str:
+    if r.error:
+        return "error"
+    if r.schedulable:
+        return "schedulable"
+    return "preemption" if r.preemption is not None and r.preemption.nominated_node else "unschedulable"

@@ -1,0 +1,123 @@
+"""`ksched capacity`: copies scheduled one after another until one fits nowhere. Its placements are
+held equal to what `ksched schedule` gives for the same number of copies, one by one."""
+from __future__ import annotations
+
+import json
+from collections import Counter
+from importlib import resources as ilres
+from pathlib import Path
+
+import jsonschema
+import yaml
+from typer.testing import CliRunner
+
+from kschedcli.cli import app
+
+ROOT = Path(__file__).resolve().parent.parent
+PROD = str(ROOT / "fixtures" / "prod-cluster.yaml")
+SMALL = str(ROOT / "fixtures" / "small-cluster.yaml")
+CHART = str(ROOT / "fixtures" / "chart" / "shop.yaml")
+STORAGE = str(ROOT / "fixtures" / "chart" / "storage.yaml")
+WEB = str(ROOT / "fixtures" / "pods" / "web.yaml")
+SCHEMA = json.loads(ilres.files("kschedcli.schemas").joinpath("result.schema.json").read_text())
+
+
+def run(*args: str):
+    return CliRunner().invoke(app, list(args), env={"COLUMNS": "100"})
+
+
+def as_json(*args: str, code: int = 0) -> dict:
+    r = run(*args, "-o", "json")
+    assert r.exit_code == code, r.output
+    doc = json.loads(r.stdout)
+    jsonschema.validate(doc, SCHEMA)
+    return doc
+
+
+def pod_copies(path: str, n: int, tmp_path, name: str = "copies.yaml") -> str:
+    """n copies of the file's Pod, written by hand (named NAME-0..), as a user would for `schedule`."""
+    (obj,) = list(yaml.safe_load_all(Path(path).read_text()))
+    docs = []
+    for i in range(n):
+        meta = {**obj["metadata"], "name": f"{obj['metadata']['name']}-{i}"}
+        docs.append({**obj, "metadata": meta})
+    f = tmp_path / name
+    f.write_text(yaml.safe_dump_all(docs))
+    return str(f)
+
+
+def schedule_nodes(*args: str) -> list[dict]:
+    r = run("schedule", *args, "--order", "file", "-o", "json")
+    assert r.exit_code in (0, 1), r.output
+    return json.loads(r.stdout)["results"]
+
+
+def test_pod_copies_land_where_schedule_puts_them_one_by_one(tmp_path):
+    doc = as_json("capacity", WEB, "-c", PROD)
+    (t,) = doc["perTemplate"]
+    n = t["replicas"]
+    assert n > 20 and t["stoppedBy"] == "unschedulable" and doc["preemption"] is False
+    # schedule n + 1 copies: the first n land exactly where capacity put its copies, the last fits nowhere
+    results = schedule_nodes(pod_copies(WEB, n + 1, tmp_path), "-c", PROD)
+    assert [r["selectedNode"] for r in results[:n]] == t["placements"]
+    assert results[n]["schedulable"] is False
+    assert results[n]["message"] == t["stopMessage"] == doc["stopMessage"]
+    assert t["stop"]["message"] == t["stopMessage"] and t["stop"]["breakdowns"]["resources"]
+    assert doc["perNode"] == dict(sorted(Counter(t["placements"]).items()))
+    zones = doc["perLabel"]["topology.kubernetes.io/zone"]
+    assert sum(zones.values()) == n and set(zones) <= {"us-east-1a", "us-east-1b", "us-east-1c"}
+
+
+def test_workload_copies_are_the_pods_schedule_makes_with_replicas(tmp_path):
+    f = tmp_path / "storefront.yaml"
+    (deploy,) = [d for d in yaml.safe_load_all(Path(CHART).read_text()) if d and d["kind"] == "Deployment"]
+    f.write_text(yaml.safe_dump(deploy))
+    doc = as_json("capacity", str(f), "-c", PROD, "--max", "25")
+    (t,) = doc["perTemplate"]
+    assert t["replicas"] == 25 and t["stoppedBy"] == "max" and t["stopMessage"] is None and doc["stopMessage"] is None
+    results = schedule_nodes(str(f), "-c", PROD, "--replicas", "25")
+    assert [r["selectedNode"] for r in results] == t["placements"]
+    # the copies carry the workload's spreading: the zones stay within maxSkew 1
+    zones = doc["perLabel"]["topology.kubernetes.io/zone"]
+    assert max(zones.values()) - min(zones.values()) <= 1
+
+
+def test_several_templates_in_turn_match_one_schedule_of_all_copies(tmp_path):
+    sts = tmp_path / "redis.yaml"
+    (obj,) = [d for d in yaml.safe_load_all(Path(CHART).read_text()) if d and d["kind"] == "StatefulSet"]
+    sts.write_text(yaml.safe_dump(obj))
+    doc = as_json("capacity", WEB, str(sts), "-c", PROD, "-c", STORAGE, "--max", "6")
+    first, second = doc["perTemplate"]
+    assert (first["replicas"], second["replicas"], doc["replicas"]) == (6, 6, 12)
+    # the same copies in one file: the web pod's six, then the StatefulSet's pods 0..5
+    both = tmp_path / "both.yaml"
+    both.write_text(Path(pod_copies(WEB, 6, tmp_path)).read_text() + "---\n" + sts.read_text())
+    results = schedule_nodes(str(both), "-c", PROD, "-c", STORAGE, "--replicas", "6")
+    assert [r["selectedNode"] for r in results] == first["placements"] + second["placements"]
+    assert [r["pod"] for r in results[6:]] == [f"shop/shop-redis-{i}" for i in range(6)]
+    # required anti-affinity per host: six redis copies on six different nodes
+    assert len(set(second["placements"])) == 6
+
+
+def test_min_gate_and_exit_status():
+    assert run("capacity", WEB, "-c", PROD, "--min", "10").exit_code == 0
+    r = run("capacity", WEB, "-c", PROD, "--min", "1000")
+    assert r.exit_code == 1 and "copies fit in total" in r.stdout and "Stopped: Pod shop/" in r.stdout
+    zero = as_json("capacity", WEB, "-c", PROD, "--max", "0")
+    assert zero["replicas"] == 0 and zero["stopMessage"] is None
+
+
+def test_capacity_rejects_daemonsets_and_files_without_pods(tmp_path):
+    r = run("capacity", CHART, "-c", PROD)
+    assert r.exit_code == 2 and "a DaemonSet runs one pod per eligible node" in r.stderr
+    cm = tmp_path / "cm.yaml"
+    cm.write_text("kind: ConfigMap\nmetadata: {name: x}\n")
+    r = run("capacity", str(cm), "-c", PROD)
+    assert r.exit_code == 2 and r.stderr == f"ksched: {cm}: no Pod or workload found\n"
+
+
+def test_capacity_output_is_deterministic_and_grouped_by_the_asked_label():
+    a = run("capacity", WEB, "-c", PROD, "--group-by", "pool", "-o", "json").stdout
+    assert a == run("capacity", WEB, "-c", PROD, "--group-by", "pool", "-o", "json").stdout
+    assert list(json.loads(a)["perLabel"]) == ["pool"]
+    assert yaml.safe_load(run("capacity", WEB, "-c", PROD, "--group-by", "pool", "-o", "yaml").stdout) == json.loads(a)
