@@ -13,8 +13,8 @@ the last copy's message says what preemption could do).
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Callable, Iterator
 
 from .cluster import Cluster
 from .errors import InputError
@@ -93,8 +93,9 @@ def read_templates(paths: list[str]) -> list[Template]:
                 raise InputError("a DaemonSet runs one pod per eligible node, it has no copies to count "
                                  "(`ksched schedule` says on which nodes it fits)", source=path, where=where)
             if kind == "Pod" or kind in WORKLOAD_KINDS:
-                meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
-                label = f"{kind} {meta.get('namespace') or 'default'}/{meta.get('name') or meta.get('generateName') or ''}"
+                meta = _meta(obj)
+                name = meta.get("name") or meta.get("generateName") or ""
+                label = f"{kind} {meta.get('namespace') or 'default'}/{name}"
                 out.append(Template(obj, path, where, label))
             elif kind == "Node":
                 raise InputError("expected a Pod or a workload, found Node (nodes belong in the snapshot (--cluster))",
@@ -102,6 +103,11 @@ def read_templates(paths: list[str]) -> list[Template]:
         if not out:
             raise InputError("no Pod or workload found", source=path)
     return out
+
+
+def _meta(obj: dict) -> dict:
+    meta = obj.get("metadata")
+    return meta if isinstance(meta, dict) else {}
 
 
 def group_labels_of(cluster: Cluster, wanted: list[str] | None) -> list[str]:
@@ -131,7 +137,7 @@ def copies(template: Template, cluster: Cluster) -> Iterator[Pod]:
 
 
 def _pod_copy(template: Template, cluster: Cluster, i: int) -> Pod:
-    meta = template.obj.get("metadata") if isinstance(template.obj.get("metadata"), dict) else {}
+    meta = _meta(template.obj)
     base = meta.get("name") or meta.get("generateName") or "pod"
     ns = meta.get("namespace") or "default"
     name = generated_name(f"{base.rstrip('-')}-", f"Pod/{ns}/{base}", i)
@@ -156,8 +162,10 @@ def run_capacity(scheduler: Scheduler, templates: list[Template], *, max_copies:
             run.stopped_by = "max"
             continue
         for pod in copies(t, cluster):
-            r = scheduler.schedule(pod, seed)
+            r = scheduler.schedule(pod, seed, with_details=False)
             if not (r.schedulable and r.selected_node):
+                # the cycle again, with the plugins' explanations: nothing changed since
+                r = scheduler.schedule(pod, seed)
                 run.stop = r
                 run.stopped_by = "error" if r.error else "unschedulable"
                 if on_stop is not None:

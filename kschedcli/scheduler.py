@@ -46,7 +46,9 @@ class Scheduler:
     def framework_for(self, pod: Pod) -> Framework | None:
         return self.frameworks.get(pod.scheduler_name)
 
-    def schedule(self, pod: Pod, seed: int | None = None) -> CycleResult:
+    def schedule(self, pod: Pod, seed: int | None = None, *, with_details: bool = True) -> CycleResult:
+        """One cycle. with_details=False leaves out the plugins' explanations (result.details), which
+        change nothing decided: for callers that read only the verdict and the node."""
         fw = self.framework_for(pod)
         if fw is None:
             return CycleResult(pod=pod, profile=pod.scheduler_name, schedulable=False, pre_filter=None,
@@ -126,14 +128,16 @@ class Scheduler:
                         nominated_node=pr.nominated_node if pr else None, victims=[], equally_good=[],
                         message=post_msg)
             res.message = fit_error_message(num_nodes, prefilter_msg, statuses, post_msg)
-            self._collect_details(fw, state, pod, res)
+            if with_details:
+                self._collect_details(fw, state, pod, res)
             return res
 
         res.schedulable = True
         if len(feasible) == 1:
             res.top_nodes = [feasible[0].node.name]
             res.selected_node = feasible[0].node.name
-            self._collect_details(fw, state, pod, res)
+            if with_details:
+                self._collect_details(fw, state, pod, res)
             return res
         # kube-scheduler runs no PreScore at all for a profile without Score plugins
         st = fw.run_pre_score(state, pod, feasible) if fw.score_plugins else None
@@ -157,7 +161,8 @@ class Scheduler:
             res.selected_node = res.top_nodes[0]
         else:
             res.selected_node = reservoir_pick(res.top_nodes, seed)
-        self._collect_details(fw, state, pod, res)
+        if with_details:
+            self._collect_details(fw, state, pod, res)
         return res
 
     def _collect_details(self, fw: Framework, state: CycleState, pod: Pod, res: CycleResult) -> None:

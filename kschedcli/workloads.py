@@ -35,9 +35,9 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Iterable
 
 from .cluster import Cluster
 from .errors import FieldError, InputError
@@ -96,7 +96,7 @@ def generated_name(prefix: str, identity: str, index: int, taken: set[str] | Non
     while True:
         digest = hashlib.sha256(f"{identity}\0{index}\0{attempt}".encode()).digest()
         bits = int.from_bytes(digest, "big")
-        out = []
+        out: list[str] = []
         while len(out) < 5 and bits:
             idx = bits & 31
             bits >>= 5
@@ -296,8 +296,8 @@ class _Expander:
         if self.cluster.get("ReplicaSet", namespace, rs_name) is None:
             # the ReplicaSet the deployment controller creates (getNewReplicaSet)
             selector = _d(spec.get("selector"), "spec.selector")
-            rs_selector = {**selector, "matchLabels": {**_labels(selector.get("matchLabels"), "spec.selector.matchLabels"),
-                                                       "pod-template-hash": pod_hash}}
+            match = _labels(selector.get("matchLabels"), "spec.selector.matchLabels")
+            rs_selector = {**selector, "matchLabels": {**match, "pod-template-hash": pod_hash}}
             rs = {"apiVersion": "apps/v1", "kind": "ReplicaSet",
                   "metadata": {"name": rs_name, "namespace": namespace, "labels": labels,
                                "ownerReferences": [_owner_ref("Deployment", w.name, uid)]},
@@ -421,7 +421,7 @@ class _Expander:
                   "pod-template-generation": str(generation if isinstance(generation, int) else 1)}
         owner = _owner_ref("DaemonSet", w.name, uid)
         template_node = tspec.get("nodeName") or ""
-        pods = []
+        pods: list[Pod] = []
         for node in sorted(self.cluster.nodes, key=lambda n: n.name):
             reason = should_run_daemon_pod(probe, node, template_node)
             d = DaemonNode(node.name, not reason, reason, node.name in running)
@@ -452,7 +452,8 @@ class _Expander:
         existing = self._controlled("Job", namespace, w.name)
         w.existing = len(existing)
         status = _d(obj.get("status"), "status")
-        succeeded = status.get("succeeded") if isinstance(status.get("succeeded"), int) else 0
+        succeeded_raw = status.get("succeeded")
+        succeeded = succeeded_raw if isinstance(succeeded_raw, int) else 0
         want = parallelism if completions is None else max(0, min(parallelism, completions - succeeded))
         w.desired = want
         if spec.get("suspend") is True:
@@ -491,9 +492,10 @@ class _Expander:
         scheduled = _scheduled_minutes(obj)
         jmeta = _d(job_template.get("metadata"), "spec.jobTemplate.metadata")
         job_name = f"{w.name}-{scheduled}"
+        cron_uid = _uid(obj, "CronJob", namespace, w.name)
         job = {"apiVersion": "batch/v1", "kind": "Job",
                "metadata": {**jmeta, "name": job_name, "namespace": namespace,
-                            "ownerReferences": [_owner_ref("CronJob", w.name, _uid(obj, "CronJob", namespace, w.name))]},
+                            "ownerReferences": [_owner_ref("CronJob", w.name, cron_uid)]},
                "spec": _d(job_template.get("spec"), "spec.jobTemplate.spec")}
         inner = Workload("Job", namespace, job_name, w.source, w.where, None, 0)
         try:
@@ -644,7 +646,7 @@ def pods_for_workloads(objects: Iterable[tuple[dict, str, str]], cluster: Cluste
 
 def _add_cluster_object(ex: _Expander, obj: dict, source: str, where: str) -> None:
     kind = obj["kind"]
-    meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+    meta = _d(obj.get("metadata"), "metadata") if isinstance(obj.get("metadata"), dict) else {}
     name = meta.get("name") or ""
     if kind == "PriorityClass":
         value = obj.get("value", 0)
@@ -661,7 +663,7 @@ def _add_cluster_object(ex: _Expander, obj: dict, source: str, where: str) -> No
 
 
 def _expand(ex: _Expander, obj: dict, kind: str, source: str, where: str) -> Workload:
-    meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+    meta = _d(obj.get("metadata"), "metadata") if isinstance(obj.get("metadata"), dict) else {}
     name = meta.get("name") or ""
     if not isinstance(name, str) or not name:
         raise InputError("Required value", source=source, where=where, field="metadata.name")

@@ -10,16 +10,22 @@ from pathlib import Path
 
 import jsonschema
 import pytest
+from builders import node, pod
 from typer.testing import CliRunner
 
 from kschedcli.cli import app
 from kschedcli.cluster import Cluster, load_cluster
 from kschedcli.errors import InputError
 from kschedcli.plugins.podtopologyspread_common import default_selector
-from kschedcli.workloads import (daemon_tolerations, fnv32a, generated_name, pin_to_node, pods_for_workloads,
-                                 safe_encode, template_hash)
-
-from builders import node, pod
+from kschedcli.workloads import (
+    daemon_tolerations,
+    fnv32a,
+    generated_name,
+    pin_to_node,
+    pods_for_workloads,
+    safe_encode,
+    template_hash,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 PROD = str(ROOT / "fixtures" / "prod-cluster.yaml")
@@ -129,7 +135,8 @@ def test_deployment_in_the_snapshot_reuses_its_replicaset_and_adds_the_missing_p
     assert (w.existing, len(w.pods)) == (2, 1)
     assert w.pods[0].name.startswith("web-5f7c9-") and w.pods[0].labels["pod-template-hash"] == "5f7c9"
     # a changed template is a new ReplicaSet: every replica is new
-    (w2,) = expand([deployment(replicas=3, tpl=template(cpu="300m"))], cluster_of([node("n1")], running, [rs])).workloads
+    changed = deployment(replicas=3, tpl=template(cpu="300m"))
+    (w2,) = expand([changed], cluster_of([node("n1")], running, [rs])).workloads
     assert (w2.existing, len(w2.pods)) == (0, 3) and w2.pods[0].labels["pod-template-hash"] != "5f7c9"
     # --replicas N: exactly N new pods
     (w3,) = expand([deployment(replicas=3, tpl=tpl)], cluster_of([node("n1")], running, [rs]), replicas=5).workloads
@@ -161,7 +168,8 @@ def statefulset(replicas=3, claims=True, **extra):
         spec["volumeClaimTemplates"] = [{"metadata": {"name": "data", "labels": {"tier": "db"}},
                                          "spec": {"accessModes": ["ReadWriteOnce"], "storageClassName": "gp3",
                                                   "resources": {"requests": {"storage": "1Gi"}}}}]
-    return {"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": "db", "namespace": "shop"}, "spec": spec}
+    meta = {"name": "db", "namespace": "shop"}
+    return {"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": meta, "spec": spec}
 
 
 def test_statefulset_pods_labels_and_claims():
@@ -220,7 +228,8 @@ def test_pin_replaces_only_the_required_node_affinity():
     pinned = pin_to_node(aff, "n7")
     assert pinned["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"] == {"nodeSelectorTerms": [
         {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["n7"]}]}]}
-    assert pinned["nodeAffinity"]["preferredDuringSchedulingIgnoredDuringExecution"] == [{"weight": 1, "preference": {}}]
+    preferred = pinned["nodeAffinity"]["preferredDuringSchedulingIgnoredDuringExecution"]
+    assert preferred == [{"weight": 1, "preference": {}}]
     assert pinned["podAntiAffinity"] == {"x": 1}
     assert aff["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"][0].get(
         "matchExpressions")   # the input is not modified
@@ -260,9 +269,9 @@ def test_daemonset_summary_says_per_node_whether_it_fits():
     full = pod("hog", node_name="b", requests={"cpu": "950m"})
     c = cluster_of(nodes, [full])
     ex = expand([daemonset()], c)
-    from kschedcli.workloads import summarize
-
     from builders import scheduler
+
+    from kschedcli.workloads import summarize
     sched = scheduler(nodes, [full])
     results = sched.run_sequence(ex.pods)
     (doc,) = summarize(ex, results)

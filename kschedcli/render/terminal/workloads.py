@@ -27,7 +27,7 @@ def workloads_renderables(summary: list[dict]) -> list:
     table.add_column("Running", justify="right", no_wrap=True)
     table.add_column("New", justify="right", no_wrap=True)
     table.add_column("Result")
-    notes = []
+    notes: list = []
     for w in summary:
         wanted = "" if w["desired"] is None else str(w["desired"])
         if w["kind"] == "DaemonSet":
