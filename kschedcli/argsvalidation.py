@@ -1,6 +1,8 @@
 """Plugin args validation, as kube-scheduler's validation_pluginargs.go. Returns (subfield, message) or None."""
 from __future__ import annotations
 
+from typing import Any
+
 from .errors import InputError
 from .labels import parse_node_selector, parse_node_selector_term, qualified_name_errors
 
@@ -23,7 +25,7 @@ def _shape(shape, p: str):
     return None
 
 
-def validate_args(plugin: str, a: dict):
+def validate_args(plugin: str, a: Any):
     if plugin == "DefaultPreemption":
         pct, ab = a.get("minCandidateNodesPercentage"), a.get("minCandidateNodesAbsolute")
         if not 0 <= pct <= 100:

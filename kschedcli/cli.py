@@ -330,7 +330,7 @@ def _stream_json_sequence(session, pod_list, seed, expansion=None):
     assert head.endswith('"results": []\n}')
     out = sys.stdout
     out.write(head[: -len("[]\n}")] + "[")
-    kept = []
+    kept: list = []
 
     def emit(r):
         annotate(r, session)

@@ -326,8 +326,8 @@ def _load_cluster(paths: Iterable[str]) -> Cluster:
         cluster.priorities[name] = (value, pc.get("preemptionPolicy"))
         if pc.get("globalDefault"):
             cluster.default_priority = (name, value, pc.get("preemptionPolicy"))
-    for (_, name), ns in cluster.objects.get("Namespace", {}).items():
-        labels = dict((ns.get("metadata") or {}).get("labels") or {})
+    for (_, name), ns_obj in cluster.objects.get("Namespace", {}).items():
+        labels = dict((ns_obj.get("metadata") or {}).get("labels") or {})
         labels["kubernetes.io/metadata.name"] = name
         cluster.namespace_labels[name] = labels
     seen_nodes = set()

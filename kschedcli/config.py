@@ -4,6 +4,7 @@ from __future__ import annotations
 import copy
 import json
 from dataclasses import dataclass, field
+from typing import Any
 
 from .errors import InputError
 from .loader import parse_documents, read_text
@@ -71,6 +72,7 @@ def apply_arg_defaults(plugin: str, args: dict) -> dict:
             out["ignoredResourceGroups"] = []
         # SetDefaults_NodeResourcesFitArgs: only a missing strategy gets the LeastAllocated type; a
         # strategy given without a type keeps "" (and fails validation), as in kube-scheduler
+        ss: dict[str, Any]
         if out.get("scoringStrategy") is None:
             ss = {"type": "LeastAllocated"}
         else:

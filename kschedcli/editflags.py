@@ -38,7 +38,7 @@ _PARAM = {flag: "edit_" + flag[2:].replace("-", "_") for flag in _HELP}
 class EditOrderCommand(TyperCommand):
     """A command that keeps its raw arguments, for the order of the edit flags."""
 
-    def parse_args(self, ctx, args):  # type: ignore[no-untyped-def]  # click's signature
+    def parse_args(self, ctx, args):  # click's signature
         ctx.meta[_ARGV_KEY] = list(args)
         return super().parse_args(ctx, args)
 

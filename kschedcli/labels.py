@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from typing import TypeGuard
 
 from .errors import FieldError
 
@@ -73,11 +74,11 @@ def label_value_errors(value: str) -> list[str]:
     return errs
 
 
-def valid_label_key(key: str) -> bool:
+def valid_label_key(key: object) -> TypeGuard[str]:
     return isinstance(key, str) and not qualified_name_errors(key)
 
 
-def valid_label_value(value: str) -> bool:
+def valid_label_value(value: object) -> TypeGuard[str]:
     return isinstance(value, str) and not label_value_errors(value)
 
 
@@ -122,7 +123,7 @@ class Requirement:
             have = parse_int64(v)  # labels.Requirement.Matches: strconv.ParseInt, else no match
             if have is None:
                 return False
-            want = self.values[0]
+            want = self.values[0]  # type: ignore[index]  # a Gt/Lt requirement holds a 1-tuple
             return have > want if op == "Gt" else have < want
         return False
 

@@ -29,8 +29,8 @@ def pod_key(obj: dict) -> str:
 def is_pending_pod(obj: dict) -> bool:
     if obj.get("kind") != "Pod":
         return False
-    spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
-    status = obj.get("status") if isinstance(obj.get("status"), dict) else {}
+    spec = raw_spec if isinstance(raw_spec := obj.get("spec"), dict) else {}
+    status = raw_status if isinstance(raw_status := obj.get("status"), dict) else {}
     return not spec.get("nodeName") and status.get("phase") not in ("Succeeded", "Failed")
 
 

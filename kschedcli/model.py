@@ -5,7 +5,7 @@ Each view keeps the source dict (`raw`) untouched; the fields the scheduler need
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Any
+from typing import Any, overload
 
 from . import quantity
 from .errors import FieldError
@@ -133,6 +133,10 @@ def _str_map(d, field: str) -> dict[str, str]:
     return d  # already a map of strings: shared with the source object, which nothing modifies
 
 
+@overload
+def _int(v, field: str, default: int) -> int: ...
+@overload
+def _int(v, field: str, default: None = None) -> int | None: ...
 def _int(v, field: str, default: int | None = None) -> int | None:
     if v is None:
         return default
@@ -152,7 +156,7 @@ def parse_resource_list(d, field: str) -> dict[str, int]:
         if type(q) is str and type(name) is str:
             n = parse_str(q)
             if n is None:
-                quantity.parse(q, f"{field}.{name}")  # raises, naming the field
+                n = quantity.parse(q, f"{field}.{name}")  # raises, naming the field
             out[name] = n
         else:
             out[str(name)] = quantity.parse(q, f"{field}.{name}")
@@ -339,6 +343,10 @@ class Pod:
         "volumes", "scheduling_gates", "start_time", "creation_timestamp", "nominated_node_name",
         "deleting", "owner_refs", "pod_level_requests", "resource_claims", "images", "_cache", "_key",
     )
+    # set by _compute_requests or shared from a template pod
+    requests: Resource
+    non0_cpu: int
+    non0_mem: int
 
     def __init__(self, raw: dict, priorities: dict[str, tuple[int, str | None]] | None = None,
                  default_priority: tuple[str, int, str | None] | None = None,
@@ -351,7 +359,7 @@ class Pod:
         self.namespace = meta.get("namespace") or "default"
         self.name = meta.get("name") or meta.get("generateName") or ""
         self.uid = meta.get("uid") or f"{self.namespace}/{self.name}"
-        self._key = None
+        self._key: str | None = None
         self.labels = _str_map(meta.get("labels"), "metadata.labels")
         self.annotations = _str_map(meta.get("annotations"), "metadata.annotations")
         self.owner_refs = _list(meta.get("ownerReferences"), "metadata.ownerReferences")
@@ -363,7 +371,7 @@ class Pod:
         self.nominated_node_name = status.get("nominatedNodeName") or ""
         self.scheduler_name = spec.get("schedulerName") or DEFAULT_SCHEDULER
         self.host_network = bool(spec.get("hostNetwork"))
-        self._cache: dict[str, Any] = {}
+        self._cache: dict[Any, Any] = {}
 
         self.admit_priority(spec, priorities, default_priority)
 
@@ -397,7 +405,7 @@ class Pod:
             self._apply_status_resources(status)
         self._compute_requests()
 
-        ports = []
+        ports: list[tuple[str, str, int]] = []
         for c in self.init_containers:
             if c.restartable:
                 ports.extend((ip, proto, hp) for ip, proto, hp, _ in c.ports if hp > 0)
@@ -676,7 +684,7 @@ class Node:
             im = _obj(im, f"status.images[{i}]")
             images.append((tuple(im.get("names") or ()), _int(im.get("sizeBytes"), f"status.images[{i}].sizeBytes", 0)))
         self.images = images
-        self._cache: dict[str, Any] = {}
+        self._cache: dict[Any, Any] = {}
 
     def __repr__(self) -> str:
         return f"Node({self.name})"

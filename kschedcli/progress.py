@@ -7,7 +7,7 @@ The core never imports a display library.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from typing import Protocol
 
 
@@ -25,7 +25,7 @@ class _NullTask:
 NULL_TASK = _NullTask()
 
 # reporter(description, total, unit) -> a context manager yielding an object with update(done)
-Reporter = Callable[[str, int, str], "object"]
+Reporter = Callable[[str, int, str], AbstractContextManager[Task]]
 _reporter: Reporter | None = None
 
 

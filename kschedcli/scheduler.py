@@ -140,10 +140,10 @@ class Scheduler:
                 self._collect_details(fw, state, pod, res)
             return res
         # kube-scheduler runs no PreScore at all for a profile without Score plugins
-        st = fw.run_pre_score(state, pod, feasible) if fw.score_plugins else None
+        pre_score_st = fw.run_pre_score(state, pod, feasible) if fw.score_plugins else None
         try:
-            if st is not None:
-                raise PluginError(st.plugin, st.message())
+            if pre_score_st is not None:
+                raise PluginError(pre_score_st.plugin, pre_score_st.message())
             table = fw.run_score(state, pod, feasible)
         except PluginError as e:
             res.schedulable = False

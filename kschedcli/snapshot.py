@@ -4,8 +4,9 @@ Plugins read only these; nothing here walks every pod for a node query.
 """
 from __future__ import annotations
 
+import builtins  # Snapshot.list shadows the name in its class body
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from .model import Node, Pod, Resource, taint_signature
 
@@ -338,13 +339,13 @@ class Snapshot:
     def list(self) -> list[NodeInfo]:
         return self.node_infos
 
-    def have_pods_with_affinity(self) -> list[NodeInfo]:
+    def have_pods_with_affinity(self) -> builtins.list[NodeInfo]:
         return [ni for ni in self.node_infos if ni.pods_with_affinity]
 
-    def have_pods_with_required_anti_affinity(self) -> list[NodeInfo]:
+    def have_pods_with_required_anti_affinity(self) -> builtins.list[NodeInfo]:
         return [ni for ni in self.node_infos if ni.pods_with_required_anti_affinity]
 
-    def _namespace_index(self, namespace: str) -> dict[tuple[str, str], list[Pod]]:
+    def _namespace_index(self, namespace: str) -> dict[tuple[str, str], builtins.list[Pod]]:
         """(label key, value) -> the namespace's placed pods carrying it, built on first use."""
         index = self._label_index.get(namespace)
         if index is None:
@@ -358,12 +359,12 @@ class Snapshot:
                         lst.append(p)
         return index
 
-    def pods_matching(self, namespace: str, selector) -> list[Pod]:
+    def pods_matching(self, namespace: str, selector) -> builtins.list[Pod]:
         """The pods placed on the snapshot's nodes in `namespace` whose labels match `selector`,
         looked up by the selector's rarest key=value pair (or the namespace's pods)."""
         if selector.is_nothing:
             return []
-        best = None
+        best: Sequence[Pod] | None = None
         pairs = selector.equality_pairs()
         if pairs:
             index = self._namespace_index(namespace)
@@ -376,6 +377,7 @@ class Snapshot:
         else:
             best = self._pods_by_namespace.get(namespace, ())
         match = selector.matches
+        assert best is not None   # every pair had candidates (else returned above)
         return [p for p in best if match(p.labels)]
 
     def bind(self, pod: Pod, node_name: str) -> None:

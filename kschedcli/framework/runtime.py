@@ -195,7 +195,7 @@ class Framework:
                 continue
             cache = self.equivalence.column("filter", pl, pod)
             col = cache.current(snapshot) if cache is not None else None
-            if col is not None:
+            if cache is not None and col is not None:
                 if UNKNOWN in col:
                     col = list(col)
                     for i, v in enumerate(col):
@@ -243,11 +243,11 @@ class Framework:
 
     # -- PostFilter --------------------------------------------------------------------
     def run_post_filter(self, state: CycleState, pod: Pod, node_statuses: NodeStatuses
-                        ) -> tuple[PostFilterResult | None, Status, dict[str, object]]:
+                        ) -> tuple[PostFilterResult | None, Status, dict[str, Any]]:
         result = None
         reasons: list[str] = []
         rejector = ""
-        details: dict[str, object] = {}
+        details: dict[str, Any] = {}
         for pl in self.post_filter_plugins:
             r, st = pl.post_filter(state, pod, node_statuses)
             if r is not None and r.detail is not None:

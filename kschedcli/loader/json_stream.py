@@ -7,13 +7,16 @@ import codecs
 import json
 import re
 from collections.abc import Callable
+from typing import Any
 
+from .objects import Transform
+
+_orjson: Any
 try:   # a faster decoder for large JSON snapshots; the standard library's decides all else
     import orjson as _orjson
 except ImportError:  # pragma: no cover - installed with ksched; a bare checkout may lack it
     _orjson = None
 
-from .objects import Transform
 
 _BLOCK = 8 << 20                 # JSON streaming block
 _MIN_BATCH = 1 << 20             # decode runs of items at least this long in one call
@@ -85,7 +88,7 @@ def stream_json(read: Callable[[], bytes], transform: Transform | None, task,
     them with the offset of the item to read on from (see workers.json_parallel); `seek` moves `read`."""
     raw_decode = json.JSONDecoder().raw_decode
     dec = codecs.getincrementaldecoder("utf-8")()
-    st = {"buf": "", "i": 0, "eof": False, "read": 0}
+    st: dict[str, Any] = {"buf": "", "i": 0, "eof": False, "read": 0}
 
     def more() -> bool:
         if st["eof"]:
@@ -106,7 +109,7 @@ def stream_json(read: Callable[[], bytes], transform: Transform | None, task,
     def skip_ws() -> None:
         while True:
             buf = st["buf"]
-            st["i"] = _WS.match(buf, st["i"]).end()
+            st["i"] = _WS.match(buf, st["i"]).end()  # type: ignore[union-attr]  # _WS matches everywhere
             if st["i"] < len(buf) or not more():
                 return
 
@@ -194,11 +197,11 @@ def stream_json(read: Callable[[], bytes], transform: Transform | None, task,
                         if c != ",":
                             raise NotStreamable
                         if sep is None:
-                            start = _WS.match(st["buf"], st["i"]).end()
+                            start = _WS.match(st["buf"], st["i"]).end()  # type: ignore[union-attr]  # as above
                             if start < len(st["buf"]) and st["buf"][start] == "{":
                                 sep = "}" + st["buf"][end:start] + "{"
                                 m = FIRST_KEY.match(st["buf"], start) if split is not None else None
-                                if m is not None:
+                                if m is not None and split is not None and seek is not None:
                                     offset = (st["read"] - len(dec.getstate()[0])
                                               - len(st["buf"][start:].encode("utf-8")))
                                     pattern = ("}" + st["buf"][end:m.end()]).encode("utf-8")

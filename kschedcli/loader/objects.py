@@ -50,7 +50,7 @@ def reset_transform(transform: Transform | None) -> None:
 
 def describe(obj: dict) -> str:
     kind = obj.get("kind") or "object"
-    meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+    meta = raw_meta if isinstance(raw_meta := obj.get("metadata"), dict) else {}
     name = meta.get("name") or meta.get("generateName") or "?"
     ns = meta.get("namespace")
     if kind == "Pod" and not ns:

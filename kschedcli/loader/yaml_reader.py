@@ -11,6 +11,8 @@ import yaml
 
 from ..errors import InputError
 
+_Loader: type[yaml.SafeLoader] | type[yaml.CSafeLoader]
+_CParser: Any
 try:  # the C loader is many times faster on large snapshots
     _Loader = yaml.CSafeLoader
     from yaml._yaml import CParser as _CParser
@@ -110,6 +112,7 @@ if _CParser is not None:
             if not self.check_node():
                 raise StopIteration
             node = self.get_node()
+            assert node is not None   # check_node said there is one
             self.last_index = node.end_mark.index
             try:
                 return _convert(node, self)
@@ -222,7 +225,7 @@ _KEYS: dict[str, str] = {}        # key text -> key
 def _tokens(lines: list[str], ctor) -> list:
     """(indent, is_item, key, value text) per line; an item `- k: v` gives an item token and a
     key token two columns deeper."""
-    out = []
+    out: list[tuple] = []
     append = out.append
     for line in lines:
         body = line.lstrip(" ")

@@ -21,7 +21,7 @@ import time
 from bisect import bisect_right
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..framework.fit_error import fit_error_message
 from ..framework.interface import Plugin, PostFilterPlugin, PostFilterResult, PreEnqueuePlugin
@@ -34,6 +34,9 @@ from .preemption_gosort import go_sort_slice
 
 if TYPE_CHECKING:
     from ..framework.cycle_state import CycleState
+    from ..framework.interface import FilterPlugin
+    from ..framework.runtime import Framework
+    from ..labels import LabelSelector
     from ..model import Pod
     from ..result import CycleResult
 
@@ -85,7 +88,7 @@ def more_important(now_ns: int):
         if t1 is None and t2 is None:
             return True
         return (now_ns if t1 is None else t1) < (now_ns if t2 is None else t2)
-    less.now_ns = now_ns
+    less.now_ns = now_ns  # type: ignore[attr-defined]  # sort_by_importance reads the clock it used
     return less
 
 
@@ -154,7 +157,7 @@ def terminating_by_preemption(pod) -> bool:
 @dataclass
 class _Budget:
     key: str
-    selector: object
+    selector: LabelSelector
     allowed: int
     disrupted: frozenset
 
@@ -247,7 +250,8 @@ class Budgets:
         items = self.items
         if matches is None:
             matches = [self.matching(p) for p in pods]
-        violating, fine = [], []
+        violating: list[int] = []
+        fine: list[int] = []
         for i in positions:
             found = matches[i]
             if not found:
@@ -283,7 +287,7 @@ class _DryRunError(Exception):
 
 
 _VICTIM_ORDER = "DefaultPreemption.victim-order"
-_MISSING = object()
+_MISSING: Any = object()
 
 
 class _VictimOrder:
@@ -294,6 +298,15 @@ class _VictimOrder:
     (-1 for none), which Go's sort may order differently above 12 pods."""
     __slots__ = ("pods", "neg_priority", "requests", "cpu_upto", "mem_upto", "eph_upto", "last_tie",
                  "_budgets")
+    pods: list[Pod]
+    neg_priority: list[int]
+    requests: list[tuple[int, int, int]]
+    cpu_upto: list[int]
+    mem_upto: list[int]
+    eph_upto: list[int]
+    last_tie: int
+    # (the budgets, each pod's matching budgets or None, the last matched position, splits by k)
+    _budgets: tuple[Budgets, list[tuple[int, ...]] | None, int, dict[int, tuple]] | None
 
     @classmethod
     def build(cls, node_info) -> _VictimOrder | None:
@@ -484,6 +497,7 @@ class DefaultPreemption(Plugin, PreEnqueuePlugin, PostFilterPlugin, Explainer):
         request totals (until its pods change), so the lower-priority pods are a suffix of that
         order, the node without them a subtraction and each reprieve a comparison."""
         fw = self.handle.framework
+        assert fw is not None   # plugins run inside their profile's framework
         fit, rest = _reprieve_filters(fw, state)
         if (fit is None or rest or not fit_is_in_tree(fit) or fw.pre_filter_extensions("remove_pod", state)
                 or fw.pre_filter_extensions("add_pod", state)):
@@ -611,6 +625,7 @@ class DefaultPreemption(Plugin, PreEnqueuePlugin, PostFilterPlugin, Explainer):
         if not potential:
             return [], 0, Status(UNRESOLVABLE, NO_VICTIMS_MSG)
         fw = self.handle.framework
+        assert fw is not None
         removers = fw.pre_filter_extensions("remove_pod", state)
         adders = fw.pre_filter_extensions("add_pod", state)
         fit, rest = _reprieve_filters(fw, state)
@@ -688,15 +703,17 @@ class DefaultPreemption(Plugin, PreEnqueuePlugin, PostFilterPlugin, Explainer):
         The node-only filters are asked about the node as it is (their verdict ignores its pods),
         every filter in profile order as the framework runs them."""
         fw = self.handle.framework
+        assert fw is not None
         used = node_info.requested.clone()
         for p in potential:
             used.add(p.requests, -1)
         npods = len(node_info.pods) - len(potential)
         skip = state.skip_filter_plugins
+        fit_on = fit.filter_on if fit is not None else _no_fit
         for pl in fw.filter_plugins:
             if pl.name in skip:
                 continue
-            st = fit.filter_on(state, node_info.node, used, npods) if pl is fit else pl.filter(state, pod, node_info)
+            st = fit_on(state, node_info.node, used, npods) if pl is fit else pl.filter(state, pod, node_info)
             if st is not None and not st.is_success():
                 if not st.is_rejected():
                     st = Status(ERROR, f'running "{pl.name}" filter plugin: {st.message()}')
@@ -778,11 +795,16 @@ def fit_is_in_tree(pl) -> bool:
     return type(pl) is NodeResourcesFit
 
 
-def _reprieve_filters(fw, state):
-    """(NodeResourcesFit or None, the other filters a reprieve must still run), in profile order."""
+def _no_fit(*_: object) -> None:
+    raise AssertionError("the arithmetic path runs only with NodeResourcesFit")
+
+
+def _reprieve_filters(fw: Framework, state: CycleState) -> tuple[Any, list[FilterPlugin]]:
+    """(NodeResourcesFit or None, the other filters a reprieve must still run), in profile order.
+    (Any: a registry may replace NodeResourcesFit; fit_is_in_tree says whether it is ksched's.)"""
     skip = state.skip_filter_plugins
-    fit = None
-    rest = []
+    fit: Any = None
+    rest: list[FilterPlugin] = []
     for pl in fw.filter_plugins:
         if pl.name in skip or pl.name in NODE_ONLY_FILTERS:
             continue

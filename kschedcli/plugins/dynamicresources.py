@@ -125,7 +125,7 @@ class DynamicResources(Plugin, PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, 
         selectors = {}
         to_allocate = 0
         for i, claim in enumerate(claims):
-            status = claim.get("status") if isinstance(claim.get("status"), dict) else {}
+            status = raw_status if isinstance(raw_status := claim.get("status"), dict) else {}
             alloc = status.get("allocation")
             if alloc is not None:
                 ns = alloc.get("nodeSelector") if isinstance(alloc, dict) else None
@@ -148,8 +148,8 @@ class DynamicResources(Plugin, PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, 
         """PreFilter's walk over an unallocated claim's requests: each names an existing class."""
         meta = _meta(claim)
         ref = f"{meta.get('namespace', '')}/{meta.get('name', '')}"
-        spec = claim.get("spec") if isinstance(claim.get("spec"), dict) else {}
-        devices = spec.get("devices") if isinstance(spec.get("devices"), dict) else {}
+        spec = raw_spec if isinstance(raw_spec := claim.get("spec"), dict) else {}
+        devices = raw_devices if isinstance(raw_devices := spec.get("devices"), dict) else {}
         for req in devices.get("requests") or []:
             if not isinstance(req, dict):
                 continue

@@ -9,7 +9,7 @@ preferred terms; Score adds the sums for the node's values; NormalizeScore maps 
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..framework.interface import (
     MAX_NODE_SCORE,
@@ -101,7 +101,7 @@ class _Sample:
             self.more += 1
 
     def doc(self) -> dict:
-        d = {"pods": self.items}
+        d: dict[str, Any] = {"pods": self.items}
         if self.more:
             d["morePods"] = self.more
         return d
@@ -227,13 +227,13 @@ class InterPodAffinity(Plugin, PreFilterPlugin, PreFilterExtensions, BatchFilter
         terms = pod_terms(pod)
         if terms.error:
             return None, unresolvable(f"parsing pod: {terms.error}")
-        all_ns = None
+        all_ns: dict = {}   # read only to resolve the terms below
         if terms.required_affinity or terms.required_anti_affinity:
             all_ns = self._all_namespace_labels(pod)
         aff = tuple(t.with_namespaces_resolved(all_ns) for t in terms.required_affinity)
         anti = tuple(t.with_namespaces_resolved(all_ns) for t in terms.required_anti_affinity)
         s = PreFilterState(pod, aff, anti, self._namespace_labels(pod))
-        trace = {"affinity": [_Sample() for _ in aff], "anti": [_Sample() for _ in anti]}
+        trace: dict[str, Any] = {"affinity": [_Sample() for _ in aff], "anti": [_Sample() for _ in anti]}
         s.trace = trace
 
         trace["existing"] = self._count_existing_anti_affinity(s, pod)
@@ -365,7 +365,7 @@ class InterPodAffinity(Plugin, PreFilterPlugin, PreFilterExtensions, BatchFilter
         st_anti = unschedulable(ERR_REASON_ANTI_AFFINITY)
         st_existing = unschedulable(ERR_REASON_EXISTING_ANTI_AFFINITY)
         blocked_items = list(blocked.items())
-        out = []
+        out: list[Status | None] = []
         for ni in nodes:
             labels = ni.node.labels
             if check_affinity and not satisfies_pod_affinity(s, labels):
@@ -389,11 +389,11 @@ class InterPodAffinity(Plugin, PreFilterPlugin, PreFilterExtensions, BatchFilter
         terms = pod_terms(pod)
         if terms.error:
             return error(f"failed to parse pod: {terms.error}")
-        all_ns = self._all_namespace_labels(pod) if has_constraints else None
+        all_ns = self._all_namespace_labels(pod) if has_constraints else {}   # {}: no preferred terms to resolve
         pref_aff = tuple(t.with_namespaces_resolved(all_ns) for t in terms.preferred_affinity)
         pref_anti = tuple(t.with_namespaces_resolved(all_ns) for t in terms.preferred_anti_affinity)
         s = PreScoreState(pod, self._namespace_labels(pod))
-        trace = {"preferredAffinity": [_Sample() for _ in pref_aff],
+        trace: dict[str, Any] = {"preferredAffinity": [_Sample() for _ in pref_aff],
                  "preferredAntiAffinity": [_Sample() for _ in pref_anti]}
         s.trace = trace
         score = s.topology_score

@@ -24,7 +24,7 @@ class _NodeTracker:
 
     def __init__(self, snapshot):
         self.snapshot = snapshot
-        self.node_infos = None
+        self.node_infos: list = []   # the snapshot's list last indexed (compared by identity)
         self.objs: list = []
         self.gens: list = []
         self.seen = -1   # the last generation any NodeInfo had when this was brought up to date
@@ -63,10 +63,10 @@ class PodLabelIndex(_NodeTracker):
         self.index: dict[tuple[str, str], set[int]] = {}
 
     def _reindex(self, i: int, ni) -> None:
-        new = set()
+        pairs: set[tuple[str, str]] = set()
         for p in ni.pods:
-            new.update(p.labels.items())
-        new = frozenset(new)
+            pairs.update(p.labels.items())
+        new = frozenset(pairs)
         old = self.keys[i]
         index = self.index
         for kv in old - new:
@@ -120,7 +120,7 @@ def index_for(snapshot) -> PodLabelIndex:
     return _up_to_date(_INDEXES, PodLabelIndex, snapshot)
 
 
-def nodes_to_scan(snapshot, nodes, selectors) -> list:
+def nodes_to_scan(snapshot, nodes: list, selectors) -> list:
     """The NodeInfos of `nodes` that may hold a pod matching every one of `selectors`, in order.
 
     `nodes` must be the snapshot's own node list for the index to apply; otherwise all are returned."""
@@ -138,7 +138,7 @@ def nodes_to_scan(snapshot, nodes, selectors) -> list:
     return [nodes[i] for i in sorted(allowed)]
 
 
-def nodes_holding(snapshot, nodes, terms) -> list:
+def nodes_holding(snapshot, nodes: list, terms) -> list:
     """The NodeInfos of `nodes` that may hold a pod matching every one of `terms` (the incoming
     pod's terms, namespaceSelector unrolled), in order: found from the snapshot's per-namespace
     label index when each term lists its namespaces, else as `nodes_to_scan` finds them."""

@@ -8,6 +8,7 @@ pod, so objects read back from a cluster already carry those requirements.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 from ..errors import FieldError
 from ..labels import NOTHING, LabelSelector, parse_label_selector
@@ -88,7 +89,7 @@ class AffinityTerm:
         return match
 
     def describe(self) -> dict:
-        d = {"topologyKey": self.topology_key, "selector": selector_string(self.selector)}
+        d: dict[str, Any] = {"topologyKey": self.topology_key, "selector": selector_string(self.selector)}
         if self.all_namespaces:
             d["namespaces"] = "*"
         else:
@@ -225,7 +226,7 @@ _MEMO_LIMIT = 50_000
 
 
 def _parse_terms(pod) -> PodTerms:
-    lists = []
+    lists: list[tuple[AffinityTerm, ...]] = []
     errors = []
     for label, fn, section, field in (
             ("requiredAffinityTerms", _required, pod.pod_affinity, "spec.affinity.podAffinity"),
@@ -238,4 +239,5 @@ def _parse_terms(pod) -> PodTerms:
             lists.append(())
             errors.append(f"{label}: {e}")
     err = errors[0] if len(errors) == 1 else ("[" + ", ".join(errors) + "]" if errors else "")
-    return PodTerms(*lists, error=err)
+    required, required_anti, preferred, preferred_anti = lists
+    return PodTerms(required, required_anti, preferred, preferred_anti, error=err)

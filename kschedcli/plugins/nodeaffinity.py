@@ -63,7 +63,7 @@ class NodeAffinity(Plugin, PreFilterPlugin, BatchFilterPlugin, PreScorePlugin, S
         no_affinity = req is None
         if no_affinity and self.added_selector is None and not _has_node_selector(pod):
             return None, skip()
-        if no_affinity or not req.terms:
+        if req is None or not req.terms:
             return None, None
         names: set[str] | None = None
         for term in req.terms:
@@ -104,7 +104,7 @@ class NodeAffinity(Plugin, PreFilterPlugin, BatchFilterPlugin, PreScorePlugin, S
             values = (snapshot.label_column(k) if snapshot is not None and nodes is snapshot.node_infos
                       else [ni.node.labels.get(k) for ni in nodes])
             return [None if x == v else pod_mismatch for x in values]
-        out = []
+        out: list[Status | None] = []
         for ni in nodes:
             node = ni.node
             labels = node.labels
@@ -161,14 +161,14 @@ class NodeAffinity(Plugin, PreFilterPlugin, BatchFilterPlugin, PreScorePlugin, S
 
 
 def _has_node_selector(pod) -> bool:
-    spec = pod.raw.get("spec") if isinstance(pod.raw.get("spec"), dict) else {}
+    spec = raw_spec if isinstance(raw_spec := pod.raw.get("spec"), dict) else {}
     return spec.get("nodeSelector") is not None
 
 
 def _has_preferred_list(pod) -> bool:
-    spec = pod.raw.get("spec") if isinstance(pod.raw.get("spec"), dict) else {}
-    aff = spec.get("affinity") if isinstance(spec.get("affinity"), dict) else {}
-    na = aff.get("nodeAffinity") if isinstance(aff.get("nodeAffinity"), dict) else {}
+    spec = raw_spec if isinstance(raw_spec := pod.raw.get("spec"), dict) else {}
+    aff = raw_aff if isinstance(raw_aff := spec.get("affinity"), dict) else {}
+    na = raw_na if isinstance(raw_na := aff.get("nodeAffinity"), dict) else {}
     return na.get("preferredDuringSchedulingIgnoredDuringExecution") is not None
 
 

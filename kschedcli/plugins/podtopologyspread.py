@@ -10,7 +10,7 @@ ScheduleAnyway) with a selector deduced from the Services and the controller tha
 from __future__ import annotations
 
 from collections import OrderedDict
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..errors import FieldError
 from ..framework.cycle_state import NotFound
@@ -240,7 +240,8 @@ class _MatchCountCache:
                 for p in snapshot.pods_matching(namespace, selector):
                     if not p.deleting:
                         tally[p.node_name] = tally.get(p.node_name, 0) + 1
-            entry = tables[key] = (tally, as_of, {}, len(snapshot.changes) if snapshot is not None else 0)
+            fresh: dict[str, tuple[Any, int, int]] = {}   # name -> (NodeInfo, its generation, count)
+            entry = tables[key] = (tally, as_of, fresh, len(snapshot.changes) if snapshot is not None else 0)
             while len(tables) > self.limit:
                 tables.popitem(last=False)
         else:
@@ -273,7 +274,7 @@ class _MatchCountCache:
             nis = snapshot.node_infos
             return [nis[i] for i in sorted(positions)]
 
-        count.holders = holders
+        count.holders = holders  # type: ignore[attr-defined]  # the callers' way to the nodes it counts
         return count
 
 
@@ -362,10 +363,10 @@ class PodTopologySpread(Plugin, PreFilterPlugin, PreFilterExtensions, BatchFilte
             if cached is None:
                 cached = pod._cache[key] = build_constraints(pod.spread_constraints, pod.labels, action)
             return cached, "pod"
-        key = ("PodTopologySpread", id(self), action)
-        cached = pod._cache.get(key)
+        default_key = ("PodTopologySpread", id(self), action)
+        cached = pod._cache.get(default_key)
         if cached is None:
-            cached = pod._cache[key] = self._build_default_constraints(pod, action)
+            cached = pod._cache[default_key] = self._build_default_constraints(pod, action)
         return cached, "default" if cached else ""
 
     def _build_default_constraints(self, pod, action: str) -> list[Constraint]:
@@ -630,25 +631,25 @@ class PodTopologySpread(Plugin, PreFilterPlugin, PreFilterExtensions, BatchFilte
                 out.append(0)
                 continue
             labels = node.labels
-            sig = []
+            counted: list[int | None] = []
             for key, known, counter, counts, _, _ in terms:
                 value = labels.get(key)
                 if value is None:
-                    sig.append(None)
+                    counted.append(None)
                 elif known is not None:
-                    sig.append(known.get(node.name, 0))
+                    counted.append(known.get(node.name, 0))
                 elif counter is not None:
-                    sig.append(counter(ni))
+                    counted.append(counter(ni))
                 else:
-                    sig.append(counts.get(value, 0))
-            sig = tuple(sig)
-            score = memo.get(sig)
+                    counted.append(counts.get(value, 0))
+            sig_key = tuple(counted)
+            score = memo.get(sig_key)
             if score is None:
                 total = 0.0
-                for cnt, (_, _, _, _, skew_term, weight) in zip(sig, terms):
+                for cnt, (_, _, _, _, skew_term, weight) in zip(sig_key, terms):
                     if cnt is not None:
                         total += float(cnt) * weight + skew_term
-                score = memo[sig] = go_round(total)
+                score = memo[sig_key] = go_round(total)
             out.append(score)
         return out, None
 
@@ -669,13 +670,14 @@ class PodTopologySpread(Plugin, PreFilterPlugin, PreFilterExtensions, BatchFilte
                 min_score = sc
             if sc > max_score:
                 max_score = sc
+        lowest = 0 if min_score is None else min_score   # None only when every node is ignored
         for name, sc in scores.items():
             if name in ignored:
                 scores[name] = 0
             elif max_score == 0:
                 scores[name] = MAX_NODE_SCORE
             else:
-                scores[name] = MAX_NODE_SCORE * (max_score + min_score - sc) // max_score
+                scores[name] = MAX_NODE_SCORE * (max_score + lowest - sc) // max_score
         return None
 
     # -- queueing ------------------------------------------------------------------------
@@ -765,7 +767,7 @@ class PodTopologySpread(Plugin, PreFilterPlugin, PreFilterExtensions, BatchFilte
                              "selfMatch": self_match, "minMatch": min_match, "skew": skew,
                              "maxSkew": c.max_skew, "passes": skew <= c.max_skew})
             per_node[name] = rows
-        out = {"constraints": cons_out, "nodes": per_node}
+        out: dict[str, Any] = {"constraints": cons_out, "nodes": per_node}
         if len(nodes) > _EXPLAIN_LIMIT:
             out["nodesOmitted"] = len(nodes) - _EXPLAIN_LIMIT
         return out
@@ -790,7 +792,7 @@ class PodTopologySpread(Plugin, PreFilterPlugin, PreFilterExtensions, BatchFilte
                 if omitted:
                     d["domainsOmitted"] = omitted
             cons_out.append(d)
-        out = {"constraints": cons_out}
+        out: dict[str, Any] = {"constraints": cons_out}
         if s.ignored_nodes:
             out["ignoredNodes"] = sorted(s.ignored_nodes)
         if not s.require_all:
@@ -802,7 +804,7 @@ def _domain_table(counts: dict[str, int], relevant: list[str]) -> tuple[dict[str
     """Domain -> matching pods; past the limit, only the domains named in `relevant`."""
     if len(counts) <= _EXPLAIN_LIMIT:
         return {k: counts[k] for k in sorted(counts)}, 0
-    keep = {}
+    keep: dict[str, int] = {}
     for v in relevant:
         if v in counts and len(keep) < _EXPLAIN_LIMIT:
             keep[v] = counts[v]

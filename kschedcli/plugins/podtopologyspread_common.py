@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from typing import Any
 
 from ..errors import FieldError
 from ..labels import NOTHING, LabelSelector, Requirement, parse_label_selector
@@ -75,7 +76,7 @@ def _join_text(items: list[tuple[str, str]]) -> str:
     return ",".join(t for _, t in sorted(items, key=lambda kt: kt[0]))
 
 
-def _raw_selector_items(sel: dict) -> list[tuple[str, str]]:
+def _raw_selector_items(sel: Any) -> list[tuple[str, str]]:  # a selector parse_label_selector accepted
     items: list[tuple[str, str]] = []
     for k, v in (sel.get("matchLabels") or {}).items():
         items.append((k, _requirement_text(k, "=", ["" if v is None else str(v)])))

@@ -120,7 +120,9 @@ def _azure_disk_handle(src: dict) -> str:
 
 def inline_csi(vol: dict, pod_namespace: str) -> tuple[str, str]:
     """TranslateInTreeInlineVolumeToCSI: (driver, volume handle); raises VolumeError."""
-    key, src = _source(vol)
+    found = _source(vol)
+    assert found is not None   # the callers ask only about migratable volumes (inline_plugin)
+    key, src = found
     plugin, driver = SOURCES[key]
     if plugin == AWS_EBS:
         return driver, ebs_volume_id(str(src.get("volumeID") or ""))
@@ -141,7 +143,9 @@ def inline_csi(vol: dict, pod_namespace: str) -> tuple[str, str]:
 
 def pv_csi(pv: PV) -> tuple[str, str, dict | None]:
     """TranslateInTreePVToCSI: (driver, volume handle, translated spec.nodeAffinity); raises VolumeError."""
-    key, src = _source(pv.spec)
+    found = _source(pv.spec)
+    assert found is not None   # the callers ask only about migratable PVs
+    key, src = found
     plugin, driver = SOURCES[key]
     affinity = pv.spec.get("nodeAffinity")
     if plugin == AWS_EBS:
@@ -200,7 +204,7 @@ def _topology_labels(pv: PV, aff) -> tuple[str, str]:
 
 
 def _values(aff, key: str) -> list[str]:
-    vals = set()
+    vals: set[str] = set()
     for t in _terms(aff):
         for r in (t.get("matchExpressions") or []) if isinstance(t, dict) else []:
             if isinstance(r, dict) and r.get("key") == key:

@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import quantity
 from ..errors import FieldError
 from ..labels import LabelSelector, Requirement, parse_label_selector, valid_label_key, valid_label_value
+
+if TYPE_CHECKING:
+    from ..framework.runtime import Handle
 
 # -- well-known names -----------------------------------------------------------------------
 ANN_BIND_COMPLETED = "pv.kubernetes.io/bind-completed"
@@ -438,6 +441,8 @@ def migrated_plugins(csi_node: dict | None) -> set[str]:
 
 class CatalogMixin:
     """Gives a plugin `_catalog()`: the catalog of its handle's cluster, looked up once."""
+
+    handle: Handle   # the plugin's (Plugin.__init__ sets it)
 
     def _catalog(self) -> Catalog:
         cluster = self.handle.cluster

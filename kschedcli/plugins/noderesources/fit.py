@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ...framework.interface import (
     BatchFilterPlugin,
@@ -158,12 +158,13 @@ class NodeResourcesFit(Plugin, PreFilterPlugin, BatchFilterPlugin, PreScorePlugi
         # a resource the pod does not ask for is not compared
         c = req.milli_cpu if req.milli_cpu > 0 else -math.inf
         m = req.memory if req.memory > 0 else -math.inf
-        e = req.ephemeral_storage if req.ephemeral_storage > 0 else -math.inf
-        out = [None if r > 0 and c <= fc and m <= fm and e <= fe else _LACKING
-               for r, fc, fm, fe in zip(room, free_cpu, free_mem, free_eph)]
+        eph = req.ephemeral_storage if req.ephemeral_storage > 0 else -math.inf
+        # _LACKING marks the nodes whose statuses are made below
+        out: list[Any] = [None if r > 0 and c <= fc and m <= fm and eph <= fe else _LACKING
+                          for r, fc, fm, fe in zip(room, free_cpu, free_mem, free_eph)]
         if _LACKING not in out:
             return out
-        shared: dict[tuple, Status] = {}   # nodes failing alike share one status
+        shared: dict[tuple, Status | None] = {}   # nodes failing alike share one status
         for i, v in enumerate(out):
             if v is _LACKING:
                 lacking = fits_request(req, nodes[i], self.ignored, self.ignored_groups)

@@ -19,13 +19,14 @@ def _verdict_cell(kind: str, reasons: str) -> Text:
     return Text.assemble((ALSO + " ", "also"), (reasons, "also"))
 
 
-def _kind(st, plugin: str, first: str | None, ran: bool) -> tuple[str, str]:
+def _kind(st: Any, plugin: str, first: str | None, ran: bool) -> tuple[str, str]:
     if not ran:
         return "skip", ""
     if st is None:
         return "pass", ""
-    code = st.get("code") if isinstance(st, dict) else st.code
-    reasons = st.get("reasons") if isinstance(st, dict) else st.reasons
+    # a Status, or its JSON form (a result read back)
+    code: Any = st.get("code") if isinstance(st, dict) else st.code
+    reasons: Any = st.get("reasons") if isinstance(st, dict) else st.reasons
     if code == "Success":
         return "pass", ""
     text = ", ".join(short_reason(r) for r in reasons) or code

@@ -10,7 +10,7 @@ from ..analysis import annotations_of, fmt_cpu, fmt_quantity, fmt_requests, verd
 from .layout import hang, name_list, plural
 
 
-def pod_line(result) -> Text:
+def pod_line(result) -> Group:
     pod = result.pod
     t = Text()
     t.append(pod.key, style="pod")

@@ -56,7 +56,7 @@ def node_view(result, session, name: str) -> list[list[Any]]:
             out.append(Text("  feasible", style="ok"))
         elif first not in result.filter_plugins:
             out.append(Text(f"  {nf.first_failure.message()}", style="bad"))
-    if ni is not None:
+    if ni is not None and node is not None:
         fw = session.scheduler.frameworks.get(result.profile)
         fit = fw.plugins.get("NodeResourcesFit") if fw is not None else None
         rows = resource_rows(result.pod, ni, fit)

@@ -47,13 +47,17 @@ def _why(r) -> str:
     return text
 
 
+def _cell_len(cell: str | Text) -> int:
+    return len(cell) if isinstance(cell, str) else len(cell.plain)
+
+
 def schedule_renderables(results, session, console: Console) -> list[list[Any]]:
     counts = {"schedulable": 0, "preemption": 0, "unschedulable": 0, "error": 0}
     rows = []
     for i, r in enumerate(results, start=1):
         counts[verdict_of(r)] += 1
         rows.append((str(i), r.pod.key, str(r.pod.priority), _outcome(r), _why(r)))
-    fixed = 2 + sum(max((len(x[k]) if isinstance(x[k], str) else len(x[k].plain)) for x in rows) + 3
+    fixed = 2 + sum(max(_cell_len(x[k]) for x in rows) + 3
                     for k in range(4)) if rows else 0
     inline = fixed + max((len(x[4]) for x in rows), default=0) <= console.width or console.width - fixed >= 40
     table = new_table()

@@ -58,8 +58,8 @@ def score_table(result, console_width: int, *, top: int = 10, raw: bool = False)
     for per in result.scores.values():
         for p, s in per.items():
             weights[p] = s.weight
-    top = f"top {len(shown)} of " if len(shown) < len(ranked) else ""
-    sub = f"{top}{plural(len(ranked), 'feasible node')}, best first"
+    shown_of = f"top {len(shown)} of " if len(shown) < len(ranked) else ""
+    sub = f"{shown_of}{plural(len(ranked), 'feasible node')}, best first"
     sub += ("; raw → normalized × weight = weighted" if raw else "; weighted scores (--raw for raw and normalized)")
     out.append(section("Scores", sub))
     skipped = [p for p in result.score_plugins if p not in plugins]

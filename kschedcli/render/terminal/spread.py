@@ -59,18 +59,18 @@ def spread_section(result, *, node: str | None = None) -> list[Any]:
                 if dom not in domains:
                     domains.append(dom)
             for dom in domains:
-                e = by_domain.get(dom)
+                entry = by_domain.get(dom)
                 cnt = counts.get(dom) if isinstance(counts, dict) else None
-                if e is None:
+                if entry is None:
                     table.add_row(dom, str(cnt if cnt is not None else ""), Text("", style="muted"), "")
                     continue
-                r = e["row"]
+                r = entry["row"]
                 calc = Text(f"{r['matchNum']} + {r['selfMatch']} − {r['minMatch']} = {r['skew']} ")
                 if r["passes"]:
                     calc.append(f"≤ {r['maxSkew']} {PASS}", style="ok")
                 else:
                     calc.append(f"> {r['maxSkew']} {ALSO}", style="bad")
-                nodes = sorted(e["nodes"])
+                nodes = sorted(entry["nodes"])
                 table.add_row(dom, str(cnt if cnt is not None else r["matchNum"]), calc,
                               nodes[0] if len(nodes) == 1 else plural(len(nodes), "node"))
             out.append(indent(table, 4))
