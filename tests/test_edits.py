@@ -252,12 +252,12 @@ def test_cli_json_carries_the_edits_and_validates(validator):
     assert doc["edits"][0]["nodes"] == ["general-b-01-copy-1", "general-b-01-copy-2"]
     assert doc["edits"][1]["podsRemoved"]
     r = run("explain", str(ROOT / "fixtures" / "pods" / "web.yaml"), "-c", SMALL, "--label",
-            "pool=general:team=x", "-o", "json")
-    if r.exit_code == 2:   # the small fixture has no pool label: the error names the flag
-        assert r.stderr.startswith("ksched: --label: ")
-    else:
-        doc = json.loads(r.stdout)
-        assert not list(validator.iter_errors(doc)) and doc["edits"][0]["flag"] == "--label"
+            "kubernetes.io/os=linux:team=x", "-o", "json")
+    doc = json.loads(r.stdout)
+    assert not list(validator.iter_errors(doc)) and doc["edits"][0]["flag"] == "--label"
+    assert doc["edits"][0]["nodes"] and doc["nodeCount"] == len(doc["filters"])
+    r = run("explain", str(ROOT / "fixtures" / "pods" / "web.yaml"), "-c", SMALL, "--label", "pool=general:team=x")
+    assert r.exit_code == 2 and r.stderr.startswith("ksched: --label: no node named 'pool=general'")
 
 
 def test_cli_without_edits_prints_no_edits():
