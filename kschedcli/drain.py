@@ -65,6 +65,7 @@ class PodOutcome:
     replacement: Pod | None = None
     result: CycleResult | None = None  # the replacement's scheduling cycle
     round: int = 0                     # the eviction round (1 = at once; later = after retries)
+    recreated: bool = True             # a controller recreates it (not a bare pod, not an orphan)
 
 
 @dataclass
@@ -81,7 +82,7 @@ class NodeOutcome:
             if o.action == BLOCKED:
                 out.append(f"eviction of {o.pod.key} refused: {o.message}")
             elif o.action == DELETED:
-                out.append(f"{o.pod.key} has no controller: deleted, nothing recreates it")
+                out.append(f"{o.pod.key} has no controller to recreate it: deleted")
             elif o.action == EVICTED and o.result is not None and not placed(o.result, allow_preemption):
                 what = "needs preemption" if nominated(o.result) else "fits nowhere"
                 out.append(f"{o.pod.key} {what} once evicted")
@@ -117,11 +118,20 @@ def _terminal(pod: Pod) -> bool:
     return pod.phase in ("Succeeded", "Failed")
 
 
-def drain_filter(pod: Pod, *, delete_emptydir_data: bool, force: bool) -> tuple[str, str]:
+def drain_filter(pod: Pod, *, delete_emptydir_data: bool, force: bool,
+                 daemonsets: set[tuple[str, str]] | None = None) -> tuple[str, str]:
     """(action, message) as kubectl's filters decide, the first that does not delete deciding:
-    EVICTED (maybe with a warning message), STAYS_DAEMONSET, SKIPPED_MIRROR or REFUSED."""
+    EVICTED (maybe with a warning message), STAYS_DAEMONSET, SKIPPED_MIRROR or REFUSED.
+    `daemonsets`: the (namespace, name) of the snapshot's DaemonSets, when it has any; a
+    DaemonSet pod whose DaemonSet is not among them is an orphan (kubectl's Get fails)."""
     warning = ""
     if is_daemonset_pod(pod) and not _terminal(pod):
+        owner = (pod.controller_ref() or {}).get("name") or ""
+        if daemonsets is not None and (pod.namespace, owner) not in daemonsets:
+            missing = f'daemonsets.apps "{owner}" not found'
+            if not force:
+                return REFUSED, missing
+            return EVICTED, missing   # kubectl deletes an orphan with --force, with the error as warning
         return STAYS_DAEMONSET, DAEMONSET_WARNING
     if MIRROR_POD_ANNOTATION in pod.annotations:
         return SKIPPED_MIRROR, ""
@@ -254,19 +264,24 @@ def drain(cluster: Cluster, config: SchedulerConfig, targets: list[str], *, dele
             on_node[p.node_name].append(p)
 
     budgets = budgets_of(cluster)
+    # kubectl looks each DaemonSet pod's DaemonSet up; a snapshot without any DaemonSet object
+    # (DaemonSets not exported) cannot tell an orphan, and every DaemonSet is taken to exist
+    ds_objects = cluster.objects.get("DaemonSet") or {}
+    daemonsets = set(ds_objects) if ds_objects else None
     nodes: list[NodeOutcome] = []
     pending: list[PodOutcome] = []     # to evict, in node then pod order
     for name in names:
         no = NodeOutcome(name)
         nodes.append(no)
-        decided = [(p, *drain_filter(p, delete_emptydir_data=delete_emptydir_data, force=force))
-                   for p in on_node[name]]
+        decided = [(p, *drain_filter(p, delete_emptydir_data=delete_emptydir_data, force=force,
+                                     daemonsets=daemonsets)) for p in on_node[name]]
         errors = [(msg, p.key) for p, action, msg in decided if action == REFUSED]
         no.errors = _grouped(errors, "cannot delete {msg}: {pods}")
         no.warnings = _grouped([(msg, p.key) for p, action, msg in decided if msg and action != REFUSED],
                                "{msg}: {pods}")
         for p, action, msg in decided:
             o = PodOutcome(p, name, action, msg, owner=owner_of(p, cluster))
+            o.recreated = bool(o.owner) and not (is_daemonset_pod(p) and action == EVICTED)
             if action == EVICTED and errors:
                 o.action, o.message = REFUSED, "kubectl evicts nothing on a node with errors"
             no.pods.append(o)
@@ -282,7 +297,7 @@ def drain(cluster: Cluster, config: SchedulerConfig, targets: list[str], *, dele
             ok, msg, pdb = evict(o.pod, budgets)
             o.pdb = pdb
             if ok:
-                o.action = DELETED if o.owner == "" else EVICTED
+                o.action = EVICTED if o.recreated else DELETED
                 o.message = "" if o.action == EVICTED else o.message
                 o.round = rounds
                 now.append(o)

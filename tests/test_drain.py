@@ -78,6 +78,23 @@ def test_kubectl_filters_decide_what_is_evicted():
     assert report.drainable()
 
 
+def test_a_daemonset_pod_whose_daemonset_is_missing_is_an_orphan_when_the_snapshot_has_daemonsets():
+    pods = [owned("ds", "a", kind="DaemonSet", owner="agent"), owned("orphan", "a", kind="DaemonSet", owner="gone")]
+    c = cluster_of([node("a"), node("b")], pods)
+    c.objects["DaemonSet"][("shop", "agent")] = {"kind": "DaemonSet", "metadata": {"name": "agent"}}
+    report = drain(c, config(), ["a"])
+    assert report.nodes[0].errors == ['cannot delete daemonsets.apps "gone" not found: shop/orphan']
+    assert actions(report, "a") == {"shop/ds": STAYS_DAEMONSET, "shop/orphan": REFUSED}
+    c = cluster_of([node("a"), node("b")], pods)
+    c.objects["DaemonSet"][("shop", "agent")] = {"kind": "DaemonSet", "metadata": {"name": "agent"}}
+    report = drain(c, config(), ["a"], force=True)
+    assert actions(report, "a")["shop/orphan"] == DELETED     # deleted; no DaemonSet recreates it
+    assert 'daemonsets.apps "gone" not found: shop/orphan' in report.nodes[0].warnings
+    # without any DaemonSet object in the snapshot, every DaemonSet is taken to exist
+    report = drain(cluster_of([node("a"), node("b")], pods), config(), ["a"])
+    assert set(actions(report, "a").values()) == {STAYS_DAEMONSET}
+
+
 def test_local_storage_and_bare_pods_are_errors_and_stop_the_node_as_kubectl():
     pods = [owned("cache", "a", volumes=[{"name": "tmp", "emptyDir": {}}]), owned("bare", "a", kind=None),
             owned("web", "a")]
