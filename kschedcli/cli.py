@@ -351,7 +351,8 @@ def _stream_json_sequence(session, pod_list, seed, expansion=None):
     return kept
 
 
-@app.command()
+@app.command(cls=EditOrderCommand)
+@with_edit_flags
 def capacity(
     files: list[str] = typer.Argument(..., metavar="FILE...",
                                       help="Templates: Pods and workloads (Deployment, StatefulSet, Job, ...), "
@@ -369,6 +370,7 @@ def capacity(
     top: int = typer.Option(10, "--top", metavar="N", help="Rows of the per-node table (0: all)."),
     seed: int | None = SeedOpt,
     no_color: bool = ColorOpt,
+    edits: list[Edit] | None = None,
 ) -> None:
     """How many more copies of each template fit: copies scheduled one after another, each bound
     before the next, until one fits nowhere (or --max). Preemption is off: copies evict nothing.
@@ -380,7 +382,7 @@ def capacity(
     from .render.document import explain_doc
     stops: list = []
     try:
-        session = _open(cluster, config)
+        session = _open(cluster, config, edits)
         templates = read_templates(list(files))
 
         stop_docs: dict = {}
@@ -399,9 +401,11 @@ def capacity(
     except InputError as e:
         _fail(e)
     doc = {"kschedVersion": __version__, "kubernetesVersion": KUBE_SCHEDULER_VERSION,
+           **({"edits": [a.doc() for a in session.edits]} if session.edits else {}),
            **capacity_doc(report, lambda r: stop_docs.get(id(r)))}
     if output == Output.table:
         from .render.terminal.capacity import render_capacity
+        _show_edits(session, no_color)
         render_capacity(doc, stops, top=top, no_color=no_color)
     else:
         _dump(doc, output)

@@ -22,7 +22,7 @@ _ARGV_KEY = "ksched.argv"
 
 _HELP = {
     "--add-node": "Add copies of a node (NODE[:COUNT]; its DaemonSet pods copied too) or the Node manifests "
-                  "of FILE.",
+                  "of FILE (with the pods the snapshot's DaemonSets would run there).",
     "--remove-node": "Remove nodes and the pods on them.",
     "--cordon": "Mark nodes unschedulable (spec.unschedulable and its taint).",
     "--uncordon": "Mark nodes schedulable.",

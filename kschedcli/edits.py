@@ -255,9 +255,30 @@ def _add_node_file(cluster: Cluster, e: Edit) -> Applied:
         raise InputError(err.message, source=err.source, where=err.where, field=e.flag) from None
     if not added:
         raise InputError("no Node found", source=e.value, field=e.flag)
-    summary = (f"added {len(added)} node{'s' if len(added) != 1 else ''} from {e.value}: {', '.join(added)}"
-               " (no DaemonSet pods: ksched does not read DaemonSets yet)")
-    return Applied(e, summary, nodes=added)
+    what = f"added {len(added)} node{'s' if len(added) != 1 else ''} from {e.value}: {', '.join(added)}"
+    if not cluster.objects.get("DaemonSet"):
+        return Applied(e, what + " (no DaemonSet pods: the snapshot holds no DaemonSet)", nodes=added)
+    daemon_pods = _daemon_pods_for(cluster, set(added))
+    cluster.pods.extend(daemon_pods)
+    return Applied(e, what + f" (with {len(daemon_pods)} DaemonSet pod{'s' if len(daemon_pods) != 1 else ''})",
+                   nodes=added, pods_added=[p.key for p in daemon_pods])
+
+
+def _daemon_pods_for(cluster: Cluster, nodes: set[str]) -> list[Pod]:
+    """The pods the snapshot's DaemonSets would run on these nodes (workloads: the DaemonSet
+    controller's node checks and pod), bound to them: a daemon pod is pinned to its node."""
+    from .workloads import pods_for_workloads
+    objects = [(obj, "snapshot", f"DaemonSet {ns}/{name}")
+               for (ns, name), obj in sorted(cluster.objects.get("DaemonSet", {}).items())]
+    expansion = pods_for_workloads(objects, cluster)
+    wanted = {d.pod: d.node for w in expansion.workloads for d in w.daemon_nodes if d.pod and d.node in nodes}
+    out = []
+    for p in expansion.pods:
+        node = wanted.get(p.key)
+        if node is not None:
+            raw = {**p.raw, "spec": {**(p.raw.get("spec") or {}), "nodeName": node}, "status": {"phase": "Running"}}
+            out.append(Pod(raw, cluster.priorities, cluster.default_priority))
+    return out
 
 
 def _remove_node(cluster: Cluster, e: Edit) -> Applied:

@@ -142,6 +142,30 @@ def test_add_node_from_a_file(tmp_path):
     assert e.value.field == "--add-node"
 
 
+def test_add_node_file_gets_the_pods_of_the_daemonsets_that_select_it(tmp_path):
+    c = three_nodes()
+    template = {"metadata": {"labels": {"app": "agent"}},
+                "spec": {"nodeSelector": {"pool": "new"}, "containers": [
+                    {"name": "a", "image": "agent:1", "resources": {"requests": {"cpu": "100m"}}}]}}
+    c.objects["DaemonSet"][("kube-system", "agent")] = {
+        "apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": "agent", "namespace": "kube-system"},
+        "spec": {"selector": {"matchLabels": {"app": "agent"}}, "template": template}}
+    f = tmp_path / "new.yaml"
+    f.write_text("kind: Node\nmetadata: {name: fresh, labels: {pool: new}}\n"
+                 "status: {allocatable: {cpu: '8', memory: 16Gi, pods: '110'}}\n---\n"
+                 "kind: Node\nmetadata: {name: other, labels: {pool: old}}\n"
+                 "status: {allocatable: {cpu: '8', memory: 16Gi, pods: '110'}}\n")
+    [applied] = apply(c, ("--add-node", str(f)))
+    # only the node the DaemonSet's selector takes gets its pod, bound there; no pod for the old nodes
+    added = [p for p in c.pods if p.key in applied.pods_added]
+    placed = [(p.node_name, p.namespace, p.controller_ref()["name"]) for p in added]
+    assert placed == [("fresh", "kube-system", "agent")]
+    assert "with 1 DaemonSet pod" in applied.summary
+    sched = scheduler_of(c)
+    assert sched.snapshot.get("fresh").requested.milli_cpu == 100
+    assert sched.snapshot.get("other").requested.milli_cpu == 0
+
+
 def test_remove_node_takes_its_pods_and_names_the_workloads():
     c = three_nodes()
     [applied] = apply(c, ("--remove-node", "a1"))
@@ -258,6 +282,15 @@ def test_cli_json_carries_the_edits_and_validates(validator):
     assert doc["edits"][0]["nodes"] and doc["nodeCount"] == len(doc["filters"])
     r = run("explain", str(ROOT / "fixtures" / "pods" / "web.yaml"), "-c", SMALL, "--label", "pool=general:team=x")
     assert r.exit_code == 2 and r.stderr.startswith("ksched: --label: no node named 'pool=general'")
+
+
+def test_cli_capacity_takes_edits(validator):
+    web = str(ROOT / "fixtures" / "pods" / "web.yaml")
+    before = json.loads(run("capacity", web, "-c", PROD, "-o", "json").stdout)
+    after = json.loads(run("capacity", web, "-c", PROD, "--add-node", "general-b-01:3", "-o", "json").stdout)
+    assert not list(validator.iter_errors(after)) and after["edits"][0]["flag"] == "--add-node"
+    assert after["replicas"] > before["replicas"] and after["perNode"]["general-b-01-copy-1"] > 0
+    assert "edits" not in before
 
 
 def test_cli_without_edits_prints_no_edits():
