@@ -183,7 +183,7 @@ def run_capacity(scheduler: Scheduler, templates: list[Template], *, max_copies:
     return CapacityReport(runs, max_copies, labels, node_labels)
 
 
-def capacity_doc(report: CapacityReport, stop_doc: Callable[[CycleResult], dict]) -> dict:
+def capacity_doc(report: CapacityReport, stop_doc: Callable[[CycleResult], dict | None]) -> dict:
     """`ksched capacity -o json` (schema: $defs/capacity). `stop_doc` writes the copy that did not
     fit as `explain -o json` writes a result."""
     per_template = []
