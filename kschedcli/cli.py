@@ -41,6 +41,14 @@ class Output(StrEnum):
     yaml = "yaml"
 
 
+class ScheduleOutput(StrEnum):
+    table = "table"
+    wide = "wide"
+    name = "name"
+    json = "json"
+    yaml = "yaml"
+
+
 class Order(StrEnum):
     priority = "priority"
     file = "file"
@@ -158,14 +166,18 @@ def _open(cluster: list[str], config: str | None, edits: list[Edit] | None = Non
     return session
 
 
+def _count(n: int, word: str) -> str:
+    return f"{n} {word}" + ("" if n == 1 else "s")
+
+
 def _report_load(session) -> None:
     """The load summary of --verbose: counts of what the scheduler sees and of what it does not."""
     c = session.cluster
-    seen = [f"{len(c.nodes)} nodes", f"{len(c.pods)} bound pods"]
-    seen += [f"{len(objs)} {kind}" for kind, objs in sorted(c.objects.items()) if objs]
+    seen = [_count(len(c.nodes), "node"), _count(len(c.pods), "bound pod")]
+    seen += [f"{kind} ×{len(objs)}" for kind, objs in sorted(c.objects.items()) if objs]
     typer.echo(f"ksched: read {', '.join(seen)}", err=True)
-    for what, n in sorted(c.skipped.items()):
-        typer.echo(f"ksched: skipped {n} {what}", err=True)
+    for what, n in sorted(c.skipped.items()):   # what: "terminal pods", "pending pods (...)"
+        typer.echo(f"ksched: skipped {n} {what.replace('pods', 'pod', 1) if n == 1 else what}", err=True)
     if c.ignored:
         kinds = ", ".join(f"{k} ×{n}" for k, n in sorted(c.ignored.items()))
         typer.echo(f"ksched: ignored kinds the scheduler does not read: {kinds}", err=True)
@@ -247,7 +259,11 @@ def schedule(
     config: str | None = ConfigOpt,
     order: Order = typer.Option(Order.priority, "--order",
                                 help="priority: as PrioritySort orders the queue; file: file order."),
-    output: Output = OutputOpt,
+    output: ScheduleOutput = typer.Option(
+        ScheduleOutput.table, "--output", "-o",
+        help="table: a row per pod; wide: also score, feasible nodes, nominated node, victims; name: the pods "
+             "that are not schedulable, namespace/name a line; json / yaml: everything."),
+    no_headers: bool = typer.Option(False, "--no-headers", help="table / wide: the rows only."),
     replicas: int | None = ReplicasOpt,
     seed: int | None = SeedOpt,
     allow_preemption: bool = AllowPreemptionOpt,
@@ -278,35 +294,40 @@ def schedule(
                 typer.echo(f"ksched: {pods}: ignored kinds that make no pod: {kinds}", err=True)
     except InputError as e:
         _fail(e)
-    _run_and_show(session, pod_list, order, output, seed, allow_preemption, no_color, expansion)
+    _run_and_show(session, pod_list, order, output, seed, allow_preemption, no_color, expansion, no_headers)
 
 
-def _run_and_show(session, pod_list, order: Order, output: Output, seed: int | None, allow_preemption: bool,
-                  no_color: bool, expansion=None) -> None:
+def _run_and_show(session, pod_list, order: Order, output: Output | ScheduleOutput, seed: int | None,
+                  allow_preemption: bool, no_color: bool, expansion=None, no_headers: bool = False) -> None:
     """Schedule the pods in turn (schedule, run) and print the outcome, grouped by workload when
     `expansion` (workloads.Expansion) made them; exits."""
     from .render.analysis import annotate
     from .scheduler import queue_sort
     if order == Order.priority:
         pod_list = queue_sort(pod_list)
-    if output == Output.json:
+    if output == ScheduleOutput.json:
         results = _stream_json_sequence(session, pod_list, seed, expansion)
     else:
         results = session.scheduler.run_sequence(pod_list, seed, on_result=lambda r: annotate(r, session))
         summary = _workload_summary(expansion, results)
-        if output == Output.table:
+        if output in (ScheduleOutput.table, ScheduleOutput.wide):
             from .render.terminal import render_schedule
-            _show_edits(session, no_color)
-            render_schedule(results, session, no_color=no_color)
-            if summary:
+            if not no_headers:          # --no-headers: the rows alone
+                _show_edits(session, no_color)
+            render_schedule(results, session, no_color=no_color, wide=output == ScheduleOutput.wide,
+                            headers=not no_headers)
+            if summary and not no_headers:
                 from .render.terminal.workloads import render_workloads
                 render_workloads(summary, no_color=no_color)
+        elif output == ScheduleOutput.name:
+            from .render.terminal import unschedulable_names
+            sys.stdout.write(unschedulable_names(results, allow_preemption=allow_preemption))
         else:
             from .render.document import run_doc
             doc = run_doc(results, session.edits)
             if summary is not None:
                 doc["workloads"] = summary
-            _dump(doc, output)
+            _dump(doc, Output.yaml)
     raise typer.Exit(_exit_code(results, allow_preemption))
 
 

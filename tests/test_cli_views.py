@@ -86,13 +86,19 @@ def test_ties_are_named_and_top_limits_the_score_table():
 
 
 def test_raw_scores_show_raw_normalized_weight_and_weighted():
-    r = run("explain", pod("web"), "--cluster", SMALL, "--raw")
+    r = run("explain", pod("web"), "--cluster", SMALL, "--raw", columns=120)
     out = r.stdout
-    assert re.search(r"Plugin\s+Raw\s+Normalized\s+Weight\s+Weighted", out)
+    assert re.search(r"Node\s+Plugin\s+Raw\s+Normalized\s+Weight\s+Weighted", out)
     # TaintToleration: 0 PreferNoSchedule taints -> normalized 100, weight 3 -> 300
     assert re.search(r"TaintToleration\s+0\s+100\s+3\s+300", out)
     totals = re.findall(r"total\s+(\d+)", out)
     assert len(totals) == 2
+    # at 80 columns each node heads its own rows, and no plugin name is cut
+    out = run("explain", pod("web"), "--cluster", SMALL, "--raw").stdout
+    assert re.search(r"#\s+Node / plugin\s+Raw\s+Normalized\s+Weight\s+Weighted", out)
+    assert re.search(r"^\s+NodeResourcesBalancedAllocation\s+\d+\s+\d+\s+1\s+\d+$", out, re.M)
+    assert "…" not in out.split("Scores")[1].split("not scored")[0]
+    assert len(re.findall(r"total\s+(\d+)", out)) == 2
 
 
 def test_wide_terminal_shows_a_matrix_of_nodes_by_plugins():
@@ -177,7 +183,9 @@ def test_topology_spread_breakdown_shows_the_skew_arithmetic():
     assert "critical paths (global minimum, second minimum): us-east-1b (2), us-east-1c (2) minMatch 2" in text
     # per domain: matchNum + selfMatch - minMatch against maxSkew
     assert re.search(r"us-east-1a\s+3\s+3 \+ 1 − 2 = 2 > 1 ✗\s+7 nodes", out)
-    assert re.search(r"us-east-1b\s+2\s+2 \+ 1 − 2 = 1 ≤ 1 ✓\s+4 nodes", out)
+    # zone b has 7 nodes; 3 were rejected by other filters (taints, NotReady), so 4 were asked about
+    assert re.search(r"us-east-1b\s+2\s+2 \+ 1 − 2 = 1 ≤ 1 ✓\s+4 of 7 nodes", out)
+    assert "a domain's other nodes were rejected by another filter" in text
     # the soft constraint's counts
     assert "kubernetes.io/hostname maxSkew 1 ScheduleAnyway selector app=web" in text
     assert "general-b-01 1" in text and "general-b-03 0" in text
@@ -208,12 +216,12 @@ def test_node_drill_down():
     assert order[:6] == ["NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodePorts",
                          "NodeResourcesFit"]
     # resources: allocatable, requested, free, the pod's need, the shortfall
-    assert re.search(r"cpu\s+7.91\s+5.65\s+2.26\s+4\s+✗ short by 1.74", out)
+    assert re.search(r"cpu\s+7.91\s+5.65\s+2.26\s+4.00\s+✗ short by 1.74", out)   # one precision a row
     assert re.search(r"memory\s+30Gi\s+10.7Gi\s+19.3Gi\s+8Gi\s+✓", out)
     # the pods on the node, highest priority first
     assert re.search(r"kube-system/kube-proxy-ga01\s+2000001000", out)
     assert out.index("shop/api-5c6d7e8f9-00aa") < out.index("batch/etl-nightly-000")
-    assert "preemption: candidate; would evict batch/etl-nightly-001 (lost on pdbViolations)" in squash(out)
+    assert "preemption: candidate; would evict batch/etl-nightly-001 (ranked lower: more PDB violations)" in squash(out)
     # the matrix and the score table are replaced by the node view
     assert "alike nodes grouped" not in out
     # a feasible node: its score row

@@ -8,6 +8,6 @@ terminal, with --no-color or when NO_COLOR is set; the width follows the termina
 from .explain import render_explain
 from .layout import make_console
 from .preempt import render_preempt
-from .schedule import render_schedule
+from .schedule import render_schedule, unschedulable_names
 
-__all__ = ["make_console", "render_explain", "render_preempt", "render_schedule"]
+__all__ = ["make_console", "render_explain", "render_preempt", "render_schedule", "unschedulable_names"]

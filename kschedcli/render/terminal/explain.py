@@ -15,7 +15,7 @@ from .nodeaffinity import node_affinity_section
 from .preemption import preemption_summary
 from .resources import resources_section
 from .scores import score_table
-from .spread import spread_section
+from .spread import domain_nodes_of, spread_section
 from .taints import taints_section
 
 
@@ -29,10 +29,10 @@ def explain_renderables(result, session, console: Console, *, node: str | None =
         return blocks
     blocks.append(filter_matrix(result, all_nodes=all_nodes, width=console.width))
     blocks.append(score_table(result, console.width, top=top, raw=raw))
-    blocks.append(resources_section(result, all_nodes=all_nodes))
+    blocks.append(resources_section(result, all_nodes=all_nodes, width=console.width))
     blocks.append(taints_section(result))
     blocks.append(node_affinity_section(result))
-    blocks.append(spread_section(result))
+    blocks.append(spread_section(result, domain_nodes=domain_nodes_of(session.scheduler.snapshot)))
     blocks.append(affinity_section(result))
     blocks.append(other_details_section(result, {"PodTopologySpread", "InterPodAffinity"}))
     blocks.append(preemption_summary(result))

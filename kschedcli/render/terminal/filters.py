@@ -6,7 +6,7 @@ from typing import Any
 from rich.text import Text
 
 from ..analysis import GROUP_THRESHOLD, annotations_of, failing_plugins, node_groups, short_reason
-from .layout import ALSO, FIRST, PASS, SKIP, indent, new_table, node_label, plural, section
+from .layout import ALSO, FIRST, PASS, SKIP, glue, indent, new_table, node_label, plural, section
 
 
 def _verdict_cell(kind: str, reasons: str) -> Text:
@@ -112,7 +112,7 @@ def filter_matrix(result, *, all_nodes: bool = False, width: int = 80) -> list[A
     else:
         for nodes, cells in rows:
             out.append(Text.assemble("  ", node_label(nodes, grouped)))
-            shown = [(p, k, r) for p, (k, r) in zip(failing, cells) if k in ("first", "also")]
+            shown = [(p, k, r) for p, (k, r) in zip(failing, cells, strict=True) if k in ("first", "also")]
             if not shown:
                 out.append(Text.assemble(("    " + PASS + " ", "ok"), ("feasible", "ok")))
             for p, k, r in shown:
@@ -124,14 +124,14 @@ def filter_matrix(result, *, all_nodes: bool = False, width: int = 80) -> list[A
                 t.append(r, style="bad" if k == "first" else "also")
                 out.append(t)
     out.extend(notes)
-    legend = Text("  ")
+    legend = Text("  ")   # each mark glued to its words: the legend wraps between entries only
     legend.append(FIRST, style="bad")
-    legend.append(" first failure (what kube-scheduler reports)  ", style="muted")
+    legend.append(glue(" first failure (what kube-scheduler reports)") + "  ", style="muted")
     legend.append(ALSO, style="also")
-    legend.append(" also rejects  ", style="muted")
+    legend.append(glue(" also rejects") + "  ", style="muted")
     legend.append(PASS, style="ok")
-    legend.append(" passes  ", style="muted")
-    legend.append(SKIP + " not run", style="muted")
+    legend.append(glue(" passes") + "  ", style="muted")
+    legend.append(glue(SKIP + " not run"), style="muted")
     out.append(legend)
     if grouped:
         out.append(Text("  --all-nodes lists every node, --node NAME explains one", style="muted"))

@@ -7,7 +7,7 @@ from rich.console import Group
 from rich.text import Text
 
 from ..analysis import annotations_of, fmt_cpu, fmt_quantity, fmt_requests, verdict_of
-from .layout import hang, name_list, plural
+from .layout import GLUE, glue_message, hang, name_list, plural
 
 
 def pod_line(result) -> Group:
@@ -18,7 +18,7 @@ def pod_line(result) -> Group:
     t.append(str(pod.priority))
     if pod.priority_class_name:
         t.append(f" ({pod.priority_class_name})", style="muted")
-    t.append("  profile ", style="muted")
+    t.append("  profile" + GLUE, style="muted")
     t.append(result.profile)
     r = Text("requests ", style="muted")
     r.append(fmt_requests(pod.requests.as_dict()) or "none", style="")
@@ -67,10 +67,10 @@ def verdict(result, *, allow_preemption_hint: bool = True) -> Group:
         t.append(p.nominated_node, style="node bold")
         t.append(f" would be nominated, evicting {plural(len(p.victims), 'pod')}", style="")
         parts.append(t)
-        parts.append(Text("  " + result.message))
+        parts.append(Text("  " + glue_message(result.message)))
         return Group(*[hang(x) for x in parts])
     t = Text("✘ Unschedulable", style="bad")
     parts.append(t)
-    parts.append(Text("  " + result.message))
+    parts.append(Text("  " + glue_message(result.message)))
     return Group(*[hang(x) for x in parts])
 

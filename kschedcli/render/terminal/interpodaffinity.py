@@ -79,8 +79,8 @@ def affinity_section(result) -> list[Any]:
         out.append(Text("    from: " + _pods_text(ex), style="muted"))
     sc = d.get("score")
     if sc and result.schedulable:
-        for kind, key in (("preferred affinity", "preferredAffinity"), ("preferred anti-affinity",
-                                                                        "preferredAntiAffinity")):
+        for kind, key in (("preferred affinity", "preferredAffinity"),
+                          ("preferred anti-affinity", "preferredAntiAffinity")):
             for term in sc.get(key) or []:
                 out.append(_term_header(kind, term))
                 out.append(Text("    matching pods: " + _pods_text(term), style="muted"))

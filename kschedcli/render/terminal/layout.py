@@ -3,15 +3,20 @@ text that hangs under its first character, and printing a view's blocks with a b
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+import re
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from rich import box
+from rich.cells import cell_len
 from rich.console import Console
+from rich.measure import Measurement
 from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 from rich.theme import Theme
+
+from ..analysis import fmt_quantity
 
 THEME = Theme({
     "ok": "green",
@@ -39,24 +44,118 @@ def indent(renderable, n: int = 2) -> Padding:
     return Padding(renderable, (0, 0, 0, n), expand=False)
 
 
+GLUE = "\u00a0"   # a space the views never break at (printed as a plain space)
+
+# a count or quantity: 13, 0/20, 2.30, +3, 300s, 29.8Gi, 13×, (2)
+_NUMBER = re.compile(r"\(?[+−-]?\d[\d.,/]*[A-Za-z%×]*\)?")
+_WORD = re.compile(r" *[^ ]+ *| +")
+_PIECE = re.compile(r"[^ \u00a0]+[ \u00a0]*|[ \u00a0]+")
+
+
+def glue(s: str) -> str:
+    """s as one unbreakable unit (it still breaks, at its own spaces, when longer than a line)."""
+    return s.replace(" ", GLUE)
+
+
+def bind_numbers(plain: str) -> str:
+    """plain with the single spaces around a number glued: a count stays with what it counts and a
+    value with its name (`13 nodes`, `weight 2.30`, `us-east-1c (2)`); a space after `,` `;` `:` stays
+    a break."""
+    chars = list(plain)
+    last = len(plain) - 1
+    for i, ch in enumerate(plain):
+        if ch != " " or i == 0 or i == last or plain[i - 1] in " \n" or plain[i + 1] in " \n":
+            continue
+        j = max(plain.rfind(" ", 0, i), plain.rfind("\n", 0, i), plain.rfind(GLUE, 0, i))
+        left = plain[j + 1:i]
+        if left[-1] in ",;:":
+            continue
+        k = min((x for x in (plain.find(" ", i + 1), plain.find("\n", i + 1), plain.find(GLUE, i + 1)) if x >= 0),
+                default=len(plain))
+        right = plain[i + 1:k].rstrip(",;:.")
+        if _NUMBER.fullmatch(left) or _NUMBER.fullmatch(right):
+            chars[i] = GLUE
+    return "".join(chars)
+
+
+def glue_message(message: str, short: int = 24) -> str:
+    """kube-scheduler's `0/20 nodes are available: 13 Insufficient cpu, 1 node(s) had ...` with each
+    short reason and each braced taint glued, so that a count never leaves its reason."""
+    message = re.sub(r"\{[^{}]{0,40}\}", lambda m: glue(m.group()), message)
+    return ", ".join(glue(item) if len(item) <= short else item for item in message.split(", "))
+
+
+def _break_offsets(plain: str, width: int) -> list[int]:
+    """Where to break one line of text (no newline) to fit width: at plain spaces; a word wider than a
+    line breaks at its glued spaces, and only a single word wider than a line is cut."""
+    offsets: list[int] = []
+    col = 0
+
+    def place(start: int, word: str, pattern: re.Pattern | None) -> None:
+        nonlocal col
+        size = cell_len(word.rstrip(" " + GLUE))
+        if size <= width - col:
+            col += cell_len(word)
+            return
+        if size > width and pattern is not None:
+            for m in pattern.finditer(word):
+                place(start + m.start(), m.group(), _PIECE if pattern is _WORD else None)
+            return
+        if col and start:
+            offsets.append(start)
+            col = 0
+        if size > width:                       # one word wider than a line: cut it
+            for cut in range(0, len(word), width)[1:]:
+                offsets.append(start + cut)
+            col = cell_len(word[len(word) // width * width:])
+        else:
+            col = cell_len(word)
+
+    place(0, plain, _WORD)
+    return offsets
+
+
+def wrap_lines(text: Text, width: int) -> list[Text]:
+    """text's lines wrapped to width by the rules of _break_offsets, glue printed as spaces."""
+    out: list[Text] = []
+    width = max(1, width)
+    for line in text.split("\n", allow_blank=True):
+        for piece in line.divide(_break_offsets(line.plain, width)):
+            piece.rstrip()
+            out.append(unglued(piece))
+    return out
+
+
+def unglued(t: Text) -> Text:
+    if GLUE not in t.plain:
+        return t
+    return Text(t.plain.replace(GLUE, " "), style=t.style, end="", spans=list(t.spans))
+
+
 class Hang:
-    """Text wrapped to the width with every line indented by n spaces, without trailing padding."""
+    """Text wrapped to the width with its first line indented by n spaces and the others by rest, no
+    trailing padding; numbers bound to their neighbours and glued spaces kept (see bind_numbers)."""
 
     def __init__(self, text: Text, n: int, rest: int | None = None):
         self.text = text
         self.n = n
         self.rest = n + 2 if rest is None else rest
 
+    def _bound(self) -> Text:
+        t = self.text.copy()
+        bound = bind_numbers(t.plain)
+        return Text(bound, style=t.style, end="", spans=list(t.spans)) if bound != t.plain else t
+
     def __rich_console__(self, console, options):
-        first = self.text.wrap(console, max(10, options.max_width - self.n), overflow="fold")
-        lines = [first[0]] if len(first) else []
+        text = self._bound()
+        first = wrap_lines(text, max(10, options.max_width - self.n))
+        lines = first[:1]
         if len(first) > 1:
-            rest = self.text[len(first[0].plain):]
-            rest = rest[len(rest.plain) - len(rest.plain.lstrip(" ")):]
-            lines += list(rest.wrap(console, max(10, options.max_width - self.rest), overflow="fold"))
+            rest = text[len(first[0].plain):]
+            rest = rest[len(rest.plain) - len(rest.plain.lstrip(" " + GLUE)):]
+            lines += wrap_lines(rest, max(10, options.max_width - self.rest))
         out = Text(no_wrap=True, overflow="ignore")
         for i, line in enumerate(lines):
-            line.rstrip()
             if i:
                 out.append("\n")
             out.append(" " * (self.n if i == 0 else self.rest))
@@ -64,9 +163,42 @@ class Hang:
         yield out
 
     def __rich_measure__(self, console, options):
-        from rich.measure import Measurement
-        m = Measurement.get(console, options, self.text)
-        return Measurement(m.minimum + self.n, m.maximum + self.n)
+        plain = self._bound().plain
+        words = [w for w in re.split(r"[ \n]+", plain) if w]
+        longest = max((cell_len(w) for w in words), default=0)
+        widest = max((cell_len(x) for x in plain.split("\n")), default=0)
+        return Measurement(longest + max(self.n, self.rest), widest + self.n)
+
+
+def cpu_decimals(millis) -> int:
+    """How many decimals of a core the cpu amounts need between them (0 to 3), so that a column or a row
+    writes them alike (2.260 beside 6.594, not 2.26)."""
+    need = 0
+    for m in millis:
+        m = abs(m)
+        need = max(need, 0 if m % 1000 == 0 else 1 if m % 100 == 0 else 2 if m % 10 == 0 else 3)
+    return need
+
+
+def fmt_cores(milli: int, decimals: int) -> str:
+    """Millicores as cores with exactly `decimals` decimals (exact: the amounts are whole millicores)."""
+    whole, frac = divmod(abs(milli), 1000)
+    sign = "-" if milli < 0 else ""
+    return f"{sign}{whole}" + (f".{frac:03d}"[:decimals + 1] if decimals else "")
+
+
+def quantities(resource: str, amounts) -> Callable[[int], str]:
+    """A formatter for amounts of one resource shown side by side: cpu in cores at one precision,
+    others as fmt_quantity writes them."""
+    if resource == "cpu":
+        decimals = cpu_decimals(amounts)
+        return lambda v: fmt_cores(v, decimals)
+    return lambda v: fmt_quantity(resource, v)
+
+
+def prose(text: Text | str, style: str = "") -> Hang:
+    """A table cell of words: wraps only between them (see Hang), never inside a name."""
+    return Hang(text if isinstance(text, Text) else Text(text, style=style), 0, 0)
 
 
 def hang(item):
@@ -108,7 +240,7 @@ def node_label(nodes: list[str], grouped: bool) -> Text:
     if not grouped or len(nodes) == 1:
         label.append(nodes[0], style="node")
     else:
-        label.append(f"{len(nodes)} nodes", style="num")
+        label.append(plural(len(nodes), "node"), style="num")
         label.append("  " + name_list(nodes), style="muted")
     return label
 

@@ -1,14 +1,14 @@
 """`explain --node NAME`: one node's filter verdicts, resources, taints, pods, spread, scores, preemption."""
 from __future__ import annotations
 
-from functools import partial
 from typing import Any
 
 from rich.text import Text
 
-from ..analysis import annotations_of, fmt_quantity, fmt_requests, resource_rows, untolerated_taints
-from .layout import ALSO, FIRST, PASS, SKIP, indent, new_table, section
+from ..analysis import annotations_of, fmt_requests, resource_rows, untolerated_taints
+from .layout import ALSO, FIRST, PASS, SKIP, glue, indent, new_table, plural, prose, quantities, section
 from .nodeaffinity import node_affinity_section
+from .preemption import CRITERION_TEXT
 from .scores import ranking, score_plugins
 from .spread import spread_section
 
@@ -26,7 +26,7 @@ def node_view(result, session, name: str) -> list[list[Any]]:
     if node is not None:
         zone = node.labels.get("topology.kubernetes.io/zone")
         itype = node.labels.get("node.kubernetes.io/instance-type")
-        bits = [b for b in (zone, itype, f"{len(ni.pods)} pods") if b]
+        bits = [b for b in (zone, itype, plural(len(ni.pods), "pod")) if b]
         head.append("  " + "  ".join(bits), style="muted")
         if node.unschedulable:
             head.append("  cordoned", style="warn")
@@ -64,17 +64,19 @@ def node_view(result, session, name: str) -> list[list[Any]]:
         out = []
         out.append(section("Resources", "allocatable, requested by the pods already there, and the pod's request"))
         table = new_table()
-        table.add_column("Resource")
-        table.add_column("Allocatable", justify="right")
-        table.add_column("Requested", justify="right")
-        table.add_column("Free", justify="right")
-        table.add_column("Pod needs", justify="right")
+        table.add_column("Resource", no_wrap=True)
+        table.add_column("Allocatable", justify="right", no_wrap=True)
+        table.add_column("Requested", justify="right", no_wrap=True)
+        table.add_column("Free", justify="right", no_wrap=True)
+        table.add_column("Pod\nneeds", justify="right", no_wrap=True)
         table.add_column("")
         for r in rows:
-            q = partial(fmt_quantity, r["resource"])
+            short = r["request"] - r["free"]
+            # one precision across the row: cpu 7.910, 0.150, 7.760, 7.000
+            q = quantities(r["resource"], (r["allocatable"], r["requested"], r["free"], r["request"], short))
+            verdict = Text(PASS, style="ok") if r["fits"] else Text(glue(f"{ALSO} short by {q(short)}"), style="bad")
             table.add_row(r["resource"], q(r["allocatable"]), q(r["requested"]), q(r["free"]), q(r["request"]),
-                          Text(PASS, style="ok") if r["fits"]
-                          else Text(f"{ALSO} short by {q(r['request'] - r['free'])}", style="bad"))
+                          prose(verdict))
         out.append(indent(table, 2))
         taints = untolerated_taints(result.pod, node)
         if node.taints:
@@ -122,7 +124,8 @@ def node_view(result, session, name: str) -> list[list[Any]]:
             t.append("nominated; " if name == p.nominated_node else "candidate; ")
             t.append(f"would evict {', '.join(cand.victims)}")
             if cand.decided_by and name != p.nominated_node:
-                t.append(f"  (lost on {cand.decided_by})", style="muted")
+                why = CRITERION_TEXT.get(cand.decided_by, cand.decided_by)
+                t.append("  " + glue(f"(ranked lower: {why})"), style="muted")
             out.append(t)
         elif name in p.not_helpful:
             out.append(Text.assemble(("  preemption cannot help: ", "title"), (p.not_helpful[name], "warn")))
@@ -136,11 +139,11 @@ def _node_pods(ni, limit: int = 10) -> list[Any]:
     pods = sorted(ni.pods, key=lambda p: (-p.priority, p.key))
     out: list[Any] = [section("Pods on the node", f"{len(pods)}, highest priority first")]
     table = new_table()
-    table.add_column("Pod")
-    table.add_column("Priority", justify="right")
+    table.add_column("Pod", no_wrap=True)
+    table.add_column("Priority", justify="right", no_wrap=True)
     table.add_column("Requests", style="muted")
     for p in pods[:limit]:
-        table.add_row(p.key, str(p.priority), fmt_requests(p.requests.as_dict()))
+        table.add_row(p.key, str(p.priority), prose(fmt_requests(p.requests.as_dict()), style="muted"))
     out.append(indent(table, 2))
     if len(pods) > limit:
         out.append(Text(f"  … {len(pods) - limit} more", style="muted"))

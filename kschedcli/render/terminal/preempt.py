@@ -9,15 +9,7 @@ from rich.text import Text
 
 from .header import pod_line, verdict
 from .layout import indent, make_console, new_table, node_label, plural, print_blocks, section
-from .preemption import criteria, preemption_part
-
-CRITERION_TEXT = {
-    "pdbViolations": "more PDB violations",
-    "highestVictimPriority": "higher top victim priority",
-    "victimPrioritySum": "higher victim priority sum",
-    "victimCount": "more victims",
-    "latestStartTime": "victims started earlier",
-}
+from .preemption import CRITERION_TEXT, criteria, preemption_part
 
 
 def _decided(p, c) -> Text:
@@ -42,11 +34,7 @@ def preempt_blocks(result, width: int = 80) -> list[list[Any]]:
         blocks.append([section("Preemption", "the pod cannot preempt"), Text("  " + p.ineligible, style="warn")])
     det = (result.details or {}).get("DefaultPreemption") or {}
     if det:
-        blocks.append([section("Dry run", f"{det.get('potentialNodes')} nodes where preemption might help, "
-                                f"{det.get('evaluatedNodes')} evaluated, {det.get('candidatesFound')} candidates found "
-                                f"(kube-scheduler stops at {det.get('numCandidates')}: "
-                                f"minCandidateNodesPercentage {det.get('minCandidateNodesPercentage')}%, "
-                                f"minCandidateNodesAbsolute {det.get('minCandidateNodesAbsolute')})")])
+        blocks.append([section("Dry run", _dry_run_text(det))])
     if p.nominated_node:
         nominated = next((c for c in p.candidates if c.node == p.nominated_node), None)
         block: list[Any] = [section("Nominated node",
@@ -127,6 +115,21 @@ def preempt_blocks(result, width: int = 80) -> list[list[Any]]:
         if msg:
             blocks.append([Text.assemble(("kube-scheduler: ", "muted"), (msg, ""))])
     return blocks
+
+
+def _dry_run_text(det: dict) -> str:
+    """How many nodes the dry run looked at and why it stopped where it did. kube-scheduler stops once
+    it holds numCandidates candidates (minCandidateNodesPercentage of the potential nodes, at least
+    minCandidateNodesAbsolute, at most all of them): when that is all of them, it evaluates every one."""
+    potential, evaluated = det.get("potentialNodes"), det.get("evaluatedNodes")
+    found, limit = det.get("candidatesFound"), det.get("numCandidates")
+    pct, absolute = det.get("minCandidateNodesPercentage"), det.get("minCandidateNodesAbsolute")
+    text = (f"{plural(potential or 0, 'node')} where preemption might help, {evaluated} evaluated, "
+            f"{plural(found or 0, 'candidate')} found ")
+    settings = f"minCandidateNodesPercentage {pct}%, minCandidateNodesAbsolute {absolute}"
+    if isinstance(limit, int) and isinstance(potential, int) and limit >= potential:
+        return text + f"(kube-scheduler evaluates every one: {settings} ask for {limit} or more)"
+    return text + f"(kube-scheduler stops once it has {plural(limit or 0, 'candidate')}: {settings})"
 
 
 def _ordered_candidates(p) -> list:

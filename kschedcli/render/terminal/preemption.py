@@ -60,3 +60,13 @@ def criteria(c) -> dict:
     prios = list(c.victim_priorities)
     return {"pdb": c.pdb_violations, "highest": max(prios) if prios else None,
             "sum": sum(prios) if prios else 0, "count": len(c.victims)}
+
+
+# why a candidate ranked below the nominated node, in words (kube-scheduler's criteria, in order)
+CRITERION_TEXT = {
+    "pdbViolations": "more PDB violations",
+    "highestVictimPriority": "higher top victim priority",
+    "victimPrioritySum": "higher victim priority sum",
+    "victimCount": "more victims",
+    "latestStartTime": "victims started earlier",
+}

@@ -1,24 +1,28 @@
 """The resources breakdown: each node's free allocatable against the pod's requests."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from rich.text import Text
 
 from ..analysis import annotations_of, fmt_quantity
-from .layout import ALSO, indent, new_table, plural, section
+from .layout import ALSO, GLUE, indent, new_table, plural, prose, quantities, section, unglued
 
 
-def _res_cell(row: dict) -> Text:
-    r = row["resource"]
-    free = fmt_quantity(r, row["free"])
-    alloc = fmt_quantity(r, row["allocatable"])
+def _res_cell(row: dict, fmt: Callable[[int], str], name: bool = False) -> Text:
+    """`free of allocatable`, marked when short; with the resource's name in the narrow layout. The
+    spaces are glued: an amount never leaves its resource or its `of`."""
+    label = f"{row['resource']}{GLUE}" if name else ""
+    if row["resource"] == "pods" and name:
+        label = "pod slots" + GLUE
+    free, alloc = fmt(row["free"]), fmt(row["allocatable"])
     if row["fits"]:
-        return Text.assemble((free, "ok"), (f" of {alloc}", "muted"))
-    return Text.assemble((ALSO + " " + free, "bad"), (f" of {alloc}", "muted"))
+        return Text.assemble((label, "muted"), (free, "ok"), (f"{GLUE}of{GLUE}{alloc}", "muted"))
+    return Text.assemble((ALSO + GLUE, "bad"), (label, "bad"), (free, "bad"), (f"{GLUE}of{GLUE}{alloc}", "muted"))
 
 
-def resources_section(result, *, all_nodes: bool = False, limit: int = 8) -> list[Any]:
+def resources_section(result, *, all_nodes: bool = False, limit: int = 8, width: int = 80) -> list[Any]:
     ann = annotations_of(result)
     res = ann.get("resources") or {}
     if not res:
@@ -34,25 +38,47 @@ def resources_section(result, *, all_nodes: bool = False, limit: int = 8) -> lis
     order = ([selected] if selected else []) + failing
     shown = order if all_nodes else order[:limit]
     rows0 = res[shown[0]]
+    # one precision per resource over the rows shown: 2.260 beside 6.594
+    fmts = [quantities(r["resource"], [v for n in shown for v in (res[n][i]["free"], res[n][i]["allocatable"])])
+            for i, r in enumerate(rows0)]
     out: list[Any] = []
     what = "free allocatable for the pod's requests"
     if failing:
-        what += f"; {plural(len(failing), 'node')} lack resources, closest to fitting first"
+        what += (f"; {plural(len(failing), 'node')} {'lacks' if len(failing) == 1 else 'lack'} resources, "
+                 "closest to fitting first")
     out.append(section("Resources", what))
-    table = new_table()
-    table.add_column("Node", style="node", no_wrap=True)
-    for r in rows0:
-        if r["resource"] == "pods":
-            table.add_column("pods\nfree slots", justify="right")
-        else:
-            table.add_column(f"{r['resource']}\nneeds {fmt_quantity(r['resource'], r['request'])}", justify="right")
+    labels = []
     for name in shown:
         label = Text(name, style="node")
         if name == selected:
             label.append(" (selected)", style="ok")
-        table.add_row(label, *[_res_cell(r) for r in res[name]])
+        labels.append(label)
+    cells = [[unglued(_res_cell(r, fmts[i])) for i, r in enumerate(res[name])] for name in shown]
+    heads = [("pods", "free slots") if r["resource"] == "pods" else
+             (r["resource"], f"needs {fmt_quantity(r['resource'], r['request'])}") for r in rows0]
+    col_w = [max([len(h[0]), len(h[1])] + [len(row[i].plain) for row in cells]) for i, h in enumerate(heads)]
+    natural = 2 + max(len(x.plain) for x in labels) + sum(w + 3 for w in col_w)
+    table = new_table()
+    table.add_column("Node", style="node", no_wrap=True)
+    if natural <= width:
+        for head, need in heads:
+            table.add_column(f"{head}\n{need}", justify="right", no_wrap=True)
+        for label, row in zip(labels, cells, strict=True):
+            table.add_row(label, *row)
+    else:
+        # too wide for a column per resource: each node's resources as words that wrap between them
+        needs = ", ".join(f"{r['resource']} {fmt_quantity(r['resource'], r['request'])}" for r in rows0
+                          if r["resource"] != "pods")
+        table.add_column(prose(Text(f"Free of allocatable (the pod needs {needs} and a pod slot)", style="bold")))
+        for label, name in zip(labels, shown, strict=True):
+            line = Text()
+            for i, r in enumerate(res[name]):
+                if i:
+                    line.append(", ", style="muted")
+                line.append_text(_res_cell(r, fmts[i], name=True))
+            table.add_row(label, prose(line))
     out.append(indent(table, 2))
     if len(shown) < len(order):
-        out.append(Text(f"  … {len(order) - len(shown)} more nodes (--all-nodes lists them)", style="muted"))
+        out.append(Text(f"  … {plural(len(order) - len(shown), 'more node')} (--all-nodes lists them)",
+                        style="muted"))
     return out
-

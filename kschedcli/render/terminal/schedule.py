@@ -3,11 +3,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from rich.console import Console
+from rich.cells import cell_len
+from rich.console import Console, Group
 from rich.text import Text
 
 from ..analysis import annotations_of, node_groups, short_reason, verdict_of
-from .layout import indent, make_console, new_table, plural, print_blocks, section
+from .layout import GLUE, bind_numbers, glue, glue_message, make_console, plural, print_blocks, section, wrap_lines
 
 
 def _outcome(r) -> Text:
@@ -38,57 +39,152 @@ def _why(r) -> str:
     by_first: dict[str, int] = {}
     for g in groups:
         ff = g["firstFailure"]
-        key = f"{ff['plugin']}: " + ", ".join(short_reason(x) for x in ff["reasons"])
+        key = glue(f"{ff['plugin']}:") + " " + ", ".join(short_reason(x) for x in ff["reasons"])
         by_first[key] = by_first.get(key, 0) + g["count"]
     items = sorted(by_first.items(), key=lambda kv: (-kv[1], kv[0]))
-    text = "; ".join(f"{n}× {k}" for k, n in items[:2])
+    text = "; ".join(f"{n}×{GLUE}{k}" for k, n in items[:2])
     if len(items) > 2:
-        text += f"; +{len(items) - 2} more reasons"
+        text += "; " + glue(f"+{plural(len(items) - 2, 'more reason')}")
     return text
 
 
-def _cell_len(cell: str | Text) -> int:
-    return len(cell) if isinstance(cell, str) else len(cell.plain)
+# (header, right-justified) of the columns; wide adds the numbers behind the outcome
+_COLUMNS = [("#", True), ("Pod", False), ("Prio", True), ("Result", False)]
+_WIDE = [("Score", True), ("Feasible", True), ("Nominated", False), ("Victims", True)]
+_GAP = 3
+_MIN_WHY = 30      # narrower than this, the reason goes on its own lines under the row
 
 
-def schedule_renderables(results, session, console: Console) -> list[list[Any]]:
-    counts = {"schedulable": 0, "preemption": 0, "unschedulable": 0, "error": 0}
+def _wide_cells(r, node_count: int) -> list[Text]:
+    """Score of the selected node, feasible nodes of all, the nominated node and how many victims its
+    preemption evicts; – where there is none."""
+    def none() -> Text:
+        return Text("–", style="muted")
+    score = r.totals.get(r.selected_node) if r.schedulable and r.selected_node else None
+    p = r.preemption if not r.schedulable else None
+    nominated, victims = (p.nominated_node, len(p.victims)) if p is not None and p.nominated_node else (None, 0)
+    return [Text(str(score)) if score is not None else none(),
+            Text(f"{len(r.feasible)}/{node_count}") if not r.error else none(),
+            Text(nominated, style="node") if nominated else none(),
+            Text(str(victims)) if nominated else none()]
+
+
+def schedule_table(results, node_count: int, width: int, *, wide: bool = False, headers: bool = True) -> Text:
+    """The rows of `ksched schedule`, laid out here rather than by Rich's Table so that a pod name or
+    a node name never breaks and the reason can use the whole width: beside the row when there is
+    room, else on its own lines under it (wrapped between words, a count kept with what it counts)."""
+    columns = _COLUMNS + (_WIDE if wide else [])
     rows = []
     for i, r in enumerate(results, start=1):
-        counts[verdict_of(r)] += 1
-        rows.append((str(i), r.pod.key, str(r.pod.priority), _outcome(r), _why(r)))
-    fixed = 2 + sum(max(_cell_len(x[k]) for x in rows) + 3
-                    for k in range(4)) if rows else 0
-    inline = fixed + max((len(x[4]) for x in rows), default=0) <= console.width or console.width - fixed >= 40
-    table = new_table()
-    table.add_column("#", justify="right", style="muted")
-    table.add_column("Pod", style="pod", no_wrap=inline, overflow="fold")
-    table.add_column("Prio", justify="right", no_wrap=True)
-    table.add_column("Result", no_wrap=True)
-    if inline:
-        table.add_column("Why", style="muted")
-    for row in rows:
+        cells = [Text(str(i), style="muted"), Text(r.pod.key, style="pod"), Text(str(r.pod.priority)), _outcome(r)]
+        if wide:
+            cells += _wide_cells(r, node_count)
+        rows.append((cells, Text(bind_numbers(glue_message(_why(r))), style="muted")))
+    widths = [max([len(h) if headers else 0] + [cell_len(cells[k].plain) for cells, _ in rows])
+              for k, (h, _) in enumerate(columns)]
+    extras: list[Text] = []
+    if wide and 2 + sum(w + _GAP for w in widths) - _GAP > width:
+        # the wide columns do not fit beside the others: each row's go on a labelled line under it
+        columns, widths = columns[:len(_COLUMNS)], widths[:len(_COLUMNS)]
+        for cells, _ in rows:
+            labelled = Text()
+            for (head, _), cell in zip(_WIDE, cells[len(_COLUMNS):], strict=True):
+                if labelled:
+                    labelled.append("   ")
+                labelled.append(head.lower() + GLUE, style="muted")
+                labelled.append_text(cell)
+            extras.append(labelled)
+            del cells[len(_COLUMNS):]
+    lead = 2 + sum(w + _GAP for w in widths)          # where the Why column starts
+    why_w = max((cell_len(why.plain) for _, why in rows), default=0)
+    inline = lead + max(why_w, 3) <= width or width - lead >= _MIN_WHY
+    why_w = min(why_w, max(width - lead, 3)) if inline else 0
+
+    def line(cells: list[Text]) -> Text:
+        t = Text("  ")
+        for k, (cell, (_, right)) in enumerate(zip(cells, columns, strict=True)):
+            pad = " " * (widths[k] - cell_len(cell.plain))
+            t.append_text(Text(pad) + cell if right else cell + Text(pad))
+            if k < len(cells) - 1:
+                t.append(" " * _GAP)
+        return t
+
+    out = Text()
+    if headers:
+        header_line = line([Text(h, style="bold") for h, _ in columns])
         if inline:
-            table.add_row(*row)
+            header_line.append(" " * _GAP)
+            header_line.append("Why", style="bold")
+        out.append_text(header_line)
+        out.append("\n  " + "─" * (lead - 2 + (why_w if inline else -_GAP)) + "\n")
+    for n, (cells, why) in enumerate(rows):
+        row = line(cells)
+        if extras:
+            at = 2 + widths[0] + _GAP + 2
+            for more in wrap_lines(extras[n], width - at):
+                row.append("\n" + " " * at)
+                row.append_text(more)
+        if inline:
+            wrapped = wrap_lines(why, why_w) if why.plain else []
+            if wrapped:
+                row.append(" " * _GAP)
+                row.append_text(wrapped[0])
+            for more in wrapped[1:]:
+                row.append("\n" + " " * lead)
+                row.append_text(more)
         else:
-            table.add_row(*row[:4])
-            table.add_row("", Text(row[4], style="muted"), "", "", end_section=False)
+            at = 2 + widths[0] + _GAP + 2
+            for more in wrap_lines(why, width - at):
+                row.append("\n" + " " * at)
+                row.append_text(more)
+        row.rstrip()
+        out.append_text(row)
+        if n < len(rows) - 1:
+            out.append("\n")
+    lines = out.split("\n", allow_blank=True)
+    for ln in lines:
+        ln.rstrip()
+    table = Text("\n").join(lines)
+    table.no_wrap = True
+    table.overflow = "ignore"
+    return table
+
+
+def schedule_renderables(results, session, console: Console, *, wide: bool = False,
+                         headers: bool = True) -> list[list[Any]]:
+    counts = {"schedulable": 0, "preemption": 0, "unschedulable": 0, "error": 0}
+    for r in results:
+        counts[verdict_of(r)] += 1
     ann_nodes = annotations_of(results[0]).get("nodeCount") if results else None
     n = ann_nodes if ann_nodes is not None else len(session.scheduler.snapshot.list())
+    # a Group: printed as laid out, not re-wrapped like a line of text
+    table = Group(schedule_table(results, n, console.width, wide=wide, headers=headers))
+    if not headers:                 # --no-headers: the rows alone, for scripts
+        return [[table]] if results else []
     head = section("Schedule", f"{plural(len(results), 'pod')}, one after another, on {plural(n, 'node')}; "
-                                "each one placed is bound before the next")
+                               "each one placed is bound before the next")
     summary = Text()
-    summary.append(f"✔ {counts['schedulable']} scheduled", style="ok")
+    summary.append(glue(f"✔ {counts['schedulable']} scheduled"), style="ok")
     summary.append("   ")
-    summary.append(f"⚠ {counts['preemption']} need preemption (nominated node)", style="warn")
+    summary.append(glue(f"⚠ {counts['preemption']} need preemption") + " (nominated node)", style="warn")
     summary.append("   ")
-    summary.append(f"✘ {counts['unschedulable']} unschedulable", style="bad" if counts["unschedulable"] else "")
+    summary.append(glue(f"✘ {counts['unschedulable']} unschedulable"), style="bad" if counts["unschedulable"] else "")
     if counts["error"]:
-        summary.append(f"   ✘ {counts['error']} errors", style="bad")
+        summary.append("   " + glue(f"✘ {plural(counts['error'], 'error')}"), style="bad")
     hint = Text("ksched explain NAMESPACE/NAME or POD-FILE explains one pod", style="muted")
-    return [[head, indent(table, 2), summary, hint]]
+    return [[head, table, summary, hint]]
 
 
-def render_schedule(results, session, console: Console | None = None, *, no_color: bool = False) -> None:
+def render_schedule(results, session, console: Console | None = None, *, no_color: bool = False,
+                    wide: bool = False, headers: bool = True) -> None:
     console = console or make_console(no_color)
-    print_blocks(console, schedule_renderables(results, session, console))
+    print_blocks(console, schedule_renderables(results, session, console, wide=wide, headers=headers))
+
+
+def unschedulable_names(results, *, allow_preemption: bool = False) -> str:
+    """`schedule -o name`: the pods that are not schedulable, `namespace/name` one a line, in queue
+    order: exactly the pods that make the exit status 1 (with --allow-preemption, a pod preemption
+    would place is not listed)."""
+    names = [r.pod.key for r in results
+             if verdict_of(r) != "schedulable" and not (allow_preemption and verdict_of(r) == "preemption")]
+    return "".join(f"{k}\n" for k in names)

@@ -5,7 +5,7 @@ from typing import Any
 
 from rich.text import Text
 
-from .layout import indent, new_table, plural, section
+from .layout import glue, indent, new_table, plural, section
 
 # Short column headers for the score table when the terminal is narrow.
 SHORT_PLUGIN = {
@@ -58,33 +58,14 @@ def score_table(result, console_width: int, *, top: int = 10, raw: bool = False)
     for per in result.scores.values():
         for p, s in per.items():
             weights[p] = s.weight
-    shown_of = f"top {len(shown)} of " if len(shown) < len(ranked) else ""
-    sub = f"{shown_of}{plural(len(ranked), 'feasible node')}, best first"
-    sub += ("; raw → normalized × weight = weighted" if raw else "; weighted scores (--raw for raw and normalized)")
+    top_of = f"top {len(shown)} of " if len(shown) < len(ranked) else ""
+    sub = f"{top_of}{plural(len(ranked), 'feasible node')}, best first"
+    sub += ("; " + glue("raw → normalized × weight = weighted") if raw else
+            "; weighted scores " + glue("(--raw for raw and normalized)"))
     out.append(section("Scores", sub))
     skipped = [p for p in result.score_plugins if p not in plugins]
     if raw:
-        table = new_table()
-        table.add_column("#", justify="right", style="muted")
-        table.add_column("Node", style="node")
-        table.add_column("Plugin", style="")
-        table.add_column("Raw", justify="right")
-        table.add_column("Normalized", justify="right")
-        table.add_column("Weight", justify="right")
-        table.add_column("Weighted", justify="right", style="bold")
-        for rank, name in shown:
-            per = result.scores[name]
-            first = True
-            for p in plugins:
-                s = per.get(p)
-                if s is None:
-                    continue
-                table.add_row(str(rank) if first else "", name if first else "", p, str(s.raw), str(s.normalized),
-                              str(s.weight), str(s.weighted))
-                first = False
-            table.add_row("", "", Text("total", style="bold"), "", "", "", Text(str(result.totals[name]), style="bold"),
-                          end_section=True)
-        out.append(indent(table, 2))
+        out.append(indent(_raw_table(result, shown, plugins, console_width - 2), 2))
     else:
         full = sum(len(p) + 5 for p in plugins) + 40 <= console_width
         table = new_table()
@@ -107,8 +88,42 @@ def score_table(result, console_width: int, *, top: int = 10, raw: bool = False)
             legend = ", ".join(f"{SHORT_PLUGIN[p]}={p}" for p in plugins if p in SHORT_PLUGIN)
             out.append(Text("  " + legend, style="muted"))
     if len(shown) < len(ranked):
-        out.append(Text(f"  … {len(ranked) - len(shown)} more feasible nodes (--top 0 shows all)", style="muted"))
+        out.append(Text(f"  … {plural(len(ranked) - len(shown), 'more feasible node')} (--top 0 shows all)",
+                        style="muted"))
     if skipped:
         out.append(Text("  not scored (PreScore returned Skip): " + ", ".join(skipped), style="muted"))
     return out
 
+
+
+def _raw_table(result, shown: list[tuple[int, str]], plugins: list[str], width: int):
+    """Raw, normalized, weight and weighted score per plugin and node. A Node column when it fits;
+    narrower, each node heads its own rows; narrower still, short headers. Plugin names are never cut."""
+    rows = {name: [(p, result.scores[name][p]) for p in plugins if p in result.scores[name]] for _, name in shown}
+    numbers = [max([len(h)] + [len(str(getattr(s, a))) for r in rows.values() for _, s in r])
+               for h, a in (("Raw", "raw"), ("Normalized", "normalized"), ("Weight", "weight"),
+                            ("Weighted", "weighted"))]
+    plugin_w = max([len("total")] + [len(p) for r in rows.values() for p, _ in r])
+    node_w = max(len(name) for _, name in shown)
+    rank_w = max(len(str(rank)) for rank, _ in shown)
+    with_node_column = rank_w + node_w + plugin_w + sum(numbers) + 6 * 3 <= width
+    short = not with_node_column and rank_w + max(node_w, plugin_w + 2) + sum(numbers) + 5 * 3 > width
+    table = new_table()
+    table.add_column("#", justify="right", style="muted")
+    if with_node_column:
+        table.add_column("Node", style="node", no_wrap=True)
+    table.add_column("Plugin" if with_node_column else "Node / plugin", no_wrap=True)
+    for head in (("Raw", "Norm.", "Wt", "Score") if short else ("Raw", "Normalized", "Weight", "Weighted")):
+        table.add_column(head, justify="right", no_wrap=True, style="bold" if head in ("Weighted", "Score") else "")
+    for rank, name in shown:
+        lead = [str(rank), Text(name, style="node")] if with_node_column else [str(rank)]
+        if not with_node_column:
+            table.add_row(str(rank), Text(name, style="node"), "", "", "", "")
+            lead = [""]
+        for p, s in rows[name]:
+            table.add_row(*lead, p if with_node_column else "  " + p, str(s.raw), str(s.normalized), str(s.weight),
+                          str(s.weighted))
+            lead = ["", ""] if with_node_column else [""]
+        table.add_row(*([""] * (2 if with_node_column else 1)), Text("total" if with_node_column else "  total",
+                      style="bold"), "", "", "", Text(str(result.totals[name]), style="bold"), end_section=True)
+    return table
