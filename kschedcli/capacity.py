@@ -125,15 +125,31 @@ def copies(template: Template, cluster: Cluster) -> Iterator[Pod]:
     many: the same inputs make the same first pods)."""
     made = 0
     batch = _FIRST_BATCH
+    first: Pod | None = None
     while True:
         if template.obj.get("kind") == "Pod":
             pods = [_pod_copy(template, cluster, i) for i in range(made, batch)]
         else:
             ex = pods_for_workloads([(template.obj, template.source, template.where)], cluster, replicas=batch)
             pods = ex.pods[made:]
-        yield from pods
+        for pod in pods:
+            if first is None:
+                first = pod
+            elif _alike(pod, first):
+                # what the plugins derive and keep on a pod (its requests, spread constraints and
+                # their default selector, affinity terms, equivalence signatures...) comes from
+                # these fields alone: worked out once for all the copies
+                pod._cache = first._cache
+            yield pod
         made = batch
         batch *= 2
+
+
+def _alike(pod: Pod, other: Pod) -> bool:
+    """Copies that differ in name only (not a StatefulSet's, whose labels and volumes differ)."""
+    return (pod.namespace == other.namespace and pod.labels == other.labels
+            and pod.annotations == other.annotations and pod.owner_refs == other.owner_refs
+            and pod.raw.get("spec") == other.raw.get("spec"))
 
 
 def _pod_copy(template: Template, cluster: Cluster, i: int) -> Pod:

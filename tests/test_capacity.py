@@ -121,3 +121,17 @@ def test_capacity_output_is_deterministic_and_grouped_by_the_asked_label():
     assert a == run("capacity", WEB, "-c", PROD, "--group-by", "pool", "-o", "json").stdout
     assert list(json.loads(a)["perLabel"]) == ["pool"]
     assert yaml.safe_load(run("capacity", WEB, "-c", PROD, "--group-by", "pool", "-o", "yaml").stdout) == json.loads(a)
+
+
+def test_copies_share_what_plugins_derive_only_when_they_differ_in_name_only():
+    from kschedcli.capacity import Template, copies
+    from kschedcli.cluster import load_cluster
+    cluster = load_cluster([PROD, STORAGE])
+    (web,) = list(yaml.safe_load_all(Path(WEB).read_text()))
+    it = copies(Template(web, WEB, "", "Pod"), cluster)
+    a, b = next(it), next(it)
+    assert a.name != b.name and a._cache is b._cache
+    (sts,) = [d for d in yaml.safe_load_all(Path(CHART).read_text()) if d and d["kind"] == "StatefulSet"]
+    it = copies(Template(sts, CHART, "", "StatefulSet"), cluster)
+    a, b = next(it), next(it)
+    assert (a.name, b.name) == ("shop-redis-0", "shop-redis-1") and a._cache is not b._cache
