@@ -135,3 +135,11 @@ def test_copies_share_what_plugins_derive_only_when_they_differ_in_name_only():
     it = copies(Template(sts, CHART, "", "StatefulSet"), cluster)
     a, b = next(it), next(it)
     assert (a.name, b.name) == ("shop-redis-0", "shop-redis-1") and a._cache is not b._cache
+
+
+def test_capacity_with_cluster_edits_counts_on_the_edited_cluster():
+    before = as_json("capacity", WEB, "-c", PROD)
+    after = as_json("capacity", WEB, "-c", PROD, "--add-node", "general-a-01:3")
+    assert [e["flag"] for e in after["edits"]] == ["--add-node"] and "edits" not in before
+    assert after["replicas"] > before["replicas"]
+    assert {"general-a-01-copy-1", "general-a-01-copy-2", "general-a-01-copy-3"} <= set(after["perNode"])
