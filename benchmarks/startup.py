@@ -54,7 +54,7 @@ def run_once(argv: list[str], env: dict) -> tuple[float, float]:
 def measure(argv: list[str], env: dict, runs: int, warmup: int) -> dict:
     for _ in range(warmup):
         run_once(argv, env)
-    walls, cpus = zip(*(run_once(argv, env) for _ in range(runs)))
+    walls, cpus = zip(*(run_once(argv, env) for _ in range(runs)), strict=True)
     return {"min": min(walls), "median": statistics.median(walls), "cpu": statistics.median(cpus)}
 
 

@@ -73,9 +73,23 @@ def _dump(doc: dict, output: Output) -> None:
         sys.stdout.write(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
 
 
-ClusterOpt = typer.Option(..., "--cluster", "-c", metavar="SNAPSHOT",
+ClusterOpt = typer.Option(None, "--cluster", "-c", metavar="SNAPSHOT",
                           help="Cluster snapshot: YAML, JSON or a List, as `kubectl get ... -o yaml|json` prints "
-                               "it ('-' for stdin). Repeatable.")
+                               "it ('-' for stdin). Repeatable. Default: the live cluster kubectl points at.")
+SnapshotOpt = typer.Option(..., "--cluster", "-c", metavar="SNAPSHOT",
+                           help="Cluster snapshot: YAML, JSON or a List, as `kubectl get ... -o yaml|json` prints "
+                                "it ('-' for stdin). Repeatable.")
+ContextOpt = typer.Option(None, "--context", metavar="NAME",
+                          help="Live cluster: this kubeconfig context instead of the current one.")
+KubeconfigOpt = typer.Option(None, "--kubeconfig", metavar="FILE", help="Live cluster: this kubeconfig file.")
+SaveSnapshotOpt = typer.Option(None, "--save-snapshot", metavar="FILE",
+                               help="Live cluster: keep what kubectl read in FILE (JSON), for --cluster FILE later.")
+RequestTimeoutOpt = typer.Option("30s", "--request-timeout", metavar="DURATION",
+                                 help="Live cluster: kubectl's timeout per request (30s, 1m, 0: none).")
+NamespaceOpt = typer.Option(None, "--namespace", "-n", metavar="NS", help="The namespace of a pod given by NAME.")
+FilenameOpt = typer.Option(None, "--filename", "-f", metavar="FILE", help="The pod's file ('-' for stdin).")
+VerboseOpt = typer.Option(False, "--verbose", "-v",
+                          help="Say on stderr what was read from the cluster and what was ignored.")
 ConfigOpt = typer.Option(None, "--config", metavar="FILE",
                          help="KubeSchedulerConfiguration file (default: kube-scheduler's defaults).")
 OutputOpt = typer.Option(Output.table, "--output", "-o",
@@ -108,11 +122,12 @@ def _exit_code(results, allow_preemption: bool) -> int:
     return code
 
 
-def _load_one_pod(pod: str, cluster: list[str], session, replicas: int | None = None, replica: int = 0):
+def _load_one_pod(pod: str, cluster: list[str], session, replicas: int | None = None, replica: int = 0,
+                  is_file: bool = False):
     """POD is a file ('-' for stdin) or the name of a pending pod in the snapshot. A file holds one
     Pod or one workload; of a workload, its new pod number `replica` (the ones before it are returned
     too, to be scheduled and bound first, as the controller creates them in turn)."""
-    if pod == "-" or os.path.exists(pod):
+    if is_file or pod == "-" or os.path.exists(pod):
         from .workloads import load_workloads
         ex = load_workloads(pod, session.cluster, replicas=replicas)
         units = len(ex.workloads) + sum(1 for p in ex.pods if ex.workload_of(p) is None)
@@ -150,12 +165,32 @@ def _use_profile(pod, profile: str | None, session) -> None:
 _VERBOSE = {"on": False}
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        typer.echo(f"ksched {__version__} (follows kube-scheduler {KUBE_SCHEDULER_VERSION})")
+        raise typer.Exit(0)
+
+
 @app.callback()
 def _global_options(
-    verbose: bool = typer.Option(False, "--verbose", "-v",
-                                 help="Say on stderr what was read from the snapshot and what was ignored."),
+    verbose: bool = VerboseOpt,
+    version: bool = typer.Option(False, "--version", is_eager=True, callback=_print_version,
+                                 help="Print ksched's version and the kube-scheduler version it follows."),
 ) -> None:
     _VERBOSE["on"] = verbose
+
+
+def _cluster(cluster: list[str] | None, verbose: bool, context: str | None, kubeconfig: str | None,
+             save_snapshot: str | None, request_timeout: str) -> list[str]:
+    """The snapshot files: --cluster's, else what kubectl reads from the live cluster (cliargs, live)."""
+    from .cliargs import cluster_files
+    from .live import LiveOptions
+    _VERBOSE["on"] = _VERBOSE["on"] or verbose
+    try:
+        return cluster_files(cluster, LiveOptions(context, kubeconfig, request_timeout, save_snapshot), _VERBOSE["on"])
+    except InputError as e:
+        _fail(e)
+        raise
 
 
 def _open(cluster: list[str], config: str | None, edits: list[Edit] | None = None):
@@ -190,12 +225,15 @@ def _show_edits(session, no_color: bool) -> None:
         render_edits(session.edits, make_console(no_color))
 
 
-def _run_one(pod: str, cluster: list[str], config: str | None, profile: str | None, node: str | None,
-             seed: int | None, edits: list[Edit] | None, replicas: int | None = None, replica: int = 0):
+def _run_one(pod: str | None, cluster: list[str], config: str | None, profile: str | None, node: str | None,
+             seed: int | None, edits: list[Edit] | None, replicas: int | None = None, replica: int = 0,
+             filename: str | None = None, namespace: str | None = None):
+    from .cliargs import pod_ref
     from .render.analysis import annotate
     try:
+        ref = pod_ref(pod, filename, namespace)
         session = _open(cluster, config, edits)
-        p, before = _load_one_pod(pod, cluster, session, replicas, replica)
+        p, before = _load_one_pod(ref.text, cluster, session, replicas, replica, is_file=ref.is_file)
         for q in (*before, p):
             _use_profile(q, profile, session)
         if node is not None and session.scheduler.snapshot.get(node) is None:
@@ -212,11 +250,17 @@ def _run_one(pod: str, cluster: list[str], config: str | None, profile: str | No
 @app.command(cls=EditOrderCommand)
 @with_edit_flags
 def explain(
-    pod: str = typer.Argument(..., metavar="POD", autocompletion=complete_pod,
+    pod: str | None = typer.Argument(None, metavar="POD", autocompletion=complete_pod,
                               help="The pending pod: a file ('-' for stdin) with a Pod or a workload "
                                    "(Deployment, StatefulSet, DaemonSet, Job, ...), or NAMESPACE/NAME of a "
                                    "pending pod in the snapshot."),
-    cluster: list[str] = ClusterOpt,
+    filename: str | None = FilenameOpt,
+    namespace: str | None = NamespaceOpt,
+    cluster: list[str] | None = ClusterOpt,
+    context: str | None = ContextOpt,
+    kubeconfig: str | None = KubeconfigOpt,
+    save_snapshot: str | None = SaveSnapshotOpt,
+    request_timeout: str = RequestTimeoutOpt,
     config: str | None = ConfigOpt,
     profile: str | None = ProfileOpt,
     output: Output = OutputOpt,
@@ -230,6 +274,7 @@ def explain(
     seed: int | None = SeedOpt,
     allow_preemption: bool = AllowPreemptionOpt,
     no_color: bool = ColorOpt,
+    verbose: bool = VerboseOpt,
     edits: list[Edit] | None = None,
 ) -> None:
     """Explain, node by node and plugin by plugin, what kube-scheduler would do with one pod.
@@ -237,7 +282,9 @@ def explain(
     Exit status: 0 schedulable, 1 not (needing preemption counts as not, unless
     --allow-preemption), 2 bad input or usage.
     """
-    session, result = _run_one(pod, cluster, config, profile, node, seed, edits, replicas, replica)
+    cluster = _cluster(cluster, verbose, context, kubeconfig, save_snapshot, request_timeout)
+    session, result = _run_one(pod, cluster, config, profile, node, seed, edits, replicas, replica,
+                               filename=filename, namespace=namespace)
     if output == Output.table:
         from .render.terminal import render_explain
         _show_edits(session, no_color)
@@ -255,7 +302,17 @@ def schedule(
                                          help="File of pending pods and workloads (Deployment, StatefulSet, "
                                               "DaemonSet, Job, CronJob, ...; '-' for stdin); default: every "
                                               "pending pod in the snapshot."),
-    cluster: list[str] = ClusterOpt,
+    filename: str | None = typer.Option(None, "--filename", "-f", metavar="FILE",
+                                        help="The file of pending pods ('-' for stdin), as PODS."),
+    namespace: str | None = typer.Option(None, "--namespace", "-n", metavar="NS",
+                                         help="The pending pods of this namespace only."),
+    all_namespaces: bool = typer.Option(False, "--all-namespaces", "-A",
+                                        help="The pending pods of every namespace (the default)."),
+    cluster: list[str] | None = ClusterOpt,
+    context: str | None = ContextOpt,
+    kubeconfig: str | None = KubeconfigOpt,
+    save_snapshot: str | None = SaveSnapshotOpt,
+    request_timeout: str = RequestTimeoutOpt,
     config: str | None = ConfigOpt,
     order: Order = typer.Option(Order.priority, "--order",
                                 help="priority: as PrioritySort orders the queue; file: file order."),
@@ -268,6 +325,7 @@ def schedule(
     seed: int | None = SeedOpt,
     allow_preemption: bool = AllowPreemptionOpt,
     no_color: bool = ColorOpt,
+    verbose: bool = VerboseOpt,
     edits: list[Edit] | None = None,
 ) -> None:
     """Schedule several pods in turn, binding each to its node before the next. Workloads become the
@@ -276,14 +334,21 @@ def schedule(
     Exit status: 0 schedulable, 1 not (needing preemption counts as not, unless
     --allow-preemption), 2 bad input or usage.
     """
+    from .cliargs import in_namespace, pods_source
     expansion = None
+    try:
+        pods, pods_namespace = pods_source(pods, filename, namespace, all_namespaces)
+    except InputError as e:
+        _fail(e)
+    cluster = _cluster(cluster, verbose, context, kubeconfig, save_snapshot, request_timeout)
     try:
         session = _open(cluster, config, edits)
         if pods is None:
             from .lookup import pending_pods
-            found = pending_pods([c for c in cluster if c != "-"])
+            found = in_namespace(pending_pods([c for c in cluster if c != "-"]), pods_namespace)
             if not found:
-                raise InputError("no PODS file given and no pending pod in the snapshot", field="PODS")
+                where = f"namespace {pods_namespace} of the snapshot" if pods_namespace else "the snapshot"
+                raise InputError(f"no PODS file given and no pending pod in {where}", field="PODS")
             pod_list = [session.cluster.parse_pod(o, p, w) for o, p, w in found]
         else:
             from .workloads import load_workloads
@@ -378,7 +443,7 @@ def capacity(
     files: list[str] = typer.Argument(..., metavar="FILE...",
                                       help="Templates: Pods and workloads (Deployment, StatefulSet, Job, ...), "
                                            "taken in turn ('-' for stdin)."),
-    cluster: list[str] = ClusterOpt,
+    cluster: list[str] = SnapshotOpt,
     config: str | None = ConfigOpt,
     max_copies: int | None = typer.Option(None, "--max", metavar="N", min=0,
                                              help="Stop each template after N copies fit."),
@@ -436,10 +501,16 @@ def capacity(
 @app.command(cls=EditOrderCommand)
 @with_edit_flags
 def preempt(
-    pod: str = typer.Argument(..., metavar="POD", autocompletion=complete_pod,
+    pod: str | None = typer.Argument(None, metavar="POD", autocompletion=complete_pod,
                               help="The pending pod: a file ('-' for stdin) with a Pod or a workload, or "
                                    "NAMESPACE/NAME of a pending pod in the snapshot."),
-    cluster: list[str] = ClusterOpt,
+    filename: str | None = FilenameOpt,
+    namespace: str | None = NamespaceOpt,
+    cluster: list[str] | None = ClusterOpt,
+    context: str | None = ContextOpt,
+    kubeconfig: str | None = KubeconfigOpt,
+    save_snapshot: str | None = SaveSnapshotOpt,
+    request_timeout: str = RequestTimeoutOpt,
     config: str | None = ConfigOpt,
     profile: str | None = ProfileOpt,
     output: Output = OutputOpt,
@@ -447,6 +518,7 @@ def preempt(
     replica: int = ReplicaOpt,
     allow_preemption: bool = AllowPreemptionOpt,
     no_color: bool = ColorOpt,
+    verbose: bool = VerboseOpt,
     edits: list[Edit] | None = None,
 ) -> None:
     """What would preemption evict for this pod, on which node, and why that node and not the others?
@@ -454,7 +526,9 @@ def preempt(
     Exit status: 0 schedulable, 1 not (needing preemption counts as not, unless
     --allow-preemption), 2 bad input or usage.
     """
-    session, result = _run_one(pod, cluster, config, profile, None, None, edits, replicas, replica)
+    cluster = _cluster(cluster, verbose, context, kubeconfig, save_snapshot, request_timeout)
+    session, result = _run_one(pod, cluster, config, profile, None, None, edits, replicas, replica,
+                               filename=filename, namespace=namespace)
     if output == Output.table:
         from .render.terminal import render_preempt
         _show_edits(session, no_color)
@@ -470,7 +544,7 @@ def preempt(
 def drain(
     nodes: list[str] = typer.Argument(..., metavar="NODE|SELECTOR...", autocompletion=complete_node,
                                       help="Nodes to drain: names, or label selectors (kubectl -l syntax)."),
-    cluster: list[str] = ClusterOpt,
+    cluster: list[str] = SnapshotOpt,
     config: str | None = ConfigOpt,
     output: Output = OutputOpt,
     delete_emptydir_data: bool = typer.Option(False, "--delete-emptydir-data",
@@ -514,7 +588,7 @@ def diff(
     pods: str | None = typer.Argument(None, metavar="PODS",
                                          help="File of pods to schedule ('-' for stdin); default: the snapshot's "
                                               "pending pods."),
-    cluster: list[str] = ClusterOpt,
+    cluster: list[str] = SnapshotOpt,
     config: str | None = ConfigOpt,
     against_config: str | None = typer.Option(None, "--against-config", metavar="FILE",
                                                  help="World B's KubeSchedulerConfiguration."),
@@ -665,6 +739,14 @@ def main() -> None:
     from .render.progress import install
     install()  # progress on stderr for loads and sequences over a second, on a terminal only
     app()
+
+
+def kubectl_main() -> None:
+    """`kubectl-ksched`: the same commands as a kubectl plugin (`kubectl ksched explain ...`); kubectl
+    finds it on PATH and passes it the words after `ksched`."""
+    from .render.progress import install
+    install()
+    app(prog_name="kubectl ksched")
 
 
 if __name__ == "__main__":

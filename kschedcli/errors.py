@@ -1,6 +1,10 @@
 """The one error type for bad input: it names the file and the field."""
 from __future__ import annotations
 
+# Names to show for inputs that are not files the user named (a live cluster's temporary snapshot
+# file -> `kubectl (context prod)`); set by the source that made the file.
+SOURCE_LABELS: dict[str, str] = {}
+
 
 class InputError(Exception):
     """Bad user input. Rendered as one line `file: where: field: message`, exit status 2."""
@@ -22,7 +26,7 @@ class InputError(Exception):
                           where=self.where or (where or ""), field=field)
 
     def __str__(self) -> str:
-        parts = [p for p in (self.source, self.where, self.field) if p]
+        parts = [p for p in (SOURCE_LABELS.get(self.source, self.source), self.where, self.field) if p]
         parts.append(self.message)
         return ": ".join(parts)
 
