@@ -46,7 +46,13 @@ CASES = _cases()
 KNOWN = _known_failures()
 
 
-@pytest.mark.skipif(not CASES, reason=f"conformance corpus not found at {CORPUS}")
+SKIP_REASON = (f"conformance corpus not found at {CORPUS}. It is recorded from kube-scheduler v1.34.1 and "
+               "kept beside the checkout, not in it: put it at ../shared/conformance or point "
+               "KSCHED_CONFORMANCE=DIR at it, then `python -m pytest -q` runs it in-process and "
+               "`python ../shared/conformance/check.py` runs it through the ksched command")
+
+
+@pytest.mark.skipif(not CASES, reason=SKIP_REASON)
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_case_matches_kube_scheduler(case: Path):
     import json
