@@ -34,6 +34,6 @@ def test_readme_links_the_gallery_and_keeps_its_first_commands():
     readme = (ROOT / "README.md").read_text()
     block = re.search(r"```sh\n(.*?)```", readme, re.S).group(1).splitlines()
     assert block[:2] == ["pip install . && ksched explain fixtures/pods/web.yaml --cluster fixtures/small-cluster.yaml",
-                         "python -m pytest -q"]
+                         "pip install -e '.[test]' && python -m pytest -q"]
     for svg in (ROOT / "docs" / "gallery").glob("*.svg"):
         assert f"docs/gallery/{svg.name}" in readme, svg.name
