@@ -718,8 +718,19 @@ def summarize(expansion: Expansion, results) -> list[dict]:
                 # where the controller makes no pod)
                 d["fits"] = (True if node.existing else None) if r is None else r.schedulable
                 d["message"] = None if r is None or r.schedulable else r.message
+                d["failure"] = None if r is None or r.schedulable else _node_failure(r, node.node)
         out.append(doc)
     return out
+
+
+def _node_failure(r, node: str) -> str | None:
+    """The first filter that rejected `node` in the cycle (the verdict on the node its pod is
+    pinned to), from the node groups the views compute (None when the result was not annotated)."""
+    for g in (getattr(r, "annotations", None) or {}).get("nodeGroups", ()):
+        if node in g["nodes"] and g["firstFailure"]:
+            ff = g["firstFailure"]
+            return f"{ff['plugin']}: {', '.join(ff['reasons'])}"
+    return None
 
 
 def _verdict(r) -> str:

@@ -278,6 +278,7 @@ def test_daemonset_summary_says_per_node_whether_it_fits():
     fits = {n["node"]: (n["fits"], n["message"]) for n in doc["nodes"]}
     assert fits["a"] == (True, None)
     assert fits["b"][0] is False and "Insufficient cpu" in fits["b"][1]
+    assert [n["failure"] for n in doc["nodes"]] == [None, None]    # not annotated: the views did not run
     assert doc["results"] == {"schedulable": 1, "preemption": 0, "unschedulable": 1, "error": 0}
 
 
@@ -413,3 +414,21 @@ def test_cli_schedule_reads_a_pipe_and_is_byte_deterministic():
     assert outs[0].returncode == 0, outs[0].stderr
     assert outs[0].stdout == outs[1].stdout
     assert json.loads(outs[0].stdout)["results"][0]["pod"].startswith("shop/shop-storefront-")
+
+
+def test_cli_daemonset_that_fits_nowhere_says_why_per_node(tmp_path):
+    ds = daemonset()
+    ds["spec"]["template"]["spec"]["containers"][0]["resources"]["requests"]["cpu"] = "3"
+    f = tmp_path / "ds.yaml"
+    f.write_text(json.dumps(ds))
+    for args in ((), ("--order", "file")):
+        r = run("schedule", str(f), "-c", PROD, "-o", "json", *args)
+        assert r.exit_code == 1
+        doc = json.loads(r.stdout)
+        jsonschema.validate(doc, SCHEMA)
+        nodes = {n["node"]: n for n in doc["workloads"][0]["nodes"]}
+        misfit = [n for n in nodes.values() if n["fits"] is False]
+        assert misfit and all(n["failure"] == "NodeResourcesFit: Insufficient cpu" for n in misfit)
+        assert all(n["message"].startswith("0/20 nodes are available:") for n in misfit)
+    table = run("schedule", str(f), "-c", PROD).stdout
+    assert "does not fit: NodeResourcesFit: Insufficient cpu" in table

@@ -45,7 +45,7 @@ def workloads_renderables(summary: list[dict]) -> list:
                 t.add_column("Node", style="node", no_wrap=True)
                 t.add_column(f"DaemonSet {w['namespace']}/{w['name']}")
                 for n in misfits:
-                    t.add_row(n["node"], Text(f"✘ does not fit: {n['message']}", style="bad"))
+                    t.add_row(n["node"], Text(f"✘ does not fit: {n['failure'] or n['message']}", style="bad"))
                 for n in left_out:
                     t.add_row(n["node"], Text(f"not run here: {n['reason']}", style="muted"))
                 notes.append(t)
