@@ -90,6 +90,15 @@ def _node_names(nodes: list[Node]) -> list[str]:
     return [n.name for n in nodes]
 
 
+SUMMARY_NAMES = 8   # names a summary line lists before `… +N more` (the JSON's `nodes` has them all)
+
+
+def _listed(names: list[str]) -> str:
+    if len(names) <= SUMMARY_NAMES:
+        return ", ".join(names)
+    return ", ".join(names[:SUMMARY_NAMES]) + f", … +{len(names) - SUMMARY_NAMES} more"
+
+
 # ---------------------------------------------------------------------------- rebuilding objects
 
 def _with_node_changes(node: Node, *, meta: dict | None = None, spec: dict | None = None) -> Node:
@@ -185,7 +194,7 @@ def _add_node(cluster: Cluster, e: Edit) -> Applied:
                 cluster.pods.append(copy)
                 added_pods.append(copy.key)
     what = f"{len(added_nodes)} node{'s' if len(added_nodes) != 1 else ''}"
-    summary = (f"added {what} copied from {', '.join(_node_names(sources))}: {', '.join(added_nodes)}"
+    summary = (f"added {what} copied from {_listed(_node_names(sources))}: {_listed(added_nodes)}"
                f" (with {len(added_pods)} DaemonSet pod{'s' if len(added_pods) != 1 else ''})")
     return Applied(e, summary, nodes=added_nodes, pods_added=added_pods)
 
@@ -255,7 +264,7 @@ def _add_node_file(cluster: Cluster, e: Edit) -> Applied:
         raise InputError(err.message, source=err.source, where=err.where, field=e.flag) from None
     if not added:
         raise InputError("no Node found", source=e.value, field=e.flag)
-    what = f"added {len(added)} node{'s' if len(added) != 1 else ''} from {e.value}: {', '.join(added)}"
+    what = f"added {len(added)} node{'s' if len(added) != 1 else ''} from {e.value}: {_listed(added)}"
     if not cluster.objects.get("DaemonSet"):
         return Applied(e, what + " (no DaemonSet pods: the snapshot holds no DaemonSet)", nodes=added)
     daemon_pods = _daemon_pods_for(cluster, set(added))
@@ -287,7 +296,7 @@ def _remove_node(cluster: Cluster, e: Edit) -> Applied:
     cluster.nodes = [n for n in cluster.nodes if n.name not in names]
     removed = _remove_pods(cluster, {id(p) for p in cluster.pods if p.node_name in names})
     lost = _lost_replicas(cluster, removed)
-    summary = (f"removed {len(nodes)} node{'s' if len(nodes) != 1 else ''} ({', '.join(_node_names(nodes))}) "
+    summary = (f"removed {len(nodes)} node{'s' if len(nodes) != 1 else ''} ({_listed(_node_names(nodes))}) "
                f"and the {len(removed)} pod{'s' if len(removed) != 1 else ''} on them")
     if lost:
         summary += ": " + ", ".join(f"{k} -{v}" for k, v in lost.items())
@@ -316,7 +325,7 @@ def cordon(cluster: Cluster, nodes: list[Node]) -> list[str]:
 def _cordon(cluster: Cluster, e: Edit) -> Applied:
     nodes = select_nodes(cluster, e.value, e.flag)
     changed = cordon(cluster, nodes)
-    summary = f"cordoned {', '.join(_node_names(nodes))}"
+    summary = f"cordoned {_listed(_node_names(nodes))}"
     if len(changed) < len(nodes):
         summary += f" ({len(nodes) - len(changed)} already cordoned)"
     return Applied(e, summary, nodes=_node_names(nodes))
@@ -329,7 +338,7 @@ def _uncordon(cluster: Cluster, e: Edit) -> Applied:
         taints = [t for t in _taints_of(n) if t.get("key") != UNSCHEDULABLE_TAINT]
         new_of[id(n)] = _with_node_changes(n, spec={"unschedulable": False, "taints": taints})
     _replace_nodes(cluster, new_of)
-    return Applied(e, f"uncordoned {', '.join(_node_names(nodes))}", nodes=_node_names(nodes))
+    return Applied(e, f"uncordoned {_listed(_node_names(nodes))}", nodes=_node_names(nodes))
 
 
 def _split_target(e: Edit, what: str) -> tuple[str, str]:
@@ -365,8 +374,8 @@ def _taint(cluster: Cluster, e: Edit) -> Applied:
                 removed_from.append(n.name)
         _replace_nodes(cluster, new_of)
         if not removed_from:
-            raise InputError(f"taint {spec[:-1]!r} not found on {', '.join(_node_names(nodes))}", field=e.flag)
-        return Applied(e, f"removed taint {spec[:-1]} from {', '.join(removed_from)}", nodes=removed_from)
+            raise InputError(f"taint {spec[:-1]!r} not found on {_listed(_node_names(nodes))}", field=e.flag)
+        return Applied(e, f"removed taint {spec[:-1]} from {_listed(removed_from)}", nodes=removed_from)
     kv, sep, effect = spec.rpartition(":")
     if not sep or effect not in TAINT_EFFECTS:
         raise InputError(f"{e.value!r}: expected NODE:KEY[=VALUE]:EFFECT, EFFECT one of {', '.join(TAINT_EFFECTS)}",
@@ -382,7 +391,7 @@ def _taint(cluster: Cluster, e: Edit) -> Applied:
         taints = [t for t in _taints_of(n) if not (t.get("key") == key and t.get("effect") == effect)]
         new_of[id(n)] = _with_node_changes(n, spec={"taints": taints + [new]})
     _replace_nodes(cluster, new_of)
-    return Applied(e, f"tainted {', '.join(_node_names(nodes))} with {spec}", nodes=_node_names(nodes))
+    return Applied(e, f"tainted {_listed(_node_names(nodes))} with {spec}", nodes=_node_names(nodes))
 
 
 def _label(cluster: Cluster, e: Edit) -> Applied:
@@ -397,7 +406,7 @@ def _label(cluster: Cluster, e: Edit) -> Applied:
             labels = {k: v for k, v in n.labels.items() if k != key}
             removed[id(n)] = _with_node_changes(n, meta={"labels": labels})
         _replace_nodes(cluster, removed)
-        return Applied(e, f"removed label {key} from {', '.join(_node_names(nodes))}", nodes=_node_names(nodes))
+        return Applied(e, f"removed label {key} from {_listed(_node_names(nodes))}", nodes=_node_names(nodes))
     key, sep, value = spec.partition("=")
     if not sep:
         raise InputError(f"{e.value!r}: expected NODE:KEY=VALUE or NODE:KEY-", field=e.flag)
@@ -407,7 +416,7 @@ def _label(cluster: Cluster, e: Edit) -> Applied:
         raise InputError(f"invalid label value {value!r}: {'; '.join(errs)}", field=e.flag)
     new_of = {id(n): _with_node_changes(n, meta={"labels": {**n.labels, key: value}}) for n in nodes}
     _replace_nodes(cluster, new_of)
-    return Applied(e, f"labelled {', '.join(_node_names(nodes))} {key}={value}", nodes=_node_names(nodes))
+    return Applied(e, f"labelled {_listed(_node_names(nodes))} {key}={value}", nodes=_node_names(nodes))
 
 
 def _evict(cluster: Cluster, e: Edit) -> Applied:

@@ -293,6 +293,12 @@ def test_cli_capacity_takes_edits(validator):
     assert "edits" not in before
 
 
+def test_a_summary_lists_a_few_nodes_and_the_json_all():
+    doc = json.loads(run("schedule", "-c", PROD, "--cordon", "pool=general", "-o", "json").stdout)
+    [edit] = doc["edits"]
+    assert len(edit["nodes"]) == 15 and ", … +7 more (1 already cordoned)" in edit["summary"]
+
+
 def test_cli_without_edits_prints_no_edits():
     r = run("schedule", "-c", PROD, "-o", "json")
     assert "edits" not in json.loads(r.stdout)
