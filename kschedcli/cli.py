@@ -105,6 +105,10 @@ ReplicasOpt = typer.Option(None, "--replicas", metavar="N", min=0,
 ReplicaOpt = typer.Option(0, "--replica", metavar="K", min=0,
                           help="Of a workload, its new pod K (from 0); the ones before it are scheduled and "
                                "bound first.")
+KubernetesVersionOpt = typer.Option(
+    None, "--kubernetes-version", metavar="VERSION",
+    help="The kube-scheduler release to reproduce: v1.33, v1.34, v1.35 or v1.36 (default: the newest kubelet "
+         "version among the snapshot's nodes; v1.34 when no node reports one).")
 ProfileOpt = typer.Option(None, "--profile", metavar="NAME", autocompletion=complete_profile,
                           help="Use this profile instead of the pod's spec.schedulerName.")
 
@@ -193,9 +197,10 @@ def _cluster(cluster: list[str] | None, verbose: bool, context: str | None, kube
         raise
 
 
-def _open(cluster: list[str], config: str | None, edits: list[Edit] | None = None):
+def _open(cluster: list[str], config: str | None, edits: list[Edit] | None = None,
+          kubernetes_version: str | None = None):
     from .engine import open_session
-    session = open_session(list(cluster), config, edits)
+    session = open_session(list(cluster), config, edits, kubernetes_version)
     if _VERBOSE["on"]:
         _report_load(session)
     return session
@@ -218,6 +223,14 @@ def _report_load(session) -> None:
         typer.echo(f"ksched: ignored kinds the scheduler does not read: {kinds}", err=True)
 
 
+def _print_version(console, cluster) -> None:
+    """The release followed and why, last, as the other views end (render/terminal/header.py)."""
+    from .render.terminal.header import version_block
+    for line in version_block(cluster):
+        console.print()
+        console.print(line)
+
+
 def _show_edits(session, no_color: bool) -> None:
     if session.edits:
         from .render.terminal import make_console
@@ -227,12 +240,12 @@ def _show_edits(session, no_color: bool) -> None:
 
 def _run_one(pod: str | None, cluster: list[str], config: str | None, profile: str | None, node: str | None,
              seed: int | None, edits: list[Edit] | None, replicas: int | None = None, replica: int = 0,
-             filename: str | None = None, namespace: str | None = None):
+             filename: str | None = None, namespace: str | None = None, kubernetes_version: str | None = None):
     from .cliargs import pod_ref
     from .render.analysis import annotate
     try:
         ref = pod_ref(pod, filename, namespace)
-        session = _open(cluster, config, edits)
+        session = _open(cluster, config, edits, kubernetes_version)
         p, before = _load_one_pod(ref.text, cluster, session, replicas, replica, is_file=ref.is_file)
         for q in (*before, p):
             _use_profile(q, profile, session)
@@ -272,6 +285,7 @@ def explain(
     top: int = typer.Option(10, "--top", metavar="N", help="Rows of the score table (0: all)."),
     raw: bool = typer.Option(False, "--raw", help="Score table with raw and normalized scores and weights."),
     seed: int | None = SeedOpt,
+    kubernetes_version: str | None = KubernetesVersionOpt,
     allow_preemption: bool = AllowPreemptionOpt,
     no_color: bool = ColorOpt,
     verbose: bool = VerboseOpt,
@@ -284,14 +298,14 @@ def explain(
     """
     cluster = _cluster(cluster, verbose, context, kubeconfig, save_snapshot, request_timeout)
     session, result = _run_one(pod, cluster, config, profile, node, seed, edits, replicas, replica,
-                               filename=filename, namespace=namespace)
+                               filename=filename, namespace=namespace, kubernetes_version=kubernetes_version)
     if output == Output.table:
         from .render.terminal import render_explain
         _show_edits(session, no_color)
         render_explain(result, session, node=node, all_nodes=all_nodes, top=top, raw=raw, no_color=no_color)
     else:
         from .render.document import explain_doc
-        _dump(explain_doc(result, session.edits), output)
+        _dump(explain_doc(result, session.edits, session.version), output)
     raise typer.Exit(_exit_code([result], allow_preemption))
 
 
@@ -323,6 +337,7 @@ def schedule(
     no_headers: bool = typer.Option(False, "--no-headers", help="table / wide: the rows only."),
     replicas: int | None = ReplicasOpt,
     seed: int | None = SeedOpt,
+    kubernetes_version: str | None = KubernetesVersionOpt,
     allow_preemption: bool = AllowPreemptionOpt,
     no_color: bool = ColorOpt,
     verbose: bool = VerboseOpt,
@@ -342,7 +357,7 @@ def schedule(
         _fail(e)
     cluster = _cluster(cluster, verbose, context, kubeconfig, save_snapshot, request_timeout)
     try:
-        session = _open(cluster, config, edits)
+        session = _open(cluster, config, edits, kubernetes_version)
         if pods is None:
             from .lookup import pending_pods
             found = in_namespace(pending_pods([c for c in cluster if c != "-"]), pods_namespace)
@@ -389,7 +404,7 @@ def _run_and_show(session, pod_list, order: Order, output: Output | ScheduleOutp
             sys.stdout.write(unschedulable_names(results, allow_preemption=allow_preemption))
         else:
             from .render.document import run_doc
-            doc = run_doc(results, session.edits)
+            doc = run_doc(results, session.edits, session.version)
             if summary is not None:
                 doc["workloads"] = summary
             _dump(doc, Output.yaml)
@@ -412,7 +427,7 @@ def _stream_json_sequence(session, pod_list, seed, expansion=None):
     from .render.analysis import annotate
     from .render.document import result_doc, run_doc
 
-    head = json.dumps(run_doc([], session.edits), indent=2, ensure_ascii=False)
+    head = json.dumps(run_doc([], session.edits, session.version), indent=2, ensure_ascii=False)
     assert head.endswith('"results": []\n}')
     out = sys.stdout
     out.write(head[: -len("[]\n}")] + "[")
@@ -455,6 +470,7 @@ def capacity(
     output: Output = OutputOpt,
     top: int = typer.Option(10, "--top", metavar="N", help="Rows of the per-node table (0: all)."),
     seed: int | None = SeedOpt,
+    kubernetes_version: str | None = KubernetesVersionOpt,
     no_color: bool = ColorOpt,
     edits: list[Edit] | None = None,
 ) -> None:
@@ -465,10 +481,10 @@ def capacity(
     """
     from .capacity import capacity_doc, read_templates, run_capacity
     from .render.analysis import annotate
-    from .render.document import explain_doc
+    from .render.document import explain_doc, version_fields
     stops: list = []
     try:
-        session = _open(cluster, config, edits)
+        session = _open(cluster, config, edits, kubernetes_version)
         templates = read_templates(list(files))
 
         stop_docs: dict = {}
@@ -480,19 +496,21 @@ def capacity(
                 from .render.terminal.capacity import stop_explanation
                 stops.append(stop_explanation(template.label, r, session, no_color=no_color))
             else:
-                stop_docs[id(r)] = explain_doc(r)
+                stop_docs[id(r)] = explain_doc(r, None, session.version)
 
         report = run_capacity(session.scheduler, templates, max_copies=max_copies, seed=seed,
                               group_by=group_by, on_stop=on_stop)
     except InputError as e:
         _fail(e)
-    doc = {"kschedVersion": __version__, "kubernetesVersion": KUBE_SCHEDULER_VERSION,
+    doc = {**version_fields(session.version),
            **({"edits": [a.doc() for a in session.edits]} if session.edits else {}),
            **capacity_doc(report, lambda r: stop_docs.get(id(r)))}
     if output == Output.table:
         from .render.terminal.capacity import render_capacity
         _show_edits(session, no_color)
         render_capacity(doc, stops, top=top, no_color=no_color)
+        from .render.terminal import make_console
+        _print_version(make_console(no_color), session)
     else:
         _dump(doc, output)
     raise typer.Exit(1 if min_copies is not None and report.replicas < min_copies else 0)
@@ -516,6 +534,7 @@ def preempt(
     output: Output = OutputOpt,
     replicas: int | None = ReplicasOpt,
     replica: int = ReplicaOpt,
+    kubernetes_version: str | None = KubernetesVersionOpt,
     allow_preemption: bool = AllowPreemptionOpt,
     no_color: bool = ColorOpt,
     verbose: bool = VerboseOpt,
@@ -528,14 +547,14 @@ def preempt(
     """
     cluster = _cluster(cluster, verbose, context, kubeconfig, save_snapshot, request_timeout)
     session, result = _run_one(pod, cluster, config, profile, None, None, edits, replicas, replica,
-                               filename=filename, namespace=namespace)
+                               filename=filename, namespace=namespace, kubernetes_version=kubernetes_version)
     if output == Output.table:
         from .render.terminal import render_preempt
         _show_edits(session, no_color)
         render_preempt(result, session, no_color=no_color)
     else:
         from .render.document import explain_doc
-        _dump(explain_doc(result, session.edits), output)
+        _dump(explain_doc(result, session.edits, session.version), output)
     raise typer.Exit(_exit_code([result], allow_preemption))
 
 
@@ -551,6 +570,7 @@ def drain(
                                               help="Evict pods with emptyDir volumes too (as kubectl drain)."),
     force: bool = typer.Option(False, "--force", help="Delete pods without a controller too (as kubectl drain)."),
     seed: int | None = SeedOpt,
+    kubernetes_version: str | None = KubernetesVersionOpt,
     allow_preemption: bool = AllowPreemptionOpt,
     no_color: bool = ColorOpt,
     edits: list[Edit] | None = None,
@@ -564,7 +584,7 @@ def drain(
     from .drain import drain as run_drain
     from .engine import load_inputs
     try:
-        cluster_obj, config_obj, applied = load_inputs(list(cluster), config, edits)
+        cluster_obj, config_obj, applied = load_inputs(list(cluster), config, edits, kubernetes_version)
         report = run_drain(cluster_obj, config_obj, list(nodes), delete_emptydir_data=delete_emptydir_data,
                            force=force, seed=seed)
     except InputError as e:
@@ -576,9 +596,11 @@ def drain(
         console = make_console(no_color)
         render_edits(applied, console)
         render_drain(report, console, allow_preemption)
+        _print_version(console, cluster_obj)
     else:
+        from .render.document import version_fields
         from .render.drain import drain_doc
-        _dump(drain_doc(report, applied, allow_preemption), output)
+        _dump({**drain_doc(report, applied, allow_preemption), **version_fields(cluster_obj.version)}, output)
     raise typer.Exit(0 if report.drainable(allow_preemption) else 1)
 
 
@@ -598,6 +620,7 @@ def diff(
                                                        "from an empty cluster, in priority order."),
     output: Output = OutputOpt,
     seed: int | None = SeedOpt,
+    kubernetes_version: str | None = KubernetesVersionOpt,
     no_color: bool = ColorOpt,
     edits: list[Edit] | None = None,
 ) -> None:
@@ -617,8 +640,8 @@ def diff(
             raise InputError("PODS and --all exclude each other", field="--all")
         b_paths = list(against_cluster or cluster)
         b_config = against_config or config
-        cluster_a, config_a, _ = load_inputs(list(cluster), config)
-        cluster_b, config_b, applied = load_inputs(b_paths, b_config, edits)
+        cluster_a, config_a, _ = load_inputs(list(cluster), config, None, kubernetes_version)
+        cluster_b, config_b, applied = load_inputs(b_paths, b_config, edits, kubernetes_version)
         pods_of = None
         mode = "all"
         if not all_pods:
@@ -654,9 +677,11 @@ def diff(
         console = make_console(no_color)
         render_edits(applied, console)
         render_diff(report, console)
+        _print_version(console, cluster_a)
     else:
         from .render.diff import diff_doc
-        _dump(diff_doc(report, applied), output)
+        from .render.document import version_fields
+        _dump({**diff_doc(report, applied), **version_fields(cluster_a.version)}, output)
     raise typer.Exit(0 if report.same else 1)
 
 
@@ -665,6 +690,7 @@ def run(
     scenario: str = typer.Argument(..., metavar="SCENARIO", help="A Scenario file (`ksched schema --scenario`)."),
     output: Output = OutputOpt,
     seed: int | None = SeedOpt,
+    kubernetes_version: str | None = KubernetesVersionOpt,
     allow_preemption: bool = AllowPreemptionOpt,
     no_color: bool = ColorOpt,
 ) -> None:
@@ -678,7 +704,7 @@ def run(
     try:
         sc = load_scenario(scenario)
         try:
-            session = _open(sc.cluster, sc.config, sc.edits)
+            session = _open(sc.cluster, sc.config, sc.edits, kubernetes_version or sc.kubernetes_version)
         except InputError as e:
             raise e.located(source=scenario) from None
         pod_list = scenario_pods(sc, session.cluster)

@@ -11,6 +11,7 @@ from .errors import InputError
 from .loader import iter_located, iter_objects, no_gc
 from .loader import where as located_at
 from .model import Node, Pod, meta_of
+from .versions import REFERENCE, Choice, Release
 
 # kinds kept as plain dicts, keyed (namespace, name)
 OTHER_KINDS = {
@@ -45,6 +46,16 @@ class Cluster:
         self.namespace_labels: dict[str, dict[str, str]] = {
             ns: {"kubernetes.io/metadata.name": ns} for ns in BUILTIN_NAMESPACES}
         self.sources: list[str] = []
+        self.version: Choice = Choice(REFERENCE, "default", "no node reports a kubelet version")
+        self.release: Release | None = None   # the release its pods follow (follow()); None: as written
+
+    def follow(self, version: Choice) -> None:
+        """Follow the release `version` chose: hold every pod as a cluster of that release does
+        (model.Pod.follow_release), pods parsed from now on too."""
+        self.version = version
+        self.release = version.release
+        for pod in self.pods:
+            pod.follow_release(version.release)
 
     # -- lookups used by plugins --------------------------------------------------
     def get(self, kind: str, namespace: str, name: str) -> dict | None:
@@ -80,9 +91,12 @@ class Cluster:
 
     def parse_pod(self, raw: dict, source: str, where: str) -> Pod:
         try:
-            return Pod(raw, self.priorities, self.default_priority)
+            pod = Pod(raw, self.priorities, self.default_priority)
         except InputError as e:
             raise e.located(source=source, where=where) from None
+        if self.release is not None:
+            pod.follow_release(self.release)
+        return pod
 
 
 # Fields of a bound pod that no scheduler code reads (kubelet-only container settings, status

@@ -8,6 +8,7 @@ from typing import Any
 
 from .errors import InputError
 from .loader import parse_documents, read_text
+from .versions import REFERENCE, Release
 
 API_VERSION = "kubescheduler.config.k8s.io/v1"
 DEFAULT_SCHEDULER = "default-scheduler"
@@ -15,15 +16,9 @@ DEFAULT_SCHEDULER = "default-scheduler"
 EXTENSION_POINTS = ("preEnqueue", "queueSort", "preFilter", "filter", "postFilter", "preScore",
                     "score", "reserve", "permit", "preBind", "bind", "postBind")
 
-# getDefaultPlugins() with the DynamicResourceAllocation gate on (GA in v1.34)
-DEFAULT_MULTIPOINT = (
-    ("SchedulingGates", 0), ("PrioritySort", 0), ("NodeUnschedulable", 0), ("NodeName", 0),
-    ("TaintToleration", 3), ("NodeAffinity", 2), ("NodePorts", 0), ("NodeResourcesFit", 1),
-    ("VolumeRestrictions", 0), ("NodeVolumeLimits", 0), ("VolumeBinding", 0), ("VolumeZone", 0),
-    ("PodTopologySpread", 2), ("InterPodAffinity", 2), ("DynamicResources", 0),
-    ("DefaultPreemption", 0), ("NodeResourcesBalancedAllocation", 1), ("ImageLocality", 1),
-    ("DefaultBinder", 0),
-)
+# getDefaultPlugins() as v1.34.1 applies its feature gates; each release's list is
+# versions.Release.default_multipoint()
+DEFAULT_MULTIPOINT = REFERENCE.default_multipoint()
 
 DEFAULT_RESOURCE_SPEC = [{"name": "cpu", "weight": 1}, {"name": "memory", "weight": 1}]
 
@@ -33,7 +28,7 @@ SYSTEM_DEFAULT_CONSTRAINTS = [
 ]
 
 
-def default_args(plugin: str) -> dict | None:
+def default_args(plugin: str, release: Release = REFERENCE) -> dict | None:
     """The args kube-scheduler's defaulting gives a plugin with no pluginConfig entry."""
     if plugin == "DefaultPreemption":
         return {"minCandidateNodesPercentage": 10, "minCandidateNodesAbsolute": 100}
@@ -51,13 +46,13 @@ def default_args(plugin: str) -> dict | None:
     if plugin == "VolumeBinding":
         return {"bindTimeoutSeconds": 600}
     if plugin == "DynamicResources":
-        return {"filterTimeout": "10s"}
+        return release.default_dynamic_resources_args()
     return None
 
 
-def apply_arg_defaults(plugin: str, args: dict) -> dict:
+def apply_arg_defaults(plugin: str, args: dict, release: Release = REFERENCE) -> dict:
     """scheme.Default for explicitly configured args: fill what the user left out."""
-    d = default_args(plugin)
+    d = default_args(plugin, release)
     if d is None:
         return dict(args)
     out = dict(args)
@@ -117,6 +112,7 @@ class SchedulerConfig:
     profiles: list[Profile]
     percentage_of_nodes_to_score: int = 0
     source: str = ""
+    release: Release = REFERENCE   # the kube-scheduler release whose defaults built it
 
     def profile_for(self, scheduler_name: str) -> Profile | None:
         for p in self.profiles:
@@ -165,12 +161,14 @@ def _merge_set(default: dict, custom: dict | None) -> dict:
     return {"enabled": enabled, "disabled": [{"name": n} for n in disabled]}
 
 
-def build_profile(raw: dict, path: str, registry) -> Profile:
-    """Defaults, merge and framework expansion for one profile; raises InputError naming the field."""
+def build_profile(raw: dict, path: str, registry, release: Release = REFERENCE) -> Profile:
+    """Defaults, merge and framework expansion for one profile, as `release` does them; raises
+    InputError naming the field."""
     name = raw.get("schedulerName") or ""
     plugins = raw.get("plugins") or {}
     merged = {"multiPoint": _merge_set({"enabled": [{"name": n, "weight": w} if w else {"name": n}
-                                                    for n, w in DEFAULT_MULTIPOINT]}, plugins.get("multiPoint"))}
+                                                    for n, w in release.default_multipoint()]},
+                                      plugins.get("multiPoint"))}
     for pt in EXTENSION_POINTS:
         merged[pt] = _merge_set({}, plugins.get(pt))
 
@@ -181,9 +179,9 @@ def build_profile(raw: dict, path: str, registry) -> Profile:
     for pt, s in merged.items():
         kind = _GO_POINT_TYPE.get(pt, "PreFilterPlugin")
         for i, p in enumerate(s["enabled"]):
-            if p["name"] not in registry:
+            if p["name"] not in registry or not release.knows_plugin(p["name"]):
                 raise err(f"plugins.{pt}.enabled[{i}].name", f'{kind} "{p["name"]}" does not exist')
-            if pt != "multiPoint" and not registry[p["name"]].implements(pt):
+            if pt != "multiPoint" and not registry[p["name"]].implements(pt, release):
                 raise err(f"plugins.{pt}.enabled[{i}].name", f'plugin "{p["name"]}" does not extend {kind} plugin')
             # kube-scheduler does not validate plugin weights: a negative one is taken as given
 
@@ -200,7 +198,7 @@ def build_profile(raw: dict, path: str, registry) -> Profile:
         multi, override = [], set()
         for p in merged["multiPoint"]["enabled"]:
             cls = registry[p["name"]]
-            if not cls.implements(pt) or p["name"] in disabled:
+            if not cls.implements(pt, release) or p["name"] in disabled:
                 continue
             if p["name"] in point_enabled:
                 override.add(p["name"])
@@ -213,7 +211,7 @@ def build_profile(raw: dict, path: str, registry) -> Profile:
 
     weights: dict[str, int] = {}
     for p in merged["score"]["enabled"] + merged["multiPoint"]["enabled"]:
-        if not registry[p["name"]].implements("score") or p["name"] in weights:
+        if not registry[p["name"]].implements("score", release) or p["name"] in weights:
             continue
         weights[p["name"]] = p.get("weight") or 1
     # validation.go validateCommonQueueSort checks the configured set; NewFramework then wants
@@ -239,7 +237,7 @@ def build_profile(raw: dict, path: str, registry) -> Profile:
         if not isinstance(a, dict):
             raise err(f"pluginConfig[{i}].args", "must be an object")
         a = {k: v for k, v in a.items() if k not in ("apiVersion", "kind")}
-        args[pname] = apply_arg_defaults(pname, a)
+        args[pname] = apply_arg_defaults(pname, a, release)
         from .argsvalidation import validate_args
         problem = validate_args(pname, args[pname])
         if problem:
@@ -248,19 +246,20 @@ def build_profile(raw: dict, path: str, registry) -> Profile:
     for s in merged.values():
         for p in s["enabled"]:
             if p["name"] not in args:
-                d = default_args(p["name"])
+                d = default_args(p["name"], release)
                 if d is not None:
                     args[p["name"]] = d
     return Profile(scheduler_name=name, points=points, score_weights=weights, args=args, merged=merged)
 
 
-def default_config(registry) -> SchedulerConfig:
-    return SchedulerConfig(profiles=[build_profile({"schedulerName": DEFAULT_SCHEDULER}, "", registry)])
+def default_config(registry, release: Release = REFERENCE) -> SchedulerConfig:
+    return SchedulerConfig(profiles=[build_profile({"schedulerName": DEFAULT_SCHEDULER}, "", registry, release)],
+                           release=release)
 
 
-def load_config(path: str | None, registry) -> SchedulerConfig:
+def load_config(path: str | None, registry, release: Release = REFERENCE) -> SchedulerConfig:
     if not path:
-        return default_config(registry)
+        return default_config(registry, release)
     docs = parse_documents(read_text(path), path)
     if len(docs) != 1 or not isinstance(docs[0], dict):
         raise InputError("expected one KubeSchedulerConfiguration document", source=path)
@@ -300,7 +299,7 @@ def load_config(path: str | None, registry) -> SchedulerConfig:
             raise InputError(f"Duplicate value: {rp['schedulerName']!r}", source=path,
                              field=f"profiles[{i}].schedulerName")
         names.add(rp["schedulerName"])
-        profiles.append(build_profile({**rp, "_path": f"profiles[{i}]"}, path, registry))
+        profiles.append(build_profile({**rp, "_path": f"profiles[{i}]"}, path, registry, release))
     # validateCommonQueueSort: every profile's configured queueSort set (after merging with the
     # defaults, before multiPoint expansion) must equal the first profile's
     def qs_key(p):
@@ -309,4 +308,4 @@ def load_config(path: str | None, registry) -> SchedulerConfig:
     for i in range(1, len(profiles)):
         if qs_key(profiles[i]) != qs_key(profiles[0]):
             raise InputError("must be the same for all profiles", source=path, field=f"profiles[{i}].plugins.queueSort")
-    return SchedulerConfig(profiles=profiles, percentage_of_nodes_to_score=pct or 0, source=path)
+    return SchedulerConfig(profiles=profiles, percentage_of_nodes_to_score=pct or 0, source=path, release=release)

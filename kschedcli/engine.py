@@ -10,6 +10,7 @@ from .model import Pod
 from .plugins import REGISTRY
 from .result import CycleResult
 from .scheduler import Scheduler, queue_sort
+from .versions import Choice, choose
 
 
 @dataclass
@@ -19,19 +20,33 @@ class Session:
     scheduler: Scheduler
     edits: list[Applied] = field(default_factory=list)   # the cluster edits applied, in order
 
+    @property
+    def version(self) -> Choice:
+        """The kube-scheduler release followed, and why (versions.Choice)."""
+        return self.cluster.version
 
-def load_inputs(cluster_paths: list[str], config_path: str | None,
-                edits: list[Edit] | None = None) -> tuple[Cluster, SchedulerConfig, list[Applied]]:
-    """The config and the cluster read, the edits applied to the cluster in order."""
-    config = load_config(config_path, REGISTRY)
+
+def load_inputs(cluster_paths: list[str], config_path: str | None, edits: list[Edit] | None = None,
+                kubernetes_version: str | None = None,
+                server_version: str | None = None) -> tuple[Cluster, SchedulerConfig, list[Applied]]:
+    """The cluster read, the release to follow chosen (versions.choose: `kubernetes_version`, the
+    flag's; else `server_version`, the live cluster's API server version, which the live source
+    passes; else the newest kubelet among the nodes), the config read with that release's
+    defaults, the edits applied to the cluster in order. An unsupported `kubernetes_version`
+    raises versions.UnsupportedVersion before anything is read."""
+    if kubernetes_version is not None:
+        choose(kubernetes_version)
     cluster = load_cluster(cluster_paths)
+    cluster.follow(choose(kubernetes_version, cluster.nodes, server_version))
+    config = load_config(config_path, REGISTRY, cluster.version.release)
     applied = apply_edits(cluster, edits) if edits else []
     return cluster, config, applied
 
 
-def open_session(cluster_paths: list[str], config_path: str | None, edits: list[Edit] | None = None) -> Session:
+def open_session(cluster_paths: list[str], config_path: str | None, edits: list[Edit] | None = None,
+                 kubernetes_version: str | None = None, server_version: str | None = None) -> Session:
     """The inputs read and edited, then the scheduler's snapshot built."""
-    cluster, config, applied = load_inputs(cluster_paths, config_path, edits)
+    cluster, config, applied = load_inputs(cluster_paths, config_path, edits, kubernetes_version, server_version)
     return Session(cluster, config, Scheduler(cluster, config), applied)
 
 

@@ -561,6 +561,21 @@ class Pod:
         self.non0_cpu = quantity.milli_value(nz.get("cpu", 0))
         self.non0_mem = quantity.value(nz.get("memory", 0))
 
+    def follow_release(self, release) -> None:
+        """The pod as a cluster of `release` (a versions.Release) holds and its scheduler reads it.
+        Without PodLevelResources the API server drops spec.resources, without
+        DynamicResourceAllocation spec.resourceClaims; before v1.34 the scheduler counts only
+        regular containers' host ports (sidecars' are ignored). Fields are replaced, never
+        modified: a pod built from a template shares its values with other pods."""
+        if self.pod_level_requests and not release.gate("PodLevelResources"):
+            self.pod_level_requests = {}
+            self._compute_requests()
+            self._cache = {}
+        if self.resource_claims and not release.gate("DynamicResourceAllocation"):
+            self.resource_claims = []
+        if self.host_ports and not release.has("SidecarHostPorts") and any(c.restartable for c in self.init_containers):
+            self.host_ports = [(ip, proto, hp) for c in self.containers for ip, proto, hp, _ in c.ports if hp > 0]
+
     # -- identity ----------------------------------------------------------
     @property
     def key(self) -> str:

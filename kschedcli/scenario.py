@@ -38,6 +38,7 @@ class Scenario:
     pod_files: list[str] = field(default_factory=list)
     inline_pods: list[tuple[dict, str]] = field(default_factory=list)   # (object, where)
     order: str = "priority"
+    kubernetes_version: str | None = None   # as --kubernetes-version; the flag wins
 
 
 def _schema() -> dict:
@@ -92,7 +93,8 @@ def load_scenario(path: str) -> Scenario:
     config = doc.get("config")
     return Scenario(path=path, name=((doc.get("metadata") or {}).get("name") or ""),
                     cluster=[rel(c) for c in doc["cluster"]], config=rel(config) if config else None,
-                    edits=edits, pod_files=pod_files, inline_pods=inline, order=doc.get("order") or "priority")
+                    edits=edits, pod_files=pod_files, inline_pods=inline, order=doc.get("order") or "priority",
+                    kubernetes_version=doc.get("kubernetesVersion"))
 
 
 def scenario_pods(s: Scenario, cluster: Any) -> list:

@@ -35,7 +35,8 @@ class Scheduler:
         self.snapshot = snapshot
         self.frameworks: dict[str, Framework] = {}
         for prof in config.profiles:
-            self.frameworks[prof.scheduler_name] = Framework(prof, REGISTRY, Handle(self.snapshot, cluster))
+            self.frameworks[prof.scheduler_name] = Framework(prof, REGISTRY, Handle(self.snapshot, cluster,
+                                                                                   config.release))
         # ksched's own plugin hooks, found once (structural checks are not cheap)
         self.explainers: dict[str, list[Explainer]] = {
             name: [pl for pl in fw.plugins.values() if isinstance(pl, Explainer)]

@@ -7,6 +7,7 @@ from kschedcli.framework.cycle_state import CycleState
 from kschedcli.model import Node, Pod
 from kschedcli.plugins import REGISTRY
 from kschedcli.scheduler import Scheduler
+from kschedcli.versions import REFERENCE, choose
 
 
 def node(name, cpu="4", memory="8Gi", pods="110", labels=None, taints=None, unschedulable=False,
@@ -38,12 +39,14 @@ def pod(name, ns="default", requests=None, limits=None, node_name=None, labels=N
     return Pod(raw)
 
 
-def scheduler(nodes, pods=(), profile=None):
+def scheduler(nodes, pods=(), profile=None, release=REFERENCE):
+    """A scheduler over these nodes and bound pods, following `release` (a versions.Release)."""
     cluster = Cluster()
     cluster.nodes = list(nodes)
     cluster.pods = list(pods)
-    prof = build_profile(profile or {"schedulerName": "default-scheduler"}, "test", REGISTRY)
-    return Scheduler(cluster, SchedulerConfig(profiles=[prof]))
+    cluster.follow(choose(release.name))
+    prof = build_profile(profile or {"schedulerName": "default-scheduler"}, "test", REGISTRY, release)
+    return Scheduler(cluster, SchedulerConfig(profiles=[prof], release=release))
 
 
 def plugin(sched, name):

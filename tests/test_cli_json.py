@@ -186,4 +186,4 @@ def test_schedule_json_streams_the_same_bytes_as_the_whole_document():
     session = open_session(["fixtures/small-cluster.yaml"], None)
     pods = load_pending_pods("fixtures/pods/web.yaml", session.cluster)
     results = session.scheduler.run_sequence(pods, on_result=lambda r: annotate(r, session))
-    assert streamed == _json.dumps(run_doc(results), indent=2, ensure_ascii=False) + "\n"
+    assert streamed == _json.dumps(run_doc(results, version=session.version), indent=2, ensure_ascii=False) + "\n"

@@ -1,4 +1,5 @@
-"""The conformance corpus recorded from kube-scheduler v1.34.1, run in-process.
+"""The conformance corpus recorded from kube-scheduler v1.34.1, run in-process; and the same cases
+recorded from v1.33.0, v1.35.7 and v1.36.2 (expected-v1.3X.json), run with that release chosen.
 
 Looked for at $KSCHED_CONFORMANCE or ../shared/conformance beside the checkout; skipped when absent.
 Each case is compared field by field with the corpus' own checker (check.py's compare_result).
@@ -35,6 +36,13 @@ def _cases():
     return sorted(p for p in cases_dir.iterdir() if (p / "expected.json").exists())
 
 
+OTHER_VERSIONS = ("v1.33", "v1.35", "v1.36")
+
+
+def _versioned_cases():
+    return [(c, v) for v in OTHER_VERSIONS for c in CASES if (c / f"expected-{v}.json").exists()]
+
+
 def _checker():
     spec = importlib.util.spec_from_file_location("ksched_conformance_check", CORPUS / "check.py")
     mod = importlib.util.module_from_spec(spec)
@@ -44,6 +52,7 @@ def _checker():
 
 CASES = _cases()
 KNOWN = _known_failures()
+VERSIONED = _versioned_cases()
 
 
 SKIP_REASON = (f"conformance corpus not found at {CORPUS}. It is recorded from kube-scheduler v1.34.1 and "
@@ -52,9 +61,7 @@ SKIP_REASON = (f"conformance corpus not found at {CORPUS}. It is recorded from k
                "`python ../shared/conformance/check.py` runs it through the ksched command")
 
 
-@pytest.mark.skipif(not CASES, reason=SKIP_REASON)
-@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
-def test_case_matches_kube_scheduler(case: Path):
+def _diffs(case: Path, expected: Path, kubernetes_version: str | None) -> list[str]:
     import json
 
     from kschedcli.engine import open_session, schedule_file
@@ -62,17 +69,40 @@ def test_case_matches_kube_scheduler(case: Path):
 
     check = _checker()
     cfg = case / "config.yaml"
-    session = open_session([str(case / "cluster.yaml")], str(cfg) if cfg.exists() else None)
-    got = json.loads(json.dumps(run_doc(schedule_file(session, str(case / "pods.yaml"), order="file"))))
-    exp = json.loads((case / "expected.json").read_text())
+    session = open_session([str(case / "cluster.yaml")], str(cfg) if cfg.exists() else None,
+                           kubernetes_version=kubernetes_version)
+    got = json.loads(json.dumps(run_doc(schedule_file(session, str(case / "pods.yaml"), order="file"),
+                                        version=session.version)))
+    exp = json.loads(expected.read_text())
     diffs: list[str] = []
     tally: Counter = Counter()
+    if got["kubernetesVersion"] != exp["kubernetesVersion"]:
+        diffs.append(f"followed {got['kubernetesVersion']}, expected {exp['kubernetesVersion']}")
     if len(got["results"]) != len(exp["results"]):
         diffs.append(f"{len(got['results'])} results, expected {len(exp['results'])}")
     for i, (e, g) in enumerate(zip(exp["results"], got["results"])):
         check.compare_result(e, g, diffs, tally, f"[{i}] {e.get('pod')}")
+    return diffs
+
+
+@pytest.mark.skipif(not CASES, reason=SKIP_REASON)
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_case_matches_kube_scheduler(case: Path):
+    # no --kubernetes-version: the corpus' nodes report no kubelet version, so v1.34 is followed
+    diffs = _diffs(case, case / "expected.json", None)
     if case.name in KNOWN:
         # A listed case must still fail: one that passes has its line deleted from the list.
         assert diffs, f"{case.name} passes now: delete its line from {KNOWN_FAILURES_FILE.name}"
+        pytest.xfail(KNOWN[case.name])
+    assert not diffs, "\n".join(diffs[:20])
+
+
+@pytest.mark.skipif(not VERSIONED, reason=f"no other releases' results in {CORPUS}")
+@pytest.mark.parametrize("case,version", VERSIONED, ids=[f"{c.name}@{v}" for c, v in VERSIONED])
+def test_case_matches_other_releases(case: Path, version: str):
+    diffs = _diffs(case, case / f"expected-{version}.json", version)
+    if case.name in KNOWN and diffs:
+        # the list is by case name; its line goes when the case passes under v1.34 (above), and a
+        # listed case may already pass under a release where its feature is off (DRA in v1.33)
         pytest.xfail(KNOWN[case.name])
     assert not diffs, "\n".join(diffs[:20])

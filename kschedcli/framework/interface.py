@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 if TYPE_CHECKING:
     from ..model import Pod
     from ..snapshot import NodeInfo
+    from ..versions import Release
     from .cycle_state import CycleState
     from .runtime import Handle, NodeStatuses
     from .status import Status
@@ -85,7 +86,9 @@ class Plugin:
         self.handle = handle
 
     @classmethod
-    def implements(cls, point: str) -> bool:
+    def implements(cls, point: str, release: Release | None = None) -> bool:
+        """Whether the plugin extends `point` (in `release`, for a plugin whose extension points
+        changed between releases: it overrides this)."""
         method = EXTENSION_METHODS.get(point)
         return method is not None and callable(getattr(cls, method, None))
 

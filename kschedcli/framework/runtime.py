@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ..versions import REFERENCE, Release
 from .cycle_state import CycleState
 from .equivalence import UNKNOWN, EquivalenceCache
 from .interface import (
@@ -32,11 +33,13 @@ if TYPE_CHECKING:
 
 
 class Handle:
-    """What plugins may reach beyond their args: the snapshot, the cluster's objects, the framework."""
+    """What plugins may reach beyond their args: the snapshot, the cluster's objects, the framework,
+    and the kube-scheduler release whose behaviour they follow."""
 
-    def __init__(self, snapshot: Snapshot, cluster: Cluster):
+    def __init__(self, snapshot: Snapshot, cluster: Cluster, release: Release = REFERENCE):
         self.snapshot = snapshot
         self.cluster = cluster
+        self.release = release
         self.framework: Framework | None = None
 
 

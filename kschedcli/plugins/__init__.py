@@ -8,6 +8,7 @@ from .dynamicresources import DynamicResources
 from .imagelocality import ImageLocality
 from .interpodaffinity import InterPodAffinity
 from .nodeaffinity import NodeAffinity
+from .nodedeclaredfeatures import NodeDeclaredFeatures
 from .nodename import NodeName
 from .nodeports import NodePorts
 from .noderesources.balanced_allocation import NodeResourcesBalancedAllocation
@@ -26,5 +27,5 @@ REGISTRY: dict[str, type[Plugin]] = {cls.name: cls for cls in (
     SchedulingGates, PrioritySort, NodeUnschedulable, NodeName, TaintToleration, NodeAffinity,
     NodePorts, NodeResourcesFit, VolumeRestrictions, NodeVolumeLimits, VolumeBinding, VolumeZone,
     PodTopologySpread, InterPodAffinity, DynamicResources, DefaultPreemption,
-    NodeResourcesBalancedAllocation, ImageLocality, DefaultBinder,
+    NodeResourcesBalancedAllocation, ImageLocality, DefaultBinder, NodeDeclaredFeatures,
 )}

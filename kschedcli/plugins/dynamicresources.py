@@ -23,15 +23,19 @@ from ..framework.interface import (
     PreFilterPlugin,
     PreFilterResult,
     ReservePlugin,
+    ScoreExtensions,
+    ScorePlugin,
 )
 from ..framework.status import UNSCHEDULABLE, Status, error, skip, unresolvable
 from ..labels import parse_node_selector
+from .helper import default_normalize_score
 
 if TYPE_CHECKING:
     from ..framework.cycle_state import CycleState
-    from ..framework.runtime import NodeStatuses
+    from ..framework.runtime import Handle, NodeStatuses
     from ..model import Pod
     from ..snapshot import NodeInfo
+    from ..versions import Release
 
 
 _KEY = "DynamicResources"
@@ -69,9 +73,21 @@ def _claim_name(pod, pc: dict):
                      f'none of the supported fields are set')
 
 
-class DynamicResources(Plugin, PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, PostFilterPlugin, ReservePlugin,
-                       PreBindPlugin):
+class DynamicResources(Plugin, PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, PostFilterPlugin, ScorePlugin,
+                       ScoreExtensions, ReservePlugin, PreBindPlugin):
     name = "DynamicResources"
+
+    def __init__(self, args: dict, handle: Handle):
+        super().__init__(args, handle)
+        # without the DynamicResourceAllocation gate (v1.33) the plugin is registered but idle
+        self.enabled = handle.release.gate("DynamicResourceAllocation")
+
+    @classmethod
+    def implements(cls, point: str, release: Release | None = None) -> bool:
+        """Scoring (and its NormalizeScore) came with v1.35."""
+        if point == "score" and release is not None and not release.has("DynamicResourcesScore"):
+            return False
+        return super().implements(point, release)
 
     def _pod_claims(self, pod) -> list[dict]:
         """foreachPodResourceClaim: every claim the pod references must exist, not be being
@@ -96,14 +112,18 @@ class DynamicResources(Plugin, PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, 
             if check_owner:
                 owned = any(isinstance(o, dict) and o.get("controller") and o.get("uid") == pod.uid
                             for o in meta.get("ownerReferences") or [])
-                if (meta.get("namespace") or pod.namespace) != pod.namespace or not owned:
-                    raise ValueError(f"ResourceClaim {meta.get('namespace') or pod.namespace}/{meta.get('name', name)} "
-                                     f"was not created for pod {pod.namespace}/{pod.name} (pod is not owner)")
+                fields = {"claim_ns": meta.get("namespace") or pod.namespace, "claim": meta.get("name", name),
+                          "pod_ns": pod.namespace, "pod": pod.name}
+                release = self.handle.release
+                if fields["claim_ns"] != pod.namespace:
+                    raise ValueError(release.message("DynamicResources.OtherNamespace", **fields))
+                if not owned:
+                    raise ValueError(release.message("DynamicResources.NotOwner", **fields))
             out.append(claim)
         return out
 
     def pre_enqueue(self, pod: Pod) -> Status | None:
-        if not pod.resource_claims:
+        if not self.enabled or not pod.resource_claims:
             return None
         try:
             self._pod_claims(pod)
@@ -113,6 +133,8 @@ class DynamicResources(Plugin, PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, 
 
     def pre_filter(self, state: CycleState, pod: Pod,
                    nodes: list[NodeInfo]) -> tuple[PreFilterResult | None, Status | None]:
+        if not self.enabled:
+            return None, skip()
         state.write(_KEY, _ClaimsState([]))
         if not pod.resource_claims:
             return None, skip()
@@ -177,6 +199,8 @@ class DynamicResources(Plugin, PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, 
         return None
 
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
+        if not self.enabled:
+            return None
         try:
             s = state.read(_KEY)
         except KeyError as e:
@@ -192,6 +216,8 @@ class DynamicResources(Plugin, PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, 
 
     def post_filter(self, state: CycleState, pod: Pod,
                     node_statuses: NodeStatuses) -> tuple[PostFilterResult | None, Status | None]:
+        if not self.enabled:
+            return None, Status(UNSCHEDULABLE, "plugin disabled")
         try:
             s = state.read(_KEY)
         except KeyError as e:
@@ -208,6 +234,17 @@ class DynamicResources(Plugin, PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, 
                                 and reserved[0].get("uid") == pod.uid):
                 return None, Status(UNSCHEDULABLE, "deallocation of ResourceClaim completed")
         return None, Status(UNSCHEDULABLE, "still not schedulable")
+
+    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]:
+        """v1.35's Score (with DRAPrioritizedList): per claim that Filter allocated on the node in
+        this cycle, 8 minus the index of the prioritized-list subrequest it got. Claims allocated
+        before the cycle do not count, and ksched allocates no devices (see the module's note:
+        such a pod stops at PreFilter), so every node it scores gets 0, as for pods without claims."""
+        return 0, None
+
+    def normalize_score(self, state: CycleState, pod: Pod, scores: dict[str, int]) -> Status | None:
+        default_normalize_score(scores, reverse=False)
+        return None
 
     # Reserve and PreBind write claim status through the API; nothing to model offline, but the
     # plugin implements those extension points, which configuration validation checks.

@@ -55,7 +55,8 @@ class TaintToleration(Plugin, BatchFilterPlugin, PreScorePlugin, BatchScorePlugi
         t = find_untolerated_taint(node_info.node.taints, pod.tolerations)
         if t is None:
             return None
-        return unresolvable(f"node(s) had untolerated taint {{{t.key}: {t.value}}}")
+        # the reason names the taint until v1.35, which says only `node(s) had untolerated taint(s)`
+        return unresolvable(self.handle.release.message("TaintToleration.Untolerated", key=t.key, value=t.value))
 
     def filter_nodes(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> list[Status | None]:
         return _per_taint_set(nodes, lambda ni: self.filter(state, pod, ni), None,

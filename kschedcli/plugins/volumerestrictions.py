@@ -15,6 +15,7 @@ from ..framework.interface import (
     PreFilterResult,
 )
 from ..framework.status import error, skip, unresolvable, unschedulable
+from ..versions import REFERENCE
 from .volume_util import CatalogMixin, NotFoundError, pod_pvc_names
 
 if TYPE_CHECKING:
@@ -25,8 +26,8 @@ if TYPE_CHECKING:
 
 
 ERR_REASON_DISK_CONFLICT = "node(s) had no available disk"
-ERR_REASON_RWOP_CONFLICT = ("node(s) unavailable due to PersistentVolumeClaim with ReadWriteOncePod access mode "
-                            "already in-use by another pod")
+# v1.34.1's reason; each release's is versions.Release.message("VolumeRestrictions.ReadWriteOncePodConflict")
+ERR_REASON_RWOP_CONFLICT = REFERENCE.message("VolumeRestrictions.ReadWriteOncePodConflict")
 _STATE_KEY = "PreFilterVolumeRestrictions"
 _CHECKED = ("gcePersistentDisk", "awsElasticBlockStore", "rbd", "iscsi")
 
@@ -148,7 +149,7 @@ class VolumeRestrictions(CatalogMixin, Plugin, PreFilterPlugin, PreFilterExtensi
         if s is None:
             return error(f'cannot read "{_STATE_KEY}" from cycleState')
         if s.conflicting_refs > 0:
-            return unschedulable(ERR_REASON_RWOP_CONFLICT)
+            return unschedulable(self.handle.release.message("VolumeRestrictions.ReadWriteOncePodConflict"))
         return None
 
     def events_to_register(self) -> list[ClusterEvent]:

@@ -6,6 +6,7 @@ from typing import Any
 from .. import KUBE_SCHEDULER_VERSION, __version__
 from ..framework.status import Status
 from ..result import Candidate, CycleResult, FilterTable, PreemptionResult
+from ..versions import Choice
 from .analysis import annotations_of, verdict_of
 
 
@@ -145,17 +146,25 @@ def result_doc(r: CycleResult) -> dict:
     return doc
 
 
-def explain_doc(r: CycleResult, edits: list | None = None) -> dict:
+def version_fields(version: Choice | None) -> dict:
+    """ksched's version, the kube-scheduler release followed and why it was chosen."""
+    if version is None:
+        return {"kschedVersion": __version__, "kubernetesVersion": KUBE_SCHEDULER_VERSION}
+    return {"kschedVersion": __version__, "kubernetesVersion": version.release.patch_release,
+            "kubernetesVersionChosenBy": version.as_doc()}
+
+
+def explain_doc(r: CycleResult, edits: list | None = None, version: Choice | None = None) -> dict:
     """`ksched explain -o json`: one result object, with the versions (and the cluster edits
     applied, edits.Applied, when there were any)."""
-    doc = {**result_doc(r), "kschedVersion": __version__, "kubernetesVersion": KUBE_SCHEDULER_VERSION}
+    doc = {**result_doc(r), **version_fields(version)}
     if edits:
         doc["edits"] = [a.doc() for a in edits]
     return doc
 
 
-def run_doc(results: list[CycleResult], edits: list | None = None) -> dict:
-    doc: dict[str, Any] = {"kschedVersion": __version__, "kubernetesVersion": KUBE_SCHEDULER_VERSION}
+def run_doc(results: list[CycleResult], edits: list | None = None, version: Choice | None = None) -> dict:
+    doc: dict[str, Any] = version_fields(version)
     if edits:
         doc["edits"] = [a.doc() for a in edits]
     doc["results"] = [result_doc(r) for r in results]

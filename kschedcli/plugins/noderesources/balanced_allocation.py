@@ -1,11 +1,15 @@
-"""NodeResourcesBalancedAllocation: favour nodes whose resource fractions stay close together."""
+"""NodeResourcesBalancedAllocation: favour nodes whose resource fractions stay close together.
+
+Until v1.35 a node scores the balance it would have with the pod; from v1.36 the change in
+balance the pod makes, 50 + (50 + with - without) / 2 (balancedResourceScorer), so a node the pod
+evens out beats one that is merely even."""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
 from ...framework.interface import BatchScorePlugin, Plugin, PreScorePlugin
 from ...framework.status import skip
-from .resource_allocation import balanced_scorer, pod_request_list, resource_vectors
+from .resource_allocation import balanced_change_scorer, balanced_scorer, pod_request_list, resource_vectors
 
 if TYPE_CHECKING:
     from ...framework.cycle_state import CycleState
@@ -23,6 +27,7 @@ class NodeResourcesBalancedAllocation(Plugin, PreScorePlugin, BatchScorePlugin):
     def __init__(self, args, handle):
         super().__init__(args, handle)
         self.resources = args.get("resources") or [{"name": "cpu", "weight": 1}, {"name": "memory", "weight": 1}]
+        self.scores_change = handle.release.has("BalancedAllocationScoresChange")
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> Status | None:
         reqs = pod_request_list(pod, self.resources, use_requested=True)
@@ -38,13 +43,16 @@ class NodeResourcesBalancedAllocation(Plugin, PreScorePlugin, BatchScorePlugin):
             if all(r == 0 for r in reqs):
                 return 0, None
         requested, allocatable = resource_vectors(node_info, self.resources, reqs, use_requested=True)
+        if self.scores_change:
+            allocated = [q - r if a else 0 for q, r, a in zip(requested, reqs, allocatable)]
+            return balanced_change_scorer(requested, allocated, allocatable), None
         return balanced_scorer(requested, allocatable), None
 
     def score_nodes(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> tuple[list[int], Status | None]:
         """score over many nodes; cpu and memory (the default) computed directly in float64 as
         balancedResourceScorer does, anything else node by node."""
         reqs = state.get(_KEY)
-        if reqs is None or [r["name"] for r in self.resources] != ["cpu", "memory"]:
+        if reqs is None or self.scores_change or [r["name"] for r in self.resources] != ["cpu", "memory"]:
             return [self.score(state, pod, ni)[0] for ni in nodes], None
         pc, pm = reqs
         out = []

@@ -91,10 +91,13 @@ def fits_request_on(req, alloc, used, npods: int, ignored: set[str],
     return out
 
 
-def _verdict(insufficient: list[InsufficientResource]) -> Status | None:
+def _verdict(insufficient: list[InsufficientResource], above_allocatable_unresolvable: bool = True) -> Status | None:
+    """Filter's status. From v1.34 a request above the node's whole allocatable makes it
+    UnschedulableAndUnresolvable (no eviction can help); before, every shortage is Unschedulable."""
     if not insufficient:
         return None
-    code = UNRESOLVABLE if any(i.unresolvable for i in insufficient) else UNSCHEDULABLE
+    unresolvable = above_allocatable_unresolvable and any(i.unresolvable for i in insufficient)
+    code = UNRESOLVABLE if unresolvable else UNSCHEDULABLE
     return Status(code, *(i.reason for i in insufficient))
 
 
@@ -105,6 +108,7 @@ class NodeResourcesFit(Plugin, PreFilterPlugin, BatchFilterPlugin, PreScorePlugi
         super().__init__(args, handle)
         self.ignored = set(args.get("ignoredResources") or [])
         self.ignored_groups = set(args.get("ignoredResourceGroups") or [])
+        self.above_allocatable_unresolvable = handle.release.has("FitUnresolvableAboveAllocatable")
         ss = args.get("scoringStrategy") or {"type": "LeastAllocated"}
         self.strategy = ss.get("type", "LeastAllocated")
         self.resources = ss.get("resources") or [{"name": "cpu", "weight": 1}, {"name": "memory", "weight": 1}]
@@ -126,7 +130,8 @@ class NodeResourcesFit(Plugin, PreFilterPlugin, BatchFilterPlugin, PreScorePlugi
             req = state.read(_PREFILTER_KEY)
         except KeyError as e:
             return error(str(e))
-        return _verdict(fits_request(req, node_info, self.ignored, self.ignored_groups))
+        return _verdict(fits_request(req, node_info, self.ignored, self.ignored_groups),
+                        self.above_allocatable_unresolvable)
 
     def prefilter_requests(self, state):
         """What PreFilter kept of the pod's requests, or None when PreFilter did not run."""
@@ -138,7 +143,8 @@ class NodeResourcesFit(Plugin, PreFilterPlugin, BatchFilterPlugin, PreScorePlugi
             req = state.read(_PREFILTER_KEY)
         except KeyError as e:
             return error(str(e))
-        return _verdict(fits_request_on(req, node.allocatable, used, npods, self.ignored, self.ignored_groups))
+        return _verdict(fits_request_on(req, node.allocatable, used, npods, self.ignored, self.ignored_groups),
+                        self.above_allocatable_unresolvable)
 
     def filter_nodes(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> list[Status | None]:
         """filter over many nodes: each node's room and free resources against the requests (the
@@ -171,7 +177,7 @@ class NodeResourcesFit(Plugin, PreFilterPlugin, BatchFilterPlugin, PreScorePlugi
                 key = tuple((x.reason, x.unresolvable) for x in lacking)
                 st = shared.get(key)
                 if st is None:
-                    st = shared[key] = _verdict(lacking)
+                    st = shared[key] = _verdict(lacking, self.above_allocatable_unresolvable)
                 out[i] = st
         return out
 

@@ -150,3 +150,11 @@ def balanced_scorer(requested, allocatable):
             acc = acc + (f - mean) * (f - mean)
         std = math.sqrt(acc / n)
     return int((1 - std) * float(MAX_NODE_SCORE))
+
+
+def balanced_change_scorer(requested, allocated, allocatable):
+    """v1.36's balancedResourceScorer: the balance with the pod against the balance without it,
+    brought back to [50, 100], in Go's integer arithmetic."""
+    with_pod = balanced_scorer(requested, allocatable)
+    without_pod = balanced_scorer(allocated, allocatable)
+    return MAX_NODE_SCORE // 2 + _go_div(MAX_NODE_SCORE // 2 + with_pod - without_pod, 2)

@@ -7,7 +7,7 @@ from rich.console import Console
 
 from .details import other_details_section, retry_section
 from .filters import filter_matrix
-from .header import pod_line, verdict
+from .header import pod_line, verdict, version_block
 from .interpodaffinity import affinity_section
 from .layout import make_console, print_blocks
 from .node import node_view
@@ -43,6 +43,6 @@ def explain_renderables(result, session, console: Console, *, node: str | None =
 def render_explain(result, session, console: Console | None = None, *, node: str | None = None,
                    all_nodes: bool = False, top: int = 10, raw: bool = False, no_color: bool = False) -> None:
     console = console or make_console(no_color)
-    print_blocks(console, explain_renderables(result, session, console, node=node, all_nodes=all_nodes,
-                                            top=top, raw=raw))
+    print_blocks(console, [*explain_renderables(result, session, console, node=node, all_nodes=all_nodes,
+                                                top=top, raw=raw), version_block(session)])
 

@@ -74,3 +74,11 @@ def verdict(result, *, allow_preemption_hint: bool = True) -> Group:
     parts.append(Text("  " + glue_message(result.message)))
     return Group(*[hang(x) for x in parts])
 
+
+
+def version_block(session) -> list[Text]:
+    """The last block: the release the answer follows and why it was chosen (versions.Choice)."""
+    choice = getattr(session, "version", None)
+    if choice is None:
+        return []
+    return [Text("ksched " + choice.describe(), style="muted")]

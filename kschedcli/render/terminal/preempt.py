@@ -7,7 +7,7 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
-from .header import pod_line, verdict
+from .header import pod_line, verdict, version_block
 from .layout import indent, make_console, new_table, node_label, plural, print_blocks, section
 from .preemption import CRITERION_TEXT, criteria, preemption_part
 
@@ -147,5 +147,5 @@ def preempt_renderables(result, session, console: Console) -> list[list[Any]]:
 
 def render_preempt(result, session, console: Console | None = None, *, no_color: bool = False) -> None:
     console = console or make_console(no_color)
-    print_blocks(console, preempt_renderables(result, session, console))
+    print_blocks(console, [*preempt_renderables(result, session, console), version_block(session)])
 

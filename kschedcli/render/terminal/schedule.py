@@ -8,6 +8,7 @@ from rich.console import Console, Group
 from rich.text import Text
 
 from ..analysis import annotations_of, node_groups, short_reason, verdict_of
+from .header import version_block
 from .layout import GLUE, bind_numbers, glue, glue_message, make_console, plural, print_blocks, section, wrap_lines
 
 
@@ -178,7 +179,9 @@ def schedule_renderables(results, session, console: Console, *, wide: bool = Fal
 def render_schedule(results, session, console: Console | None = None, *, no_color: bool = False,
                     wide: bool = False, headers: bool = True) -> None:
     console = console or make_console(no_color)
-    print_blocks(console, schedule_renderables(results, session, console, wide=wide, headers=headers))
+    # the release followed ends the view, except for --no-headers (rows only, for scripts)
+    print_blocks(console, [*schedule_renderables(results, session, console, wide=wide, headers=headers),
+                           version_block(session) if headers else []])
 
 
 def unschedulable_names(results, *, allow_preemption: bool = False) -> str:
