@@ -38,6 +38,7 @@ class Cluster:
     def __init__(self):
         self.nodes: list[Node] = []
         self.pods: list[Pod] = []                 # bound, non-terminal pods
+        self.nominated_pods: list[Pod] = []       # pending pods with status.nominatedNodeName
         self.objects: dict[str, dict[tuple[str, str], dict]] = defaultdict(dict)
         self.ignored: Counter = Counter()         # kinds ksched does not use
         self.skipped: Counter = Counter()         # pods the scheduler never sees (terminal, pending)
@@ -274,6 +275,10 @@ def _is_terminal(status) -> bool:
     return isinstance(status, dict) and status.get("phase") in ("Succeeded", "Failed")
 
 
+def _is_nominated(status) -> bool:
+    return isinstance(status, dict) and bool(status.get("nominatedNodeName"))
+
+
 def _is_bound(spec) -> bool:
     spec = spec or {}
     return isinstance(spec, dict) and bool(spec.get("nodeName"))
@@ -367,7 +372,16 @@ def _load_cluster(paths: Iterable[str]) -> Cluster:
                     cluster.skipped["terminal pods"] += 1
                     continue
                 if not _is_bound(obj.get("spec")):
-                    cluster.skipped["pending pods (not in the scheduler's cache)"] += 1
+                    if not _is_nominated(obj.get("status")):
+                        cluster.skipped["pending pods (not in the scheduler's cache)"] += 1
+                        continue
+                    # waiting for the node it preempted on: the scheduler's nominator holds it
+                    try:
+                        pod = Pod(obj, priorities, default_priority)
+                    except InputError as e:
+                        raise e.located(source=path, where=located_at(obj, loc)) from None
+                    cluster.nominated_pods.append(pod)
+                    cluster.namespace_labels.setdefault(pod.namespace, {"kubernetes.io/metadata.name": pod.namespace})
                     continue
             try:
                 if pod is None:

@@ -27,6 +27,14 @@ class NodeFilter:
     plugins: dict[str, Status | None]
 
 
+@dataclass
+class NominatedOnNode:
+    """The nominated pods counted on one node (the two passes of RunFilterPluginsWithNominatedPods)."""
+    pods: list[str]            # namespace/name of each, in the order they were nominated
+    second_pass: bool          # the first pass (with them) passed, so the filters ran again without
+    first_try: bool = False    # the node was the pod's own nominated node, tried before the others
+
+
 class _NodeTable(Mapping):
     """A read-only mapping over node names (in `names` order), the values made when read."""
 
@@ -146,6 +154,9 @@ class CycleResult:
     details: dict[str, Any] = field(default_factory=dict)   # per-plugin explanations (spread arithmetic, ...)
     events: dict[str, list[str]] = field(default_factory=dict)  # plugin -> cluster events that may help
     error: str = ""
+    # nodes where nominated pods of at least the pod's priority counted, in the order they were filtered
+    nominated: dict[str, NominatedOnNode] = field(default_factory=dict)
+    nominated_node_tried: str | None = None   # status.nominatedNodeName, filtered first (evaluateNominatedNode)
 
 
 @runtime_checkable

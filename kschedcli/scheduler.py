@@ -14,8 +14,9 @@ from .framework.runtime import Framework, Handle, NodeStatuses, PluginError
 from .framework.status import ERROR, UNRESOLVABLE, Status
 from .loader import no_gc
 from .model import Pod
+from .nominator import Nominator
 from .plugins import REGISTRY
-from .result import CycleResult, Explainer, FilterTable, ScoreTable
+from .result import CycleResult, Explainer, FilterTable, NominatedOnNode, ScoreTable
 from .snapshot import Snapshot
 
 
@@ -33,19 +34,28 @@ class Scheduler:
                     # (frozen before they resume, which would otherwise first pass over it)
                     gc.freeze()
         self.snapshot = snapshot
+        self.nominator = Nominator()
         self.frameworks: dict[str, Framework] = {}
         for prof in config.profiles:
-            self.frameworks[prof.scheduler_name] = Framework(prof, REGISTRY, Handle(self.snapshot, cluster,
-                                                                                   config.release))
+            self.frameworks[prof.scheduler_name] = Framework(
+                prof, REGISTRY, Handle(self.snapshot, cluster, config.release, self.nominator))
         # ksched's own plugin hooks, found once (structural checks are not cheap)
         self.explainers: dict[str, list[Explainer]] = {
             name: [pl for pl in fw.plugins.values() if isinstance(pl, Explainer)]
             for name, fw in self.frameworks.items()}
         self.bind_observers: list[BindObserver] = [
             pl for fw in self.frameworks.values() for pl in fw.plugins.values() if isinstance(pl, BindObserver)]
+        self.nominate(getattr(cluster, "nominated_pods", ()))
 
     def framework_for(self, pod: Pod) -> Framework | None:
         return self.frameworks.get(pod.scheduler_name)
+
+    def nominate(self, pods) -> None:
+        """Hold the pods carrying status.nominatedNodeName in the nominator, in order; kube-scheduler's
+        queue never holds a pod with scheduling gates or of a scheduler name no profile has."""
+        self.nominator.add_all(p for p in pods
+                               if p.nominated_node_name and not p.scheduling_gates
+                               and p.scheduler_name in self.frameworks)
 
     def schedule(self, pod: Pod, seed: int | None = None, *, with_details: bool = True) -> CycleResult:
         """One cycle. with_details=False leaves out the plugins' explanations (result.details), which
@@ -94,21 +104,18 @@ class Scheduler:
                 narrowing = sorted(pf.plugins_with_nodes)
                 statuses.absent = Status(UNRESOLVABLE, "node(s) didn't satisfy plugin(s) [{}]".format(
                     " ".join(narrowing)), plugin=narrowing[0] if narrowing else "")
-            # every plugin runs on every node, those kube-scheduler never filters included (their
-            # own verdicts are reported; the node's verdict is the PreFilter narrowing)
-            columns, first = fw.run_filter_columns(state, pod)
-            names = self.snapshot.names
-            if allowed is not None:
-                absent = statuses.absent
-                first = [f if n in allowed else absent for n, f in zip(names, first)]
-            feasible = [ni for ni, f in zip(nodes, first) if f is None]
-            absent = statuses.absent
-            statuses.explicit = ({n: f for n, f in zip(names, first) if f is not None} if allowed is None else
-                                 {n: f for n, f in zip(names, first) if f is not None and f is not absent})
-            if any(f.code == ERROR for f in set(filter(None, first))):
-                # the diagnosis keeps the last node's error
-                res.error = next(f for f in reversed(first) if f is not None and f.code == ERROR).message()
-            res.filters = FilterTable(names, self.snapshot.index_of, columns, first)
+            counted = {n: pods for n, pods in self.nominator.counted_by_node(pod).items()
+                       if n in self.snapshot.index_of}
+            nominated_node = self.nominator.status_node(pod)
+            first_try = None
+            if nominated_node and nominated_node in self.snapshot.index_of:
+                # evaluateNominatedNode: the node the pod preempted on, alone, before any other
+                first_try = self._filter_nominated_node(fw, state, pod, nominated_node, counted, res)
+            if first_try is not None and first_try[0] is None:
+                feasible = [self.snapshot.get(nominated_node)]
+            else:
+                feasible = self._filter_all(fw, state, pod, allowed, statuses, counted, res,
+                                            nominated_node if first_try is not None else None)
         res.feasible = [ni.node.name for ni in feasible]
         if res.error:
             res.message = res.error
@@ -166,6 +173,56 @@ class Scheduler:
             self._collect_details(fw, state, pod, res)
         return res
 
+    def _filter_nominated_node(self, fw: Framework, state: CycleState, pod: Pod, node_name: str,
+                               counted: dict[str, list[Pod]], res: CycleResult):
+        """The first try on the pod's nominated node: (its first failure, each plugin's status);
+        when it fits, the cycle's filters are that node's only."""
+        ni = self.snapshot.get(node_name)
+        nominated = counted.get(node_name, [])
+        first, plugins, second = fw.filter_node_with_nominated_pods(state, pod, ni, nominated)
+        if nominated:
+            res.nominated[node_name] = NominatedOnNode([p.key for p in nominated], second, True)
+        res.nominated_node_tried = node_name
+        if first is None:
+            res.filters = FilterTable([node_name], {node_name: 0}, {p: [st] for p, st in plugins.items()}, [None])
+        return first, plugins
+
+    def _filter_all(self, fw: Framework, state: CycleState, pod: Pod, allowed, statuses: NodeStatuses,
+                    counted: dict[str, list[Pod]], res: CycleResult, tried: str | None) -> list:
+        """findNodesThatPassFilters over every node: the feasible NodeInfos; the nodes' statuses go
+        into `statuses` and the table into `res`."""
+        nodes = self.snapshot.list()
+        # every plugin runs on every node, those kube-scheduler never filters included (their
+        # own verdicts are reported; the node's verdict is the PreFilter narrowing)
+        columns, first = fw.run_filter_columns(state, pod)
+        names = self.snapshot.names
+        index_of = self.snapshot.index_of
+        if counted:
+            # nodes with nominated pods of at least the pod's priority: the two passes, exactly;
+            # the others keep the columns' verdicts
+            columns = {p: list(col) for p, col in columns.items()}
+            first = list(first)
+            for node_name, nominated in counted.items():
+                i = index_of[node_name]
+                alone = {p: col[i] for p, col in columns.items()}
+                f, plugins, second = fw.filter_node_with_nominated_pods(state, pod, nodes[i], nominated, alone)
+                first[i] = f
+                for p, st in plugins.items():
+                    columns[p][i] = st
+                res.nominated[node_name] = NominatedOnNode([p.key for p in nominated], second, node_name == tried)
+        absent = statuses.absent
+        if allowed is not None:
+            # a node the PreFilter result leaves out keeps the status of the first try, if it had one
+            first = [f if n in allowed or n == tried else absent for n, f in zip(names, first)]
+        feasible = [ni for ni, f in zip(nodes, first) if f is None]
+        statuses.explicit = ({n: f for n, f in zip(names, first) if f is not None} if allowed is None else
+                             {n: f for n, f in zip(names, first) if f is not None and f is not absent})
+        if any(f.code == ERROR for f in set(filter(None, first))):
+            # the diagnosis keeps the last node's error
+            res.error = next(f for f in reversed(first) if f is not None and f.code == ERROR).message()
+        res.filters = FilterTable(names, index_of, columns, first)
+        return feasible
+
     def _collect_details(self, fw: Framework, state: CycleState, pod: Pod, res: CycleResult) -> None:
         for pl in self.explainers[fw.name]:
             try:
@@ -177,6 +234,7 @@ class Scheduler:
 
     def bind(self, pod: Pod, node_name: str) -> None:
         self.snapshot.bind(pod, node_name)
+        self.nominator.remove(pod)   # bound: no longer waiting for a node
         for pl in self.bind_observers:
             pl.on_bind(pod, node_name)
 
@@ -186,6 +244,8 @@ class Scheduler:
         result as it is decided, before its bind; keep=False returns none of them (a long sequence on a large
         cluster holds every node's verdict of every cycle otherwise)."""
         out = []
+        # the pods of the sequence that carry a nomination weigh on the pods before them
+        self.nominate(pods)
         with progress.task("Scheduling", total=len(pods), unit="pods") as task:
             for i, pod in enumerate(pods):
                 r = self.schedule(pod, seed)

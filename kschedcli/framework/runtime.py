@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from ..cluster import Cluster
     from ..config import Profile
     from ..model import Pod
+    from ..nominator import Nominator
     from ..snapshot import NodeInfo, Snapshot
 
 
@@ -36,11 +37,17 @@ class Handle:
     """What plugins may reach beyond their args: the snapshot, the cluster's objects, the framework,
     and the kube-scheduler release whose behaviour they follow."""
 
-    def __init__(self, snapshot: Snapshot, cluster: Cluster, release: Release = REFERENCE):
+    def __init__(self, snapshot: Snapshot, cluster: Cluster, release: Release = REFERENCE,
+                 nominator: Nominator | None = None):
         self.snapshot = snapshot
         self.cluster = cluster
         self.release = release
         self.framework: Framework | None = None
+        if nominator is None:
+            from ..nominator import Nominator
+            nominator = Nominator()
+        # the pods waiting for a node they preempted on (NominatedPodsForNode)
+        self.nominator = nominator
 
 
 class PreFilterOutcome:
@@ -181,6 +188,68 @@ class Framework:
                     st = Status(ERROR, f'running "{pl.name}" filter plugin: {st.message()}')
                 return st.with_plugin(pl.name)
         return None
+
+    def add_nominated_pods(self, state: CycleState, pod: Pod, node_info: NodeInfo,
+                           nominated: list[Pod]) -> tuple[CycleState, NodeInfo] | Status:
+        """addGENominatedPods: copies of the cycle state and the node with the given nominated pods
+        added (each through the PreFilter extensions' AddPod), or the error status of an AddPod."""
+        state_out = state.clone()
+        node_out = node_info.clone()
+        for p in nominated:
+            node_out.add_pod(p)
+            st = self.run_pre_filter_add_pod(state_out, pod, p, node_out)
+            if st is not None:
+                return st
+        return state_out, node_out
+
+    def run_filter_plugins_with_nominated_pods(self, state: CycleState, pod: Pod, node_info: NodeInfo,
+                                               nominated: list[Pod]) -> Status | None:
+        """RunFilterPluginsWithNominatedPods: with `nominated` (the node's nominated pods of at least
+        the pod's priority) the filters run twice, first with those pods added, then, only if every
+        filter passed, without them; without nominated pods, once."""
+        if not nominated:
+            return self.run_filter_plugins(state, pod, node_info)
+        added = self.add_nominated_pods(state, pod, node_info, nominated)
+        if isinstance(added, Status):
+            return added
+        st = self.run_filter_plugins(added[0], pod, added[1])
+        if st is not None:
+            return st
+        return self.run_filter_plugins(state, pod, node_info)
+
+    def filter_node_with_nominated_pods(self, state: CycleState, pod: Pod, node_info: NodeInfo,
+                                        nominated: list[Pod], without: dict[str, Status | None] | None = None
+                                        ) -> tuple[Status | None, dict[str, Status | None], bool]:
+        """The two passes on one node, every filter plugin (that did not Skip) run on its own:
+        (the node's first failure, each plugin's status, whether the second pass ran).
+
+        The first failure is the first pass's, or, when that passed, the second pass's. A plugin's
+        status is its status with the nominated pods, or, where that is Success, without them.
+        `without`: the plugins' statuses without the nominated pods when already known."""
+        skip = state.skip_filter_plugins
+        plugins = [pl for pl in self.filter_plugins if pl.name not in skip]
+        one = self._filter_one
+
+        def alone() -> dict[str, Status | None]:
+            if without is not None:
+                return dict(without)
+            return {pl.name: one(pl, state, pod, node_info) for pl in plugins}
+
+        if not nominated:
+            statuses = alone()
+            return _first_failure(statuses), statuses, False
+        added = self.add_nominated_pods(state, pod, node_info, nominated)
+        if isinstance(added, Status):
+            return added, alone(), False
+        with_state, with_node = added
+        first_pass = {pl.name: one(pl, with_state, pod, with_node) for pl in plugins}
+        failure = _first_failure(first_pass)
+        second_pass = alone()
+        statuses = {name: (st if st is not None and st.code != SUCCESS else second_pass.get(name))
+                    for name, st in first_pass.items()}
+        if failure is not None:
+            return failure, statuses, False
+        return _first_failure(second_pass), statuses, True
 
     def run_filter_columns(self, state: CycleState, pod: Pod) -> tuple[dict[str, list], list]:
         """Every filter plugin that did not Skip, on every node of the snapshot: its verdicts as a
@@ -346,6 +415,14 @@ class Framework:
         if st is not None and not st.is_success():
             raise PluginError(pl.name, f'running Score plugins: plugin "{pl.name}" failed with: {st.message()}')
         return s
+
+
+def _first_failure(statuses: dict[str, Status | None]) -> Status | None:
+    """RunFilterPlugins' verdict from every plugin's own status (in profile order)."""
+    for st in statuses.values():
+        if st is not None and st.code != SUCCESS:
+            return st
+    return None
 
 
 def _has_error(col: list) -> bool:

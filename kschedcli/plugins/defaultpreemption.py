@@ -440,7 +440,7 @@ class DefaultPreemption(Plugin, PreEnqueuePlugin, PostFilterPlugin, Explainer):
         """PodEligibleToPreemptOthers: "" when the pod may preempt, else why not."""
         if pod.preemption_policy == "Never":
             return NEVER_MSG
-        nominated = pod.nominated_node_name
+        nominated = self.handle.nominator.status_node(pod)
         if nominated:
             if node_statuses.get(nominated).code == UNRESOLVABLE:
                 return ""
@@ -470,9 +470,18 @@ class DefaultPreemption(Plugin, PreEnqueuePlugin, PostFilterPlugin, Explainer):
         non_violating: list[Candidate] = []
         violating: list[Candidate] = []
         errors: list[str] = []
-        outcomes = self._resource_only_dry_run(state, pod, potential, budgets, less)
+        # nodes with nominated pods of at least the pod's priority: the exact dry run, those pods
+        # counted in both passes; the others by the quicker paths
+        counted = self.handle.nominator.counted_by_node(pod)
+        plain = [ni for ni in potential if ni.node.name not in counted] if counted else potential
+        outcomes = self._resource_only_dry_run(state, pod, plain, budgets, less) if plain else []
         if outcomes is None:
-            outcomes = (self.select_victims_on_node(state, pod, ni, budgets, less) for ni in potential)
+            outcomes = (self.select_victims_on_node(state, pod, ni, budgets, less) for ni in plain)
+        if counted:
+            by_node = dict(zip((ni.node.name for ni in plain), outcomes, strict=True))
+            outcomes = [by_node[ni.node.name] if ni.node.name not in counted else
+                        self.select_victims_with_nominated(state, pod, ni, budgets, less, counted[ni.node.name])
+                        for ni in potential]
         for ni, (victims, n_violating, st) in zip(potential, outcomes):
             if st is None and victims:
                 c = Candidate(ni.node.name, victims, n_violating)
@@ -689,6 +698,54 @@ class DefaultPreemption(Plugin, PreEnqueuePlugin, PostFilterPlugin, Explainer):
                     n_violating += 1
             for p in fine:
                 reprieve(p)
+        except _DryRunError as e:
+            return [], 0, e.status
+        if violating and fine:
+            sort_by_importance(victims, less)
+        return victims, n_violating, None
+
+    def select_victims_with_nominated(self, state, pod, node_info, budgets: Budgets, less, nominated):
+        """SelectVictimsOnNode on a node with nominated pods of at least the pod's priority: every
+        filter check is RunFilterPluginsWithNominatedPods (those pods added to the node without
+        the victims, then, if every filter passed, the node alone)."""
+        potential = [p for p in node_info.pods if p.priority < pod.priority]
+        if not potential:
+            return [], 0, Status(UNRESOLVABLE, NO_VICTIMS_MSG)
+        fw = self.handle.framework
+        removers = fw.pre_filter_extensions("remove_pod", state)
+        adders = fw.pre_filter_extensions("add_pod", state)
+        state = state.clone()
+        ni = node_info.without(set(map(id, potential)))
+
+        def extend(runners, go_name: str, p) -> None:
+            for pl, fn in runners:
+                st = fn(state, pod, p, ni)
+                if st is not None and not st.is_success():
+                    raise _DryRunError(Status(
+                        ERROR, f'running {go_name} on PreFilter plugin "{pl.name}": {st.message()}'))
+
+        def fits() -> Status | None:
+            return fw.run_filter_plugins_with_nominated_pods(state, pod, ni, nominated)
+
+        try:
+            for p in potential:
+                extend(removers, "RemovePod", p)
+            st = fits()
+            if st is not None:
+                return [], 0, st
+            sort_by_importance(potential, less)
+            violating, fine = budgets.split(potential)
+            victims = []
+            n_violating = 0
+            for group in (violating, fine):
+                for p in group:
+                    ni.add_pod(p)
+                    extend(adders, "AddPod", p)
+                    if fits() is not None:
+                        ni.remove_pod(p)
+                        extend(removers, "RemovePod", p)
+                        victims.append(p)
+                        n_violating += group is violating
         except _DryRunError as e:
             return [], 0, e.status
         if violating and fine:
