@@ -214,6 +214,8 @@ def _report_load(session) -> None:
     """The load summary of --verbose: counts of what the scheduler sees and of what it does not."""
     c = session.cluster
     seen = [_count(len(c.nodes), "node"), _count(len(c.pods), "bound pod")]
+    if c.nominated_pods:
+        seen.append(_count(len(c.nominated_pods), "nominated pod"))
     seen += [f"{kind} ×{len(objs)}" for kind, objs in sorted(c.objects.items()) if objs]
     typer.echo(f"ksched: read {', '.join(seen)}", err=True)
     for what, n in sorted(c.skipped.items()):   # what: "terminal pods", "pending pods (...)"

@@ -141,6 +141,11 @@ def result_doc(r: CycleResult) -> dict:
         doc["details"] = {k: r.details[k] for k in sorted(r.details)}
     if r.events:
         doc["retryOn"] = {k: r.events[k] for k in sorted(r.events)}
+    if r.nominated_node_tried is not None:
+        doc["nominatedNodeTried"] = r.nominated_node_tried
+    if r.nominated:
+        doc["nominatedPods"] = {n: {"pods": list(v.pods), "secondPass": v.second_pass, "firstTry": v.first_try}
+                                for n, v in sorted(r.nominated.items())}
     if r.error:
         doc["error"] = r.error
     return doc
@@ -169,3 +174,4 @@ def run_doc(results: list[CycleResult], edits: list | None = None, version: Choi
         doc["edits"] = [a.doc() for a in edits]
     doc["results"] = [result_doc(r) for r in results]
     return doc
+

@@ -12,6 +12,7 @@ from .interpodaffinity import affinity_section
 from .layout import make_console, print_blocks
 from .node import node_view
 from .nodeaffinity import node_affinity_section
+from .nominated import nominated_lines
 from .preemption import preemption_summary
 from .resources import resources_section
 from .scores import score_table
@@ -26,8 +27,10 @@ def explain_renderables(result, session, console: Console, *, node: str | None =
         return blocks
     if node is not None:
         blocks.extend(node_view(result, session, node))
+        blocks.append(nominated_lines(result, node))
         return blocks
     blocks.append(filter_matrix(result, all_nodes=all_nodes, width=console.width))
+    blocks.append(nominated_lines(result))
     blocks.append(score_table(result, console.width, top=top, raw=raw))
     blocks.append(resources_section(result, all_nodes=all_nodes, width=console.width))
     blocks.append(taints_section(result))
