@@ -54,6 +54,11 @@ class Order(StrEnum):
     file = "file"
 
 
+class PreemptionMode(str, Enum):
+    report = "report"
+    carry_out = "carry-out"
+
+
 def _fail(err: InputError) -> None:
     typer.echo(f"ksched: {err}", err=True)
     raise typer.Exit(2)
@@ -341,6 +346,10 @@ def schedule(
     seed: int | None = SeedOpt,
     kubernetes_version: str | None = KubernetesVersionOpt,
     allow_preemption: bool = AllowPreemptionOpt,
+    preemption: PreemptionMode = typer.Option(
+        PreemptionMode.report, "--preemption",
+        help="report: victims reported, the cluster left as it was; carry-out: victims deleted, the preemptor "
+             "nominated (it counts on that node for the pods after it) and retried after the other pods."),
     no_color: bool = ColorOpt,
     verbose: bool = VerboseOpt,
     edits: list[Edit] | None = None,
@@ -376,17 +385,21 @@ def schedule(
                 typer.echo(f"ksched: {pods}: ignored kinds that make no pod: {kinds}", err=True)
     except InputError as e:
         _fail(e)
-    _run_and_show(session, pod_list, order, output, seed, allow_preemption, no_color, expansion, no_headers)
+    _run_and_show(session, pod_list, order, output, seed, allow_preemption, no_color, expansion, no_headers,
+                  preemption)
 
 
 def _run_and_show(session, pod_list, order: Order, output: Output | ScheduleOutput, seed: int | None,
-                  allow_preemption: bool, no_color: bool, expansion=None, no_headers: bool = False) -> None:
+                  allow_preemption: bool, no_color: bool, expansion=None, no_headers: bool = False,
+                  preemption: PreemptionMode = PreemptionMode.report) -> None:
     """Schedule the pods in turn (schedule, run) and print the outcome, grouped by workload when
     `expansion` (workloads.Expansion) made them; exits."""
     from .render.analysis import annotate
     from .scheduler import queue_sort
     if order == Order.priority:
         pod_list = queue_sort(pod_list)
+    if preemption == PreemptionMode.carry_out:
+        _schedule_carrying_out(session, pod_list, seed, output, no_color, allow_preemption)
     if output == ScheduleOutput.json:
         results = _stream_json_sequence(session, pod_list, seed, expansion)
     else:
@@ -419,6 +432,26 @@ def _workload_summary(expansion, results):
         return None
     from .workloads import summarize
     return summarize(expansion, results)
+
+
+def _schedule_carrying_out(session, pod_list, seed, output: Output, no_color: bool, allow_preemption: bool) -> None:
+    """`schedule --preemption=carry-out` (kschedcli/carryout.py); the exit status is the pods' final
+    outcome: 0 when every pod ended bound."""
+    from .carryout import run_carrying_out
+    from .render.analysis import annotate
+    run = run_carrying_out(session.scheduler, pod_list, seed, on_result=lambda r: annotate(r, session))
+    if output not in (Output.json, Output.yaml):
+        from .render.terminal import render_carried_out
+        _show_edits(session, no_color)
+        render_carried_out(run, session, no_color=no_color)
+    else:
+        from .render.document import carried_out_doc, run_doc
+        _dump({**run_doc(run.results, session.edits), **carried_out_doc(run)}, output)
+    last = {r.pod.uid: r for r in run.results}
+    code = _exit_code(list(last.values()), allow_preemption)
+    if code == 0 and not all(p.node for p in run.placements):
+        code = 1   # bound, then evicted by a later preemption
+    raise typer.Exit(code)
 
 
 def _stream_json_sequence(session, pod_list, seed, expansion=None):

@@ -157,6 +157,7 @@ class CycleResult:
     # nodes where nominated pods of at least the pod's priority counted, in the order they were filtered
     nominated: dict[str, NominatedOnNode] = field(default_factory=dict)
     nominated_node_tried: str | None = None   # status.nominatedNodeName, filtered first (evaluateNominatedNode)
+    attempt: int | None = None   # the pod's attempt in a sequence carrying preemption out (1 for the first)
 
 
 @runtime_checkable

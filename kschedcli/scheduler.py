@@ -112,7 +112,7 @@ class Scheduler:
                 # evaluateNominatedNode: the node the pod preempted on, alone, before any other
                 first_try = self._filter_nominated_node(fw, state, pod, nominated_node, counted, res)
             if first_try is not None and first_try[0] is None:
-                feasible = [self.snapshot.get(nominated_node)]
+                feasible = [self.snapshot.by_name[nominated_node]]
             else:
                 feasible = self._filter_all(fw, state, pod, allowed, statuses, counted, res,
                                             nominated_node if first_try is not None else None)
@@ -174,10 +174,11 @@ class Scheduler:
         return res
 
     def _filter_nominated_node(self, fw: Framework, state: CycleState, pod: Pod, node_name: str,
-                               counted: dict[str, list[Pod]], res: CycleResult):
+                               counted: dict[str, list[Pod]], res: CycleResult
+                               ) -> tuple[Status | None, dict[str, Status | None]]:
         """The first try on the pod's nominated node: (its first failure, each plugin's status);
         when it fits, the cycle's filters are that node's only."""
-        ni = self.snapshot.get(node_name)
+        ni = self.snapshot.by_name[node_name]
         nominated = counted.get(node_name, [])
         first, plugins, second = fw.filter_node_with_nominated_pods(state, pod, ni, nominated)
         if nominated:

@@ -380,6 +380,25 @@ class Snapshot:
         assert best is not None   # every pair had candidates (else returned above)
         return [p for p in best if match(p.labels)]
 
+    def evict(self, pod: Pod) -> bool:
+        """Delete a bound pod (a preemption victim): its node, the namespace and label indexes
+        and the change log forget it. False when the pod is on none of the snapshot's nodes."""
+        ni = self.by_name.get(pod.node_name)
+        if ni is None or not ni.remove_pod(pod):
+            return False
+        self.changes.append(self.index_of[pod.node_name])
+        in_ns = self._pods_by_namespace.get(pod.namespace)
+        if in_ns is not None:
+            _drop(in_ns, pod)
+        index = self._label_index.get(pod.namespace)
+        if index is not None:
+            for kv in pod.labels.items():
+                held = index.get(kv)
+                if held is not None:
+                    _drop(held, pod)
+        self.generation = _next_generation()
+        return True
+
     def bind(self, pod: Pod, node_name: str) -> None:
         """Assume the pod on the node: what kube-scheduler's cache does before binding."""
         pod.node_name = node_name
@@ -391,3 +410,10 @@ class Snapshot:
             for kv in pod.labels.items():
                 index.setdefault(kv, []).append(pod)
         self.generation = _next_generation()
+
+
+def _drop(pods: list[Pod], pod: Pod) -> None:
+    for i, p in enumerate(pods):
+        if p is pod:
+            del pods[i]
+            return

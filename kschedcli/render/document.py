@@ -141,6 +141,8 @@ def result_doc(r: CycleResult) -> dict:
         doc["details"] = {k: r.details[k] for k in sorted(r.details)}
     if r.events:
         doc["retryOn"] = {k: r.events[k] for k in sorted(r.events)}
+    if r.attempt is not None:
+        doc["attempt"] = r.attempt
     if r.nominated_node_tried is not None:
         doc["nominatedNodeTried"] = r.nominated_node_tried
     if r.nominated:
@@ -175,3 +177,14 @@ def run_doc(results: list[CycleResult], edits: list | None = None, version: Choi
     doc["results"] = [result_doc(r) for r in results]
     return doc
 
+
+def carried_out_doc(run) -> dict:
+    """`schedule --preemption=carry-out`'s additions to the run document: the evictions, the
+    nominations cleared, and every pod's final placement."""
+    return {
+        "evictions": [{"pod": e.pod, "node": e.node, "preemptor": e.preemptor, "cycle": e.cycle}
+                      for e in run.evictions],
+        "clearedNominations": [{"pod": pod, "node": node} for pod, node in run.cleared],
+        "placements": [{"pod": p.pod, "node": p.node, "attempts": p.attempts, "evicted": p.evicted}
+                       for p in run.placements],
+    }
