@@ -54,7 +54,7 @@ class Order(StrEnum):
     file = "file"
 
 
-class PreemptionMode(str, Enum):
+class PreemptionMode(StrEnum):
     report = "report"
     carry_out = "carry-out"
 
@@ -434,12 +434,17 @@ def _workload_summary(expansion, results):
     return summarize(expansion, results)
 
 
-def _schedule_carrying_out(session, pod_list, seed, output: Output, no_color: bool, allow_preemption: bool) -> None:
+def _schedule_carrying_out(session, pod_list, seed, output: Output | ScheduleOutput, no_color: bool,
+                           allow_preemption: bool) -> None:
     """`schedule --preemption=carry-out` (kschedcli/carryout.py); the exit status is the pods' final
     outcome: 0 when every pod ended bound."""
     from .carryout import run_carrying_out
     from .render.analysis import annotate
-    run = run_carrying_out(session.scheduler, pod_list, seed, on_result=lambda r: annotate(r, session))
+
+    def explained(r) -> None:
+        annotate(r, session)
+
+    run = run_carrying_out(session.scheduler, pod_list, seed, on_result=explained)
     if output not in (Output.json, Output.yaml):
         from .render.terminal import render_carried_out
         _show_edits(session, no_color)

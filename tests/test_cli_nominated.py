@@ -80,4 +80,4 @@ def test_explain_view_shows_the_nominated_pods_and_the_passes(tmp_path):
 def test_verbose_load_counts_the_nominated_pods(tmp_path):
     cluster, pods = _files(tmp_path)
     r = CliRunner().invoke(app, ["-v", "explain", pods, "-c", cluster, "--no-color"])
-    assert "1 nominated pod," in r.stderr
+    assert "1 nominated pod" in r.stderr and "nominated pods" not in r.stderr

@@ -712,6 +712,7 @@ class DefaultPreemption(Plugin, PreEnqueuePlugin, PostFilterPlugin, Explainer):
         if not potential:
             return [], 0, Status(UNRESOLVABLE, NO_VICTIMS_MSG)
         fw = self.handle.framework
+        assert fw is not None
         removers = fw.pre_filter_extensions("remove_pod", state)
         adders = fw.pre_filter_extensions("add_pod", state)
         state = state.clone()
