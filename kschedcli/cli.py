@@ -230,7 +230,7 @@ def _report_load(session) -> None:
         typer.echo(f"ksched: ignored kinds the scheduler does not read: {kinds}", err=True)
 
 
-def _print_version(console, cluster) -> None:
+def _print_release(console, cluster) -> None:
     """The release followed and why, last, as the other views end (render/terminal/header.py)."""
     from .render.terminal.header import version_block
     for line in version_block(cluster):
@@ -550,7 +550,7 @@ def capacity(
         _show_edits(session, no_color)
         render_capacity(doc, stops, top=top, no_color=no_color)
         from .render.terminal import make_console
-        _print_version(make_console(no_color), session)
+        _print_release(make_console(no_color), session)
     else:
         _dump(doc, output)
     raise typer.Exit(1 if min_copies is not None and report.replicas < min_copies else 0)
@@ -636,7 +636,7 @@ def drain(
         console = make_console(no_color)
         render_edits(applied, console)
         render_drain(report, console, allow_preemption)
-        _print_version(console, cluster_obj)
+        _print_release(console, cluster_obj)
     else:
         from .render.document import version_fields
         from .render.drain import drain_doc
@@ -717,7 +717,7 @@ def diff(
         console = make_console(no_color)
         render_edits(applied, console)
         render_diff(report, console)
-        _print_version(console, cluster_a)
+        _print_release(console, cluster_a)
     else:
         from .render.diff import diff_doc
         from .render.document import version_fields

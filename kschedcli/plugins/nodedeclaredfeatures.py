@@ -36,7 +36,8 @@ _KEY = "PreFilterNodeDeclaredFeatures"
 
 def required_features(pod: Pod) -> frozenset[str]:
     """InferForPodScheduling over the feature registry."""
-    spec = pod.raw.get("spec") if isinstance(pod.raw.get("spec"), dict) else {}
+    raw_spec = pod.raw.get("spec")
+    spec: dict = raw_spec if isinstance(raw_spec, dict) else {}
     need: set[str] = set()
     for key in ("containers", "initContainers"):
         for c in spec.get(key) or ():
@@ -49,7 +50,8 @@ def required_features(pod: Pod) -> frozenset[str]:
 
 
 def declared_features(node: Node) -> frozenset[str]:
-    status = node.raw.get("status") if isinstance(node.raw.get("status"), dict) else {}
+    raw_status = node.raw.get("status")
+    status: dict = raw_status if isinstance(raw_status, dict) else {}
     return frozenset(f for f in status.get("declaredFeatures") or () if isinstance(f, str))
 
 
