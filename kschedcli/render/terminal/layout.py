@@ -82,7 +82,12 @@ def glue_message(message: str, short: int = 24) -> str:
     """kube-scheduler's `0/20 nodes are available: 13 Insufficient cpu, 1 node(s) had ...` with each
     short reason and each braced taint glued, so that a count never leaves its reason."""
     message = re.sub(r"\{[^{}]{0,40}\}", lambda m: glue(m.group()), message)
-    return ", ".join(glue(item) if len(item) <= short else item for item in message.split(", "))
+    def item(text: str) -> str:
+        if len(text) <= short:
+            return glue(text)
+        head, sep, tail = text.rpartition(": ")     # `... are available: 13 Insufficient cpu`
+        return head + sep + glue(tail) if sep and len(tail) <= short else text
+    return ", ".join(item(x) for x in message.split(", "))
 
 
 def _break_offsets(plain: str, width: int) -> list[int]:
@@ -112,6 +117,14 @@ def _break_offsets(plain: str, width: int) -> list[int]:
             col = cell_len(word)
 
     place(0, plain, _WORD)
+    # no widow: a last line of one word takes the word before it along (`... the taint is` / `removed`)
+    tail = plain[offsets[-1]:].strip(" ") if offsets else ""
+    if tail and plain[offsets[-1] - 1] == " " and len(tail) <= 12 and not set(tail) & {" ", GLUE}:
+        start = offsets[-2] if len(offsets) > 1 else 0
+        before = plain[start:offsets[-1]].rstrip(" ")
+        j = before.rfind(" ")
+        if j > 0 and GLUE not in before[j + 1:] and cell_len(plain[start + j + 1:].rstrip(" ")) <= width:
+            offsets[-1] = start + j + 1
     return offsets
 
 
