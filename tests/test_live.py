@@ -268,3 +268,31 @@ def test_real_kubectl_runs_the_installed_plugin(tmp_path):
     assert "Usage: kubectl ksched" in h.stdout
     listed = subprocess.run([kubectl, "plugin", "list"], capture_output=True, text=True, env=env, timeout=60)
     assert str(plugin) in listed.stdout
+
+
+def test_the_read_reports_its_progress_in_bytes(fake):
+    """On a terminal the CLI installs a Rich reporter on the core's progress hook; here a recording one."""
+    from contextlib import contextmanager
+
+    from kschedcli import progress
+    seen: list[tuple[str, str, list[int]]] = []
+
+    @contextmanager
+    def reporter(description: str, total: int, unit: str):
+        updates: list[int] = []
+
+        class Task:
+            def update(self, done: int) -> None:
+                updates.append(done)
+        seen.append((description, unit, updates))
+        yield Task()
+    progress.set_reporter(reporter)
+    try:
+        r = run("explain", "fixtures/pods/web.yaml")
+    finally:
+        progress.set_reporter(None)
+    assert r.exit_code == 0, r.output
+    description, unit, updates = seen[0]
+    assert (description, unit) == ("kubectl get (kind-small)", "bytes")
+    size = len(fake.served.read_bytes())
+    assert updates[-1] == size and len(updates) > 1 and updates == sorted(updates)

@@ -1,0 +1,103 @@
+"""A local HTTP server that answers like a Kubernetes API server for what `kubectl get KINDS -A -o json`
+asks: legacy discovery (/api, /apis, each group version's resources) and one list per resource, served
+from a list of objects. `forbid` names a resource answered with 403 as RBAC does; `delay` makes every
+list answer that many seconds late (for kubectl's --request-timeout)."""
+from __future__ import annotations
+
+import json
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+# (group, version, plural, kind, namespaced, short names) for the kinds ksched reads
+RESOURCES = [
+    ("", "v1", "nodes", "Node", False, ["no"]),
+    ("", "v1", "pods", "Pod", True, ["po"]),
+    ("", "v1", "persistentvolumes", "PersistentVolume", False, ["pv"]),
+    ("", "v1", "persistentvolumeclaims", "PersistentVolumeClaim", True, ["pvc"]),
+    ("", "v1", "namespaces", "Namespace", False, ["ns"]),
+    ("", "v1", "services", "Service", True, ["svc"]),
+    ("", "v1", "replicationcontrollers", "ReplicationController", True, ["rc"]),
+    ("policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget", True, ["pdb"]),
+    ("storage.k8s.io", "v1", "storageclasses", "StorageClass", False, ["sc"]),
+    ("storage.k8s.io", "v1", "csinodes", "CSINode", False, []),
+    ("storage.k8s.io", "v1", "csidrivers", "CSIDriver", False, []),
+    ("scheduling.k8s.io", "v1", "priorityclasses", "PriorityClass", False, ["pc"]),
+    ("apps", "v1", "replicasets", "ReplicaSet", True, ["rs"]),
+    ("apps", "v1", "statefulsets", "StatefulSet", True, ["sts"]),
+]
+
+
+def _group_version(group: str, version: str) -> str:
+    return f"{group}/{version}" if group else version
+
+
+class FakeAPIServer:
+    def __init__(self, objects: list[dict], forbid: str | None = None, delay: float = 0.0):
+        self.objects = objects
+        self.forbid = forbid
+        self.delay = delay
+        self.requests: list[str] = []
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args) -> None:   # quiet
+                pass
+
+            def do_GET(self) -> None:   # noqa: N802 - the http.server name
+                server.requests.append(self.path)
+                status, body = server.answer(self.path.split("?")[0])
+                if body.get("kind", "").endswith("List") and body.get("items") is not None and server.delay:
+                    time.sleep(server.delay)
+                data = json.dumps(body).encode()
+                try:
+                    self.send_response(status)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    def __enter__(self) -> FakeAPIServer:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+    def answer(self, path: str) -> tuple[int, dict]:
+        if path == "/api":
+            return 200, {"kind": "APIVersions", "versions": ["v1"],
+                         "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": "127.0.0.1"}]}
+        if path == "/apis":
+            groups = sorted({g for g, *_ in RESOURCES if g})
+            return 200, {"kind": "APIGroupList", "apiVersion": "v1", "groups": [
+                {"name": g, "versions": [{"groupVersion": f"{g}/v1", "version": "v1"}],
+                 "preferredVersion": {"groupVersion": f"{g}/v1", "version": "v1"}} for g in groups]}
+        for group, version, plural, kind, _namespaced, _short in RESOURCES:
+            gv = _group_version(group, version)
+            prefix = f"/api/{gv}" if not group else f"/apis/{gv}"
+            if path == prefix:
+                return 200, {"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv, "resources": [
+                    {"name": p, "singularName": k.lower(), "namespaced": n, "kind": k, "shortNames": s,
+                     "verbs": ["get", "list", "watch"]}
+                    for g, v, p, k, n, s in RESOURCES if _group_version(g, v) == gv]}
+            if path == f"{prefix}/{plural}":
+                if plural == self.forbid:
+                    return 403, {"kind": "Status", "apiVersion": "v1", "status": "Failure", "reason": "Forbidden",
+                                 "code": 403, "details": {"group": group, "kind": plural},
+                                 "message": f'{plural}{"." + group if group else ""} is forbidden: User "jane" '
+                                            f'cannot list resource "{plural}" in API group "{group}" at the '
+                                            "cluster scope"}
+                items = [dict(o, apiVersion=gv) for o in self.objects if o.get("kind") == kind]
+                return 200, {"kind": f"{kind}List", "apiVersion": gv, "metadata": {"resourceVersion": "1"},
+                             "items": items}
+        return 404, {"kind": "Status", "apiVersion": "v1", "status": "Failure", "reason": "NotFound", "code": 404,
+                     "message": "the server could not find the requested resource"}
