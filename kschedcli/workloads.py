@@ -49,7 +49,7 @@ from .plugins.nodeaffinity import required_node_affinity_matches
 WORKLOAD_KINDS = ("Deployment", "ReplicaSet", "ReplicationController", "StatefulSet", "DaemonSet", "Job",
                   "CronJob")
 # objects of the input that the scheduler reads once they exist: added to the cluster as they are
-CLUSTER_KINDS = ("Service", "PodDisruptionBudget", "PersistentVolumeClaim", "PriorityClass")
+CLUSTER_KINDS = ("Service", "PodDisruptionBudget", "PersistentVolumeClaim", "PriorityClass", "Namespace")
 # kinds that are not workloads and are certainly misplaced in a file of pods
 _REJECTED_KINDS = {"Node": "nodes belong in the snapshot (--cluster)"}
 
@@ -612,7 +612,8 @@ def pods_for_workloads(objects: Iterable[tuple[dict, str, str]], cluster: Cluste
 
     The cluster is extended as the controllers and `kubectl apply` would extend it: the
     workloads themselves, the ReplicaSets, PersistentVolumeClaims and Jobs they create, and the
-    input's Services, PodDisruptionBudgets, PersistentVolumeClaims and PriorityClasses. Other kinds
+    input's Services, PodDisruptionBudgets, PersistentVolumeClaims, PriorityClasses and Namespaces
+    (their labels, for namespaceSelectors). Other kinds
     (ConfigMaps, Secrets, ServiceAccounts, ...) are counted in `ignored`."""
     ex = _Expander(cluster, replicas)
     objects = list(objects)
@@ -641,6 +642,9 @@ def pods_for_workloads(objects: Iterable[tuple[dict, str, str]], cluster: Cluste
                              source=source, where=where)
         elif kind not in CLUSTER_KINDS:
             ex.out.ignored[kind] += 1
+    for pod in ex.out.pods:
+        # the namespace exists once its pods do: namespaceSelectors read its name label
+        cluster.namespace_labels.setdefault(pod.namespace, {"kubernetes.io/metadata.name": pod.namespace})
     return ex.out
 
 
@@ -656,6 +660,12 @@ def _add_cluster_object(ex: _Expander, obj: dict, source: str, where: str) -> No
         if obj.get("globalDefault"):
             ex.cluster.default_priority = (name, value, obj.get("preemptionPolicy"))
         ex._add_object(kind, "", name, obj)
+        return
+    if kind == "Namespace":
+        if name and ex.cluster.get(kind, "", name) is None:
+            labels = _labels(meta.get("labels"), "metadata.labels")
+            ex.cluster.namespace_labels[name] = {**labels, "kubernetes.io/metadata.name": name}
+            ex._add_object(kind, "", name, obj)
         return
     namespace = meta.get("namespace") or "default"
     if ex.cluster.get(kind, namespace, name) is None:

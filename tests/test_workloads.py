@@ -432,3 +432,12 @@ def test_cli_daemonset_that_fits_nowhere_says_why_per_node(tmp_path):
         assert all(n["message"].startswith("0/20 nodes are available:") for n in misfit)
     table = run("schedule", str(f), "-c", PROD).stdout
     assert "does not fit: NodeResourcesFit: Insufficient cpu" in table
+
+
+def test_input_namespaces_and_pod_namespaces_are_known_to_namespace_selectors():
+    c = cluster_of([node("n")])
+    ns = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "shop", "labels": {"team": "web"}}}
+    ex = expand([ns, deployment(ns="shop"), deployment(name="api", ns="other")], c)
+    assert c.namespace_labels["shop"] == {"team": "web", "kubernetes.io/metadata.name": "shop"}
+    assert c.namespace_labels["other"] == {"kubernetes.io/metadata.name": "other"}
+    assert "Namespace" not in ex.ignored and c.get("Namespace", "", "shop") is ns
