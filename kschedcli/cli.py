@@ -451,7 +451,7 @@ def _schedule_carrying_out(session, pod_list, seed, output: Output | ScheduleOut
         render_carried_out(run, session, no_color=no_color)
     else:
         from .render.document import carried_out_doc, run_doc
-        _dump({**run_doc(run.results, session.edits), **carried_out_doc(run)}, Output(output.value))
+        _dump({**run_doc(run.results, session.edits, session.version), **carried_out_doc(run)}, Output(output.value))
     last = {r.pod.uid: r for r in run.results}
     code = _exit_code(list(last.values()), allow_preemption)
     if code == 0 and not all(p.node for p in run.placements):
