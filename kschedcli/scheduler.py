@@ -5,6 +5,7 @@ import gc
 import random
 
 from . import progress
+from .batching import OpportunisticBatch
 from .cluster import Cluster
 from .config import SchedulerConfig
 from .framework.cycle_state import CycleState
@@ -43,6 +44,11 @@ class Scheduler:
         self.explainers: dict[str, list[Explainer]] = {
             name: [pl for pl in fw.plugins.values() if isinstance(pl, Explainer)]
             for name, fw in self.frameworks.items()}
+        # OpportunisticBatching (v1.35 on): each profile's batch, and the cycles run so far
+        self.batches: dict[str, OpportunisticBatch] = (
+            {name: OpportunisticBatch() for name in self.frameworks}
+            if config.release.gate("OpportunisticBatching") else {})
+        self.cycles = 0
         self.bind_observers: list[BindObserver] = [
             pl for fw in self.frameworks.values() for pl in fw.plugins.values() if isinstance(pl, BindObserver)]
         self.nominate(getattr(cluster, "nominated_pods", ()))
@@ -81,6 +87,10 @@ class Scheduler:
             res.message = gate.message()
             return res
 
+        self.cycles += 1
+        cycle = self.cycles
+        batch = self.batches.get(fw.name)
+        hint = signature = None
         state = CycleState()
         pf = fw.run_pre_filter(state, pod)
         res.pre_filter_plugins = pf.plugin_statuses
@@ -107,6 +117,12 @@ class Scheduler:
             counted = {n: pods for n, pods in self.nominator.counted_by_node(pod).items()
                        if n in self.snapshot.index_of}
             nominated_node = self.nominator.status_node(pod)
+            if batch is not None:
+                # GetNodeHint; evaluateNominatedNode tries the hint when the pod has no nominated
+                # node (the hint is spent all the same)
+                hint, signature = batch.hint(fw, state, pod, cycle)
+                if not nominated_node and hint is not None:
+                    nominated_node = hint
             first_try = None
             if nominated_node and nominated_node in self.snapshot.index_of:
                 # evaluateNominatedNode: the node the pod preempted on, alone, before any other
@@ -144,6 +160,8 @@ class Scheduler:
         if len(feasible) == 1:
             res.top_nodes = [feasible[0].node.name]
             res.selected_node = feasible[0].node.name
+            if batch is not None:
+                batch.store(signature, hint, res.selected_node, [], cycle)
             if with_details:
                 self._collect_details(fw, state, pod, res)
             return res
@@ -169,6 +187,10 @@ class Scheduler:
             res.selected_node = res.top_nodes[0]
         else:
             res.selected_node = reservoir_pick(res.top_nodes, seed)
+        if batch is not None:
+            # the other feasible nodes, best first (ties by name: kube-scheduler's are random)
+            ranking = sorted((n for n in names if n != res.selected_node), key=lambda n: (-res.totals[n], n))
+            batch.store(signature, hint, res.selected_node, ranking, cycle)
         if with_details:
             self._collect_details(fw, state, pod, res)
         return res
