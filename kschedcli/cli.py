@@ -747,8 +747,9 @@ def run(
             session = _open(sc.cluster, sc.config, sc.edits, kubernetes_version or sc.kubernetes_version)
         except InputError as e:
             raise e.located(source=scenario) from None
-        pod_list = scenario_pods(sc, session.cluster)
-        if not pod_list:
+        expansion = scenario_pods(sc, session.cluster)
+        pod_list = expansion.pods if expansion is not None else []
+        if expansion is None:
             from .lookup import pending_pods
             found = pending_pods([c for c in sc.cluster if c != "-"])
             if not found:
@@ -757,7 +758,7 @@ def run(
             pod_list = [session.cluster.parse_pod(o, p, w) for o, p, w in found]
     except InputError as e:
         _fail(e)
-    _run_and_show(session, pod_list, Order(sc.order), output, seed, allow_preemption, no_color)
+    _run_and_show(session, pod_list, Order(sc.order), output, seed, allow_preemption, no_color, expansion)
 
 
 @app.command()

@@ -9,8 +9,8 @@ edits and the pods to schedule — run by `ksched run scenario.yaml`.
     edits:                                # the --add-node, --cordon... flags, in order
     - cordon: topology.kubernetes.io/zone=us-east-1a
     - addNode: general-b-01:2
-    pods:                                 # optional: files, or Pod objects inline; default:
-    - pods/rollout.yaml                   #   the snapshot's pending pods
+    pods:                                 # optional: files, or Pods and workloads inline;
+    - pods/rollout.yaml                   #   default: the snapshot's pending pods
     order: priority                       # or file
 
 The file is validated against schemas/scenario.schema.json (`ksched schema --scenario`); its edits
@@ -97,13 +97,22 @@ def load_scenario(path: str) -> Scenario:
                     kubernetes_version=doc.get("kubernetesVersion"))
 
 
-def scenario_pods(s: Scenario, cluster: Any) -> list:
-    """The scenario's pods (model.Pod), parsed against the cluster; None when it names none
-    (the snapshot's pending pods are scheduled then)."""
-    from .cluster import load_pending_pods, parse_pending_pods
-    pods = []
-    for f in s.pod_files:
-        pods.extend(load_pending_pods(f, cluster))
+def scenario_pods(s: Scenario, cluster: Any) -> Any:
+    """The scenario's pods as a workloads.Expansion: Pods as they are, workloads (Deployment,
+    StatefulSet, DaemonSet, Job...) as their controllers would create them, files first, then the
+    objects written inline; None when it names none (the snapshot's pending pods are scheduled
+    then)."""
+    from .workloads import Expansion, load_workloads, pods_for_workloads
+    if not s.pod_files and not s.inline_pods:
+        return None
+    parts = [load_workloads(f, cluster) for f in s.pod_files]
     if s.inline_pods:
-        pods.extend(parse_pending_pods(s.inline_pods, s.path, cluster))
-    return pods
+        parts.append(pods_for_workloads([(obj, s.path, where) for obj, where in s.inline_pods], cluster))
+    merged = Expansion()
+    for part in parts:
+        merged.pods.extend(part.pods)
+        merged.workloads.extend(part.workloads)
+        merged.origin.update(part.origin)
+        merged.ignored.update(part.ignored)
+        merged.added.update(part.added)
+    return merged

@@ -59,6 +59,22 @@ def test_inline_pods_and_the_pending_pods_default(tmp_path):
         "shop/checkout-6b8c9d7f5-h2j4k", "batch/reporting-28391745-x7k2q"}
 
 
+def test_inline_workloads_become_their_pods(tmp_path):
+    f = write(tmp_path, "edits: [{addNode: 'general-b-01:2'}]\npods:\n"
+                        "- apiVersion: apps/v1\n  kind: Deployment\n  metadata: {name: api2, namespace: shop}\n"
+                        "  spec:\n    replicas: 3\n    selector: {matchLabels: {app: api2}}\n"
+                        "    template:\n      metadata: {labels: {app: api2}}\n"
+                        "      spec: {containers: [{name: c, image: x, resources: {requests: {cpu: '2'}}}]}\n")
+    r = run("run", f, "-o", "json")
+    doc = json.loads(r.stdout)
+    assert r.exit_code == 0 and len(doc["results"]) == 3
+    assert all(res["pod"].startswith("shop/api2-") for res in doc["results"])
+    [w] = doc["workloads"]
+    assert (w["kind"], w["name"], w["results"]["schedulable"]) == ("Deployment", "api2", 3)
+    result_schema = json.loads(run("schema").stdout)
+    assert not list(jsonschema.Draft202012Validator(result_schema).iter_errors(doc))
+
+
 def test_bad_scenarios_are_one_line_naming_the_place(tmp_path):
     r = run("run", write(tmp_path, "edits: [{drain: x}]\n"))
     assert r.exit_code == 2 and r.stderr.count("\n") == 1 and ": edits[0]: " in r.stderr
