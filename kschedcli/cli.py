@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 import typer
 
 from . import KUBE_SCHEDULER_VERSION, __version__
+from .cli_errors import OneLineErrorsGroup, guard_stdout
 from .completion import complete_node, complete_pod, complete_profile
 from .editflags import EditOrderCommand, with_edit_flags
 from .errors import InputError
@@ -23,6 +24,7 @@ if TYPE_CHECKING:
 
 app = typer.Typer(
     name="ksched",
+    cls=OneLineErrorsGroup,
     help="What would kube-scheduler do? Offline placement explanations for Kubernetes "
          f"(follows kube-scheduler {KUBE_SCHEDULER_VERSION}).\n\n"
          "Exit status: 0 every pod schedulable, 1 some pod is not (needing preemption counts as not, "
@@ -203,8 +205,11 @@ def _cluster(cluster: list[str] | None, verbose: bool, context: str | None, kube
 
 
 def _open(cluster: list[str], config: str | None, edits: list[Edit] | None = None,
-          kubernetes_version: str | None = None):
+          kubernetes_version: str | None = None, pods: tuple[str, str | None] = ("", None)):
+    """The session over the snapshot, config and edits; `pods`: (argument name, path) of the pods file."""
     from .engine import open_session
+    from .loader import read_once_check
+    read_once_check([pods, *(("--cluster", c) for c in cluster), ("--config", config)])
     session = open_session(list(cluster), config, edits, kubernetes_version)
     if _VERBOSE["on"]:
         _report_load(session)
@@ -252,7 +257,7 @@ def _run_one(pod: str | None, cluster: list[str], config: str | None, profile: s
     from .render.analysis import annotate
     try:
         ref = pod_ref(pod, filename, namespace)
-        session = _open(cluster, config, edits, kubernetes_version)
+        session = _open(cluster, config, edits, kubernetes_version, ("POD", ref.text))
         p, before = _load_one_pod(ref.text, cluster, session, replicas, replica, is_file=ref.is_file)
         for q in (*before, p):
             _use_profile(q, profile, session)
@@ -368,10 +373,10 @@ def schedule(
         _fail(e)
     cluster = _cluster(cluster, verbose, context, kubeconfig, save_snapshot, request_timeout)
     try:
-        session = _open(cluster, config, edits, kubernetes_version)
+        session = _open(cluster, config, edits, kubernetes_version, ("PODS", pods))
         if pods is None:
             from .lookup import pending_pods
-            found = in_namespace(pending_pods([c for c in cluster if c != "-"]), pods_namespace)
+            found = in_namespace(pending_pods(list(cluster)), pods_namespace)
             if not found:
                 where = f"namespace {pods_namespace} of the snapshot" if pods_namespace else "the snapshot"
                 raise InputError(f"no PODS file given and no pending pod in {where}", field="PODS")
@@ -805,7 +810,8 @@ def version() -> None:
 def main() -> None:
     from .render.progress import install
     install()  # progress on stderr for loads and sequences over a second, on a terminal only
-    app()
+    guard_stdout()  # `ksched ... | head` exits as its result says, not 1 or 120
+    app(prog_name="ksched")
 
 
 def kubectl_main() -> None:

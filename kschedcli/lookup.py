@@ -41,7 +41,7 @@ def pending_pods(paths: Iterable[str]) -> list[tuple[dict, str, str]]:
 
 def find_pending_pod(paths: list[str], ref: str) -> tuple[dict, str, str]:
     """A pending pod of the snapshot by `namespace/name`, or by `name` when that is unique."""
-    files = [p for p in paths if p != "-"]
+    files = list(paths)
     found = pending_pods(files)
     if "/" in ref:
         hits = [x for x in found if pod_key(x[0]) == ref]

@@ -25,7 +25,7 @@ from __future__ import annotations
 from .documents import iter_located, iter_objects, load_documents, parse_documents
 from .json_stream import decode_json_items
 from .objects import Location, Transform, describe, is_list, no_gc, where
-from .sources import read_bytes, read_text
+from .sources import is_stream, read_bytes, read_once_check, read_text
 
 __all__ = ["Location", "Transform", "decode_json_items", "describe", "is_list", "iter_located", "iter_objects",
-           "load_documents", "no_gc", "parse_documents", "read_bytes", "read_text", "where"]
+           "is_stream", "load_documents", "no_gc", "parse_documents", "read_bytes", "read_once_check", "read_text", "where"]

@@ -14,7 +14,7 @@ from ..errors import InputError
 from . import workers
 from .json_stream import NotStreamable, json_file_reader, stream_json
 from .objects import Location, Transform, is_list, no_gc, transform_doc, where
-from .sources import decode_utf8, file_size, open_error, read_bytes
+from .sources import decode_utf8, file_size, is_stream, open_error, read_bytes
 from .yaml_reader import yaml_docs, yaml_error
 
 
@@ -41,7 +41,8 @@ def load_documents(path: str, transform: Transform | None = None,
     `on_items(objects)`, when given, sees runs of the (transformed) objects or documents as worker
     processes deliver them, while the others still read: a caller may start on them (it must
     neither modify them nor raise). Objects read otherwise are not shown to it."""
-    data = read_bytes(path) if path == "-" else None
+    # a stream (stdin, a pipe) is read once, whole; a regular file is peeked at, streamed, cut
+    data = read_bytes(path) if is_stream(path) else None
     size = len(data) if data is not None else file_size(path)
     if data is None and os.path.isdir(path):
         raise InputError("is a directory, not a file", source=path)

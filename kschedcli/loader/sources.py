@@ -1,11 +1,23 @@
-"""Raw input: the bytes of a file or of stdin, and the one-line errors for what cannot be read."""
+"""Raw input: the bytes of a file, a pipe or stdin, each read once, and the one-line errors for what
+cannot be read.
+
+A regular file can be read again (the format sniffer peeks at its head, worker processes read their
+pieces from it); anything else (stdin, a FIFO such as `<(kubectl get ...)`, a device) is read once,
+whole, and its bytes kept for whoever asks for the same input again in this process (the pending-pod
+lookup reads the snapshot the cluster was built from)."""
 from __future__ import annotations
 
 import os
+import stat
 import sys
 from pathlib import Path
+from typing import BinaryIO
 
 from ..errors import InputError
+
+_CHUNK = 1 << 20
+# stream inputs read so far: "-" -> (the stdin object read, its bytes); (device, inode) -> (None, bytes)
+_READ_ONCE: dict[object, tuple[object, bytes]] = {}
 
 
 def open_error(path: str, e: OSError) -> InputError:
@@ -13,28 +25,79 @@ def open_error(path: str, e: OSError) -> InputError:
         return InputError("no such file", source=path)
     if isinstance(e, IsADirectoryError):
         return InputError("is a directory, not a file", source=path)
-    return InputError(f"cannot read: {e}", source=path)
+    return InputError(f"cannot read: {e.strerror or e}", source=path)
+
+
+def is_stream(path: str) -> bool:
+    """Whether `path` can be read only once: stdin, a pipe, a socket, a device."""
+    if path == "-":
+        return True
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return False
+    return not stat.S_ISREG(mode) and not stat.S_ISDIR(mode)
+
+
+def _read_stream(f: BinaryIO, path: str) -> bytes:
+    """All of a stream, refusing one that is not text as soon as it shows (a NUL byte: YAML and
+    JSON never hold one, and an endless binary source such as /dev/zero would never end)."""
+    chunks = []
+    offset = 0
+    while True:
+        chunk = f.read(_CHUNK)
+        if not chunk:
+            return b"".join(chunks)
+        nul = chunk.find(b"\0")
+        if nul >= 0:
+            raise InputError(f"not YAML or JSON text: a NUL byte at offset {offset + nul}", source=path)
+        offset += len(chunk)
+        chunks.append(chunk)
+
+
+def read_bytes(path: str) -> bytes:
+    """The bytes of a file, or of stdin for `-`; a stream's bytes are read once and kept."""
+    if path == "-":
+        hit = _READ_ONCE.get("-")
+        if hit is not None and hit[0] is sys.stdin:
+            return hit[1]
+        data = _read_stream(sys.stdin.buffer, "-")
+        _READ_ONCE["-"] = (sys.stdin, data)
+        return data
+    try:
+        st = os.stat(path)
+        if stat.S_ISREG(st.st_mode):
+            with open(path, "rb") as f:
+                return f.read()
+        if stat.S_ISDIR(st.st_mode):
+            raise IsADirectoryError(path)
+        key = (st.st_dev, st.st_ino)
+        hit = _READ_ONCE.get(key)
+        if hit is not None:
+            return hit[1]
+        with open(path, "rb") as f:
+            data = _read_stream(f, path)
+        _READ_ONCE[key] = (None, data)
+        return data
+    except OSError as e:
+        raise open_error(path, e) from None
+    except ValueError:   # a NUL in the path
+        raise InputError("no such file", source=path) from None
 
 
 def read_text(path: str) -> str:
-    if path == "-":
-        return sys.stdin.read()
+    """A file's text (UTF-8, universal newlines), or stdin's for `-`."""
+    if is_stream(path):
+        text = decode_utf8(read_bytes(path), path)
+        return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
     try:
         return Path(path).read_text(encoding="utf-8")
     except OSError as e:
         raise open_error(path, e) from None
-    except UnicodeDecodeError as e:
-        raise InputError(f"cannot read: {e}", source=path) from None
-
-
-def read_bytes(path: str) -> bytes:
-    if path == "-":
-        return sys.stdin.buffer.read()
-    try:
-        with open(path, "rb") as f:
-            return f.read()
-    except OSError as e:
-        raise open_error(path, e) from None
+    except ValueError as e:   # not UTF-8, or a NUL in the path
+        if isinstance(e, UnicodeDecodeError):
+            raise InputError(f"cannot read: {e}", source=path) from None
+        raise InputError("no such file", source=path) from None
 
 
 def decode_utf8(data: bytes, path: str) -> str:
@@ -44,9 +107,19 @@ def decode_utf8(data: bytes, path: str) -> str:
         raise InputError(f"cannot read: {e}", source=path) from None
 
 
-
 def file_size(path: str) -> int:
     try:
         return os.stat(path).st_size
     except OSError as e:
         raise open_error(path, e) from None
+    except ValueError:
+        raise InputError("no such file", source=path) from None
+
+
+def read_once_check(named: list[tuple[str, str | None]]) -> None:
+    """Refuse stdin named for two inputs (`explain - -c -`): it can be read only once.
+    `named`: (option, path) pairs, a path None when the option was not given."""
+    takers = [option for option, path in named if path == "-"]
+    if len(takers) > 1:
+        raise InputError(f"stdin is named twice ({' and '.join(dict.fromkeys(takers))}); it can be read only once",
+                         source="-")

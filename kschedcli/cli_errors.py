@@ -1,0 +1,96 @@
+"""How the command line fails: a usage error is one line on stderr with a short hint on it, exit 2;
+a reader that closes stdout early (`ksched ... | head -3`) changes nothing, the exit status included.
+"""
+from __future__ import annotations
+
+import errno
+import os
+import sys
+from typing import Any
+
+from typer.core import TyperGroup
+
+try:   # typer 0.2x vendors click
+    from typer._click.exceptions import ClickException, NoArgsIsHelpError, UsageError
+    from typer.exceptions import Abort
+except ImportError:  # pragma: no cover - an older typer over click
+    from click.exceptions import Abort, ClickException, NoArgsIsHelpError, UsageError  # type: ignore[no-redef]
+
+
+def usage_line(e: UsageError) -> str:
+    """`ksched: <what is wrong> (see 'ksched explain -h')`: click's message on one line."""
+    message = " ".join(line.strip() for line in e.format_message().splitlines() if line.strip())
+    hint = ""
+    ctx = e.ctx
+    if ctx is not None and ctx.command.get_help_option(ctx) is not None:
+        hint = f" (see '{ctx.command_path} {ctx.help_option_names[0]}')"
+    return f"ksched: {message}{hint}"
+
+
+class OneLineErrorsGroup(TyperGroup):
+    """The `ksched` group: click's usage errors (three lines: Usage, Try, Error) become one line."""
+
+    def main(self, args: Any = None, prog_name: str | None = None, complete_var: str | None = None,
+             standalone_mode: bool = True, **extra: Any) -> Any:
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        try:
+            code = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        except NoArgsIsHelpError as e:   # `ksched` alone: the help, as before
+            e.show()
+            sys.exit(e.exit_code)
+        except UsageError as e:
+            print(usage_line(e), file=sys.stderr)
+            sys.exit(2)
+        except ClickException as e:
+            print(f"ksched: {e.format_message()}", file=sys.stderr)
+            sys.exit(e.exit_code)
+        except Abort:
+            print("ksched: aborted", file=sys.stderr)
+            sys.exit(1)
+        sys.exit(code if isinstance(code, int) else 0)
+
+
+class ClosedReaderSafeStdout:
+    """sys.stdout that outlives its reader: once the reader has gone (EPIPE), the rest of the output
+    goes to /dev/null, so the command finishes and exits with the status its result gives."""
+
+    def __init__(self, stream: Any):
+        self._stream = stream
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+    def _reader_gone(self) -> None:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(devnull, self._stream.fileno())
+        finally:
+            os.close(devnull)
+
+    def write(self, text: str) -> int:
+        try:
+            return self._stream.write(text)
+        except OSError as e:
+            if e.errno != errno.EPIPE:
+                raise
+            self._reader_gone()
+            return len(text)
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except OSError as e:
+            if e.errno != errno.EPIPE:
+                raise
+            self._reader_gone()
+            self._stream.flush()   # what was buffered goes to /dev/null now
+
+
+def guard_stdout() -> None:
+    """Install ClosedReaderSafeStdout (the process's real stdout only; tests capture their own)."""
+    try:
+        sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):
+        return
+    sys.stdout = ClosedReaderSafeStdout(sys.stdout)  # type: ignore[assignment]
