@@ -13,7 +13,8 @@ import pytest
 PACKAGE = pathlib.Path(__file__).resolve().parent.parent / "kschedcli"
 
 # the modules that make up the command line; everything else (outside render/) is the core
-CLI_MODULES = {"kschedcli.cli", "kschedcli.completion", "kschedcli.editflags", "kschedcli.__main__"}
+CLI_MODULES = {"kschedcli.cli", "kschedcli.cli_errors", "kschedcli.completion", "kschedcli.editflags",
+               "kschedcli.__main__"}
 
 
 def _module_name(path: pathlib.Path) -> str:
