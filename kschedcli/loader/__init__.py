@@ -17,7 +17,8 @@ of the whole file.
 
 Modules, by concern: `sources` (the bytes of a file, a pipe or stdin), `documents` (format sniffing,
 a file's documents and objects), `yaml_reader` (libyaml and the line-by-line reader), `json_stream`
-(a JSON List item by item), `workers` (large files in worker processes), `objects` (Lists, the
+(a JSON List item by item), `yaml_bounds` (what kubectl's YAML reader refuses: excessive aliasing, depth), `workers` (large files in
+worker processes), `objects` (Lists, the
 transform, object locations).
 """
 from __future__ import annotations

@@ -27,14 +27,30 @@ def parse_documents(text: str, source: str) -> list:
             return [doc]
         except json.JSONDecodeError:
             pass  # YAML is a superset of JSON; let the YAML parser report where it breaks
+        except RecursionError:
+            raise InputError("nested too deeply (over about 1,000 levels) for ksched's JSON reader",
+                             source=source) from None
     try:
         return [d for d in yaml_docs(text) if d is not None]
     except yaml.YAMLError as e:
         raise yaml_error(e, source) from None
+    except RecursionError:
+        raise InputError("nested too deeply (over about 1,000 levels)", source=source) from None
 
 
 def load_documents(path: str, transform: Transform | None = None,
                    on_items: Callable[[list], None] | None = None) -> list:
+    """The non-empty documents of a file (see _load_documents); nesting too deep for Python's
+    readers (JSON past about 1,000 levels) is one error, not a RecursionError."""
+    try:
+        return _load_documents(path, transform, on_items)
+    except RecursionError:
+        raise InputError("nested too deeply (over about 1,000 levels) for ksched's JSON reader",
+                         source=path) from None
+
+
+def _load_documents(path: str, transform: Transform | None = None,
+                    on_items: Callable[[list], None] | None = None) -> list:
     """The non-empty documents of a file, every object passed through `transform` as it is read
     (a List's items one by one). Same result as `parse_documents` on the whole text.
 

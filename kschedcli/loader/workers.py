@@ -80,8 +80,8 @@ def _parse_yaml_piece(path: str, start: int, end: int, transform: Transform | No
     with no_gc():
         try:
             return _pack([transform_doc(d, transform) for d in yaml_docs(_read_piece(path, start, end))])
-        except (UnicodeDecodeError, yaml.YAMLError):
-            return None
+        except (UnicodeDecodeError, yaml.YAMLError, RecursionError, ValueError):
+            return None   # read again whole by the caller, which reports it exactly
         finally:
             # the scalars shared within a piece would otherwise pin this worker's memory
             clear_caches()

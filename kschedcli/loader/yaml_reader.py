@@ -10,6 +10,7 @@ from typing import Any
 import yaml
 
 from ..errors import InputError
+from .yaml_bounds import check_aliasing, check_depth, may_alias
 
 _Loader: type[yaml.SafeLoader] | type[yaml.CSafeLoader]
 _CParser: Any
@@ -89,6 +90,7 @@ if _CParser is not None:
             yaml.constructor.SafeConstructor.__init__(self)
             yaml.resolver.Resolver.__init__(self)
             self.last_index = 0
+            self.may_alias = True   # the caller says when the stream cannot hold an alias
 
         if _FAST_RESOLVE:  # no path resolvers registered: these are no-ops in Resolver too
             def descend_resolver(self, current_node, current_index):
@@ -114,6 +116,11 @@ if _CParser is not None:
             node = self.get_node()
             assert node is not None   # check_node said there is one
             self.last_index = node.end_mark.index
+            if self.may_alias:
+                # aliases are shared by the constructor (never copied, as _convert would), within
+                # the bound kubectl's reader sets
+                check_aliasing(node)
+                return self.construct_document(node)
             try:
                 return _convert(node, self)
             except (_Fallback, RecursionError):
@@ -148,6 +155,8 @@ def _plain_stream(text: str) -> bool:
         if text.startswith(("%", "...")) or "\n%" in text or "\n..." in text:
             return not _NOT_PLAIN_STREAM.search(text)
         return True
+    if "\x85" in text or "\u2028" in text or "\u2029" in text:
+        return False   # line breaks to YAML (NEL, LS, PS) that the line reader would keep in values
     return not _NOT_PLAIN_STREAM.search(text)
 
 
@@ -220,6 +229,7 @@ def _scalar_uncached(text: str, ctor):
 
 
 _KEYS: dict[str, str] = {}        # key text -> key
+_MAX_SIMPLE_KEY = 1000            # libyaml's limit is 1024 characters from the key's start
 
 
 def _tokens(lines: list[str], ctor) -> list:
@@ -256,6 +266,8 @@ def _tokens(lines: list[str], ctor) -> list:
             if body[0] in "'\"#":
                 raise _Fallback
         raw_key = body[:pos]
+        if len(raw_key) > _MAX_SIMPLE_KEY:
+            raise _Fallback  # libyaml refuses an implicit key over 1024 characters: it says where
         key = _KEYS.get(raw_key)
         if key is None:
             key = _plain(raw_key.rstrip(" "), ctor)
@@ -389,7 +401,9 @@ def _libyaml_piece(text: str, start: int, end: int) -> Iterator[Any]:
 
 
 def _yaml_docs_libyaml(text: str, task=None, scale: float = 1.0) -> Iterator[Any]:
+    check_depth(text)    # before libyaml's composer recurses into it
     loader = _FastLoader(text)
+    loader.may_alias = may_alias(text)
     n = 0
     try:
         while True:
