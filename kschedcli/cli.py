@@ -116,6 +116,10 @@ KubernetesVersionOpt = typer.Option(
     None, "--kubernetes-version", metavar="VERSION",
     help="The kube-scheduler release to reproduce: v1.33, v1.34, v1.35 or v1.36 (default: the newest kubelet "
          "version among the snapshot's nodes; v1.34 when no node reports one).")
+ValidateOpt = typer.Option("strict", "--validate", metavar="MODE",
+                           help="Unknown fields in the pod files: strict (or true) an error, warn a warning, "
+                                "ignore (or false) not checked, as kubectl's --validate. Wrong types and "
+                                "values the API server refuses are errors in every mode.")
 ProfileOpt = typer.Option(None, "--profile", metavar="NAME", autocompletion=complete_profile,
                           help="Use this profile instead of the pod's spec.schedulerName.")
 
@@ -134,13 +138,13 @@ def _exit_code(results, allow_preemption: bool) -> int:
 
 
 def _load_one_pod(pod: str, cluster: list[str], session, replicas: int | None = None, replica: int = 0,
-                  is_file: bool = False):
+                  is_file: bool = False, validate: str = "strict"):
     """POD is a file ('-' for stdin) or the name of a pending pod in the snapshot. A file holds one
     Pod or one workload; of a workload, its new pod number `replica` (the ones before it are returned
     too, to be scheduled and bound first, as the controller creates them in turn)."""
     if is_file or pod == "-" or os.path.exists(pod):
         from .workloads import load_workloads
-        ex = load_workloads(pod, session.cluster, replicas=replicas)
+        ex = load_workloads(pod, session.cluster, replicas=replicas, validation=_validation(validate))
         units = len(ex.workloads) + sum(1 for p in ex.pods if ex.workload_of(p) is None)
         if units != 1:
             raise InputError(f"expected one Pod or workload, found {units} (use `ksched schedule` for several)",
@@ -162,6 +166,16 @@ def _load_one_pod(pod: str, cluster: list[str], session, replicas: int | None = 
     from .lookup import find_pending_pod
     obj, path, where = find_pending_pod(list(cluster), pod)
     return session.cluster.parse_pod(obj, path, where), []
+
+
+def _validation(validate: str) -> tuple[str, list[str]]:
+    """(mode, warnings list) for load_pending_pods; the warnings go to stderr as they come."""
+    from .validation import validate_mode
+
+    class _Warnings(list):
+        def append(self, line: str) -> None:
+            typer.echo(line, err=True)
+    return validate_mode(validate), _Warnings()
 
 
 def _use_profile(pod, profile: str | None, session) -> None:
@@ -252,13 +266,15 @@ def _show_edits(session, no_color: bool) -> None:
 
 def _run_one(pod: str | None, cluster: list[str], config: str | None, profile: str | None, node: str | None,
              seed: int | None, edits: list[Edit] | None, replicas: int | None = None, replica: int = 0,
-             filename: str | None = None, namespace: str | None = None, kubernetes_version: str | None = None):
+             filename: str | None = None, namespace: str | None = None, kubernetes_version: str | None = None,
+             validate: str = "strict"):
     from .cliargs import pod_ref
     from .render.analysis import annotate
     try:
         ref = pod_ref(pod, filename, namespace)
         session = _open(cluster, config, edits, kubernetes_version, ("POD", ref.text))
-        p, before = _load_one_pod(ref.text, cluster, session, replicas, replica, is_file=ref.is_file)
+        p, before = _load_one_pod(ref.text, cluster, session, replicas, replica, is_file=ref.is_file,
+                                  validate=validate)
         for q in (*before, p):
             _use_profile(q, profile, session)
         if node is not None and session.scheduler.snapshot.get(node) is None:
@@ -301,6 +317,7 @@ def explain(
     allow_preemption: bool = AllowPreemptionOpt,
     no_color: bool = ColorOpt,
     verbose: bool = VerboseOpt,
+    validate: str = ValidateOpt,
     edits: list[Edit] | None = None,
 ) -> None:
     """Explain, node by node and plugin by plugin, what kube-scheduler would do with one pod.
@@ -310,7 +327,8 @@ def explain(
     """
     cluster = _cluster(cluster, verbose, context, kubeconfig, save_snapshot, request_timeout)
     session, result = _run_one(pod, cluster, config, profile, node, seed, edits, replicas, replica,
-                               filename=filename, namespace=namespace, kubernetes_version=kubernetes_version)
+                               filename=filename, namespace=namespace, kubernetes_version=kubernetes_version,
+                               validate=validate)
     if output == Output.table:
         from .render.terminal import render_explain
         _show_edits(session, no_color)
@@ -357,6 +375,7 @@ def schedule(
              "nominated (it counts on that node for the pods after it) and retried after the other pods."),
     no_color: bool = ColorOpt,
     verbose: bool = VerboseOpt,
+    validate: str = ValidateOpt,
     edits: list[Edit] | None = None,
 ) -> None:
     """Schedule several pods in turn, binding each to its node before the next. Workloads become the
@@ -383,7 +402,7 @@ def schedule(
             pod_list = [session.cluster.parse_pod(o, p, w) for o, p, w in found]
         else:
             from .workloads import load_workloads
-            expansion = load_workloads(pods, session.cluster, replicas=replicas)
+            expansion = load_workloads(pods, session.cluster, replicas=replicas, validation=_validation(validate))
             pod_list = expansion.pods
             if _VERBOSE["on"] and expansion.ignored:
                 kinds = ", ".join(f"{k} ×{n}" for k, n in sorted(expansion.ignored.items()))
@@ -583,6 +602,7 @@ def preempt(
     allow_preemption: bool = AllowPreemptionOpt,
     no_color: bool = ColorOpt,
     verbose: bool = VerboseOpt,
+    validate: str = ValidateOpt,
     edits: list[Edit] | None = None,
 ) -> None:
     """What would preemption evict for this pod, on which node, and why that node and not the others?
@@ -592,7 +612,8 @@ def preempt(
     """
     cluster = _cluster(cluster, verbose, context, kubeconfig, save_snapshot, request_timeout)
     session, result = _run_one(pod, cluster, config, profile, None, None, edits, replicas, replica,
-                               filename=filename, namespace=namespace, kubernetes_version=kubernetes_version)
+                               filename=filename, namespace=namespace, kubernetes_version=kubernetes_version,
+                               validate=validate)
     if output == Output.table:
         from .render.terminal import render_preempt
         _show_edits(session, no_color)
@@ -692,7 +713,7 @@ def diff(
         if not all_pods:
             if pods is None:
                 from .lookup import pending_pods
-                found = pending_pods([c for c in cluster if c != "-"])
+                found = pending_pods(list(cluster))
                 if not found:
                     raise InputError("no PODS file given and no pending pod in the snapshot (or use --all)",
                                      field="PODS")
@@ -756,7 +777,7 @@ def run(
         pod_list = expansion.pods if expansion is not None else []
         if expansion is None:
             from .lookup import pending_pods
-            found = pending_pods([c for c in sc.cluster if c != "-"])
+            found = pending_pods(list(sc.cluster))
             if not found:
                 raise InputError("the scenario names no pods and the snapshot has no pending pod", source=scenario,
                                  field="pods")

@@ -362,6 +362,7 @@ def _load_cluster(paths: Iterable[str]) -> Cluster:
         seen_nodes.add(node.name)
         cluster.nodes.append(node)
     priorities, default_priority = cluster.priorities, cluster.default_priority
+    seen_pods: set[str] = set()
     with progress.task("Reading pods", total=len(raw_pods), unit="pods") as task:
         for n, (obj, path, loc) in enumerate(raw_pods):
             if not n & 4095:
@@ -392,26 +393,37 @@ def _load_cluster(paths: Iterable[str]) -> Cluster:
                     pod.admit_priority(obj["spec"], priorities, default_priority)
             except InputError as e:
                 raise e.located(source=path, where=located_at(obj, loc)) from None
+            key = pod.key
+            if key in seen_pods and (obj.get("metadata") or {}).get("name"):
+                # the API server keeps one pod per namespace and name (a snapshot read twice, or
+                # two snapshots of one cluster, would count its pods twice)
+                raise InputError(f"pod {key} appears twice", source=path, where=located_at(obj, loc))
+            seen_pods.add(key)
             cluster.pods.append(pod)
             if pod.namespace not in cluster.namespace_labels:
                 cluster.namespace_labels[pod.namespace] = {"kubernetes.io/metadata.name": pod.namespace}
     return cluster
 
 
-def load_pending_pods(path: str, cluster: Cluster) -> list[Pod]:
-    """The pods to schedule. Every object must be a Pod."""
-    return parse_pending_pods(list(iter_objects(path)), path, cluster)
+def load_pending_pods(path: str, cluster: Cluster, validate: str = "strict",
+                      warnings: list[str] | None = None) -> list[Pod]:
+    """The pods to schedule. Every object must be a Pod, as the API server would take it
+    (validation.check_user_object; `validate`: strict, warn or ignore for unknown fields)."""
+    return parse_pending_pods(list(iter_objects(path)), path, cluster, validate, warnings)
 
 
-def parse_pending_pods(objects: list[tuple[dict, str]], path: str, cluster: Cluster) -> list[Pod]:
+def parse_pending_pods(objects: list[tuple[dict, str]], path: str, cluster: Cluster, validate: str = "strict",
+                       warnings: list[str] | None = None) -> list[Pod]:
     """The pods to schedule from the (object, where) pairs read from `path`, parsed against the
-    cluster's PriorityClasses. Every object must be a Pod. (A pod that names its node still goes
-    through a cycle: NodeName filters the rest.)"""
+    cluster's PriorityClasses. Every object must be a Pod the API server would take. (A pod that
+    names its node still goes through a cycle: NodeName filters the rest.)"""
+    from .validation import check_user_object
     pods = []
     for obj, where in objects:
         if obj.get("kind") != "Pod":
             raise InputError(f"expected a Pod, found {obj.get('kind') or 'an object without kind'}",
                              source=path, where=where)
+        check_user_object(obj, "Pod", path, where, validate, warnings)
         pods.append(cluster.parse_pod(obj, path, where))
     if not pods:
         raise InputError("no Pod found", source=path)

@@ -4,6 +4,7 @@ Each view keeps the source dict (`raw`) untouched; the fields the scheduler need
 """
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 from typing import Any, overload
 
@@ -22,6 +23,7 @@ DEFAULT_TOLERATIONS = (
 )
 
 _NATIVE = {"cpu", "memory", "ephemeral-storage", "pods", "storage"}
+_ASCII_INT = re.compile(r"-?[0-9]{1,18}")   # str.isdigit takes "²" and "--5" apart
 
 
 @lru_cache(maxsize=4096)
@@ -129,8 +131,22 @@ def _str_map(d, field: str) -> dict[str, str]:
     d = _obj(d, field)
     for k, v in d.items():
         if type(v) is not str or type(k) is not str:
-            return {str(k): ("" if v is None else v if isinstance(v, str) else str(v)) for k, v in d.items()}
+            # keys as sigs.k8s.io/yaml writes them into JSON; a null value is Go's zero value; any
+            # other non-string value is a type error at the API server (gpu: true is not "true")
+            for key, value in d.items():
+                if value is not None and not isinstance(value, str):
+                    from .fieldtree import _leaf_problem
+                    raise FieldError(f"{field}.{key}", _leaf_problem(value, "string") or "expected a string")
+            return {str(k): ("" if v is None else v) for k, v in d.items()}
     return d  # already a map of strings: shared with the source object, which nothing modifies
+
+
+def _name(v, field: str) -> str:
+    """A name or namespace: a string (a YAML 123, yes or 2024-01-01 is not one)."""
+    if v is None or type(v) is str:
+        return v or ""
+    from .fieldtree import _leaf_problem
+    raise FieldError(field, _leaf_problem(v, "string") or "expected a string")
 
 
 @overload
@@ -141,7 +157,7 @@ def _int(v, field: str, default: int | None = None) -> int | None:
     if v is None:
         return default
     if isinstance(v, bool) or not isinstance(v, int):
-        if isinstance(v, str) and v.lstrip("-").isdigit():
+        if isinstance(v, str) and _ASCII_INT.fullmatch(v):
             return int(v)
         raise FieldError(field, f"{v!r} is not an integer")
     return v
@@ -356,8 +372,9 @@ class Pod:
         meta = _obj(raw.get("metadata"), "metadata")
         spec = _obj(raw.get("spec"), "spec")
         status = _obj(raw.get("status"), "status")
-        self.namespace = meta.get("namespace") or "default"
-        self.name = meta.get("name") or meta.get("generateName") or ""
+        self.namespace = _name(meta.get("namespace"), "metadata.namespace") or "default"
+        self.name = _name(meta.get("name"), "metadata.name") or _name(meta.get("generateName"),
+                                                                       "metadata.generateName")
         self.uid = meta.get("uid") or f"{self.namespace}/{self.name}"
         self._key: str | None = None
         self.labels = _str_map(meta.get("labels"), "metadata.labels")
@@ -670,7 +687,7 @@ class Node:
         meta = _obj(raw.get("metadata"), "metadata")
         spec = _obj(raw.get("spec"), "spec")
         status = _obj(raw.get("status"), "status")
-        self.name = meta.get("name") or ""
+        self.name = _name(meta.get("name"), "metadata.name")
         if not self.name:
             raise FieldError("metadata.name", "is required")
         self.uid = meta.get("uid") or self.name
@@ -688,7 +705,13 @@ class Node:
         alloc = status.get("allocatable")
         if alloc is None:  # API-server defaulting: allocatable defaults to capacity
             alloc = status.get("capacity")
-        self.allocatable = Resource.from_nanos(parse_resource_list(alloc, "status.allocatable"))
+        alloc_field = "status.allocatable" if status.get("allocatable") is not None else "status.capacity"
+        amounts = parse_resource_list(alloc, alloc_field)
+        for name, nanos in amounts.items():
+            if nanos < 0:
+                raise FieldError(f"{alloc_field}.{name}", f'Invalid value: "{alloc[name]}": must be greater than or '
+                                                          "equal to 0")
+        self.allocatable = Resource.from_nanos(amounts)
         images = []
         for i, im in enumerate(_list(status.get("images"), "status.images")):
             if type(im) is dict:

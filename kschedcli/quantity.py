@@ -36,6 +36,7 @@ _INT64_MAX = (1 << 63) - 1
 # values are kept finite here so huge exponents cost nothing.
 _HUGE_NANOS = 10**40
 _TINY_EXP = -60
+_MAX_DIGITS = 4000   # below Python's 4,300-digit limit on reading an int
 
 
 def _scan(s: str):
@@ -125,18 +126,31 @@ def parse_nanos(text: str) -> int:
     fast = precision >= 0 and scale >= -9
     if not fast and not any(c in _DIGITS for c in value):
         raise QuantityError("unable to parse numeric part of quantity")  # inf.Dec: no digits read
-    mantissa = int(num + denom)
+    digits, dlen = num + denom, len(denom)
+    if len(digits) > _MAX_DIGITS:
+        # past the digits an int can be read from: the leading 100 significant digits and one
+        # more, non-zero when any digit after them is, give the same nanos (values beyond
+        # 10^40 nanos are capped below, and the rounding up only asks whether a remainder exists)
+        sig = digits.lstrip("0")
+        rest = sig[100:]
+        dropped = len(rest) - 1 if rest else 0
+        digits = sig[:100] + (("1" if rest.strip("0") else "0") if rest else "")
+        dlen -= dropped
+    mantissa = int(digits)
     if mantissa == 0:
         return 0
     if base == 2:
-        nanos = _ceil_div(mantissa * (1 << exponent) * _NANO, 10 ** len(denom))
+        if dlen < 0:   # whole digits dropped above: at least 10^100, past the cap
+            nanos = _INT64_MAX * _NANO
+        else:
+            nanos = _ceil_div(mantissa * (1 << exponent) * _NANO, 10 ** dlen)
         nanos = min(nanos, _INT64_MAX * _NANO)  # the BinarySI cap (maxAllowed)
     else:
-        e10 = exponent - len(denom) + 9  # nanos = mantissa * 10^e10
+        e10 = exponent - dlen + 9  # nanos = mantissa * 10^e10
         if e10 >= 0:
             nanos = mantissa * 10 ** e10 if e10 <= 60 else _HUGE_NANOS
             nanos = min(nanos, _HUGE_NANOS)
-        elif e10 < _TINY_EXP:
+        elif e10 + len(digits) < _TINY_EXP:   # below 10^-60 nanos whatever the digits
             nanos = 1  # rounds up to the smallest representable amount
         else:
             nanos = _ceil_div(mantissa, 10 ** -e10)
@@ -148,7 +162,10 @@ def parse(text, field: str = "") -> int:
     if isinstance(text, bool) or text is None:
         raise FieldError(field, f"{text!r} is not a quantity")
     if isinstance(text, int):
-        return text * _NANO
+        return max(-_HUGE_NANOS, min(text * _NANO, _HUGE_NANOS))   # as a string of its digits would be
+    if not isinstance(text, (str, float)):
+        raise FieldError(field, f"expected a quantity (a string such as \"500m\" or a number), not a "
+                                f"{'list' if isinstance(text, list) else 'object' if isinstance(text, dict) else type(text).__name__}")
     if isinstance(text, float):
         text = repr(text)
         if text.endswith(".0"):

@@ -606,7 +606,8 @@ def should_run_daemon_pod(probe: Pod, node, template_node: str) -> str:
 # -- entry points ----------------------------------------------------------------------------------
 
 def pods_for_workloads(objects: Iterable[tuple[dict, str, str]], cluster: Cluster, *,
-                       replicas: int | None = None) -> Expansion:
+                       replicas: int | None = None,
+                       validation: tuple[str, list[str] | None] = ("strict", None)) -> Expansion:
     """The pods the input's objects make, each with the workload it came from: Pods as they are,
     workloads as their controllers would create them. `objects` are (object, source, where).
 
@@ -614,9 +615,18 @@ def pods_for_workloads(objects: Iterable[tuple[dict, str, str]], cluster: Cluste
     workloads themselves, the ReplicaSets, PersistentVolumeClaims and Jobs they create, and the
     input's Services, PodDisruptionBudgets, PersistentVolumeClaims, PriorityClasses and Namespaces
     (their labels, for namespaceSelectors). Other kinds
-    (ConfigMaps, Secrets, ServiceAccounts, ...) are counted in `ignored`."""
+    (ConfigMaps, Secrets, ServiceAccounts, ...) are counted in `ignored`.
+
+    `validation`: (mode, warnings) for validation.check_user_object, which every Pod and workload
+    passes first (unknown fields by mode: strict, warn, ignore; wrong types always an error)."""
+    from .validation import check_user_object
     ex = _Expander(cluster, replicas)
     objects = list(objects)
+    mode, warnings = validation
+    for obj, source, where in objects:
+        kind = obj.get("kind")
+        if kind == "Pod" or kind in WORKLOAD_KINDS:
+            check_user_object(obj, kind, source, where, mode, warnings)
     # PriorityClasses first: the pods' priority admission reads them
     for obj, source, where in objects:
         kind = obj.get("kind")
@@ -697,9 +707,11 @@ def _expand(ex: _Expander, obj: dict, kind: str, source: str, where: str) -> Wor
     return w
 
 
-def load_workloads(path: str, cluster: Cluster, *, replicas: int | None = None) -> Expansion:
+def load_workloads(path: str, cluster: Cluster, *, replicas: int | None = None,
+                   validation: tuple[str, list[str] | None] = ("strict", None)) -> Expansion:
     """pods_for_workloads over a file ('-' for stdin, Lists flattened). No pod at all is an error."""
-    ex = pods_for_workloads(((obj, path, where) for obj, where in iter_objects(path)), cluster, replicas=replicas)
+    ex = pods_for_workloads(((obj, path, where) for obj, where in iter_objects(path)), cluster, replicas=replicas,
+                            validation=validation)
     if not ex.pods and not ex.workloads:
         raise InputError("no Pod or workload found", source=path)
     return ex

@@ -30,10 +30,16 @@ def parse_documents(text: str, source: str) -> list:
         except RecursionError:
             raise InputError("nested too deeply (over about 1,000 levels) for ksched's JSON reader",
                              source=source) from None
+        except ValueError:   # an integer past Python's digit limit
+            raise InputError(_LONG_NUMBER, source=source) from None
     try:
         return [d for d in yaml_docs(text) if d is not None]
     except yaml.YAMLError as e:
         raise yaml_error(e, source) from None
+    except ValueError as e:
+        if "integer string conversion" not in str(e):
+            raise
+        raise InputError(_LONG_NUMBER, source=source) from None
     except RecursionError:
         raise InputError("nested too deeply (over about 1,000 levels)", source=source) from None
 
@@ -47,6 +53,13 @@ def load_documents(path: str, transform: Transform | None = None,
     except RecursionError:
         raise InputError("nested too deeply (over about 1,000 levels) for ksched's JSON reader",
                          source=path) from None
+    except ValueError as e:
+        if "integer string conversion" not in str(e):
+            raise
+        raise InputError(_LONG_NUMBER, source=path) from None
+
+
+_LONG_NUMBER = "a number of more than 4,300 digits (Python's limit; no Kubernetes field holds one)"
 
 
 def _load_documents(path: str, transform: Transform | None = None,

@@ -1,0 +1,149 @@
+"""What the API server would refuse in the objects a user hands in (pods and workload files): the
+strict decoding of fieldtree (unknown fields, JSON types) and the part of ValidatePodCreate a
+scheduling question meets (names, containers, quantities), with the API server's messages.
+
+Modes, as kubectl spells --validate: strict (true, the default): an unknown field is an error;
+warn: it is a warning; ignore (false): it is not looked at. Type errors and invalid values are
+errors in every mode (the API server cannot take the object whatever kubectl checks).
+
+Snapshot objects were written by an API server (possibly newer than ksched): their unknown fields
+are only counted (`unknown_fields`, for --verbose), never an error.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from typing import Iterable
+
+from . import quantity
+from .errors import InputError
+from .fieldtree import check_object
+from .labels import _DNS1123_SUBDOMAIN_FMT, _DNS1123_SUBDOMAIN_MSG, _DNS_SUBDOMAIN, _regex_error
+from .labels import label_value_errors, qualified_name_errors
+
+VALIDATE_MODES = {"strict": "strict", "true": "strict", "warn": "warn", "ignore": "ignore", "false": "ignore"}
+_DNS1123_LABEL_FMT = "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
+_DNS1123_LABEL_MSG = ("a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', "
+                      "and must start and end with an alphanumeric character")
+
+
+def validate_mode(value: str) -> str:
+    mode = VALIDATE_MODES.get(value.lower())
+    if mode is None:
+        raise InputError(f"{value!r}: must be one of strict (or true), warn, ignore (or false)", field="--validate")
+    return mode
+
+
+def _go_quote(v: object) -> str:
+    import json
+    return json.dumps(v if isinstance(v, str) else str(v), ensure_ascii=False)
+
+
+def check_user_object(obj: dict, kind: str, source: str, where: str, mode: str = "strict",
+                      warnings: list[str] | None = None) -> None:
+    """Raise InputError for what the API server's decoding refuses in `obj` (a `kind`); unknown
+    fields by `mode` (warn: appended to `warnings` as one line each)."""
+    for p in check_object(obj, kind):
+        if p.unknown:
+            if mode == "ignore":
+                continue
+            if mode == "warn":
+                if warnings is not None:
+                    warnings.append(f"ksched: warning: {source}: {where}: {p.field}: {p.message}")
+                continue
+        raise InputError(p.message, source=source, where=where, field=p.field)
+    if kind == "Pod":
+        _check_pod_values(obj, source, where)
+
+
+def _fail(source: str, where: str, field: str, message: str) -> None:
+    raise InputError(message, source=source, where=where, field=field)
+
+
+def _check_pod_values(obj: dict, source: str, where: str) -> None:
+    """ValidatePodCreate's checks on what ksched reads: the types are known good here."""
+    meta = obj.get("metadata") or {}
+    name = meta.get("name") or ""
+    if not name and not meta.get("generateName"):
+        _fail(source, where, "metadata.name", "Required value: name or generateName is required")
+    if name and (len(name) > 253 or not _DNS_SUBDOMAIN.fullmatch(name)):
+        why = ("must be no more than 253 characters" if len(name) > 253
+               else _regex_error(_DNS1123_SUBDOMAIN_MSG, _DNS1123_SUBDOMAIN_FMT, "example.com"))
+        _fail(source, where, "metadata.name", f"Invalid value: {_go_quote(name)}: {why}")
+    ns = meta.get("namespace")
+    if ns and (len(ns) > 63 or not _label_re().fullmatch(ns)):
+        _fail(source, where, "metadata.namespace",
+              f"Invalid value: {_go_quote(ns)}: " + _regex_error(_DNS1123_LABEL_MSG, _DNS1123_LABEL_FMT,
+                                                                  "my-name", "123-abc"))
+    for key, value in (meta.get("labels") or {}).items():
+        bad = qualified_name_errors(str(key))
+        if bad:
+            _fail(source, where, "metadata.labels", f"Invalid value: {_go_quote(key)}: {bad[0]}")
+        bad = label_value_errors(value or "")
+        if bad:
+            _fail(source, where, f"metadata.labels", f"Invalid value: {_go_quote(value)}: {bad[0]}")
+    spec = obj.get("spec") or {}
+    for key, value in (spec.get("nodeSelector") or {}).items():
+        bad = qualified_name_errors(str(key))
+        if bad:
+            _fail(source, where, "spec.nodeSelector", f"Invalid value: {_go_quote(key)}: {bad[0]}")
+        bad = label_value_errors(value or "")
+        if bad:
+            _fail(source, where, "spec.nodeSelector", f"Invalid value: {_go_quote(value)}: {bad[0]}")
+    containers = spec.get("containers") or []
+    if not containers:
+        _fail(source, where, "spec.containers", "Required value")
+    for group in ("initContainers", "containers", "ephemeralContainers"):
+        names: set[str] = set()
+        for i, c in enumerate(spec.get(group) or []):
+            f = f"spec.{group}[{i}]"
+            c = c or {}
+            cname = c.get("name") or ""
+            if not cname:
+                _fail(source, where, f"{f}.name", "Required value")
+            if cname in names:
+                _fail(source, where, f"{f}.name", f"Duplicate value: {_go_quote(cname)}")
+            names.add(cname)
+            res = c.get("resources") or {}
+            for part in ("requests", "limits"):
+                _non_negative(res.get(part), f"{f}.resources.{part}", source, where)
+    res = spec.get("resources") or {}
+    for part in ("requests", "limits"):
+        _non_negative(res.get(part), f"spec.resources.{part}", source, where)
+    _non_negative(spec.get("overhead"), "spec.overhead", source, where)
+    for i, t in enumerate(spec.get("tolerations") or []):
+        secs = (t or {}).get("tolerationSeconds")
+        if secs is not None and (t or {}).get("effect") != "NoExecute":
+            _fail(source, where, f"spec.tolerations[{i}].effect",
+                  f"Invalid value: {_go_quote(t.get('effect'))}: effect must be 'NoExecute' when "
+                  "`tolerationSeconds` is set")
+
+
+def _label_re():
+    import re
+    return re.compile(_DNS1123_LABEL_FMT)
+
+
+def _non_negative(rl, field: str, source: str, where: str) -> None:
+    for name, q in (rl or {}).items():
+        try:
+            nanos = quantity.parse(q, f"{field}.{name}")
+        except InputError as e:
+            raise e.located(source=source, where=where) from None
+        if nanos < 0:
+            _fail(source, where, f"{field}.{name}",
+                  f"Invalid value: {_go_quote(q)}: must be greater than or equal to 0")
+
+
+def unknown_fields(objects: Iterable[dict]) -> Counter:
+    """(kind, field path without list indexes) -> count, over snapshot objects of known kinds."""
+    import re
+    counts: Counter = Counter()
+    indexes = re.compile(r"\[\d+\]")
+    for obj in objects:
+        kind = obj.get("kind")
+        if not isinstance(kind, str):
+            continue
+        for p in check_object(obj, kind):
+            if p.unknown:
+                counts[(kind, indexes.sub("[]", p.field))] += 1
+    return counts
