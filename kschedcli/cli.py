@@ -247,6 +247,12 @@ def _report_load(session) -> None:
     if c.ignored:
         kinds = ", ".join(f"{k} ×{n}" for k, n in sorted(c.ignored.items()))
         typer.echo(f"ksched: ignored kinds the scheduler does not read: {kinds}", err=True)
+    from .validation import unknown_fields
+    unknown = unknown_fields([n.raw for n in c.nodes] + [p.raw for p in c.pods]
+                             + [o for objs in c.objects.values() for o in objs.values()])
+    if unknown:   # an API server newer than ksched writes fields it does not know: named, never fatal
+        fields = ", ".join(f"{kind} {field} ×{n}" for (kind, field), n in sorted(unknown.items()))
+        typer.echo(f"ksched: fields this ksched does not know, not read: {fields}", err=True)
 
 
 def _print_release(console, cluster) -> None:

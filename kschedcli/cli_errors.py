@@ -93,4 +93,8 @@ def guard_stdout() -> None:
         sys.stdout.fileno()
     except (AttributeError, OSError, ValueError):
         return
+    reconfigure = getattr(sys.stdout, "reconfigure", None)
+    if reconfigure is not None:
+        # a name holding a lone surrogate (JSON's "\ud800") prints as U+FFFD would not: as "?"
+        reconfigure(errors="replace")
     sys.stdout = ClosedReaderSafeStdout(sys.stdout)  # type: ignore[assignment]

@@ -80,7 +80,7 @@ def _check_pod_values(obj: dict, source: str, where: str) -> None:
             _fail(source, where, "metadata.labels", f"Invalid value: {_go_quote(key)}: {bad[0]}")
         bad = label_value_errors(value or "")
         if bad:
-            _fail(source, where, f"metadata.labels", f"Invalid value: {_go_quote(value)}: {bad[0]}")
+            _fail(source, where, "metadata.labels", f"Invalid value: {_go_quote(value)}: {bad[0]}")
     spec = obj.get("spec") or {}
     for key, value in (spec.get("nodeSelector") or {}).items():
         bad = qualified_name_errors(str(key))

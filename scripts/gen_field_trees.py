@@ -54,7 +54,7 @@ def parse(text: str, types: dict, aliases: dict) -> None:
             f = _FIELD.match(line)
             if f is None:
                 continue
-            go_name, typ, tag = f.group(1), _strip_packages(f.group(2)), f.group(3)
+            typ, tag = _strip_packages(f.group(2)), f.group(3)
             json_name = tag.split(",")[0]
             if json_name == "-":
                 continue
