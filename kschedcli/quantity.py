@@ -140,10 +140,8 @@ def parse_nanos(text: str) -> int:
     if mantissa == 0:
         return 0
     if base == 2:
-        if dlen < 0:   # whole digits dropped above: at least 10^100, past the cap
-            nanos = _INT64_MAX * _NANO
-        else:
-            nanos = _ceil_div(mantissa * (1 << exponent) * _NANO, 10 ** dlen)
+        # whole digits dropped above (dlen < 0): at least 10^100, past the cap
+        nanos = _INT64_MAX * _NANO if dlen < 0 else _ceil_div(mantissa * (1 << exponent) * _NANO, 10 ** dlen)
         nanos = min(nanos, _INT64_MAX * _NANO)  # the BinarySI cap (maxAllowed)
     else:
         e10 = exponent - dlen + 9  # nanos = mantissa * 10^e10
@@ -164,8 +162,8 @@ def parse(text, field: str = "") -> int:
     if isinstance(text, int):
         return max(-_HUGE_NANOS, min(text * _NANO, _HUGE_NANOS))   # as a string of its digits would be
     if not isinstance(text, (str, float)):
-        raise FieldError(field, f"expected a quantity (a string such as \"500m\" or a number), not a "
-                                f"{'list' if isinstance(text, list) else 'object' if isinstance(text, dict) else type(text).__name__}")
+        what = "list" if isinstance(text, list) else "object" if isinstance(text, dict) else type(text).__name__
+        raise FieldError(field, f'expected a quantity (a string such as "500m" or a number), not a {what}')
     if isinstance(text, float):
         text = repr(text)
         if text.endswith(".0"):

@@ -12,13 +12,19 @@ are only counted (`unknown_fields`, for --verbose), never an error.
 from __future__ import annotations
 
 from collections import Counter
-from typing import Iterable
+from collections.abc import Iterable
 
 from . import quantity
 from .errors import InputError
 from .fieldtree import check_object
-from .labels import _DNS1123_SUBDOMAIN_FMT, _DNS1123_SUBDOMAIN_MSG, _DNS_SUBDOMAIN, _regex_error
-from .labels import label_value_errors, qualified_name_errors
+from .labels import (
+    _DNS1123_SUBDOMAIN_FMT,
+    _DNS1123_SUBDOMAIN_MSG,
+    _DNS_SUBDOMAIN,
+    _regex_error,
+    label_value_errors,
+    qualified_name_errors,
+)
 
 VALIDATE_MODES = {"strict": "strict", "true": "strict", "warn": "warn", "ignore": "ignore", "false": "ignore"}
 _DNS1123_LABEL_FMT = "[a-z0-9]([-a-z0-9]*[a-z0-9])?"

@@ -167,7 +167,8 @@ def test_a_capacity_of_ten_to_the_400_schedules(tmp_path):
     text = SMALL.read_text()
     assert "allocatable: {cpu: 3920m" in text
     snap.write_text(text.replace("allocatable: {cpu: 3920m", "allocatable: {cpu: 1" + "0" * 400, 1))
-    r = CliRunner().invoke(app, ["explain", str(ROOT / "fixtures" / "pods" / "web.yaml"), "-c", str(snap), "-o", "json"])
+    web = str(ROOT / "fixtures" / "pods" / "web.yaml")
+    r = CliRunner().invoke(app, ["explain", web, "-c", str(snap), "-o", "json"])
     assert r.exit_code == 0, r.output    # was an OverflowError in NodeResourcesBalancedAllocation
     assert json.loads(r.stdout)["verdict"] == "schedulable"
 

@@ -17,9 +17,8 @@ of the whole file.
 
 Modules, by concern: `sources` (the bytes of a file, a pipe or stdin), `documents` (format sniffing,
 a file's documents and objects), `yaml_reader` (libyaml and the line-by-line reader), `json_stream`
-(a JSON List item by item), `yaml_bounds` (what kubectl's YAML reader refuses: excessive aliasing, depth), `workers` (large files in
-worker processes), `objects` (Lists, the
-transform, object locations).
+(a JSON List item by item), `yaml_bounds` (what kubectl's YAML reader refuses: excessive aliasing,
+depth), `workers` (large files in worker processes), `objects` (Lists, the transform, object locations).
 """
 from __future__ import annotations
 
@@ -28,5 +27,6 @@ from .json_stream import decode_json_items
 from .objects import Location, Transform, describe, is_list, no_gc, where
 from .sources import is_stream, read_bytes, read_once_check, read_text
 
-__all__ = ["Location", "Transform", "decode_json_items", "describe", "is_list", "iter_located", "iter_objects",
-           "is_stream", "load_documents", "no_gc", "parse_documents", "read_bytes", "read_once_check", "read_text", "where"]
+__all__ = ["Location", "Transform", "decode_json_items", "describe", "is_list", "is_stream", "iter_located",
+           "iter_objects", "load_documents", "no_gc", "parse_documents", "read_bytes", "read_once_check", "read_text",
+           "where"]

@@ -22,7 +22,7 @@ _ALIAS_RATIO_HIGH = 4000000         # decodes from which 10% may
 # an alias token: `*` where a node starts (elsewhere it is inside a scalar or a comment, which at
 # worst costs the exact count below)
 _MAY_ALIAS = re.compile(r"(?:^|[\s\[{,:?-])\*", re.M)
-_DEEP_BLOCK_PREFIX = re.compile(r"^[ ?-]{%d}" % (MAX_DEPTH // 4), re.M)
+_DEEP_BLOCK_PREFIX = re.compile(rf"^[ ?-]{{{MAX_DEPTH // 4}}}", re.M)
 
 
 class YAMLBoundError(yaml.MarkedYAMLError):
