@@ -266,10 +266,10 @@ def _tokens(lines: list[str], ctor) -> list:
             if body[0] in "'\"#":
                 raise _Fallback
         raw_key = body[:pos]
-        if len(raw_key) > _MAX_SIMPLE_KEY:
-            raise _Fallback  # libyaml refuses an implicit key over 1024 characters: it says where
         key = _KEYS.get(raw_key)
         if key is None:
+            if len(raw_key) > _MAX_SIMPLE_KEY:   # (never cached: checked on every use)
+                raise _Fallback  # libyaml refuses an implicit key over 1024 characters: it says where
             key = _plain(raw_key.rstrip(" "), ctor)
             if type(key) is not str:
                 raise _Fallback
