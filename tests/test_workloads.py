@@ -343,7 +343,7 @@ def test_chart_output_expands_and_ignores_what_makes_no_pod():
 def test_bad_workload_fields_are_located():
     with pytest.raises(InputError) as e:
         expand([deployment(replicas="three")], cluster_of([node("n")]))
-    assert str(e.value) == "in.yaml: document 1: spec.replicas: 'three' is not an integer"
+    assert str(e.value) == 'in.yaml: document 1: spec.replicas: expected an integer, got string "three"'
     bad_tpl = template()
     bad_tpl["spec"]["containers"][0]["resources"]["requests"]["cpu"] = "lots"
     with pytest.raises(InputError) as e:
