@@ -20,7 +20,7 @@ except ImportError:  # pragma: no cover - an older typer over click
 def usage_line(e: UsageError) -> str:
     """`ksched: <what is wrong> (see 'ksched explain -h')`: click's message on one line."""
     message = " ".join(line.strip() for line in e.format_message().splitlines() if line.strip())
-    hint = ""
+    hint = " (see 'ksched -h')"    # click gives some errors (an option missing its value) no context
     ctx = e.ctx
     if ctx is not None and ctx.command.get_help_option(ctx) is not None:
         hint = f" (see '{ctx.command_path} {ctx.help_option_names[0]}')"
