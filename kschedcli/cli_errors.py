@@ -14,7 +14,7 @@ try:   # typer 0.2x vendors click
     from typer._click.exceptions import ClickException, NoArgsIsHelpError, UsageError
     from typer.exceptions import Abort
 except ImportError:  # pragma: no cover - an older typer over click
-    from click.exceptions import Abort, ClickException, NoArgsIsHelpError, UsageError  # type: ignore[no-redef]
+    from click.exceptions import Abort, ClickException, NoArgsIsHelpError, UsageError  # type: ignore[no-redef,import-not-found,unused-ignore]
 
 
 def usage_line(e: UsageError) -> str:
@@ -30,7 +30,7 @@ def usage_line(e: UsageError) -> str:
 class OneLineErrorsGroup(TyperGroup):
     """The `ksched` group: click's usage errors (three lines: Usage, Try, Error) become one line."""
 
-    def main(self, args: Any = None, prog_name: str | None = None, complete_var: str | None = None,
+    def main(self, args: Any = None, prog_name: str | None = None, complete_var: str | None = None,  # type: ignore[override]
              standalone_mode: bool = True, **extra: Any) -> Any:
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
@@ -97,4 +97,4 @@ def guard_stdout() -> None:
     if reconfigure is not None:
         # a name holding a lone surrogate (JSON's "\ud800") prints as U+FFFD would not: as "?"
         reconfigure(errors="replace")
-    sys.stdout = ClosedReaderSafeStdout(sys.stdout)  # type: ignore[assignment]
+    sys.stdout = ClosedReaderSafeStdout(sys.stdout)

@@ -709,6 +709,7 @@ class Node:
         amounts = parse_resource_list(alloc, alloc_field)
         for name, nanos in amounts.items():
             if nanos < 0:
+                assert alloc is not None  # a negative amount was read from it
                 raise FieldError(f"{alloc_field}.{name}", f'Invalid value: "{alloc[name]}": must be greater than or '
                                                           "equal to 0")
         self.allocatable = Resource.from_nanos(amounts)

@@ -42,7 +42,7 @@ def is_stream(path: str) -> bool:
 def _read_stream(f: BinaryIO, path: str) -> bytes:
     """All of a stream, refusing one that is not text as soon as it shows (a NUL byte: YAML and
     JSON never hold one, and an endless binary source such as /dev/zero would never end)."""
-    chunks = []
+    chunks: list[bytes] = []
     offset = 0
     while True:
         chunk = f.read(_CHUNK)
