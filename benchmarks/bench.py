@@ -10,6 +10,7 @@ Every figure is the median of several runs with the min-max range; each load run
 process (so its peak memory is its own), cycles and the sequence run in one process that
 loaded cluster.json. Nothing here asserts: figures are printed (and written as JSON with --json).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -24,8 +25,10 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-GENBIG_CANDIDATES = [os.path.join(ROOT, "..", "shared", "bench", "genbig.py"),
-                     os.path.join(ROOT, "shared", "bench", "genbig.py")]
+GENBIG_CANDIDATES = [
+    os.path.join(ROOT, "..", "shared", "bench", "genbig.py"),
+    os.path.join(ROOT, "shared", "bench", "genbig.py"),
+]
 CATEGORIES = ["plain", "spread", "anti", "spread-anti", "pool", "preempt"]
 CATEGORY_ANNOTATION = "bench.ksched.dev/category"
 
@@ -33,16 +36,30 @@ CATEGORY_ANNOTATION = "bench.ksched.dev/category"
 REFERENCE = {
     "load_json": "49.6 s (decode alone 33.9 s)",
     "load_yaml": "105.9 s (decode alone 85.8 s)",
-    "cycle:plain": "32-36 ms", "cycle:spread": "33-41 ms", "cycle:anti": "70-85 ms",
-    "cycle:spread-anti": "60-88 ms", "cycle:pool": "-", "cycle:preempt": "11-12 ms (incl. PostFilter)",
-    "sequence": "16.4-18.5 pods/s", "rss": "4.9-7.2 GiB",
+    "cycle:plain": "32-36 ms",
+    "cycle:spread": "33-41 ms",
+    "cycle:anti": "70-85 ms",
+    "cycle:spread-anti": "60-88 ms",
+    "cycle:pool": "-",
+    "cycle:preempt": "11-12 ms (incl. PostFilter)",
+    "sequence": "16.4-18.5 pods/s",
+    "rss": "4.9-7.2 GiB",
 }
-TARGETS = {"load_json": "< 15 s", "load_yaml": "< 90 s", "cycle:plain": "<= 100 ms",
-           "cycle:anti": "<= 250 ms", "cycle:spread": "<= 123 ms", "cycle:spread-anti": "<= 264 ms",
-           "cycle:preempt": "<= 36 ms", "sequence": ">= 16 pods/s", "rss": "< 4 GiB"}
+TARGETS = {
+    "load_json": "< 15 s",
+    "load_yaml": "< 90 s",
+    "cycle:plain": "<= 100 ms",
+    "cycle:anti": "<= 250 ms",
+    "cycle:spread": "<= 123 ms",
+    "cycle:spread-anti": "<= 264 ms",
+    "cycle:preempt": "<= 36 ms",
+    "sequence": ">= 16 pods/s",
+    "rss": "< 4 GiB",
+}
 
 
 # ------------------------------------------------------------------------------------ children
+
 
 def _peak_rss() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
@@ -55,16 +72,22 @@ def child_load(path: str) -> dict:
     from kschedcli.config import default_config
     from kschedcli.plugins import REGISTRY
     from kschedcli.scheduler import Scheduler
+
     t0 = time.perf_counter()
     c0 = time.process_time()
     cluster = load_cluster([path])
     snap = Scheduler(cluster, default_config(REGISTRY)).snapshot
     t1 = time.perf_counter()
     kids = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return {"seconds": t1 - t0, "cpu": time.process_time() - c0,
-            "workers_cpu": kids.ru_utime + kids.ru_stime,
-            "rss": _peak_rss(), "workers_rss": kids.ru_maxrss * 1024,
-            "nodes": len(snap.node_infos), "pods": len(cluster.pods)}
+    return {
+        "seconds": t1 - t0,
+        "cpu": time.process_time() - c0,
+        "workers_cpu": kids.ru_utime + kids.ru_stime,
+        "rss": _peak_rss(),
+        "workers_rss": kids.ru_maxrss * 1024,
+        "nodes": len(snap.node_infos),
+        "pods": len(cluster.pods),
+    }
 
 
 def child_cycles(data: str, runs: int, seq_runs: int, seq_limit: int) -> dict:
@@ -98,7 +121,7 @@ def child_cycles(data: str, runs: int, seq_runs: int, seq_limit: int) -> dict:
         times, render = [], []
         res = None
         for _ in range(runs):
-            sched.clear_caches()        # one explain is one cold cycle: nothing shared from before
+            sched.clear_caches()  # one explain is one cold cycle: nothing shared from before
             t = time.perf_counter()
             res = sched.schedule(pod)
             times.append(time.perf_counter() - t)
@@ -108,15 +131,19 @@ def child_cycles(data: str, runs: int, seq_runs: int, seq_limit: int) -> dict:
         out["cycles"][cat] = times
         out["render"][cat] = render
         out["outcome"][cat] = {
-            "pod": pod.key, "schedulable": res.schedulable, "selected": res.selected_node,
-            "feasible": len(res.feasible), "evaluated": len(res.filters),
+            "pod": pod.key,
+            "schedulable": res.schedulable,
+            "selected": res.selected_node,
+            "feasible": len(res.feasible),
+            "evaluated": len(res.filters),
             "nominated": res.preemption.nominated_node if res.preemption else None,
             "candidates_evaluated": res.preemption.evaluated_nodes if res.preemption else None,
             "kube_candidates": res.preemption.num_candidates if res.preemption else None,
-            "message": res.message[:160]}
+            "message": res.message[:160],
+        }
     seq = []
     for _ in range(seq_runs):
-        sched = Scheduler(cluster, config)          # a fresh snapshot: the sequence binds
+        sched = Scheduler(cluster, config)  # a fresh snapshot: the sequence binds
         pods = load_pending_pods(pods_path, cluster)[:seq_limit]
         scheduled = []
         t = time.perf_counter()
@@ -124,8 +151,7 @@ def child_cycles(data: str, runs: int, seq_runs: int, seq_limit: int) -> dict:
         # (1,000 of them on 5,000 nodes would hold ~10 GB), as a streaming renderer would not
         sched.run_sequence(pods, on_result=lambda r, out=scheduled: out.append(r.schedulable), keep=False)
         dt = time.perf_counter() - t
-        seq.append({"seconds": dt, "pods": len(pods), "pods_per_s": len(pods) / dt,
-                    "scheduled": sum(scheduled)})
+        seq.append({"seconds": dt, "pods": len(pods), "pods_per_s": len(pods) / dt, "scheduled": sum(scheduled)})
     out["sequence"] = seq
     out["rss"] = _peak_rss()
     return out
@@ -136,8 +162,9 @@ def run_child(args: list[str], env_extra: dict | None = None) -> dict:
     env.setdefault("PYTHONPATH", ROOT)
     if env_extra:
         env.update(env_extra)
-    p = subprocess.run([sys.executable, os.path.abspath(__file__), "--child", *args],
-                       capture_output=True, text=True, env=env)
+    p = subprocess.run(
+        [sys.executable, os.path.abspath(__file__), "--child", *args], capture_output=True, text=True, env=env
+    )
     if p.returncode != 0:
         sys.stderr.write(p.stderr)
         raise SystemExit(f"bench: child {args[0]} failed ({p.returncode})")
@@ -145,6 +172,7 @@ def run_child(args: list[str], env_extra: dict | None = None) -> dict:
 
 
 # ------------------------------------------------------------------------------------ report
+
 
 def machine() -> dict:
     cpu = ""
@@ -168,9 +196,14 @@ def machine() -> dict:
         cores = len(os.sched_getaffinity(0))
     except AttributeError:
         cores = os.cpu_count()
-    return {"cpu": cpu, "cores": cores, "memory_gib": round(mem / 2**30, 1),
-            "python": platform.python_version(), "platform": platform.platform(),
-            "loadavg_start": list(os.getloadavg())}
+    return {
+        "cpu": cpu,
+        "cores": cores,
+        "memory_gib": round(mem / 2**30, 1),
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "loadavg_start": list(os.getloadavg()),
+    }
 
 
 def stats(xs: list[float]) -> tuple[float, float, float]:
@@ -225,29 +258,46 @@ def main() -> None:
         gen = next((g for g in GENBIG_CANDIDATES if os.path.exists(g)), None)
         if gen is None:
             raise SystemExit("bench: genbig.py not found beside the project (../shared/bench/)")
-        subprocess.run([sys.executable, gen, "--nodes", str(a.nodes), "--pods", str(a.pods),
-                        "--pending", str(a.pending), "--out", a.generate], check=True)
+        subprocess.run(
+            [
+                sys.executable,
+                gen,
+                "--nodes",
+                str(a.nodes),
+                "--pods",
+                str(a.pods),
+                "--pending",
+                str(a.pending),
+                "--out",
+                a.generate,
+            ],
+            check=True,
+        )
         data = a.generate
     if not data:
         ap.error("--data or --generate is required")
 
     m = machine()
-    print(f"machine: {m['cpu']}, {m['cores']} cores, {m['memory_gib']} GiB, Python {m['python']}, "
-          f"{m['platform']}; load average at start {m['loadavg_start'][0]:.2f}")
+    print(
+        f"machine: {m['cpu']}, {m['cores']} cores, {m['memory_gib']} GiB, Python {m['python']}, "
+        f"{m['platform']}; load average at start {m['loadavg_start'][0]:.2f}"
+    )
     try:
         with open(os.path.join(data, "manifest.json")) as f:
             man = json.load(f)
-        print(f"snapshot: {data}: {man['objects'].get('Node', '?')} nodes, {man['objects'].get('Pod', '?')} pods, "
-              f"{sum(man['pending_categories'].values())} pending "
-              f"({', '.join(f'{k} {v}' for k, v in sorted(man['pending_categories'].items()))})")
+        print(
+            f"snapshot: {data}: {man['objects'].get('Node', '?')} nodes, {man['objects'].get('Pod', '?')} pods, "
+            f"{sum(man['pending_categories'].values())} pending "
+            f"({', '.join(f'{k} {v}' for k, v in sorted(man['pending_categories'].items()))})"
+        )
     except (OSError, KeyError, ValueError):
         pass
     sys.stdout.flush()
 
     raw: dict = {"machine": m}
     rows: list[tuple[str, str, str, str]] = []
-    rss_all: list[int] = []        # largest single process
-    rss_sum: list[int] = []        # a load and its worker processes together
+    rss_all: list[int] = []  # largest single process
+    rss_sum: list[int] = []  # a load and its worker processes together
 
     def progress(msg: str) -> None:
         sys.stderr.write(f"bench: {msg}\n")
@@ -264,48 +314,80 @@ def main() -> None:
         secs = [r["seconds"] for r in runs]
         rss_all += [max(r["rss"], r["workers_rss"]) for r in runs]
         # the parent plus every worker at its own peak (an upper bound: one worker per core)
-        rss_sum += [r["rss"] + min(m["cores"] or 1, 8) * r["workers_rss"] if r["workers_rss"] else r["rss"]
-                    for r in runs]
-        extra = (f"cpu {statistics.median([r['cpu'] for r in runs]):.1f} s"
-                 + (f" + workers {statistics.median([r['workers_cpu'] for r in runs]):.1f} s"
-                    if any(r["workers_cpu"] for r in runs) else "")
-                 + f", peak {gib(max(r['rss'] for r in runs))}"
-                 + (f" + workers {gib(max(r['workers_rss'] for r in runs))}"
-                    if any(r["workers_rss"] for r in runs) else ""))
-        rows.append((f"load {fname} (decode, defaulting, cache)", fmt_s(secs) + f"  [{extra}]",
-                     REFERENCE[key], TARGETS.get(key, "")))
+        rss_sum += [
+            r["rss"] + min(m["cores"] or 1, 8) * r["workers_rss"] if r["workers_rss"] else r["rss"] for r in runs
+        ]
+        extra = (
+            f"cpu {statistics.median([r['cpu'] for r in runs]):.1f} s"
+            + (
+                f" + workers {statistics.median([r['workers_cpu'] for r in runs]):.1f} s"
+                if any(r["workers_cpu"] for r in runs)
+                else ""
+            )
+            + f", peak {gib(max(r['rss'] for r in runs))}"
+            + (f" + workers {gib(max(r['workers_rss'] for r in runs))}" if any(r["workers_rss"] for r in runs) else "")
+        )
+        rows.append(
+            (
+                f"load {fname} (decode, defaulting, cache)",
+                fmt_s(secs) + f"  [{extra}]",
+                REFERENCE[key],
+                TARGETS.get(key, ""),
+            )
+        )
 
     progress(f"cycles ({a.runs} runs each) and the sequence ({a.seq_runs} runs)")
     cyc = run_child(["cycles", data, str(a.runs), str(a.seq_runs), str(a.seq_limit)])
     raw["cycles"] = cyc
     rss_all.append(cyc["rss"])
-    rows.append(("first cycle after the load (+ the snapshot's indexes built on first use)",
-                 fmt_ms([cyc["first_cycle"]["seconds"]]), "-", ""))
+    rows.append(
+        (
+            "first cycle after the load (+ the snapshot's indexes built on first use)",
+            fmt_ms([cyc["first_cycle"]["seconds"]]),
+            "-",
+            "",
+        )
+    )
     for cat in CATEGORIES:
         if cat not in cyc["cycles"]:
             continue
         o = cyc["outcome"][cat]
-        verdict = (f"-> {o['selected']}" if o["schedulable"]
-                   else f"unschedulable{', nominated ' + o['nominated'] if o['nominated'] else ''}")
+        verdict = (
+            f"-> {o['selected']}"
+            if o["schedulable"]
+            else f"unschedulable{', nominated ' + o['nominated'] if o['nominated'] else ''}"
+        )
         if o.get("candidates_evaluated"):
             # kube-scheduler stops its dry run at numCandidates (from a random offset); ksched
             # evaluates every node where preemption might help
-            verdict += (f"; dry run on {o['candidates_evaluated']} nodes, kube-scheduler's "
-                        f"stops at {o['kube_candidates']}")
-        rows.append((f"one cycle, {cat} ({o['evaluated']} nodes evaluated, {o['feasible']} feasible)",
-                     fmt_ms(cyc["cycles"][cat]) + f"  [+ JSON document {fmt_ms(cyc['render'][cat])}; {verdict}]",
-                     REFERENCE[f"cycle:{cat}"], TARGETS.get(f"cycle:{cat}", "")))
+            verdict += (
+                f"; dry run on {o['candidates_evaluated']} nodes, kube-scheduler's stops at {o['kube_candidates']}"
+            )
+        rows.append(
+            (
+                f"one cycle, {cat} ({o['evaluated']} nodes evaluated, {o['feasible']} feasible)",
+                fmt_ms(cyc["cycles"][cat]) + f"  [+ JSON document {fmt_ms(cyc['render'][cat])}; {verdict}]",
+                REFERENCE[f"cycle:{cat}"],
+                TARGETS.get(f"cycle:{cat}", ""),
+            )
+        )
     seq = cyc["sequence"]
     rates = [s["pods_per_s"] for s in seq]
     mr, lo, hi = stats(rates)
-    rows.append((f"{seq[0]['pods']} pending pods in sequence, each bound before the next",
-                 f"{mr:.1f} pods/s ({lo:.1f}-{hi:.1f})  [{seq[0]['scheduled']} scheduled]" if len(rates) > 1
-                 else f"{mr:.1f} pods/s  [{seq[0]['scheduled']} scheduled]",
-                 REFERENCE["sequence"], TARGETS["sequence"]))
-    together = (f"; a load with its workers at most {gib(max(rss_sum))}"
-                if max(rss_sum) > max(rss_all) else "")
-    rows.append(("peak memory (RSS)", f"{gib(max(rss_all))} largest process{together}",
-                 REFERENCE["rss"], TARGETS["rss"]))
+    rows.append(
+        (
+            f"{seq[0]['pods']} pending pods in sequence, each bound before the next",
+            f"{mr:.1f} pods/s ({lo:.1f}-{hi:.1f})  [{seq[0]['scheduled']} scheduled]"
+            if len(rates) > 1
+            else f"{mr:.1f} pods/s  [{seq[0]['scheduled']} scheduled]",
+            REFERENCE["sequence"],
+            TARGETS["sequence"],
+        )
+    )
+    together = f"; a load with its workers at most {gib(max(rss_sum))}" if max(rss_sum) > max(rss_all) else ""
+    rows.append(
+        ("peak memory (RSS)", f"{gib(max(rss_all))} largest process{together}", REFERENCE["rss"], TARGETS["rss"])
+    )
 
     w0 = max(len(r[0]) for r in rows)
     w1 = max(len(r[1]) for r in rows)
@@ -315,8 +397,10 @@ def main() -> None:
     for r in rows:
         print(f"{r[0]:<{w0}}  {r[1]:<{w1}}  {r[2]:<{w2}}  {r[3]}")
     la = os.getloadavg()
-    print(f"\nload average at the end {la[0]:.2f} {la[1]:.2f} {la[2]:.2f} "
-          f"({m['cores']} cores; other work on the machine slows every figure)")
+    print(
+        f"\nload average at the end {la[0]:.2f} {la[1]:.2f} {la[2]:.2f} "
+        f"({m['cores']} cores; other work on the machine slows every figure)"
+    )
     raw["loadavg_end"] = list(la)
     if a.json:
         with open(a.json, "w") as f:

@@ -10,6 +10,7 @@ per second of the capacity run alone. Nothing asserts: figures are printed (and 
 --json). Targets (issue 14): the 500-node rung (genbig --nodes 500 --pods 15000) with --max 5000 in
 under 10 s including the load; the 5,000-node snapshot at 1,000 copies per second.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -28,12 +29,16 @@ CATEGORY_ANNOTATION = "bench.ksched.dev/category"
 def first_plain_pod(data: str) -> str:
     """Write the first pending pod of category `plain` of pods.yaml to DIR/plain.yaml."""
     import yaml
+
     out = os.path.join(data, "plain.yaml")
     if not os.path.exists(out):
         with open(os.path.join(data, "pods.yaml")) as f:
             for d in yaml.safe_load_all(f):
-                if d and d.get("kind") == "Pod" and \
-                        (d["metadata"].get("annotations") or {}).get(CATEGORY_ANNOTATION) == "plain":
+                if (
+                    d
+                    and d.get("kind") == "Pod"
+                    and (d["metadata"].get("annotations") or {}).get(CATEGORY_ANNOTATION) == "plain"
+                ):
                     with open(out, "w") as w:
                         yaml.safe_dump(d, w)
                     break
@@ -46,6 +51,7 @@ def in_process(data: str, pod: str, max_copies: int) -> dict:
     from kschedcli.config import default_config
     from kschedcli.plugins import REGISTRY
     from kschedcli.scheduler import Scheduler
+
     t0 = time.perf_counter()
     cluster = load_cluster([os.path.join(data, "cluster.json")])
     sched = Scheduler(cluster, default_config(REGISTRY))
@@ -54,14 +60,31 @@ def in_process(data: str, pod: str, max_copies: int) -> dict:
     report = run_capacity(sched, templates, max_copies=max_copies)
     t2 = time.perf_counter()
     n = report.replicas
-    return {"nodes": len(cluster.nodes), "pods": len(cluster.pods), "load_s": round(t1 - t0, 2),
-            "capacity_s": round(t2 - t1, 2), "copies": n, "copies_per_s": round(n / (t2 - t1), 1) if t2 > t1 else None,
-            "stopped_by": report.runs[0].stopped_by}
+    return {
+        "nodes": len(cluster.nodes),
+        "pods": len(cluster.pods),
+        "load_s": round(t1 - t0, 2),
+        "capacity_s": round(t2 - t1, 2),
+        "copies": n,
+        "copies_per_s": round(n / (t2 - t1), 1) if t2 > t1 else None,
+        "stopped_by": report.runs[0].stopped_by,
+    }
 
 
 def command(data: str, pod: str, max_copies: int) -> dict:
-    cmd = [sys.executable, "-m", "kschedcli", "capacity", pod, "-c", os.path.join(data, "cluster.json"),
-           "--max", str(max_copies), "-o", "json"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "kschedcli",
+        "capacity",
+        pod,
+        "-c",
+        os.path.join(data, "cluster.json"),
+        "--max",
+        str(max_copies),
+        "-o",
+        "json",
+    ]
     t0 = time.perf_counter()
     p = subprocess.run(cmd, capture_output=True, text=True)
     wall = time.perf_counter() - t0
@@ -83,8 +106,10 @@ def main() -> None:
     args = ap.parse_args()
     data = args.data
     if args.generate:
-        subprocess.run([sys.executable, GENBIG, "--nodes", str(args.nodes), "--pods", str(args.pods),
-                        "--out", args.generate], check=True)
+        subprocess.run(
+            [sys.executable, GENBIG, "--nodes", str(args.nodes), "--pods", str(args.pods), "--out", args.generate],
+            check=True,
+        )
         data = args.generate
     if not data:
         ap.error("--data or --generate")
@@ -96,9 +121,11 @@ def main() -> None:
     for f in figures["command"]:
         print(f"ksched capacity --max {args.max_copies}: {f['copies']} copies, {f['wall_s']} s wall (load included)")
     for f in figures["in_process"]:
-        print(f"  in one process: {f['nodes']} nodes, {f['pods']} bound pods: load {f['load_s']} s, "
-              f"{f['copies']} copies in {f['capacity_s']} s = {f['copies_per_s']} copies/s "
-              f"(stopped by {f['stopped_by']})")
+        print(
+            f"  in one process: {f['nodes']} nodes, {f['pods']} bound pods: load {f['load_s']} s, "
+            f"{f['copies']} copies in {f['capacity_s']} s = {f['copies_per_s']} copies/s "
+            f"(stopped by {f['stopped_by']})"
+        )
     if args.json:
         with open(args.json, "w") as w:
             json.dump(figures, w, indent=2)

@@ -6,6 +6,7 @@ edits.py), then the scheduler's snapshot built, next to building it without edit
 
 One run of each in one process (the snapshot is loaded once); figures are printed, nothing asserts.
 """
+
 from __future__ import annotations
 
 import argparse

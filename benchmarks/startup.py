@@ -10,6 +10,7 @@ would start it. Printed per command: the fastest and the median wall time, and t
 the modules that cost most to import in `ksched explain` (`python -X importtime`, cumulative).
 Nothing here asserts: figures are printed.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -30,9 +31,11 @@ COMMANDS = {
     "ksched explain ... -o json": EXPLAIN + ["-o", "json"],
     "completion of `ksched explain x.yaml -c small-cluster.yaml --node `": None,
 }
-COMPLETION_ENV = {"_KSCHED_COMPLETE": "complete_bash",
-                  "COMP_WORDS": "ksched explain x.yaml -c fixtures/small-cluster.yaml --node ",
-                  "COMP_CWORD": "5"}
+COMPLETION_ENV = {
+    "_KSCHED_COMPLETE": "complete_bash",
+    "COMP_WORDS": "ksched explain x.yaml -c fixtures/small-cluster.yaml --node ",
+    "COMP_CWORD": "5",
+}
 
 
 def ksched_executable() -> str:
@@ -61,14 +64,20 @@ def measure(argv: list[str], env: dict, runs: int, warmup: int) -> dict:
 def imports(exe: str, top: int) -> list[tuple[int, str]]:
     """The modules with the largest cumulative import time in one `ksched explain` run (µs)."""
     code = "import sys; from kschedcli.cli import main; sys.argv = ['ksched'] + sys.argv[1:]; main()"
-    r = subprocess.run([sys.executable, "-X", "importtime", "-c", code, *EXPLAIN], cwd=ROOT,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, check=False)
+    r = subprocess.run(
+        [sys.executable, "-X", "importtime", "-c", code, *EXPLAIN],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        check=False,
+    )
     rows = []
     for line in r.stderr.splitlines():
         if not line.startswith("import time:") or "cumulative" in line:
             continue
-        _, cumulative, name = line[len("import time:"):].split("|")
-        if not name.startswith("  "):       # top-level imports only: the children are inside them
+        _, cumulative, name = line[len("import time:") :].split("|")
+        if not name.startswith("  "):  # top-level imports only: the children are inside them
             rows.append((int(cumulative), name.strip()))
     return sorted(rows, reverse=True)[:top]
 
@@ -81,16 +90,20 @@ def main() -> None:
     args = ap.parse_args()
     exe = ksched_executable()
     env = {**os.environ, "NO_COLOR": "1", "COLUMNS": "120"}
-    print(f"{exe}, {args.runs} runs each after {args.warmup} warm-up; load average "
-          + " ".join(f"{x:.2f}" for x in os.getloadavg()))
+    print(
+        f"{exe}, {args.runs} runs each after {args.warmup} warm-up; load average "
+        + " ".join(f"{x:.2f}" for x in os.getloadavg())
+    )
     print(f"{'command':<72} {'min':>7} {'median':>7} {'cpu':>7}")
     for label, argv in COMMANDS.items():
         if argv is None:
             figures = measure([exe], {**env, **COMPLETION_ENV}, args.runs, args.warmup)
         else:
             figures = measure([exe, *argv], env, args.runs, args.warmup)
-        print(f"{label:<72} {figures['min'] * 1000:6.0f}ms {figures['median'] * 1000:6.0f}ms "
-              f"{figures['cpu'] * 1000:6.0f}ms")
+        print(
+            f"{label:<72} {figures['min'] * 1000:6.0f}ms {figures['median'] * 1000:6.0f}ms "
+            f"{figures['cpu'] * 1000:6.0f}ms"
+        )
     if args.imports:
         print("\ncostliest top-level imports of `ksched explain` (cumulative):")
         for us, name in imports(exe, 12):

@@ -1,4 +1,5 @@
 """Plugin args validation, as kube-scheduler's validation_pluginargs.go. Returns (subfield, message) or None."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -14,8 +15,10 @@ def _shape(shape, p: str):
         return p, "Required value: at least one point must be specified"
     for i in range(1, len(shape)):
         if shape[i - 1].get("utilization", 0) >= shape[i].get("utilization", 0):
-            return (f"{p}[{i}].utilization",
-                    f"Invalid value: {shape[i].get('utilization', 0)}: values must be sorted in increasing order")
+            return (
+                f"{p}[{i}].utilization",
+                f"Invalid value: {shape[i].get('utilization', 0)}: values must be sorted in increasing order",
+            )
     for i, pt in enumerate(shape):
         u, s = pt.get("utilization", 0), pt.get("score", 0)
         if not 0 <= u <= 100:
@@ -33,8 +36,10 @@ def validate_args(plugin: str, a: Any):
         if ab < 0:
             return "minCandidateNodesAbsolute", f"Invalid value: {ab}: not in valid range [0, inf)"
         if pct == 0 and ab == 0:
-            return ("minCandidateNodesPercentage",
-                    "Invalid value: 0: cannot be zero at the same time as minCandidateNodesAbsolute")
+            return (
+                "minCandidateNodesPercentage",
+                "Invalid value: 0: cannot be zero at the same time as minCandidateNodesAbsolute",
+            )
     elif plugin == "InterPodAffinity":
         w = a.get("hardPodAffinityWeight")
         if not 0 <= w <= 100:
@@ -59,14 +64,18 @@ def validate_args(plugin: str, a: Any):
             if not wu:
                 return f"{p}.whenUnsatisfiable", "Required value: can not be empty"
             if wu not in ("DoNotSchedule", "ScheduleAnyway"):
-                return (f"{p}.whenUnsatisfiable",
-                        f'Unsupported value: {_q(wu)}: supported values: "DoNotSchedule", "ScheduleAnyway"')
+                return (
+                    f"{p}.whenUnsatisfiable",
+                    f'Unsupported value: {_q(wu)}: supported values: "DoNotSchedule", "ScheduleAnyway"',
+                )
             if c.get("labelSelector") is not None:
-                return (f"{p}.labelSelector",
-                        "Forbidden: constraint must not define a selector, as they deduced for each pod")
+                return (
+                    f"{p}.labelSelector",
+                    "Forbidden: constraint must not define a selector, as they deduced for each pod",
+                )
             for o in cons[:i]:
                 if o.get("topologyKey") == c.get("topologyKey") and o.get("whenUnsatisfiable") == wu:
-                    return p, f"Duplicate value: \"{{{c['topologyKey']}, {wu}}}\""
+                    return p, f'Duplicate value: "{{{c["topologyKey"]}, {wu}}}"'
     elif plugin == "NodeResourcesBalancedAllocation":
         seen = set()
         for i, r in enumerate(a.get("resources") or []):
@@ -89,32 +98,44 @@ def validate_args(plugin: str, a: Any):
         ss = a.get("scoringStrategy") or {}
         t = ss.get("type") or ""
         if t not in ("LeastAllocated", "MostAllocated", "RequestedToCapacityRatio"):
-            return ("scoringStrategy.type",
-                    f'Unsupported value: {_q(t)}: supported values: "LeastAllocated", "MostAllocated", '
-                    '"RequestedToCapacityRatio"')
+            return (
+                "scoringStrategy.type",
+                f'Unsupported value: {_q(t)}: supported values: "LeastAllocated", "MostAllocated", '
+                '"RequestedToCapacityRatio"',
+            )
         for i, r in enumerate(ss.get("resources") or []):
             w = r.get("weight")
             if not 0 < w <= 100:
-                return (f"scoringStrategy.resources[{i}].weight",
-                        f"Invalid value: {w}: resource weight of {r.get('name')} not in valid range (0, 100]")
+                return (
+                    f"scoringStrategy.resources[{i}].weight",
+                    f"Invalid value: {w}: resource weight of {r.get('name')} not in valid range (0, 100]",
+                )
         rtcr = ss.get("requestedToCapacityRatio")
         if rtcr is not None:
             bad = _shape(rtcr.get("shape") or [], "scoringStrategy.shape")
             if bad:
                 return bad
         elif t == "RequestedToCapacityRatio":
-            return ("scoringStrategy.requestedToCapacityRatio",
-                    "Required value: needed for the RequestedToCapacityRatio strategy")
+            return (
+                "scoringStrategy.requestedToCapacityRatio",
+                "Required value: needed for the RequestedToCapacityRatio strategy",
+            )
     elif plugin == "VolumeBinding":
         bts = a.get("bindTimeoutSeconds") or 0
         if bts < 0:
-            return ("bindTimeoutSeconds",
-                    f"Invalid value: {bts}: invalid BindTimeoutSeconds, should not be a negative value")
+            return (
+                "bindTimeoutSeconds",
+                f"Invalid value: {bts}: invalid BindTimeoutSeconds, should not be a negative value",
+            )
         if a.get("shape") is not None:
-            shape = [{"utilization": p.get("utilization", 0), "score": p.get("score", 0)} if isinstance(p, dict) else p
-                     for p in a["shape"]]
-            return "shape", (f"Invalid value: {_json(shape)}: unexpected field `shape`, remove it or turn on the "
-                             f"feature gate StorageCapacityScoring")
+            shape = [
+                {"utilization": p.get("utilization", 0), "score": p.get("score", 0)} if isinstance(p, dict) else p
+                for p in a["shape"]
+            ]
+            return "shape", (
+                f"Invalid value: {_json(shape)}: unexpected field `shape`, remove it or turn on the "
+                f"feature gate StorageCapacityScoring"
+            )
     elif plugin == "DynamicResources":
         ft = a.get("filterTimeout")
         if ft is not None:
@@ -135,8 +156,9 @@ def validate_args(plugin: str, a: Any):
                 pref = t.get("preference") or {}
                 if not t.get("weight") or not (pref.get("matchExpressions") or pref.get("matchFields")):
                     continue
-                parse_node_selector_term(pref, f"addedAffinity.preferredDuringSchedulingIgnoredDuringExecution[{i}]",
-                                         strict=True)
+                parse_node_selector_term(
+                    pref, f"addedAffinity.preferredDuringSchedulingIgnoredDuringExecution[{i}]", strict=True
+                )
         except InputError as e:
             return e.field, e.message
     return None
@@ -149,17 +171,27 @@ def _q(v: str) -> str:
 
 def _json(v) -> str:
     import json
+
     return json.dumps(v, separators=(",", ":"), ensure_ascii=False)
 
 
-_DURATION_UNITS = {"ns": 1, "us": 1_000, "\u00b5s": 1_000, "\u03bcs": 1_000, "ms": 1_000_000,
-                   "s": 1_000_000_000, "m": 60_000_000_000, "h": 3_600_000_000_000}
+_DURATION_UNITS = {
+    "ns": 1,
+    "us": 1_000,
+    "\u00b5s": 1_000,
+    "\u03bcs": 1_000,
+    "ms": 1_000_000,
+    "s": 1_000_000_000,
+    "m": 60_000_000_000,
+    "h": 3_600_000_000_000,
+}
 
 
 def parse_go_duration(s) -> int | None:
     """time.ParseDuration, in nanoseconds (None when Go rejects it): [-+]?([0-9]*(\\.[0-9]*)?[a-z\u00b5\u03bc]+)+,
     or "0"."""
     import re
+
     if not isinstance(s, str) or not s:
         return None
     sign = 1

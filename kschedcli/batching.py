@@ -16,6 +16,7 @@ constraints (List defaulting without constraints) or is disabled.
 ksched's model: pods of a sequence arrive back to back (kube-scheduler drops a batch older than
 500 ms), and nodes tied on score are ranked by name (kube-scheduler breaks ties at random).
 """
+
 from __future__ import annotations
 
 import json
@@ -59,8 +60,12 @@ def _tolerations(pod: Pod) -> list[tuple[str, Any]]:
 
 
 def _host_ports(pod: Pod) -> list[tuple[str, Any]]:
-    ports = {p.get("hostPort") for c in _containers(pod) for p in c.get("ports") or ()
-             if isinstance(p, dict) and p.get("hostPort")}
+    ports = {
+        p.get("hostPort")
+        for c in _containers(pod)
+        for p in c.get("ports") or ()
+        if isinstance(p, dict) and p.get("hostPort")
+    }
     return [("hostPorts", sorted(ports))]
 
 
@@ -71,6 +76,7 @@ def _node_affinity(pod: Pod) -> list[tuple[str, Any]]:
 
 def _images(pod: Pod) -> list[tuple[str, Any]]:
     from .plugins.imagelocality import normalized_image_name
+
     return [("images", sorted({normalized_image_name(c.get("image") or "") for c in _containers(pod)}))]
 
 
@@ -104,8 +110,9 @@ def _signer_of(name: str, plugin: Any, pod: Pod) -> list[tuple[str, Any]] | None
         return None if pod.resource_claims else []
     if name == "NodeDeclaredFeatures":
         from .plugins.nodedeclaredfeatures import required_features
+
         return [("features", sorted(required_features(pod)))]
-    return None   # a plugin that does not sign: kube-scheduler disables signatures for the profile
+    return None  # a plugin that does not sign: kube-scheduler disables signatures for the profile
 
 
 def pod_signature(fw: Framework, pod: Pod) -> str | None:
@@ -129,7 +136,7 @@ class OpportunisticBatch:
 
     def __init__(self) -> None:
         self.signature: str | None = None
-        self.ranking: list[str] = []       # the nodes still to hand out, best first
+        self.ranking: list[str] = []  # the nodes still to hand out, best first
         self.last_cycle = -1
         self.last_node: str | None = None
 

@@ -10,6 +10,7 @@ many copies of a Pod, or for the workload with `--replicas N`, and the cycles ar
 Preemption is off: a copy that does not fit evicts nothing (the cycle's PostFilter still runs, so
 the last copy's message says what preemption could do).
 """
+
 from __future__ import annotations
 
 from collections import Counter
@@ -26,26 +27,34 @@ from .workloads import WORKLOAD_KINDS, generated_name, pods_for_workloads
 
 # node labels whose values count copies per group, when the nodes carry them
 ZONE_LABEL = "topology.kubernetes.io/zone"
-POOL_LABELS = ("eks.amazonaws.com/nodegroup", "cloud.google.com/gke-nodepool", "kubernetes.azure.com/agentpool",
-               "agentpool", "karpenter.sh/nodepool", "node.kubernetes.io/instance-type", "pool")
+POOL_LABELS = (
+    "eks.amazonaws.com/nodegroup",
+    "cloud.google.com/gke-nodepool",
+    "kubernetes.azure.com/agentpool",
+    "agentpool",
+    "karpenter.sh/nodepool",
+    "node.kubernetes.io/instance-type",
+    "pool",
+)
 _FIRST_BATCH = 64
 
 
 @dataclass
 class Template:
     """One template: its object as given, where it was read, and what it is called in the report."""
+
     obj: dict
     source: str
     where: str
-    label: str          # "Deployment shop/web", "Pod shop/web"
+    label: str  # "Deployment shop/web", "Pod shop/web"
 
 
 @dataclass
 class TemplateRun:
     template: Template
-    placements: list[str] = field(default_factory=list)     # the node of each copy that fit, in order
-    stopped_by: str = "unschedulable"                       # "max", "unschedulable", "error"
-    stop: CycleResult | None = None                         # the copy that did not fit
+    placements: list[str] = field(default_factory=list)  # the node of each copy that fit, in order
+    stopped_by: str = "unschedulable"  # "max", "unschedulable", "error"
+    stop: CycleResult | None = None  # the copy that did not fit
 
     @property
     def replicas(self) -> int:
@@ -61,7 +70,7 @@ class CapacityReport:
     runs: list[TemplateRun]
     max_copies: int | None
     group_labels: list[str]
-    node_labels: dict[str, dict[str, str]]      # node -> its labels (for the groups)
+    node_labels: dict[str, dict[str, str]]  # node -> its labels (for the groups)
 
     @property
     def replicas(self) -> int:
@@ -90,16 +99,23 @@ def read_templates(paths: list[str]) -> list[Template]:
         for obj, where in iter_objects(path):
             kind = obj.get("kind")
             if kind == "DaemonSet":
-                raise InputError("a DaemonSet runs one pod per eligible node, it has no copies to count "
-                                 "(`ksched schedule` says on which nodes it fits)", source=path, where=where)
+                raise InputError(
+                    "a DaemonSet runs one pod per eligible node, it has no copies to count "
+                    "(`ksched schedule` says on which nodes it fits)",
+                    source=path,
+                    where=where,
+                )
             if kind == "Pod" or kind in WORKLOAD_KINDS:
                 meta = _meta(obj)
                 name = meta.get("name") or meta.get("generateName") or ""
                 label = f"{kind} {meta.get('namespace') or 'default'}/{name}"
                 out.append(Template(obj, path, where, label))
             elif kind == "Node":
-                raise InputError("expected a Pod or a workload, found Node (nodes belong in the snapshot (--cluster))",
-                                 source=path, where=where)
+                raise InputError(
+                    "expected a Pod or a workload, found Node (nodes belong in the snapshot (--cluster))",
+                    source=path,
+                    where=where,
+                )
         if not out:
             raise InputError("no Pod or workload found", source=path)
     return out
@@ -147,9 +163,13 @@ def copies(template: Template, cluster: Cluster) -> Iterator[Pod]:
 
 def _alike(pod: Pod, other: Pod) -> bool:
     """Copies that differ in name only (not a StatefulSet's, whose labels and volumes differ)."""
-    return (pod.namespace == other.namespace and pod.labels == other.labels
-            and pod.annotations == other.annotations and pod.owner_refs == other.owner_refs
-            and pod.raw.get("spec") == other.raw.get("spec"))
+    return (
+        pod.namespace == other.namespace
+        and pod.labels == other.labels
+        and pod.annotations == other.annotations
+        and pod.owner_refs == other.owner_refs
+        and pod.raw.get("spec") == other.raw.get("spec")
+    )
 
 
 def _pod_copy(template: Template, cluster: Cluster, i: int) -> Pod:
@@ -162,10 +182,16 @@ def _pod_copy(template: Template, cluster: Cluster, i: int) -> Pod:
     return cluster.parse_pod(raw, template.source, template.where)
 
 
-def run_capacity(scheduler: Scheduler, templates: list[Template], *, max_copies: int | None = None,
-                 seed: int | None = None, group_by: list[str] | None = None,
-                 on_stop: Callable[[Template, CycleResult], None] | None = None,
-                 progress: Callable[[int], None] | None = None) -> CapacityReport:
+def run_capacity(
+    scheduler: Scheduler,
+    templates: list[Template],
+    *,
+    max_copies: int | None = None,
+    seed: int | None = None,
+    group_by: list[str] | None = None,
+    on_stop: Callable[[Template, CycleResult], None] | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> CapacityReport:
     """Schedule copies of each template in turn, each bound before the next, until one fits
     nowhere or `max_copies` of that template fit. `on_stop(template, result)` sees the copy that did not
     fit before anything else changes (to explain it against the cluster it saw)."""
@@ -204,17 +230,19 @@ def capacity_doc(report: CapacityReport, stop_doc: Callable[[CycleResult], dict 
     fit as `explain -o json` writes a result."""
     per_template = []
     for r in report.runs:
-        per_template.append({
-            "template": r.template.label,
-            "source": r.template.source,
-            "replicas": r.replicas,
-            "placements": list(r.placements),
-            "stoppedBy": r.stopped_by,
-            "stopMessage": r.stop_message if r.stopped_by != "max" else None,
-            "perNode": report.per_node([r]),
-            "perLabel": report.per_label([r]),
-            "stop": stop_doc(r.stop) if r.stop is not None else None,
-        })
+        per_template.append(
+            {
+                "template": r.template.label,
+                "source": r.template.source,
+                "replicas": r.replicas,
+                "placements": list(r.placements),
+                "stoppedBy": r.stopped_by,
+                "stopMessage": r.stop_message if r.stopped_by != "max" else None,
+                "perNode": report.per_node([r]),
+                "perLabel": report.per_label([r]),
+                "stop": stop_doc(r.stop) if r.stop is not None else None,
+            }
+        )
     last = report.runs[-1] if report.runs else None
     return {
         "replicas": report.replicas,

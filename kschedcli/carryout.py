@@ -16,6 +16,7 @@ out the same way; every preemption deletes pods, so the sequence ends.
 When an attempt finds no candidate at all, kube-scheduler clears the pod's nomination; when the
 pod may not preempt (preemptionPolicy Never, a terminating victim), the nomination stays.
 """
+
 from __future__ import annotations
 
 from collections import deque
@@ -29,30 +30,35 @@ from .scheduler import Scheduler
 
 @dataclass
 class Eviction:
-    pod: str            # namespace/name of the victim
+    pod: str  # namespace/name of the victim
     node: str
-    preemptor: str      # namespace/name of the pod that preempted it
-    cycle: int          # index, in the sequence's results, of the cycle that preempted
+    preemptor: str  # namespace/name of the pod that preempted it
+    cycle: int  # index, in the sequence's results, of the cycle that preempted
 
 
 @dataclass
 class Placement:
     pod: str
-    node: str | None    # where it ended bound, None when it did not
+    node: str | None  # where it ended bound, None when it did not
     attempts: int
-    evicted: bool = False   # bound, then evicted by a later preemption
+    evicted: bool = False  # bound, then evicted by a later preemption
 
 
 @dataclass
 class CarriedOutRun:
-    results: list[CycleResult] = field(default_factory=list)   # every cycle, retries included, in order
+    results: list[CycleResult] = field(default_factory=list)  # every cycle, retries included, in order
     evictions: list[Eviction] = field(default_factory=list)
     placements: list[Placement] = field(default_factory=list)  # one per pod of the sequence, in its order
     cleared: list[tuple[str, str]] = field(default_factory=list)  # (pod, node) nominations cleared
 
 
-def run_carrying_out(scheduler: Scheduler, pods: list[Pod], seed: int | None = None, *,
-                     on_result: Callable[[CycleResult], None] | None = None) -> CarriedOutRun:
+def run_carrying_out(
+    scheduler: Scheduler,
+    pods: list[Pod],
+    seed: int | None = None,
+    *,
+    on_result: Callable[[CycleResult], None] | None = None,
+) -> CarriedOutRun:
     """Schedule the pods in turn, carrying preemptions out (see the module's docstring).
     `on_result(result)` sees each result as it is decided, before its bind or evictions;
     result.attempt is the pod's attempt number (1 for the first)."""
@@ -91,8 +97,9 @@ def run_carrying_out(scheduler: Scheduler, pods: list[Pod], seed: int | None = N
     return run
 
 
-def _carry_out(scheduler: Scheduler, pod: Pod, r: CycleResult, run: CarriedOutRun,
-               placement: dict[str, Placement]) -> None:
+def _carry_out(
+    scheduler: Scheduler, pod: Pod, r: CycleResult, run: CarriedOutRun, placement: dict[str, Placement]
+) -> None:
     p = r.preemption
     assert p is not None and p.nominated_node
     node = p.nominated_node

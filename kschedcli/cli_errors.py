@@ -1,6 +1,7 @@
 """How the command line fails: a usage error is one line on stderr with a short hint on it, exit 2;
 a reader that closes stdout early (`ksched ... | head -3`) changes nothing, the exit status included.
 """
+
 from __future__ import annotations
 
 import errno
@@ -10,7 +11,7 @@ from typing import Any
 
 from typer.core import TyperGroup
 
-try:   # typer 0.2x vendors click
+try:  # typer 0.2x vendors click
     from typer._click.exceptions import ClickException, NoArgsIsHelpError, UsageError
     from typer.exceptions import Abort
 except ImportError:  # pragma: no cover - an older typer over click
@@ -20,7 +21,7 @@ except ImportError:  # pragma: no cover - an older typer over click
 def usage_line(e: UsageError) -> str:
     """`ksched: <what is wrong> (see 'ksched explain -h')`: click's message on one line."""
     message = " ".join(line.strip() for line in e.format_message().splitlines() if line.strip())
-    hint = " (see 'ksched -h')"    # click gives some errors (an option missing its value) no context
+    hint = " (see 'ksched -h')"  # click gives some errors (an option missing its value) no context
     ctx = e.ctx
     if ctx is not None and ctx.command.get_help_option(ctx) is not None:
         hint = f" (see '{ctx.command_path} {ctx.help_option_names[0]}')"
@@ -30,13 +31,19 @@ def usage_line(e: UsageError) -> str:
 class OneLineErrorsGroup(TyperGroup):
     """The `ksched` group: click's usage errors (three lines: Usage, Try, Error) become one line."""
 
-    def main(self, args: Any = None, prog_name: str | None = None, complete_var: str | None = None,  # type: ignore[override]
-             standalone_mode: bool = True, **extra: Any) -> Any:
+    def main(  # type: ignore[override]
+        self,
+        args: Any = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        **extra: Any,
+    ) -> Any:
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
         try:
             code = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
-        except NoArgsIsHelpError as e:   # `ksched` alone: the help, as before
+        except NoArgsIsHelpError as e:  # `ksched` alone: the help, as before
             e.show()
             sys.exit(e.exit_code)
         except UsageError as e:
@@ -84,7 +91,7 @@ class ClosedReaderSafeStdout:
             if e.errno != errno.EPIPE:
                 raise
             self._reader_gone()
-            self._stream.flush()   # what was buffered goes to /dev/null now
+            self._stream.flush()  # what was buffered goes to /dev/null now
 
 
 def guard_stdout() -> None:

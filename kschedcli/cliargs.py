@@ -5,6 +5,7 @@
 The commands in cli.py stay thin: they pass their options here and get back snapshot files and
 pod references the rest of ksched already reads. Nothing here imports Typer or Rich.
 """
+
 from __future__ import annotations
 
 import sys
@@ -17,6 +18,7 @@ from .live import LiveOptions
 @dataclass(frozen=True)
 class PodRef:
     """One pod to explain: a file ('-' for stdin) or the name of a pending pod of the cluster."""
+
     text: str
     is_file: bool
 
@@ -25,17 +27,27 @@ def cluster_files(cluster: list[str] | None, live: LiveOptions, verbose: bool = 
     """The snapshot files to read: those named with --cluster, else one holding what kubectl read
     from the live cluster (kept with --save-snapshot)."""
     if cluster:
-        given = [flag for flag, value in (("--context", live.context), ("--kubeconfig", live.kubeconfig),
-                                          ("--save-snapshot", live.save_snapshot)) if value]
+        given = [
+            flag
+            for flag, value in (
+                ("--context", live.context),
+                ("--kubeconfig", live.kubeconfig),
+                ("--save-snapshot", live.save_snapshot),
+            )
+            if value
+        ]
         if given:
             raise InputError(f"{given[0]} reads the live cluster: it does not go with --cluster", field=given[0])
         return list(cluster)
     from .live import read_live_cluster
+
     path, target = read_live_cluster(live)
     if verbose:
         saved = f", saved to {live.save_snapshot}" if live.save_snapshot else ""
-        print(f"ksched: read the cluster of context {target.context} ({target.server}) with kubectl{saved}",
-              file=sys.stderr)
+        print(
+            f"ksched: read the cluster of context {target.context} ({target.server}) with kubectl{saved}",
+            file=sys.stderr,
+        )
     return [path]
 
 
@@ -45,8 +57,10 @@ def pod_ref(pod: str | None, filename: str | None, namespace: str | None) -> Pod
         if pod is not None:
             raise InputError(f"give the pod either as POD ({pod!r}) or with -f, not both", field="-f")
         if namespace is not None:
-            raise InputError("-n names the namespace of a pod given by NAME; the pod of a -f file carries its own",
-                             field="--namespace")
+            raise InputError(
+                "-n names the namespace of a pod given by NAME; the pod of a -f file carries its own",
+                field="--namespace",
+            )
         return PodRef(filename, True)
     if pod is None:
         raise InputError("which pod? Give a file (-f FILE, '-' for stdin), NAME or NAMESPACE/NAME", field="POD")
@@ -60,8 +74,9 @@ def pod_ref(pod: str | None, filename: str | None, namespace: str | None) -> Pod
     return PodRef(f"{namespace}/{pod}", False)
 
 
-def pods_source(pods: str | None, filename: str | None, namespace: str | None,
-                all_namespaces: bool) -> tuple[str | None, str | None]:
+def pods_source(
+    pods: str | None, filename: str | None, namespace: str | None, all_namespaces: bool
+) -> tuple[str | None, str | None]:
     """schedule's pods: (a file of pods, or None for the pending pods of the cluster; the namespace
     those are taken from, None for every namespace)."""
     if filename is not None and pods is not None:
@@ -70,8 +85,9 @@ def pods_source(pods: str | None, filename: str | None, namespace: str | None,
     if namespace is not None and all_namespaces:
         raise InputError("-n and -A (--all-namespaces) contradict each other", field="--namespace")
     if path is not None and namespace is not None:
-        raise InputError("-n picks pending pods of the cluster by namespace; it does not go with a file of pods",
-                         field="--namespace")
+        raise InputError(
+            "-n picks pending pods of the cluster by namespace; it does not go with a file of pods", field="--namespace"
+        )
     return path, namespace
 
 

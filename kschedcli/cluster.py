@@ -1,4 +1,5 @@
 """The cluster as the scheduler's informers see it: typed nodes and pods plus the other objects."""
+
 from __future__ import annotations
 
 from collections import Counter, defaultdict
@@ -15,21 +16,44 @@ from .versions import REFERENCE, Choice, Release
 
 # kinds kept as plain dicts, keyed (namespace, name)
 OTHER_KINDS = {
-    "PersistentVolume", "PersistentVolumeClaim", "StorageClass", "CSINode", "CSIDriver",
-    "PodDisruptionBudget", "Service", "ReplicaSet", "StatefulSet", "ReplicationController",
-    "Namespace", "PriorityClass", "ResourceClaim", "DeviceClass", "ResourceSlice",
-    "CSIStorageCapacity", "VolumeAttachment",
+    "PersistentVolume",
+    "PersistentVolumeClaim",
+    "StorageClass",
+    "CSINode",
+    "CSIDriver",
+    "PodDisruptionBudget",
+    "Service",
+    "ReplicaSet",
+    "StatefulSet",
+    "ReplicationController",
+    "Namespace",
+    "PriorityClass",
+    "ResourceClaim",
+    "DeviceClass",
+    "ResourceSlice",
+    "CSIStorageCapacity",
+    "VolumeAttachment",
     # workloads: read by kschedcli.workloads (a workload of the snapshot creates only missing pods)
-    "Deployment", "DaemonSet", "Job", "CronJob",
+    "Deployment",
+    "DaemonSet",
+    "Job",
+    "CronJob",
 }
 
-BUILTIN_PRIORITY_CLASSES = {
-    "system-cluster-critical": (2000000000, None),
-    "system-node-critical": (2000001000, None),
-}
+BUILTIN_PRIORITY_CLASSES = {"system-cluster-critical": (2000000000, None), "system-node-critical": (2000001000, None)}
 NAMESPACED_KINDS = {
-    "PersistentVolumeClaim", "PodDisruptionBudget", "Service", "ReplicaSet", "StatefulSet",
-    "ReplicationController", "ResourceClaim", "CSIStorageCapacity", "Deployment", "DaemonSet", "Job", "CronJob",
+    "PersistentVolumeClaim",
+    "PodDisruptionBudget",
+    "Service",
+    "ReplicaSet",
+    "StatefulSet",
+    "ReplicationController",
+    "ResourceClaim",
+    "CSIStorageCapacity",
+    "Deployment",
+    "DaemonSet",
+    "Job",
+    "CronJob",
 }
 BUILTIN_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 
@@ -37,18 +61,19 @@ BUILTIN_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease"
 class Cluster:
     def __init__(self):
         self.nodes: list[Node] = []
-        self.pods: list[Pod] = []                 # bound, non-terminal pods
-        self.nominated_pods: list[Pod] = []       # pending pods with status.nominatedNodeName
+        self.pods: list[Pod] = []  # bound, non-terminal pods
+        self.nominated_pods: list[Pod] = []  # pending pods with status.nominatedNodeName
         self.objects: dict[str, dict[tuple[str, str], dict]] = defaultdict(dict)
-        self.ignored: Counter = Counter()         # kinds ksched does not use
-        self.skipped: Counter = Counter()         # pods the scheduler never sees (terminal, pending)
+        self.ignored: Counter = Counter()  # kinds ksched does not use
+        self.skipped: Counter = Counter()  # pods the scheduler never sees (terminal, pending)
         self.priorities: dict[str, tuple[int, str | None]] = dict(BUILTIN_PRIORITY_CLASSES)
         self.default_priority: tuple[str, int, str | None] | None = None
         self.namespace_labels: dict[str, dict[str, str]] = {
-            ns: {"kubernetes.io/metadata.name": ns} for ns in BUILTIN_NAMESPACES}
+            ns: {"kubernetes.io/metadata.name": ns} for ns in BUILTIN_NAMESPACES
+        }
         self.sources: list[str] = []
         self.version: Choice = Choice(REFERENCE, "default", "no node reports a kubelet version")
-        self.release: Release | None = None   # the release its pods follow (follow()); None: as written
+        self.release: Release | None = None  # the release its pods follow (follow()); None: as written
 
     def follow(self, version: Choice) -> None:
         """Follow the release `version` chose: hold every pod as a cluster of that release does
@@ -85,8 +110,10 @@ class Cluster:
         defaults = []
         for (_, name), sc in self.objects.get("StorageClass", {}).items():
             ann = (sc.get("metadata") or {}).get("annotations") or {}
-            if "true" in (ann.get("storageclass.kubernetes.io/is-default-class"),
-                          ann.get("storageclass.beta.kubernetes.io/is-default-class")):
+            if "true" in (
+                ann.get("storageclass.kubernetes.io/is-default-class"),
+                ann.get("storageclass.beta.kubernetes.io/is-default-class"),
+            ):
                 defaults.append((-created(sc), name))
         return min(defaults)[1] if defaults else None
 
@@ -102,15 +129,34 @@ class Cluster:
 
 # Fields of a bound pod that no scheduler code reads (kubelet-only container settings, status
 # details); dropped while reading a snapshot so 150,000 pods stay small. Pending pods are kept whole.
-_CONTAINER_UNUSED = frozenset((
-    "env", "envFrom", "livenessProbe", "readinessProbe", "startupProbe", "lifecycle", "volumeMounts",
-    "volumeDevices", "command", "args", "securityContext", "terminationMessagePath",
-    "terminationMessagePolicy", "workingDir", "imagePullPolicy", "stdin", "stdinOnce", "tty"))
+_CONTAINER_UNUSED = frozenset(
+    (
+        "env",
+        "envFrom",
+        "livenessProbe",
+        "readinessProbe",
+        "startupProbe",
+        "lifecycle",
+        "volumeMounts",
+        "volumeDevices",
+        "command",
+        "args",
+        "securityContext",
+        "terminationMessagePath",
+        "terminationMessagePolicy",
+        "workingDir",
+        "imagePullPolicy",
+        "stdin",
+        "stdinOnce",
+        "tty",
+    )
+)
 _STATUS_UNUSED = frozenset(("hostIP", "hostIPs", "podIP", "podIPs", "observedGeneration"))
 _CONTAINER_STATUS_KEPT = ("name", "resources", "allocatedResources")
 # conditions every running pod has; others (DisruptionTarget, PodResizePending, ...) are kept
-_ROUTINE_CONDITIONS = frozenset(("Ready", "Initialized", "ContainersReady", "PodReadyToStartContainers",
-                                 "PodScheduled"))
+_ROUTINE_CONDITIONS = frozenset(
+    ("Ready", "Initialized", "ContainersReady", "PodReadyToStartContainers", "PodScheduled")
+)
 _VOLUME_CONTENT_UNUSED = ("projected", "configMap", "secret", "downwardAPI")
 _LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
 
@@ -131,13 +177,41 @@ def _slim_containers(cs):
 _SHARED: dict[bytes, object] = {}
 _SHARED_MAX = 100000
 # the parts shared, where they are lists or objects; the strings shared
-_SHARED_SPEC = frozenset((
-    "containers", "initContainers", "ephemeralContainers", "tolerations", "affinity", "nodeSelector",
-    "topologySpreadConstraints", "securityContext", "overhead", "resources", "schedulingGates",
-    "resourceClaims", "dnsConfig", "imagePullSecrets", "readinessGates", "hostAliases", "os"))
-_STRING_SPEC = frozenset((
-    "nodeName", "schedulerName", "dnsPolicy", "restartPolicy", "serviceAccount", "serviceAccountName",
-    "priorityClassName", "preemptionPolicy", "runtimeClassName", "subdomain"))
+_SHARED_SPEC = frozenset(
+    (
+        "containers",
+        "initContainers",
+        "ephemeralContainers",
+        "tolerations",
+        "affinity",
+        "nodeSelector",
+        "topologySpreadConstraints",
+        "securityContext",
+        "overhead",
+        "resources",
+        "schedulingGates",
+        "resourceClaims",
+        "dnsConfig",
+        "imagePullSecrets",
+        "readinessGates",
+        "hostAliases",
+        "os",
+    )
+)
+_STRING_SPEC = frozenset(
+    (
+        "nodeName",
+        "schedulerName",
+        "dnsPolicy",
+        "restartPolicy",
+        "serviceAccount",
+        "serviceAccountName",
+        "priorityClassName",
+        "preemptionPolicy",
+        "runtimeClassName",
+        "subdomain",
+    )
+)
 _SHARED_META = frozenset(("labels", "annotations", "ownerReferences"))
 _STRING_META = frozenset(("namespace", "generateName"))
 _STRING_STATUS = frozenset(("phase", "qosClass"))
@@ -235,13 +309,19 @@ def slim_object(obj: dict) -> dict:
             del status[k]
         conds = status.get("conditions")
         if type(conds) is list:
-            status["conditions"] = _shared([c for c in conds if not (
-                type(c) is dict and c.get("type") in _ROUTINE_CONDITIONS and c.get("status") == "True")])
+            status["conditions"] = _shared(
+                [
+                    c
+                    for c in conds
+                    if not (type(c) is dict and c.get("type") in _ROUTINE_CONDITIONS and c.get("status") == "True")
+                ]
+            )
         for key in ("containerStatuses", "initContainerStatuses"):
             css = status.get(key)
             if type(css) is list:
-                status[key] = _shared([{k: c[k] for k in _CONTAINER_STATUS_KEPT if k in c} if type(c) is dict else c
-                                       for c in css])
+                status[key] = _shared(
+                    [{k: c[k] for k in _CONTAINER_STATUS_KEPT if k in c} if type(c) is dict else c for c in css]
+                )
         for k in status.keys() & _STRING_STATUS:
             v = status[k]
             if type(v) is str:
@@ -266,6 +346,7 @@ def load_cluster(paths: Iterable[str]) -> Cluster:
             # the snapshot lives as long as the process: keep it out of every collection. Frozen
             # before collection resumes, which would otherwise first pass over all of it
             import gc
+
             gc.freeze()
     return cluster
 
@@ -317,9 +398,9 @@ class _Prebuilt:
 
 def _load_cluster(paths: Iterable[str]) -> Cluster:
     cluster = Cluster()
-    raw_nodes: list[tuple[dict, str, tuple]] = []   # (object, file, location: loader.where)
+    raw_nodes: list[tuple[dict, str, tuple]] = []  # (object, file, location: loader.where)
     raw_pods: list[tuple[dict, str, tuple]] = []
-    templates: dict = {}     # what pods with the same (shared) parts derive alike: model.Pod
+    templates: dict = {}  # what pods with the same (shared) parts derive alike: model.Pod
     prebuilt = _Prebuilt(templates)
     for path in paths:
         cluster.sources.append(path)
@@ -334,7 +415,7 @@ def _load_cluster(paths: Iterable[str]) -> Cluster:
             elif kind in OTHER_KINDS:
                 ns, name = meta_of(obj)
                 if not ns and kind in NAMESPACED_KINDS:
-                    ns = "default"   # as the API server stores an object created without a namespace
+                    ns = "default"  # as the API server stores an object created without a namespace
                 cluster.objects[kind][(ns, name)] = obj
             else:
                 cluster.ignored[kind] += 1
@@ -367,7 +448,7 @@ def _load_cluster(paths: Iterable[str]) -> Cluster:
         for n, (obj, path, loc) in enumerate(raw_pods):
             if not n & 4095:
                 task.update(n)
-            pod = prebuilt.get(obj)      # prebuilt pods are bound and not terminal
+            pod = prebuilt.get(obj)  # prebuilt pods are bound and not terminal
             if pod is None:
                 if _is_terminal(obj.get("status")):
                     cluster.skipped["terminal pods"] += 1
@@ -405,24 +486,32 @@ def _load_cluster(paths: Iterable[str]) -> Cluster:
     return cluster
 
 
-def load_pending_pods(path: str, cluster: Cluster, validate: str = "strict",
-                      warnings: list[str] | None = None) -> list[Pod]:
+def load_pending_pods(
+    path: str, cluster: Cluster, validate: str = "strict", warnings: list[str] | None = None
+) -> list[Pod]:
     """The pods to schedule. Every object must be a Pod, as the API server would take it
     (validation.check_user_object; `validate`: strict, warn or ignore for unknown fields)."""
     return parse_pending_pods(list(iter_objects(path)), path, cluster, validate, warnings)
 
 
-def parse_pending_pods(objects: list[tuple[dict, str]], path: str, cluster: Cluster, validate: str = "strict",
-                       warnings: list[str] | None = None) -> list[Pod]:
+def parse_pending_pods(
+    objects: list[tuple[dict, str]],
+    path: str,
+    cluster: Cluster,
+    validate: str = "strict",
+    warnings: list[str] | None = None,
+) -> list[Pod]:
     """The pods to schedule from the (object, where) pairs read from `path`, parsed against the
     cluster's PriorityClasses. Every object must be a Pod the API server would take. (A pod that
     names its node still goes through a cycle: NodeName filters the rest.)"""
     from .validation import check_user_object
+
     pods = []
     for obj, where in objects:
         if obj.get("kind") != "Pod":
-            raise InputError(f"expected a Pod, found {obj.get('kind') or 'an object without kind'}",
-                             source=path, where=where)
+            raise InputError(
+                f"expected a Pod, found {obj.get('kind') or 'an object without kind'}", source=path, where=where
+            )
         check_user_object(obj, "Pod", path, where, validate, warnings)
         pods.append(cluster.parse_pod(obj, path, where))
     if not pods:

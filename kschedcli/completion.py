@@ -4,6 +4,7 @@ lookup.py).
 
 Completion must never fail loudly: any problem reading the files gives no suggestions.
 """
+
 from __future__ import annotations
 
 import os
@@ -48,6 +49,7 @@ def complete_profile(ctx, incomplete: str) -> list[tuple[str, str]]:
         try:
             from .config import load_config
             from .plugins import REGISTRY
+
             names = [p.scheduler_name for p in load_config(config, REGISTRY).profiles]
         except Exception:
             names = []

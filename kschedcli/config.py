@@ -1,4 +1,5 @@
 """KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1): defaults, merge and validation."""
+
 from __future__ import annotations
 
 import copy
@@ -13,8 +14,20 @@ from .versions import REFERENCE, Release
 API_VERSION = "kubescheduler.config.k8s.io/v1"
 DEFAULT_SCHEDULER = "default-scheduler"
 
-EXTENSION_POINTS = ("preEnqueue", "queueSort", "preFilter", "filter", "postFilter", "preScore",
-                    "score", "reserve", "permit", "preBind", "bind", "postBind")
+EXTENSION_POINTS = (
+    "preEnqueue",
+    "queueSort",
+    "preFilter",
+    "filter",
+    "postFilter",
+    "preScore",
+    "score",
+    "reserve",
+    "permit",
+    "preBind",
+    "bind",
+    "postBind",
+)
 
 # getDefaultPlugins() as v1.34.1 applies its feature gates; each release's list is
 # versions.Release.default_multipoint()
@@ -39,8 +52,11 @@ def default_args(plugin: str, release: Release = REFERENCE) -> dict | None:
     if plugin == "NodeResourcesBalancedAllocation":
         return {"resources": copy.deepcopy(DEFAULT_RESOURCE_SPEC)}
     if plugin == "NodeResourcesFit":
-        return {"ignoredResources": [], "ignoredResourceGroups": [],
-                "scoringStrategy": {"type": "LeastAllocated", "resources": copy.deepcopy(DEFAULT_RESOURCE_SPEC)}}
+        return {
+            "ignoredResources": [],
+            "ignoredResourceGroups": [],
+            "scoringStrategy": {"type": "LeastAllocated", "resources": copy.deepcopy(DEFAULT_RESOURCE_SPEC)},
+        }
     if plugin == "PodTopologySpread":
         return {"defaultingType": "System", "defaultConstraints": []}
     if plugin == "VolumeBinding":
@@ -112,7 +128,7 @@ class SchedulerConfig:
     profiles: list[Profile]
     percentage_of_nodes_to_score: int = 0
     source: str = ""
-    release: Release = REFERENCE   # the kube-scheduler release whose defaults built it
+    release: Release = REFERENCE  # the kube-scheduler release whose defaults built it
 
     def profile_for(self, scheduler_name: str) -> Profile | None:
         for p in self.profiles:
@@ -123,15 +139,24 @@ class SchedulerConfig:
 
 # the Go interface each extension point's plugins must implement, as framework.go names them
 _GO_POINT_TYPE = {
-    "preEnqueue": "PreEnqueuePlugin", "queueSort": "QueueSortPlugin", "preFilter": "PreFilterPlugin",
-    "filter": "FilterPlugin", "postFilter": "PostFilterPlugin", "preScore": "PreScorePlugin",
-    "score": "ScorePlugin", "reserve": "ReservePlugin", "permit": "PermitPlugin", "preBind": "PreBindPlugin",
-    "bind": "BindPlugin", "postBind": "PostBindPlugin",
+    "preEnqueue": "PreEnqueuePlugin",
+    "queueSort": "QueueSortPlugin",
+    "preFilter": "PreFilterPlugin",
+    "filter": "FilterPlugin",
+    "postFilter": "PostFilterPlugin",
+    "preScore": "PreScorePlugin",
+    "score": "ScorePlugin",
+    "reserve": "ReservePlugin",
+    "permit": "PermitPlugin",
+    "preBind": "PreBindPlugin",
+    "bind": "BindPlugin",
+    "postBind": "PostBindPlugin",
 }
 
 
 def _load_schema() -> dict:
     from importlib import resources as ilres
+
     return json.loads(ilres.files("kschedcli.schemas").joinpath("kubeschedulerconfiguration.schema.json").read_text())
 
 
@@ -166,9 +191,12 @@ def build_profile(raw: dict, path: str, registry, release: Release = REFERENCE) 
     InputError naming the field."""
     name = raw.get("schedulerName") or ""
     plugins = raw.get("plugins") or {}
-    merged = {"multiPoint": _merge_set({"enabled": [{"name": n, "weight": w} if w else {"name": n}
-                                                    for n, w in release.default_multipoint()]},
-                                      plugins.get("multiPoint"))}
+    merged = {
+        "multiPoint": _merge_set(
+            {"enabled": [{"name": n, "weight": w} if w else {"name": n} for n, w in release.default_multipoint()]},
+            plugins.get("multiPoint"),
+        )
+    }
     for pt in EXTENSION_POINTS:
         merged[pt] = _merge_set({}, plugins.get(pt))
 
@@ -217,11 +245,16 @@ def build_profile(raw: dict, path: str, registry, release: Release = REFERENCE) 
     # validation.go validateCommonQueueSort checks the configured set; NewFramework then wants
     # exactly one queue sort plugin and at least one bind plugin after expansion
     if len(merged["queueSort"]["enabled"]) > 1:
-        raise err("plugins.queueSort.Enabled",
-                  f'Invalid value: {len(merged["queueSort"]["enabled"])}: only one queue sort plugin can be enabled')
+        raise err(
+            "plugins.queueSort.Enabled",
+            f"Invalid value: {len(merged['queueSort']['enabled'])}: only one queue sort plugin can be enabled",
+        )
     if len(points["queueSort"]) != 1:
-        raise err("plugins.queueSort", f'only one queue sort plugin required for profile with scheduler name '
-                                       f'"{name}", but got {len(points["queueSort"])}')
+        raise err(
+            "plugins.queueSort",
+            f"only one queue sort plugin required for profile with scheduler name "
+            f'"{name}", but got {len(points["queueSort"])}',
+        )
     if len(points["bind"]) == 0:
         raise err("plugins.bind", f'at least one bind plugin is needed for profile with scheduler name "{name}"')
 
@@ -239,6 +272,7 @@ def build_profile(raw: dict, path: str, registry, release: Release = REFERENCE) 
         a = {k: v for k, v in a.items() if k not in ("apiVersion", "kind")}
         args[pname] = apply_arg_defaults(pname, a, release)
         from .argsvalidation import validate_args
+
         problem = validate_args(pname, args[pname])
         if problem:
             sub, msg = problem
@@ -253,8 +287,9 @@ def build_profile(raw: dict, path: str, registry, release: Release = REFERENCE) 
 
 
 def default_config(registry, release: Release = REFERENCE) -> SchedulerConfig:
-    return SchedulerConfig(profiles=[build_profile({"schedulerName": DEFAULT_SCHEDULER}, "", registry, release)],
-                           release=release)
+    return SchedulerConfig(
+        profiles=[build_profile({"schedulerName": DEFAULT_SCHEDULER}, "", registry, release)], release=release
+    )
 
 
 def load_config(path: str | None, registry, release: Release = REFERENCE) -> SchedulerConfig:
@@ -265,11 +300,15 @@ def load_config(path: str | None, registry, release: Release = REFERENCE) -> Sch
         raise InputError("expected one KubeSchedulerConfiguration document", source=path)
     doc = docs[0]
     if doc.get("kind") != "KubeSchedulerConfiguration":
-        raise InputError(f"expected kind KubeSchedulerConfiguration, found {doc.get('kind')!r}", source=path,
-                         field="kind")
+        raise InputError(
+            f"expected kind KubeSchedulerConfiguration, found {doc.get('kind')!r}", source=path, field="kind"
+        )
     if doc.get("apiVersion") != API_VERSION:
-        raise InputError(f"unsupported apiVersion {doc.get('apiVersion')!r} (ksched reads {API_VERSION})",
-                         source=path, field="apiVersion")
+        raise InputError(
+            f"unsupported apiVersion {doc.get('apiVersion')!r} (ksched reads {API_VERSION})",
+            source=path,
+            field="apiVersion",
+        )
     import jsonschema  # only a config file needs it: a plain run does not pay its import (~40 ms)
 
     validator = jsonschema.Draft202012Validator(_load_schema())
@@ -280,8 +319,9 @@ def load_config(path: str | None, registry, release: Release = REFERENCE) -> Sch
         raise InputError(e.message, source=path, field=loc or "(root)")
     pct = doc.get("percentageOfNodesToScore")
     if pct is not None and not 0 <= pct <= 100:
-        raise InputError(f"Invalid value: {pct}: not in valid range [0-100]", source=path,
-                         field="percentageOfNodesToScore")
+        raise InputError(
+            f"Invalid value: {pct}: not in valid range [0-100]", source=path, field="percentageOfNodesToScore"
+        )
     raw_profiles = doc.get("profiles") or [{}]
     # SetDefaults_KubeSchedulerConfiguration names a lone profile only when schedulerName is unset
     if len(raw_profiles) == 1 and raw_profiles[0].get("schedulerName") is None:
@@ -293,18 +333,24 @@ def load_config(path: str | None, registry, release: Release = REFERENCE) -> Sch
             raise InputError("Required value", source=path, field=f"profiles[{i}].schedulerName")
         ppct = rp.get("percentageOfNodesToScore")
         if ppct is not None and not 0 <= ppct <= 100:
-            raise InputError(f"Invalid value: {ppct}: not in valid range [0-100]", source=path,
-                             field=f"profiles[{i}].percentageOfNodesToScore")
+            raise InputError(
+                f"Invalid value: {ppct}: not in valid range [0-100]",
+                source=path,
+                field=f"profiles[{i}].percentageOfNodesToScore",
+            )
         if rp["schedulerName"] in names:
-            raise InputError(f"Duplicate value: {rp['schedulerName']!r}", source=path,
-                             field=f"profiles[{i}].schedulerName")
+            raise InputError(
+                f"Duplicate value: {rp['schedulerName']!r}", source=path, field=f"profiles[{i}].schedulerName"
+            )
         names.add(rp["schedulerName"])
         profiles.append(build_profile({**rp, "_path": f"profiles[{i}]"}, path, registry, release))
+
     # validateCommonQueueSort: every profile's configured queueSort set (after merging with the
     # defaults, before multiPoint expansion) must equal the first profile's
     def qs_key(p):
         m = p.merged["queueSort"]
         return ([(e["name"], e.get("weight") or 0) for e in m["enabled"]], [d["name"] for d in m["disabled"]])
+
     for i in range(1, len(profiles)):
         if qs_key(profiles[i]) != qs_key(profiles[0]):
             raise InputError("must be the same for all profiles", source=path, field=f"profiles[{i}].plugins.queueSort")

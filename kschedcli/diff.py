@@ -6,6 +6,7 @@ each bound before the next, by Scheduler.run_sequence. With `replace_all`, each 
 are taken off their nodes and placed again from an empty cluster. Pods are matched across the
 worlds by namespace/name.
 """
+
 from __future__ import annotations
 
 import math
@@ -24,6 +25,7 @@ from .scheduler import Scheduler, queue_sort
 class Outcome:
     """One pod's verdict in one world: schedulable (node = the selected node), preemption
     (node = the nominated node), unschedulable or error (node None)."""
+
     verdict: str
     node: str | None
     message: str = ""
@@ -44,6 +46,7 @@ def outcome_of(r: CycleResult) -> Outcome:
 @dataclass
 class Spread:
     """Requested / allocatable, in percent, over the schedulable nodes after the run."""
+
     mean: float
     stdev: float
     min: float
@@ -52,15 +55,15 @@ class Spread:
 
 @dataclass
 class WorldSummary:
-    name: str                     # how the world was made: `--config default`, `--against-config b.yaml`...
-    nodes: int                    # nodes in the snapshot
-    pods: int                     # pods scheduled (tried)
+    name: str  # how the world was made: `--config default`, `--against-config b.yaml`...
+    nodes: int  # nodes in the snapshot
+    pods: int  # pods scheduled (tried)
     scheduled: int
-    preemption: int               # pods that only preemption would place
-    unschedulable: int            # unschedulable or error
-    nodes_used: int               # nodes running at least one pod after the run (DaemonSet pods aside)
-    nodes_receiving: int          # nodes that received at least one of the pods
-    spread: dict[str, Spread]     # cpu, memory
+    preemption: int  # pods that only preemption would place
+    unschedulable: int  # unschedulable or error
+    nodes_used: int  # nodes running at least one pod after the run (DaemonSet pods aside)
+    nodes_receiving: int  # nodes that received at least one of the pods
+    spread: dict[str, Spread]  # cpu, memory
     outcomes: dict[str, Outcome]  # pod key -> outcome
 
 
@@ -68,7 +71,7 @@ class WorldSummary:
 class PodChange:
     pod: str
     priority: int
-    a: Outcome | None             # None: the pod is not in that world
+    a: Outcome | None  # None: the pod is not in that world
     b: Outcome | None
 
 
@@ -76,8 +79,8 @@ class PodChange:
 class DiffReport:
     a: WorldSummary
     b: WorldSummary
-    changes: list[PodChange]      # in world A's scheduling order, then pods only in B
-    mode: str                     # "pods" (given), "pending" (the snapshot's pending pods), "all"
+    changes: list[PodChange]  # in world A's scheduling order, then pods only in B
+    mode: str  # "pods" (given), "pending" (the snapshot's pending pods), "all"
 
     @property
     def same(self) -> bool:
@@ -111,10 +114,17 @@ def _summarise(name: str, sched: Scheduler, results: list[CycleResult]) -> World
     receiving = {o.node for o in outcomes.values() if o.verdict == "schedulable"}
     used = sum(1 for ni in infos if any(not is_daemonset_pod(p) for p in ni.pods))
     return WorldSummary(
-        name=name, nodes=len(infos), pods=len(results), scheduled=counts["schedulable"],
-        preemption=counts["preemption"], unschedulable=counts["unschedulable"] + counts["error"],
-        nodes_used=used, nodes_receiving=len(receiving),
-        spread={"cpu": _spread(cpu), "memory": _spread(mem)}, outcomes=outcomes)
+        name=name,
+        nodes=len(infos),
+        pods=len(results),
+        scheduled=counts["schedulable"],
+        preemption=counts["preemption"],
+        unschedulable=counts["unschedulable"] + counts["error"],
+        nodes_used=used,
+        nodes_receiving=len(receiving),
+        spread={"cpu": _spread(cpu), "memory": _spread(mem)},
+        outcomes=outcomes,
+    )
 
 
 def unbound(pod: Pod, cluster: Cluster) -> Pod:
@@ -125,8 +135,15 @@ def unbound(pod: Pod, cluster: Cluster) -> Pod:
     return Pod(raw, cluster.priorities, cluster.default_priority)
 
 
-def run_world(name: str, cluster: Cluster, config: SchedulerConfig, pods: list[Pod] | None, *,
-              replace_all: bool = False, seed: int | None = None) -> tuple[WorldSummary, list[CycleResult]]:
+def run_world(
+    name: str,
+    cluster: Cluster,
+    config: SchedulerConfig,
+    pods: list[Pod] | None,
+    *,
+    replace_all: bool = False,
+    seed: int | None = None,
+) -> tuple[WorldSummary, list[CycleResult]]:
     """Schedule `pods` (with replace_all: the cluster's bound pods, taken off their nodes) in
     priority order on `cluster`. The cluster's pod list is emptied first with replace_all."""
     if replace_all:
@@ -137,8 +154,9 @@ def run_world(name: str, cluster: Cluster, config: SchedulerConfig, pods: list[P
     return _summarise(name, sched, results), results
 
 
-def compare(a: WorldSummary, b: WorldSummary, order_a: list[CycleResult], order_b: list[CycleResult],
-            mode: str) -> DiffReport:
+def compare(
+    a: WorldSummary, b: WorldSummary, order_a: list[CycleResult], order_b: list[CycleResult], mode: str
+) -> DiffReport:
     changes: list[PodChange] = []
     seen: set[str] = set()
     for r in order_a + order_b:
@@ -152,9 +170,14 @@ def compare(a: WorldSummary, b: WorldSummary, order_a: list[CycleResult], order_
     return DiffReport(a, b, changes, mode)
 
 
-def diff(world_a: tuple[str, Cluster, SchedulerConfig], world_b: tuple[str, Cluster, SchedulerConfig],
-         pods_of: Callable[[Cluster], list[Pod]] | None, *, seed: int | None = None,
-         mode: str = "pods") -> DiffReport:
+def diff(
+    world_a: tuple[str, Cluster, SchedulerConfig],
+    world_b: tuple[str, Cluster, SchedulerConfig],
+    pods_of: Callable[[Cluster], list[Pod]] | None,
+    *,
+    seed: int | None = None,
+    mode: str = "pods",
+) -> DiffReport:
     """Both worlds run; `pods_of(cluster)` gives each world its pods (parsed against that world's
     PriorityClasses); None with mode "all" re-places every bound pod."""
     runs = []

@@ -18,6 +18,7 @@ What `kubectl drain` does, offline, over a loaded Cluster:
      still refused when nothing more can change is reported with its budget.
 The snapshot files are never modified; the cluster is changed in memory, round by round.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -45,35 +46,36 @@ PDB_VIOLATION = "Cannot evict pod as it would violate the pod's disruption budge
 PDB_MULTIPLE = "This pod has more than one PodDisruptionBudget, which the eviction subresource does not support."
 
 # what happens to a pod of a drained node
-STAYS_DAEMONSET = "daemonset"      # not evicted (kubectl drain never deletes DaemonSet pods)
-SKIPPED_MIRROR = "mirror"          # not evicted (kubelet's static pod)
-REFUSED = "refused"                # a drain filter error: kubectl evicts nothing on the node
-BLOCKED = "blocked"                # the eviction API refuses it (PDB)
-EVICTED = "evicted"                # evicted; a controller recreates it and it is rescheduled
-DELETED = "deleted"                # evicted with --force, no controller: nothing recreates it
+STAYS_DAEMONSET = "daemonset"  # not evicted (kubectl drain never deletes DaemonSet pods)
+SKIPPED_MIRROR = "mirror"  # not evicted (kubelet's static pod)
+REFUSED = "refused"  # a drain filter error: kubectl evicts nothing on the node
+BLOCKED = "blocked"  # the eviction API refuses it (PDB)
+EVICTED = "evicted"  # evicted; a controller recreates it and it is rescheduled
+DELETED = "deleted"  # evicted with --force, no controller: nothing recreates it
 
 
 @dataclass
 class PodOutcome:
     """One pod of a drained node."""
+
     pod: Pod
     node: str
     action: str
-    message: str = ""                  # kubectl's or the eviction API's words
-    pdb: str = ""                      # namespace/name of the budget that refused or was used
-    owner: str = ""                    # `Kind namespace/name`, "" for a bare pod
+    message: str = ""  # kubectl's or the eviction API's words
+    pdb: str = ""  # namespace/name of the budget that refused or was used
+    owner: str = ""  # `Kind namespace/name`, "" for a bare pod
     replacement: Pod | None = None
     result: CycleResult | None = None  # the replacement's scheduling cycle
-    round: int = 0                     # the eviction round (1 = at once; later = after retries)
-    recreated: bool = True             # a controller recreates it (not a bare pod, not an orphan)
+    round: int = 0  # the eviction round (1 = at once; later = after retries)
+    recreated: bool = True  # a controller recreates it (not a bare pod, not an orphan)
 
 
 @dataclass
 class NodeOutcome:
     name: str
     pods: list[PodOutcome] = field(default_factory=list)
-    errors: list[str] = field(default_factory=list)     # kubectl's `cannot delete ...` lines
-    warnings: list[str] = field(default_factory=list)   # kubectl's warnings (`ignoring ...: pods`)
+    errors: list[str] = field(default_factory=list)  # kubectl's `cannot delete ...` lines
+    warnings: list[str] = field(default_factory=list)  # kubectl's warnings (`ignoring ...: pods`)
 
     def problems(self, allow_preemption: bool = False) -> list[str]:
         """Why the node cannot be drained cleanly: empty when it can."""
@@ -92,7 +94,7 @@ class NodeOutcome:
 @dataclass
 class DrainReport:
     nodes: list[NodeOutcome]
-    evicted: list[PodOutcome]      # the evicted pods in the order their replacements were scheduled
+    evicted: list[PodOutcome]  # the evicted pods in the order their replacements were scheduled
     rounds: int
 
     def drainable(self, allow_preemption: bool = False) -> bool:
@@ -110,6 +112,7 @@ def placed(r: CycleResult, allow_preemption: bool = False) -> bool:
 
 # ---------------------------------------------------------------------------- kubectl's filters
 
+
 def has_local_storage(pod: Pod) -> bool:
     return any(isinstance(v, dict) and v.get("emptyDir") is not None for v in pod.volumes)
 
@@ -118,8 +121,9 @@ def _terminal(pod: Pod) -> bool:
     return pod.phase in ("Succeeded", "Failed")
 
 
-def drain_filter(pod: Pod, *, delete_emptydir_data: bool, force: bool,
-                 daemonsets: set[tuple[str, str]] | None = None) -> tuple[str, str]:
+def drain_filter(
+    pod: Pod, *, delete_emptydir_data: bool, force: bool, daemonsets: set[tuple[str, str]] | None = None
+) -> tuple[str, str]:
     """(action, message) as kubectl's filters decide, the first that does not delete deciding:
     EVICTED (maybe with a warning message), STAYS_DAEMONSET, SKIPPED_MIRROR or REFUSED.
     `daemonsets`: the (namespace, name) of the snapshot's DaemonSets, when it has any; a
@@ -131,7 +135,7 @@ def drain_filter(pod: Pod, *, delete_emptydir_data: bool, force: bool,
             missing = f'daemonsets.apps "{owner}" not found'
             if not force:
                 return REFUSED, missing
-            return EVICTED, missing   # kubectl deletes an orphan with --force, with the error as warning
+            return EVICTED, missing  # kubectl deletes an orphan with --force, with the error as warning
         return STAYS_DAEMONSET, DAEMONSET_WARNING
     if MIRROR_POD_ANNOTATION in pod.annotations:
         return SKIPPED_MIRROR, ""
@@ -142,7 +146,7 @@ def drain_filter(pod: Pod, *, delete_emptydir_data: bool, force: bool,
     if not _terminal(pod) and pod.controller_ref() is None:
         if not force:
             return REFUSED, UNMANAGED_FATAL
-        warning = UNMANAGED_WARNING   # kubectl keeps the last filter's warning
+        warning = UNMANAGED_WARNING  # kubectl keeps the last filter's warning
     return EVICTED, warning
 
 
@@ -156,12 +160,13 @@ def _grouped(pairs: list[tuple[str, str]], fmt: str) -> list[str]:
 
 # ---------------------------------------------------------------------------- the eviction API
 
+
 @dataclass
 class Budget:
-    key: str                # namespace/name
+    key: str  # namespace/name
     namespace: str
     selector: LabelSelector
-    allowed: int            # status.disruptionsAllowed, as it changes during the drain
+    allowed: int  # status.disruptionsAllowed, as it changes during the drain
     desired: int
     healthy: int
     always_allow_unhealthy: bool
@@ -180,14 +185,24 @@ def budgets_of(cluster: Cluster) -> list[Budget]:
         try:
             sel = parse_label_selector(spec.get("selector"), "spec.selector")
         except InputError:
-            continue   # an invalid selector matches no pod
+            continue  # an invalid selector matches no pod
         if sel.is_nothing or sel.is_empty():
-            continue   # the eviction API: a nil or empty selector matches nothing
+            continue  # the eviction API: a nil or empty selector matches nothing
 
-        allowed, desired, healthy = (_count(status, k) for k in ("disruptionsAllowed", "desiredHealthy",
-                                                                  "currentHealthy"))
-        out.append(Budget(f"{ns}/{name}", ns, sel, allowed, desired, healthy,
-                          spec.get("unhealthyPodEvictionPolicy") == "AlwaysAllow"))
+        allowed, desired, healthy = (
+            _count(status, k) for k in ("disruptionsAllowed", "desiredHealthy", "currentHealthy")
+        )
+        out.append(
+            Budget(
+                f"{ns}/{name}",
+                ns,
+                sel,
+                allowed,
+                desired,
+                healthy,
+                spec.get("unhealthyPodEvictionPolicy") == "AlwaysAllow",
+            )
+        )
     return out
 
 
@@ -205,7 +220,7 @@ def evict(pod: Pod, budgets: list[Budget]) -> tuple[bool, str, str]:
     """(evicted, message, budget key) as the eviction subresource decides, taking a disruption
     from the budget when it evicts a healthy pod."""
     if pod.phase in ("Succeeded", "Failed", "Pending") or pod.deleting:
-        return True, "", ""    # canIgnorePDB
+        return True, "", ""  # canIgnorePDB
     matching = [b for b in budgets if b.namespace == pod.namespace and b.selector.matches(pod.labels)]
     if len(matching) > 1:
         return False, PDB_MULTIPLE, ", ".join(b.key for b in matching)
@@ -215,14 +230,21 @@ def evict(pod: Pod, budgets: list[Budget]) -> tuple[bool, str, str]:
     if not _is_ready(pod) and (b.always_allow_unhealthy or (b.healthy >= b.desired and b.desired > 0)):
         return True, "", b.key
     if b.allowed <= 0:
-        return False, (f"{PDB_VIOLATION} The disruption budget {b.key.split('/', 1)[1]} needs {b.desired} "
-                       f"healthy pods and has {b.healthy} currently"), b.key
+        return (
+            False,
+            (
+                f"{PDB_VIOLATION} The disruption budget {b.key.split('/', 1)[1]} needs {b.desired} "
+                f"healthy pods and has {b.healthy} currently"
+            ),
+            b.key,
+        )
     b.allowed -= 1
     b.healthy -= 1
     return True, "", b.key
 
 
 # ---------------------------------------------------------------------------- the drain
+
 
 def replacement_of(pod: Pod, cluster: Cluster) -> Pod:
     """The pod its controller creates in its place: the same spec, not bound to a node."""
@@ -243,9 +265,16 @@ def _bound(pod: Pod, node_name: str, cluster: Cluster) -> Pod:
     return Pod(raw, cluster.priorities, cluster.default_priority)
 
 
-def drain(cluster: Cluster, config: SchedulerConfig, targets: list[str], *, delete_emptydir_data: bool = False,
-          force: bool = False, seed: int | None = None,
-          on_round: Callable[[Scheduler, list[CycleResult]], None] | None = None) -> DrainReport:
+def drain(
+    cluster: Cluster,
+    config: SchedulerConfig,
+    targets: list[str],
+    *,
+    delete_emptydir_data: bool = False,
+    force: bool = False,
+    seed: int | None = None,
+    on_round: Callable[[Scheduler, list[CycleResult]], None] | None = None,
+) -> DrainReport:
     """Drain the nodes named or selected by `targets` (in that order) on `cluster`, which this
     changes: the nodes cordoned, the evicted pods removed, their placed replacements bound.
     `on_round(scheduler, results)` sees each round's results with the scheduler that decided them."""
@@ -269,16 +298,19 @@ def drain(cluster: Cluster, config: SchedulerConfig, targets: list[str], *, dele
     ds_objects = cluster.objects.get("DaemonSet") or {}
     daemonsets = set(ds_objects) if ds_objects else None
     nodes: list[NodeOutcome] = []
-    pending: list[PodOutcome] = []     # to evict, in node then pod order
+    pending: list[PodOutcome] = []  # to evict, in node then pod order
     for name in names:
         no = NodeOutcome(name)
         nodes.append(no)
-        decided = [(p, *drain_filter(p, delete_emptydir_data=delete_emptydir_data, force=force,
-                                     daemonsets=daemonsets)) for p in on_node[name]]
+        decided = [
+            (p, *drain_filter(p, delete_emptydir_data=delete_emptydir_data, force=force, daemonsets=daemonsets))
+            for p in on_node[name]
+        ]
         errors = [(msg, p.key) for p, action, msg in decided if action == REFUSED]
         no.errors = _grouped(errors, "cannot delete {msg}: {pods}")
-        no.warnings = _grouped([(msg, p.key) for p, action, msg in decided if msg and action != REFUSED],
-                               "{msg}: {pods}")
+        no.warnings = _grouped(
+            [(msg, p.key) for p, action, msg in decided if msg and action != REFUSED], "{msg}: {pods}"
+        )
         for p, action, msg in decided:
             o = PodOutcome(p, name, action, msg, owner=owner_of(p, cluster))
             o.recreated = bool(o.owner) and not (is_daemonset_pod(p) and action == EVICTED)
@@ -325,7 +357,7 @@ def drain(cluster: Cluster, config: SchedulerConfig, targets: list[str], *, dele
                 cluster.pods.append(_bound(r.pod, r.selected_node, cluster))
                 for b in budgets:
                     if b.namespace == r.pod.namespace and b.selector.matches(r.pod.labels):
-                        b.allowed += 1     # the replacement is healthy: the budget allows one more
+                        b.allowed += 1  # the replacement is healthy: the budget allows one more
                         b.healthy += 1
                         healed += 1
         pending = [o for o in pending if o.action == BLOCKED]

@@ -5,6 +5,7 @@
 values separately, so the order across flags is read from the raw arguments, which
 `EditOrderCommand` keeps).
 """
+
 from __future__ import annotations
 
 import functools
@@ -22,14 +23,13 @@ _ARGV_KEY = "ksched.argv"
 
 _HELP = {
     "--add-node": "Add copies of a node (NODE[:COUNT]; its DaemonSet pods copied too) or the Node manifests "
-                  "of FILE (with the pods the snapshot's DaemonSets would run there).",
+    "of FILE (with the pods the snapshot's DaemonSets would run there).",
     "--remove-node": "Remove nodes and the pods on them.",
     "--cordon": "Mark nodes unschedulable (spec.unschedulable and its taint).",
     "--uncordon": "Mark nodes schedulable.",
     "--taint": "NODE:KEY[=VALUE]:EFFECT adds a taint; NODE:KEY- or NODE:KEY:EFFECT- removes (as kubectl taint).",
     "--label": "NODE:KEY=VALUE sets a label; NODE:KEY- removes it.",
-    "--evict": "NAMESPACE/POD: remove a bound pod. Every edit flag is repeatable; the edits apply in the "
-               "order given.",
+    "--evict": "NAMESPACE/POD: remove a bound pod. Every edit flag is repeatable; the edits apply in the order given.",
 }
 _METAVAR = {"--add-node": "NODE[:N]|FILE", "--evict": "NS/POD", "--taint": "NODE:TAINT", "--label": "NODE:LABEL"}
 _PARAM = {flag: "edit_" + flag[2:].replace("-", "_") for flag in _HELP}
@@ -45,7 +45,7 @@ class EditOrderCommand(TyperCommand):
 
 def with_edit_flags(fn: Callable[..., Any]) -> Callable[..., Any]:
     """Expose the edit flags on `fn` (which takes `edits: list[Edit]` instead)."""
-    sig = inspect.signature(fn)   # annotations as written: `edits`' type is known only when type checking
+    sig = inspect.signature(fn)  # annotations as written: `edits`' type is known only when type checking
 
     def resolved(p: inspect.Parameter) -> inspect.Parameter:
         ann = p.annotation
@@ -59,17 +59,19 @@ def with_edit_flags(fn: Callable[..., Any]) -> Callable[..., Any]:
         name = _PARAM[flag]
         if flag != "--evict":
             help_text += " NODE: a name or a label selector (kubectl -l syntax)."
-        opt = typer.Option(None, flag, metavar=_METAVAR.get(flag, "NODE"), help=help_text,
-                           rich_help_panel="Cluster edits")
-        extra.append(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=opt,
-                                       annotation=list[str] | None))
+        opt = typer.Option(
+            None, flag, metavar=_METAVAR.get(flag, "NODE"), help=help_text, rich_help_panel="Cluster edits"
+        )
+        extra.append(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=opt, annotation=list[str] | None))
         hints[name] = list[str] | None
-    params = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) if p.kind == p.POSITIONAL_OR_KEYWORD else p
-              for p in params]
+    params = [
+        p.replace(kind=inspect.Parameter.KEYWORD_ONLY) if p.kind == p.POSITIONAL_OR_KEYWORD else p for p in params
+    ]
 
     @functools.wraps(fn)
     def wrapper(**kwargs: Any) -> Any:
         from .edits import ordered_edits  # the cluster layer, loaded when a command runs (not for --help)
+
         ctx = kwargs.pop("ksched_ctx")
         values = {flag: list(kwargs.pop(_PARAM[flag]) or []) for flag in _HELP}
         edits: list[Edit] = ordered_edits(values, ctx.meta.get(_ARGV_KEY))
@@ -77,5 +79,5 @@ def with_edit_flags(fn: Callable[..., Any]) -> Callable[..., Any]:
 
     wrapper.__signature__ = sig.replace(parameters=params + extra, return_annotation=None)  # type: ignore[attr-defined]
     wrapper.__annotations__ = {**hints, "return": None}
-    del wrapper.__wrapped__   # Typer reads the signature above, not fn's
+    del wrapper.__wrapped__  # Typer reads the signature above, not fn's
     return wrapper

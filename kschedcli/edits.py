@@ -7,6 +7,7 @@ did (`Applied`). The source objects are never modified: an edited node or pod is
 a changed copy of its object. Wherever a NODE is taken, a label selector (`kubectl -l` syntax)
 selects every node it matches; a name of an existing node is always that node.
 """
+
 from __future__ import annotations
 
 import os
@@ -26,14 +27,20 @@ TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 
 # flag -> the key of the same edit in a scenario file
 EDIT_FLAGS = {
-    "--add-node": "addNode", "--remove-node": "removeNode", "--cordon": "cordon",
-    "--uncordon": "uncordon", "--taint": "taint", "--label": "label", "--evict": "evict",
+    "--add-node": "addNode",
+    "--remove-node": "removeNode",
+    "--cordon": "cordon",
+    "--uncordon": "uncordon",
+    "--taint": "taint",
+    "--label": "label",
+    "--evict": "evict",
 }
 
 
 @dataclass(frozen=True)
 class Edit:
     """One edit as given: the flag (`--cordon`) and its value (`pool=general`)."""
+
     flag: str
     value: str
 
@@ -44,16 +51,21 @@ class Edit:
 @dataclass
 class Applied:
     """What one edit did."""
+
     edit: Edit
-    summary: str                                               # one line, for the terminal
-    nodes: list[str] = field(default_factory=list)             # the nodes it changed, added or removed
+    summary: str  # one line, for the terminal
+    nodes: list[str] = field(default_factory=list)  # the nodes it changed, added or removed
     pods_added: list[str] = field(default_factory=list)
     pods_removed: list[str] = field(default_factory=list)
     replicas_lost: dict[str, int] = field(default_factory=dict)  # "Kind ns/name" -> pods removed
 
     def doc(self) -> dict[str, Any]:
-        d: dict[str, Any] = {"flag": self.edit.flag, "value": self.edit.value, "summary": self.summary,
-                             "nodes": list(self.nodes)}
+        d: dict[str, Any] = {
+            "flag": self.edit.flag,
+            "value": self.edit.value,
+            "summary": self.summary,
+            "nodes": list(self.nodes),
+        }
         if self.pods_added:
             d["podsAdded"] = list(self.pods_added)
         if self.pods_removed:
@@ -68,6 +80,7 @@ def edits_doc(applied: list[Applied]) -> list[dict[str, Any]]:
 
 
 # ---------------------------------------------------------------------------- node selection
+
 
 def select_nodes(cluster: Cluster, spec: str, flag: str) -> list[Node]:
     """The node named `spec`, else the nodes the label selector `spec` matches (at least one)."""
@@ -90,7 +103,7 @@ def _node_names(nodes: list[Node]) -> list[str]:
     return [n.name for n in nodes]
 
 
-SUMMARY_NAMES = 8   # names a summary line lists before `… +N more` (the JSON's `nodes` has them all)
+SUMMARY_NAMES = 8  # names a summary line lists before `… +N more` (the JSON's `nodes` has them all)
 
 
 def _listed(names: list[str]) -> str:
@@ -100,6 +113,7 @@ def _listed(names: list[str]) -> str:
 
 
 # ---------------------------------------------------------------------------- rebuilding objects
+
 
 def _with_node_changes(node: Node, *, meta: dict | None = None, spec: dict | None = None) -> Node:
     """The node built again from a copy of its object whose metadata/spec take these keys."""
@@ -157,6 +171,7 @@ def _lost_replicas(cluster: Cluster, pods: list[Pod]) -> dict[str, int]:
 
 # ---------------------------------------------------------------------------- the edits
 
+
 def _add_node(cluster: Cluster, e: Edit) -> Applied:
     value = e.value
     if os.path.exists(value) or value.endswith((".yaml", ".yml", ".json")):
@@ -186,16 +201,19 @@ def _add_node(cluster: Cluster, e: Edit) -> Applied:
             taken.add(name)
             labels = dict(src.labels)
             labels[HOSTNAME_LABEL] = name
-            cluster.nodes.append(_with_node_changes(src, meta={"name": name, "uid": f"{src.uid}-copy-{k}",
-                                                               "labels": labels}))
+            cluster.nodes.append(
+                _with_node_changes(src, meta={"name": name, "uid": f"{src.uid}-copy-{k}", "labels": labels})
+            )
             added_nodes.append(name)
             for p in by_node.get(src.name, ()):
                 copy = _daemon_pod_copy(cluster, p, src.name, name)
                 cluster.pods.append(copy)
                 added_pods.append(copy.key)
     what = f"{len(added_nodes)} node{'s' if len(added_nodes) != 1 else ''}"
-    summary = (f"added {what} copied from {_listed(_node_names(sources))}: {_listed(added_nodes)}"
-               f" (with {len(added_pods)} DaemonSet pod{'s' if len(added_pods) != 1 else ''})")
+    summary = (
+        f"added {what} copied from {_listed(_node_names(sources))}: {_listed(added_nodes)}"
+        f" (with {len(added_pods)} DaemonSet pod{'s' if len(added_pods) != 1 else ''})"
+    )
     return Applied(e, summary, nodes=added_nodes, pods_added=added_pods)
 
 
@@ -212,13 +230,21 @@ def _rename_node_terms(affinity: Any, old: str, new: str) -> Any:
     new_terms = []
     for t in terms:
         if isinstance(t, dict) and isinstance(t.get("matchFields"), list):
-            fields = [{**f, "values": [new if v == old else v for v in f.get("values") or []]}
-                      if isinstance(f, dict) and f.get("key") == "metadata.name" else f
-                      for f in t["matchFields"]]
+            fields = [
+                {**f, "values": [new if v == old else v for v in f.get("values") or []]}
+                if isinstance(f, dict) and f.get("key") == "metadata.name"
+                else f
+                for f in t["matchFields"]
+            ]
             t = {**t, "matchFields": fields}
         new_terms.append(t)
-    return {**affinity, "nodeAffinity": {**na, "requiredDuringSchedulingIgnoredDuringExecution":
-                                         {**req, "nodeSelectorTerms": new_terms}}}
+    return {
+        **affinity,
+        "nodeAffinity": {
+            **na,
+            "requiredDuringSchedulingIgnoredDuringExecution": {**req, "nodeSelectorTerms": new_terms},
+        },
+    }
 
 
 def _daemon_pod_copy(cluster: Cluster, pod: Pod, old_node: str, new_node: str) -> Pod:
@@ -239,20 +265,26 @@ def _daemon_pod_copy(cluster: Cluster, pod: Pod, old_node: str, new_node: str) -
 
 def _add_node_file(cluster: Cluster, e: Edit) -> Applied:
     from .loader import iter_objects
+
     taken = {n.name for n in cluster.nodes}
     added: list[str] = []
     try:
         for obj, where in iter_objects(e.value):
             if obj.get("kind") != "Node":
-                raise InputError(f"expected a Node, found {obj.get('kind') or 'an object without kind'}",
-                                 source=e.value, where=where, field=e.flag)
+                raise InputError(
+                    f"expected a Node, found {obj.get('kind') or 'an object without kind'}",
+                    source=e.value,
+                    where=where,
+                    field=e.flag,
+                )
             try:
                 node = Node(obj)
             except InputError as err:
                 raise err.located(source=e.value, where=where) from None
             if node.name in taken:
-                raise InputError(f"node {node.name} is already in the cluster", source=e.value, where=where,
-                                 field=e.flag)
+                raise InputError(
+                    f"node {node.name} is already in the cluster", source=e.value, where=where, field=e.flag
+                )
             taken.add(node.name)
             cluster.nodes.append(node)
             added.append(node.name)
@@ -269,16 +301,23 @@ def _add_node_file(cluster: Cluster, e: Edit) -> Applied:
         return Applied(e, what + " (no DaemonSet pods: the snapshot holds no DaemonSet)", nodes=added)
     daemon_pods = _daemon_pods_for(cluster, set(added))
     cluster.pods.extend(daemon_pods)
-    return Applied(e, what + f" (with {len(daemon_pods)} DaemonSet pod{'s' if len(daemon_pods) != 1 else ''})",
-                   nodes=added, pods_added=[p.key for p in daemon_pods])
+    return Applied(
+        e,
+        what + f" (with {len(daemon_pods)} DaemonSet pod{'s' if len(daemon_pods) != 1 else ''})",
+        nodes=added,
+        pods_added=[p.key for p in daemon_pods],
+    )
 
 
 def _daemon_pods_for(cluster: Cluster, nodes: set[str]) -> list[Pod]:
     """The pods the snapshot's DaemonSets would run on these nodes (workloads: the DaemonSet
     controller's node checks and pod), bound to them: a daemon pod is pinned to its node."""
     from .workloads import pods_for_workloads
-    objects = [(obj, "snapshot", f"DaemonSet {ns}/{name}")
-               for (ns, name), obj in sorted(cluster.objects.get("DaemonSet", {}).items())]
+
+    objects = [
+        (obj, "snapshot", f"DaemonSet {ns}/{name}")
+        for (ns, name), obj in sorted(cluster.objects.get("DaemonSet", {}).items())
+    ]
     expansion = pods_for_workloads(objects, cluster)
     wanted = {d.pod: d.node for w in expansion.workloads for d in w.daemon_nodes if d.pod and d.node in nodes}
     out = []
@@ -296,12 +335,13 @@ def _remove_node(cluster: Cluster, e: Edit) -> Applied:
     cluster.nodes = [n for n in cluster.nodes if n.name not in names]
     removed = _remove_pods(cluster, {id(p) for p in cluster.pods if p.node_name in names})
     lost = _lost_replicas(cluster, removed)
-    summary = (f"removed {len(nodes)} node{'s' if len(nodes) != 1 else ''} ({_listed(_node_names(nodes))}) "
-               f"and the {len(removed)} pod{'s' if len(removed) != 1 else ''} on them")
+    summary = (
+        f"removed {len(nodes)} node{'s' if len(nodes) != 1 else ''} ({_listed(_node_names(nodes))}) "
+        f"and the {len(removed)} pod{'s' if len(removed) != 1 else ''} on them"
+    )
     if lost:
         summary += ": " + ", ".join(f"{k} -{v}" for k, v in lost.items())
-    return Applied(e, summary, nodes=_node_names(nodes), pods_removed=[p.key for p in removed],
-                   replicas_lost=lost)
+    return Applied(e, summary, nodes=_node_names(nodes), pods_removed=[p.key for p in removed], replicas_lost=lost)
 
 
 def cordon(cluster: Cluster, nodes: list[Node]) -> list[str]:
@@ -378,8 +418,9 @@ def _taint(cluster: Cluster, e: Edit) -> Applied:
         return Applied(e, f"removed taint {spec[:-1]} from {_listed(removed_from)}", nodes=removed_from)
     kv, sep, effect = spec.rpartition(":")
     if not sep or effect not in TAINT_EFFECTS:
-        raise InputError(f"{e.value!r}: expected NODE:KEY[=VALUE]:EFFECT, EFFECT one of {', '.join(TAINT_EFFECTS)}",
-                         field=e.flag)
+        raise InputError(
+            f"{e.value!r}: expected NODE:KEY[=VALUE]:EFFECT, EFFECT one of {', '.join(TAINT_EFFECTS)}", field=e.flag
+        )
     key, _, value = kv.partition("=")
     _check_key(key, e)
     errs = label_value_errors(value)
@@ -428,13 +469,23 @@ def _evict(cluster: Cluster, e: Edit) -> Applied:
         raise InputError(f"no pod {e.value} bound to a node in the snapshot", field=e.flag)
     removed = _remove_pods(cluster, hits)
     node = removed[0].node_name
-    return Applied(e, f"evicted {e.value} from {node}", nodes=[node], pods_removed=[p.key for p in removed],
-                   replicas_lost=_lost_replicas(cluster, removed))
+    return Applied(
+        e,
+        f"evicted {e.value} from {node}",
+        nodes=[node],
+        pods_removed=[p.key for p in removed],
+        replicas_lost=_lost_replicas(cluster, removed),
+    )
 
 
 _APPLY = {
-    "--add-node": _add_node, "--remove-node": _remove_node, "--cordon": _cordon, "--uncordon": _uncordon,
-    "--taint": _taint, "--label": _label, "--evict": _evict,
+    "--add-node": _add_node,
+    "--remove-node": _remove_node,
+    "--cordon": _cordon,
+    "--uncordon": _uncordon,
+    "--taint": _taint,
+    "--label": _label,
+    "--evict": _evict,
 }
 
 

@@ -1,4 +1,5 @@
 """Loading inputs and running cycles: the glue between the CLI and the pure core."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -18,7 +19,7 @@ class Session:
     cluster: Cluster
     config: SchedulerConfig
     scheduler: Scheduler
-    edits: list[Applied] = field(default_factory=list)   # the cluster edits applied, in order
+    edits: list[Applied] = field(default_factory=list)  # the cluster edits applied, in order
 
     @property
     def version(self) -> Choice:
@@ -26,9 +27,13 @@ class Session:
         return self.cluster.version
 
 
-def load_inputs(cluster_paths: list[str], config_path: str | None, edits: list[Edit] | None = None,
-                kubernetes_version: str | None = None,
-                server_version: str | None = None) -> tuple[Cluster, SchedulerConfig, list[Applied]]:
+def load_inputs(
+    cluster_paths: list[str],
+    config_path: str | None,
+    edits: list[Edit] | None = None,
+    kubernetes_version: str | None = None,
+    server_version: str | None = None,
+) -> tuple[Cluster, SchedulerConfig, list[Applied]]:
     """The cluster read, the release to follow chosen (versions.choose: `kubernetes_version`, the
     flag's; else `server_version`, the live cluster's API server version, which the live source
     passes; else the newest kubelet among the nodes), the config read with that release's
@@ -43,8 +48,13 @@ def load_inputs(cluster_paths: list[str], config_path: str | None, edits: list[E
     return cluster, config, applied
 
 
-def open_session(cluster_paths: list[str], config_path: str | None, edits: list[Edit] | None = None,
-                 kubernetes_version: str | None = None, server_version: str | None = None) -> Session:
+def open_session(
+    cluster_paths: list[str],
+    config_path: str | None,
+    edits: list[Edit] | None = None,
+    kubernetes_version: str | None = None,
+    server_version: str | None = None,
+) -> Session:
     """The inputs read and edited, then the scheduler's snapshot built."""
     cluster, config, applied = load_inputs(cluster_paths, config_path, edits, kubernetes_version, server_version)
     return Session(cluster, config, Scheduler(cluster, config), applied)

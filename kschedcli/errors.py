@@ -1,4 +1,5 @@
 """The one error type for bad input: it names the file and the field."""
+
 from __future__ import annotations
 
 # Names to show for inputs that are not files the user named (a live cluster's temporary snapshot
@@ -16,14 +17,14 @@ class InputError(Exception):
         self.field = field
         super().__init__(str(self))
 
-    def located(self, *, source: str | None = None, where: str | None = None,
-                field_prefix: str = "") -> InputError:
+    def located(self, *, source: str | None = None, where: str | None = None, field_prefix: str = "") -> InputError:
         """A copy with the location filled in where it is still missing."""
         field = self.field
         if field_prefix:
             field = f"{field_prefix}.{field}" if field else field_prefix
-        return InputError(self.message, source=self.source or (source or ""),
-                          where=self.where or (where or ""), field=field)
+        return InputError(
+            self.message, source=self.source or (source or ""), where=self.where or (where or ""), field=field
+        )
 
     def __str__(self) -> str:
         parts = [p for p in (SOURCE_LABELS.get(self.source, self.source), self.where, self.field) if p]

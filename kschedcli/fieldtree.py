@@ -12,6 +12,7 @@ A FieldProblem names its field (`spec.nodeSelecter`) and says whether it is an u
 weight is the caller's: --validate=strict|warn|ignore, or a count under -v for snapshots) or a
 type error (always an error: the API server cannot decode the object).
 """
+
 from __future__ import annotations
 
 import difflib
@@ -25,16 +26,20 @@ from typing import Any
 _STRING_LEAVES = frozenset(("string", "UID", "byte"))
 _TIME_LEAVES = frozenset(("Time", "MicroTime"))
 _ANY_LEAVES = frozenset(("RawExtension", "FieldsV1", "JSON", "interface{}"))
-_INT_RANGES = {"int32": (-(1 << 31), (1 << 31) - 1), "int64": (-(1 << 63), (1 << 63) - 1),
-               "int": (-(1 << 63), (1 << 63) - 1), "uint64": (0, (1 << 64) - 1)}
+_INT_RANGES = {
+    "int32": (-(1 << 31), (1 << 31) - 1),
+    "int64": (-(1 << 63), (1 << 63) - 1),
+    "int": (-(1 << 63), (1 << 63) - 1),
+    "uint64": (0, (1 << 64) - 1),
+}
 _MAX_PROBLEMS = 50
 
 
 @dataclass(frozen=True)
 class FieldProblem:
-    field: str          # the field's path: spec.containers[0].resources.requests.cpu
+    field: str  # the field's path: spec.containers[0].resources.requests.cpu
     message: str
-    unknown: bool       # an unknown field (else a value the API cannot decode)
+    unknown: bool  # an unknown field (else a value the API cannot decode)
 
 
 @lru_cache(maxsize=1)
@@ -101,8 +106,8 @@ def _leaf_problem(v: Any, leaf: str) -> str | None:
     if leaf == "bool":
         return None if v is True or v is False else f"expected a boolean, got {_describe(v)}"
     if leaf in _INT_RANGES:
-        if isinstance(v, float) and v.is_integer() and abs(v) < 2 ** 63:
-            v = int(v)    # YAML's 1.0 reaches the API server as JSON's 1
+        if isinstance(v, float) and v.is_integer() and abs(v) < 2**63:
+            v = int(v)  # YAML's 1.0 reaches the API server as JSON's 1
         if isinstance(v, bool) or not isinstance(v, int):
             return f"expected an integer, got {_describe(v)}"
         low, high = _INT_RANGES[leaf]
@@ -110,17 +115,20 @@ def _leaf_problem(v: Any, leaf: str) -> str | None:
             return f"{_describe(v)} is out of range for {leaf}"
         return None
     if leaf in ("float64", "float32"):
-        return None if isinstance(v, (int, float)) and not isinstance(v, bool) else \
-            f"expected a number, got {_describe(v)}"
+        return (
+            None
+            if isinstance(v, (int, float)) and not isinstance(v, bool)
+            else f"expected a number, got {_describe(v)}"
+        )
     if leaf == "Quantity":
         if isinstance(v, str) or (isinstance(v, (int, float)) and not isinstance(v, bool)):
             return None
-        return f"expected a quantity (a string such as \"500m\" or a number), got {_describe(v)}"
+        return f'expected a quantity (a string such as "500m" or a number), got {_describe(v)}'
     if leaf == "IntOrString":
         if isinstance(v, str) or (isinstance(v, int) and not isinstance(v, bool)):
             return None
         return f"expected an integer or a string, got {_describe(v)}"
-    return None   # RawExtension and the like: anything
+    return None  # RawExtension and the like: anything
 
 
 def check_object(obj: dict, kind: str) -> list[FieldProblem]:
@@ -136,7 +144,7 @@ def check_object(obj: dict, kind: str) -> list[FieldProblem]:
     while stack and len(problems) < _MAX_PROBLEMS:
         path, value, expr = stack.pop()
         if value is None:
-            continue     # JSON null: the field's zero value
+            continue  # JSON null: the field's zero value
         expr = _resolve(expr.lstrip("*"))
         if expr == "[]byte":
             expr = "string"
@@ -152,7 +160,7 @@ def check_object(obj: dict, kind: str) -> list[FieldProblem]:
             if not isinstance(value, dict):
                 problems.append(FieldProblem(path, f"expected an object, got {_describe(value)}", False))
                 continue
-            item = expr[expr.index("]") + 1:]
+            item = expr[expr.index("]") + 1 :]
             for k in reversed(list(value)):
                 stack.append((f"{path}.{k}" if path else str(k), value[k], item))
             continue

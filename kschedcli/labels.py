@@ -1,4 +1,5 @@
 """Label selectors (metav1.LabelSelector) and node selectors (v1.NodeSelector), as apimachinery."""
+
 from __future__ import annotations
 
 import re
@@ -10,15 +11,20 @@ from .errors import FieldError
 # apimachinery util/validation patterns. fullmatch, not match with "$": Python's "$" also matches
 # before a trailing newline, Go's does not.
 _QNAME_FMT = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
-_QNAME_MSG = ("must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "
-              "alphanumeric character")
+_QNAME_MSG = (
+    "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character"
+)
 _DNS1123_LABEL_FMT = "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
 _DNS1123_SUBDOMAIN_FMT = _DNS1123_LABEL_FMT + "(\\." + _DNS1123_LABEL_FMT + ")*"
-_DNS1123_SUBDOMAIN_MSG = ("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, "
-                          "'-' or '.', and must start and end with an alphanumeric character")
+_DNS1123_SUBDOMAIN_MSG = (
+    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, "
+    "'-' or '.', and must start and end with an alphanumeric character"
+)
 _LABEL_VALUE_FMT = "(" + _QNAME_FMT + ")?"
-_LABEL_VALUE_MSG = ("a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or "
-                    "'.', and must start and end with an alphanumeric character")
+_LABEL_VALUE_MSG = (
+    "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or "
+    "'.', and must start and end with an alphanumeric character"
+)
 _QUALIFIED_NAME = re.compile(_QNAME_FMT)
 _DNS_SUBDOMAIN = re.compile(_DNS1123_SUBDOMAIN_FMT)
 _LABEL_VALUE = re.compile(_LABEL_VALUE_FMT)
@@ -50,11 +56,15 @@ def qualified_name_errors(value: str) -> list[str]:
             if len(prefix.encode()) > 253:
                 errs.append("prefix part must be no more than 253 characters")
             if not _DNS_SUBDOMAIN.fullmatch(prefix):
-                errs.append("prefix part " + _regex_error(_DNS1123_SUBDOMAIN_MSG, _DNS1123_SUBDOMAIN_FMT,
-                                                          "example.com"))
+                errs.append(
+                    "prefix part " + _regex_error(_DNS1123_SUBDOMAIN_MSG, _DNS1123_SUBDOMAIN_FMT, "example.com")
+                )
     else:
-        return ["a qualified name " + _regex_error(_QNAME_MSG, _QNAME_FMT, "MyName", "my.name", "123-abc")
-                + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"]
+        return [
+            "a qualified name "
+            + _regex_error(_QNAME_MSG, _QNAME_FMT, "MyName", "my.name", "123-abc")
+            + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
+        ]
     if not name:
         errs.append("name part must be non-empty")
     elif len(name.encode()) > 63:
@@ -217,8 +227,13 @@ class NodeSelectorTerm:
 
     __slots__ = ("expressions", "fields", "raw", "errors")
 
-    def __init__(self, expressions: tuple[Requirement, ...], fields: tuple[Requirement, ...], raw: dict,
-                 errors: tuple[tuple[str, str], ...] = ()):
+    def __init__(
+        self,
+        expressions: tuple[Requirement, ...],
+        fields: tuple[Requirement, ...],
+        raw: dict,
+        errors: tuple[tuple[str, str], ...] = (),
+    ):
         self.expressions = expressions
         self.fields = fields
         self.raw = raw
@@ -241,6 +256,7 @@ class NodeSelectorTerm:
 
 def _go_json(v) -> str:
     import json
+
     return json.dumps(v, separators=(",", ":"), ensure_ascii=False)
 
 
@@ -263,6 +279,7 @@ def _parse_node_requirement(e, f: str, is_field: bool, rel: str, errs: list) -> 
         return None
     if not valid_label_key(key):
         raise FieldError(f"{f}.key", f"invalid label key {key!r}")
+
     def bad_values() -> bool:
         # labels.NewRequirement validates every value as a label value (validateLabelValue); the API
         # server does not, so such a requirement only fails kube-scheduler's parse (the term matches nothing)
@@ -288,8 +305,12 @@ def _parse_node_requirement(e, f: str, is_field: bool, rel: str, errs: list) -> 
             raise FieldError(f"{f}.values", "must be specified single value when `operator` is 'Lt' or 'Gt'")
         v = parse_int64(values[0])
         if v is None:  # labels.NewRequirement: strconv.ParseInt fails
-            errs.append((f"{rel}.values[0]", f"Invalid value: {_go_json(values[0])}: "
-                                            f"for 'Gt', 'Lt' operators, the value must be an integer"))
+            errs.append(
+                (
+                    f"{rel}.values[0]",
+                    f"Invalid value: {_go_json(values[0])}: for 'Gt', 'Lt' operators, the value must be an integer",
+                )
+            )
         if bad_values() or v is None:
             return None
         return Requirement(key, op, (v,))
@@ -337,8 +358,9 @@ def parse_node_selector(sel, f: str, strict: bool = False) -> NodeSelector:
     if not isinstance(sel, dict):
         raise FieldError(f, "must be an object")
     terms = sel.get("nodeSelectorTerms") or []
-    return NodeSelector(tuple(parse_node_selector_term(t, f"{f}.nodeSelectorTerms[{i}]", strict)
-                              for i, t in enumerate(terms)))
+    return NodeSelector(
+        tuple(parse_node_selector_term(t, f"{f}.nodeSelectorTerms[{i}]", strict) for i, t in enumerate(terms))
+    )
 
 
 # ---------------------------------------------------------------------------- selector strings
@@ -356,7 +378,7 @@ def _selector_tokens(text: str) -> list[str]:
         if ch in " \t\n":
             i += 1
         elif text.startswith(("==", "!="), i):
-            tokens.append(text[i:i + 2])
+            tokens.append(text[i : i + 2])
             i += 2
         elif ch in "=!(),<>":
             tokens.append(ch)

@@ -12,6 +12,7 @@ kubectl's failures become one line each (`ksched: kubectl: ...`, exit status 2):
 no kubeconfig or no current context, an unknown context, forbidden (naming the resource), connection
 refused, a timeout.
 """
+
 from __future__ import annotations
 
 import atexit
@@ -29,17 +30,32 @@ from .errors import SOURCE_LABELS, InputError
 
 # The kinds of the README's snapshot command (`kubectl get nodes,pods,... -A -o yaml`), and only
 # those: what the cluster loader reads for the default plugins. tests/test_live.py holds the README to it.
-KINDS = ("nodes", "pods", "pdb", "pv", "pvc", "sc", "csinodes", "csidrivers", "priorityclasses", "namespaces",
-         "services", "replicasets", "statefulsets", "replicationcontrollers")
+KINDS = (
+    "nodes",
+    "pods",
+    "pdb",
+    "pv",
+    "pvc",
+    "sc",
+    "csinodes",
+    "csidrivers",
+    "priorityclasses",
+    "namespaces",
+    "services",
+    "replicasets",
+    "statefulsets",
+    "replicationcontrollers",
+)
 
 DEFAULT_REQUEST_TIMEOUT = "30s"
-SOURCE = "kubectl"          # how errors name the live source
+SOURCE = "kubectl"  # how errors name the live source
 _CHUNK = 1 << 20
 
 
 @dataclass(frozen=True)
 class LiveOptions:
     """Where the cluster is, as kubectl's own flags say it."""
+
     context: str | None = None
     kubeconfig: str | None = None
     request_timeout: str = DEFAULT_REQUEST_TIMEOUT
@@ -49,6 +65,7 @@ class LiveOptions:
 @dataclass(frozen=True)
 class Target:
     """The kubeconfig context kubectl resolved: its name, server and default namespace."""
+
     context: str
     server: str
     namespace: str
@@ -63,8 +80,9 @@ def parse_duration(text: str) -> float:
     units = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9}
     parts = re.findall(r"(\d+(?:\.\d+)?)(ms|us|µs|ns|h|m|s)", value)
     if not value or "".join(n + u for n, u in parts) != value:
-        raise InputError(f"invalid duration {text!r} (a number of seconds, or e.g. 30s, 1m, 500ms)",
-                         field="--request-timeout")
+        raise InputError(
+            f"invalid duration {text!r} (a number of seconds, or e.g. 30s, 1m, 500ms)", field="--request-timeout"
+        )
     return sum(float(n) * units[u] for n, u in parts)
 
 
@@ -87,16 +105,24 @@ def find_kubectl() -> str:
 # kubectl's log lines (klog: `E1124 05:13:59.830326    6665 memcache.go:265] ...`) repeat what its
 # last line says
 _KLOG = re.compile(r"^[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+ \S+:\d+\] ")
-_FORBIDDEN = re.compile(r'(?:Error from server \(Forbidden\): )?(?P<what>\S+) is forbidden: User "(?P<user>[^"]*)" '
-                        r'cannot (?P<verb>\w+) resource "(?P<resource>[^"]+)" in API group "(?P<group>[^"]*)"')
-_REFUSED = re.compile(r"The connection to the server (?P<server>\S+) was refused|"
-                      r"dial tcp (?P<addr>\S+): connect: connection refused")
-_TIMEOUT = re.compile(r"Client\.Timeout exceeded|context deadline exceeded|i/o timeout|"
-                      r"TLS handshake timeout|Error from server \(Timeout\)|request canceled|"
-                      r"the server was unable to return a response in the time allotted")
+_FORBIDDEN = re.compile(
+    r'(?:Error from server \(Forbidden\): )?(?P<what>\S+) is forbidden: User "(?P<user>[^"]*)" '
+    r'cannot (?P<verb>\w+) resource "(?P<resource>[^"]+)" in API group "(?P<group>[^"]*)"'
+)
+_REFUSED = re.compile(
+    r"The connection to the server (?P<server>\S+) was refused|"
+    r"dial tcp (?P<addr>\S+): connect: connection refused"
+)
+_TIMEOUT = re.compile(
+    r"Client\.Timeout exceeded|context deadline exceeded|i/o timeout|"
+    r"TLS handshake timeout|Error from server \(Timeout\)|request canceled|"
+    r"the server was unable to return a response in the time allotted"
+)
 _NO_CONTEXT = re.compile(r"current-context (?:must exist|is not set)")
-_UNKNOWN_CONTEXT = re.compile(r'cannot locate context (?P<a>\S+)|context "?(?P<b>[^"\s]+)"? does not exist|'
-                              r"context was not found for specified context: (?P<c>\S+)")
+_UNKNOWN_CONTEXT = re.compile(
+    r'cannot locate context (?P<a>\S+)|context "?(?P<b>[^"\s]+)"? does not exist|'
+    r"context was not found for specified context: (?P<c>\S+)"
+)
 _MISSING_FILE = re.compile(r"stat (?P<path>.+): no such file or directory")
 
 
@@ -112,13 +138,19 @@ def explain_failure(stderr: str, opts: LiveOptions, target: Target | None) -> In
     m = _FORBIDDEN.search(text)
     if m:
         group = f".{m['group']}" if m["group"] else ""
-        return InputError(f"forbidden: user {m['user']!r} cannot {m['verb']} {m['resource']}{group} in every "
-                          f"namespace; ksched reads {', '.join(KINDS)} (or give a snapshot with --cluster FILE)",
-                          source=SOURCE, where=where)
+        return InputError(
+            f"forbidden: user {m['user']!r} cannot {m['verb']} {m['resource']}{group} in every "
+            f"namespace; ksched reads {', '.join(KINDS)} (or give a snapshot with --cluster FILE)",
+            source=SOURCE,
+            where=where,
+        )
     if _TIMEOUT.search(text):
         server = f" {target.server}" if target else ""
-        return InputError(f"timed out waiting for the API server{server} (--request-timeout "
-                          f"{opts.request_timeout})", source=SOURCE, where=where)
+        return InputError(
+            f"timed out waiting for the API server{server} (--request-timeout {opts.request_timeout})",
+            source=SOURCE,
+            where=where,
+        )
     m = _REFUSED.search(text)
     if m:
         server = m["server"] or m["addr"]
@@ -139,16 +171,23 @@ def explain_failure(stderr: str, opts: LiveOptions, target: Target | None) -> In
 
 def _no_context(opts: LiveOptions) -> InputError:
     config = opts.kubeconfig or os.environ.get("KUBECONFIG") or "~/.kube/config"
-    return InputError(f"no current context in {config}: name one with --context, or give a snapshot with "
-                      "--cluster FILE", source=SOURCE)
+    return InputError(
+        f"no current context in {config}: name one with --context, or give a snapshot with --cluster FILE",
+        source=SOURCE,
+    )
 
 
 def resolve_target(kubectl: str, opts: LiveOptions) -> Target:
     """The context kubectl will use (`kubectl config view --minify`): reads only the kubeconfig, and
     fails plainly when there is none, where `kubectl get` would try localhost:8080."""
     try:
-        r = subprocess.run([kubectl, "config", "view", "--minify", "-o", "json", *_kubectl_flags(opts)],
-                           capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+        r = subprocess.run(
+            [kubectl, "config", "view", "--minify", "-o", "json", *_kubectl_flags(opts)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            stdin=subprocess.DEVNULL,
+        )
     except subprocess.TimeoutExpired:
         raise InputError("`kubectl config view` did not answer in 60 s", source=SOURCE) from None
     except OSError as e:
@@ -159,8 +198,10 @@ def resolve_target(kubectl: str, opts: LiveOptions) -> Target:
         config = json.loads(r.stdout)
         name = config.get("current-context") or ""
         context = next((c.get("context") or {} for c in config.get("contexts") or [] if c.get("name") == name), {})
-        cluster = next((c.get("cluster") or {} for c in config.get("clusters") or []
-                        if c.get("name") == context.get("cluster")), {})
+        cluster = next(
+            (c.get("cluster") or {} for c in config.get("clusters") or [] if c.get("name") == context.get("cluster")),
+            {},
+        )
     except (ValueError, AttributeError):
         raise InputError("`kubectl config view` printed something other than a kubeconfig", source=SOURCE) from None
     if not name:
@@ -178,8 +219,16 @@ def _deadline(opts: LiveOptions) -> float | None:
 
 
 def get_command(kubectl: str, opts: LiveOptions) -> list[str]:
-    return [kubectl, "get", ",".join(KINDS), "--all-namespaces", "-o", "json",
-            f"--request-timeout={opts.request_timeout}", *_kubectl_flags(opts)]
+    return [
+        kubectl,
+        "get",
+        ",".join(KINDS),
+        "--all-namespaces",
+        "-o",
+        "json",
+        f"--request-timeout={opts.request_timeout}",
+        *_kubectl_flags(opts),
+    ]
 
 
 def _read_into(proc: subprocess.Popen, out, task) -> None:
@@ -200,14 +249,15 @@ def fetch(opts: LiveOptions, path: str) -> Target:
     target = resolve_target(kubectl, opts)
     deadline = _deadline(opts)
     try:
-        out = open(path, "wb")   # noqa: SIM115 - closed by the `with` below, once the error paths are set
+        out = open(path, "wb")  # noqa: SIM115 - closed by the `with` below, once the error paths are set
     except OSError as e:
         raise InputError(f"cannot write: {e.strerror or e}", source=path, field="--save-snapshot") from None
     stderr_chunks: list[bytes] = []
     with out, progress.task(f"kubectl get ({target.context})", total=0, unit="bytes") as task:
         try:
-            proc = subprocess.Popen(get_command(kubectl, opts), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                    stdin=subprocess.DEVNULL)
+            proc = subprocess.Popen(
+                get_command(kubectl, opts), stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL
+            )
         except OSError as e:
             raise InputError(f"cannot run {kubectl}: {e.strerror or e}", source=SOURCE) from None
         stderr = proc.stderr
@@ -217,9 +267,11 @@ def fetch(opts: LiveOptions, path: str) -> Target:
         timer = None
         timed_out = threading.Event()
         if deadline is not None:
+
             def kill() -> None:
                 timed_out.set()
                 proc.kill()
+
             timer = threading.Timer(deadline, kill)
             timer.daemon = True
             timer.start()
@@ -234,8 +286,11 @@ def fetch(opts: LiveOptions, path: str) -> Target:
                 proc.wait()
         errs.join(5)
     if timed_out.is_set():
-        raise InputError(f"kubectl get did not finish in {deadline:g} s (--request-timeout "
-                         f"{opts.request_timeout} per request)", source=SOURCE, where=f"context {target.context}")
+        raise InputError(
+            f"kubectl get did not finish in {deadline:g} s (--request-timeout {opts.request_timeout} per request)",
+            source=SOURCE,
+            where=f"context {target.context}",
+        )
     if code != 0:
         raise explain_failure(b"".join(stderr_chunks).decode("utf-8", "replace"), opts, target)
     return target
@@ -245,7 +300,7 @@ def read_live_cluster(opts: LiveOptions) -> tuple[str, Target]:
     """The snapshot file of the live cluster and the context it came from. With --save-snapshot the
     file is the user's and its name appears in any later error; otherwise it is a temporary file,
     removed at exit, and errors name it `kubectl (context NAME)`."""
-    parse_duration(opts.request_timeout)     # a bad value is a usage error before anything runs
+    parse_duration(opts.request_timeout)  # a bad value is a usage error before anything runs
     if opts.save_snapshot:
         target = fetch(opts, opts.save_snapshot)
         return opts.save_snapshot, target

@@ -1,6 +1,7 @@
 """Looking things up in the snapshot files named on the command line, without building the
 cluster: pending pods by name (`ksched explain shop/web-abc --cluster snap.yaml`), and the objects
 shell completion offers. Part of the cluster layer; the CLI and completion both ask here."""
+
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
@@ -11,6 +12,7 @@ from .errors import InputError
 def snapshot_objects(paths: Iterable[str]) -> Iterator[tuple[dict, str, str]]:
     """Every object of the files, as (object, file, where in it)."""
     from .loader import iter_objects  # imported when a snapshot is read: `ksched --help` does not pay for it
+
     for path in paths:
         for obj, where in iter_objects(path):
             yield obj, path, where
@@ -50,10 +52,15 @@ def find_pending_pod(paths: list[str], ref: str) -> tuple[dict, str, str]:
     if len(hits) == 1:
         return hits[0]
     if len(hits) > 1:
-        raise InputError(f"{len(hits)} pending pods are named {ref!r}; write it as NAMESPACE/NAME",
-                         source=", ".join(files))
+        raise InputError(
+            f"{len(hits)} pending pods are named {ref!r}; write it as NAMESPACE/NAME", source=", ".join(files)
+        )
     hint = ""
     if found:
-        hint = " (pending there: " + ", ".join(pod_key(o) for o, _, _ in found[:5]) + \
-               (", …" if len(found) > 5 else "") + ")"
+        hint = (
+            " (pending there: "
+            + ", ".join(pod_key(o) for o, _, _ in found[:5])
+            + (", …" if len(found) > 5 else "")
+            + ")"
+        )
     raise InputError(f"no such file, and no pending pod named {ref!r} in the snapshot{hint}", source=ref)

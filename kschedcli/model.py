@@ -2,6 +2,7 @@
 
 Each view keeps the source dict (`raw`) untouched; the fields the scheduler needs are parsed once.
 """
+
 from __future__ import annotations
 
 import re
@@ -13,7 +14,7 @@ from .errors import FieldError
 from .labels import NodeSelector, parse_label_selector, parse_node_selector, parse_node_selector_term
 
 DEFAULT_SCHEDULER = "default-scheduler"
-DEFAULT_MILLI_CPU_REQUEST = 100            # scheduler's non-zero request for scoring
+DEFAULT_MILLI_CPU_REQUEST = 100  # scheduler's non-zero request for scoring
 DEFAULT_MEMORY_REQUEST = 200 * 1024 * 1024
 
 # Taints every pod tolerates through the DefaultTolerationSeconds admission plugin.
@@ -23,7 +24,7 @@ DEFAULT_TOLERATIONS = (
 )
 
 _NATIVE = {"cpu", "memory", "ephemeral-storage", "pods", "storage"}
-_ASCII_INT = re.compile(r"-?[0-9]{1,18}")   # str.isdigit takes "²" and "--5" apart
+_ASCII_INT = re.compile(r"-?[0-9]{1,18}")  # str.isdigit takes "²" and "--5" apart
 
 
 @lru_cache(maxsize=4096)
@@ -33,6 +34,7 @@ def is_extended_resource(name: str) -> bool:
     if "/" not in name or "kubernetes.io/" in name or name.startswith("requests."):
         return False
     from .labels import qualified_name_errors
+
     return not qualified_name_errors("requests." + name)
 
 
@@ -105,6 +107,7 @@ class Resource:
 
 # ---------------------------------------------------------------- helpers
 
+
 def _obj(d, field: str) -> dict:
     if type(d) is dict:
         return d
@@ -136,6 +139,7 @@ def _str_map(d, field: str) -> dict[str, str]:
             for key, value in d.items():
                 if value is not None and not isinstance(value, str):
                     from .fieldtree import _leaf_problem
+
                     raise FieldError(f"{field}.{key}", _leaf_problem(value, "string") or "expected a string")
             return {str(k): ("" if v is None else v) for k, v in d.items()}
     return d  # already a map of strings: shared with the source object, which nothing modifies
@@ -146,6 +150,7 @@ def _name(v, field: str) -> str:
     if v is None or type(v) is str:
         return v or ""
     from .fieldtree import _leaf_problem
+
     raise FieldError(field, _leaf_problem(v, "string") or "expected a string")
 
 
@@ -226,9 +231,11 @@ class Container:
         self.ports = ports
 
 
-def aggregate_requests(containers: list[Container], init_containers: list[Container],
-                       non_missing: dict[str, int] | None = None) -> dict[str, int]:
+def aggregate_requests(
+    containers: list[Container], init_containers: list[Container], non_missing: dict[str, int] | None = None
+) -> dict[str, int]:
     """resourcehelper.AggregateContainerRequests: exact sums, sidecars, max with init containers."""
+
     def reqs_of(c: Container) -> dict[str, int]:
         if not non_missing:
             return c.requests
@@ -272,8 +279,11 @@ def scoring_requests(pod: Pod, use_requested: bool, pod_level: bool = True) -> d
     key = ("score-requests", use_requested, pod_level)
     reqs = pod._cache.get(key)
     if reqs is None:
-        non_missing = None if use_requested else {"cpu": DEFAULT_MILLI_CPU_REQUEST * 10**6,
-                                                 "memory": DEFAULT_MEMORY_REQUEST * 10**9}
+        non_missing = (
+            None
+            if use_requested
+            else {"cpu": DEFAULT_MILLI_CPU_REQUEST * 10**6, "memory": DEFAULT_MEMORY_REQUEST * 10**9}
+        )
         plr = pod.pod_level_requests if pod_level else {}
         if plr and non_missing:
             non_missing = {k: v for k, v in non_missing.items() if k not in plr}
@@ -351,30 +361,65 @@ class Pod:
     """A pod, defaulted as the API server would, with its scheduler-relevant fields parsed."""
 
     __slots__ = (
-        "raw", "namespace", "name", "uid", "labels", "annotations", "node_name", "phase",
-        "scheduler_name", "priority", "priority_class_name", "preemption_policy", "containers",
-        "init_containers", "overhead", "host_network", "requests", "non0_cpu", "non0_mem",
-        "host_ports", "tolerations", "node_selector", "required_node_affinity",
-        "preferred_node_affinity", "pod_affinity", "pod_anti_affinity", "spread_constraints",
-        "volumes", "scheduling_gates", "start_time", "creation_timestamp", "nominated_node_name",
-        "deleting", "owner_refs", "pod_level_requests", "resource_claims", "images", "_cache", "_key",
+        "raw",
+        "namespace",
+        "name",
+        "uid",
+        "labels",
+        "annotations",
+        "node_name",
+        "phase",
+        "scheduler_name",
+        "priority",
+        "priority_class_name",
+        "preemption_policy",
+        "containers",
+        "init_containers",
+        "overhead",
+        "host_network",
+        "requests",
+        "non0_cpu",
+        "non0_mem",
+        "host_ports",
+        "tolerations",
+        "node_selector",
+        "required_node_affinity",
+        "preferred_node_affinity",
+        "pod_affinity",
+        "pod_anti_affinity",
+        "spread_constraints",
+        "volumes",
+        "scheduling_gates",
+        "start_time",
+        "creation_timestamp",
+        "nominated_node_name",
+        "deleting",
+        "owner_refs",
+        "pod_level_requests",
+        "resource_claims",
+        "images",
+        "_cache",
+        "_key",
     )
     # set by _compute_requests or shared from a template pod
     requests: Resource
     non0_cpu: int
     non0_mem: int
 
-    def __init__(self, raw: dict, priorities: dict[str, tuple[int, str | None]] | None = None,
-                 default_priority: tuple[str, int, str | None] | None = None,
-                 templates: dict | None = None):
+    def __init__(
+        self,
+        raw: dict,
+        priorities: dict[str, tuple[int, str | None]] | None = None,
+        default_priority: tuple[str, int, str | None] | None = None,
+        templates: dict | None = None,
+    ):
         """`templates`: a dict the caller keeps for a batch of pods (see _template_key)."""
         self.raw = raw
         meta = _obj(raw.get("metadata"), "metadata")
         spec = _obj(raw.get("spec"), "spec")
         status = _obj(raw.get("status"), "status")
         self.namespace = _name(meta.get("namespace"), "metadata.namespace") or "default"
-        self.name = _name(meta.get("name"), "metadata.name") or _name(meta.get("generateName"),
-                                                                       "metadata.generateName")
+        self.name = _name(meta.get("name"), "metadata.name") or _name(meta.get("generateName"), "metadata.generateName")
         self.uid = meta.get("uid") or f"{self.namespace}/{self.name}"
         self._key: str | None = None
         self.labels = _str_map(meta.get("labels"), "metadata.labels")
@@ -399,10 +444,14 @@ class Pod:
                 self._from_template(hit[1], spec)
                 return
 
-        self.containers = [Container(c, f"spec.containers[{i}]", self.host_network)
-                           for i, c in enumerate(_list(spec.get("containers"), "spec.containers"))]
-        self.init_containers = [Container(c, f"spec.initContainers[{i}]", self.host_network)
-                                for i, c in enumerate(_list(spec.get("initContainers"), "spec.initContainers"))]
+        self.containers = [
+            Container(c, f"spec.containers[{i}]", self.host_network)
+            for i, c in enumerate(_list(spec.get("containers"), "spec.containers"))
+        ]
+        self.init_containers = [
+            Container(c, f"spec.initContainers[{i}]", self.host_network)
+            for i, c in enumerate(_list(spec.get("initContainers"), "spec.initContainers"))
+        ]
         self.overhead = parse_resource_list(spec.get("overhead"), "spec.overhead")
         pod_res = _obj(spec.get("resources"), "spec.resources")
         plr = parse_resource_list(pod_res.get("requests"), "spec.resources.requests")
@@ -437,13 +486,23 @@ class Pod:
             op = t.get("operator") or "Equal"
             if op not in ("Equal", "Exists"):
                 raise FieldError(f"spec.tolerations[{i}].operator", f"{op!r} is not Equal or Exists")
-            tols.append(_toleration(t.get("key") or "", op, "" if t.get("value") is None else str(t.get("value")),
-                                    t.get("effect") or "", t.get("tolerationSeconds")))
+            tols.append(
+                _toleration(
+                    t.get("key") or "",
+                    op,
+                    "" if t.get("value") is None else str(t.get("value")),
+                    t.get("effect") or "",
+                    t.get("tolerationSeconds"),
+                )
+            )
         # DefaultTolerationSeconds admission adds these unless the pod already tolerates them.
         for key, op, val, eff, secs in DEFAULT_TOLERATIONS:
-            if not any(t.key == key and t.effect in ("", eff)
-                       or (not t.key and t.operator == "Exists" and t.effect in ("", eff))
-                       for t in tols):
+            if not any(
+                t.key == key
+                and t.effect in ("", eff)
+                or (not t.key and t.operator == "Exists" and t.effect in ("", eff))
+                for t in tols
+            ):
                 tols.append(Toleration(key, op, val, eff, secs))
         self.tolerations = tols
 
@@ -453,21 +512,33 @@ class Pod:
         req = na.get("requiredDuringSchedulingIgnoredDuringExecution")
         self.required_node_affinity: NodeSelector | None = (
             parse_node_selector(req, "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution")
-            if req is not None else None)
+            if req is not None
+            else None
+        )
         prefs = []
-        for i, p in enumerate(_list(na.get("preferredDuringSchedulingIgnoredDuringExecution"),
-                                    "spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution")):
+        for i, p in enumerate(
+            _list(
+                na.get("preferredDuringSchedulingIgnoredDuringExecution"),
+                "spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution",
+            )
+        ):
             f = f"spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution[{i}]"
             p = _obj(p, f)
-            prefs.append((_int(p.get("weight"), f"{f}.weight", 0), parse_node_selector_term(p.get("preference") or {},
-                                                                                            f"{f}.preference")))
+            prefs.append(
+                (
+                    _int(p.get("weight"), f"{f}.weight", 0),
+                    parse_node_selector_term(p.get("preference") or {}, f"{f}.preference"),
+                )
+            )
         self.preferred_node_affinity = prefs
         self.pod_affinity = _obj(aff.get("podAffinity"), "spec.affinity.podAffinity") or None
         self.pod_anti_affinity = _obj(aff.get("podAntiAffinity"), "spec.affinity.podAntiAffinity") or None
         self.spread_constraints = _list(spec.get("topologySpreadConstraints"), "spec.topologySpreadConstraints")
         self.volumes = _list(spec.get("volumes"), "spec.volumes")
-        self.scheduling_gates = [g.get("name", "") if isinstance(g, dict) else str(g)
-                                 for g in _list(spec.get("schedulingGates"), "spec.schedulingGates")]
+        self.scheduling_gates = [
+            g.get("name", "") if isinstance(g, dict) else str(g)
+            for g in _list(spec.get("schedulingGates"), "spec.schedulingGates")
+        ]
         self.resource_claims = _list(spec.get("resourceClaims"), "spec.resourceClaims")
         if self.spread_constraints or self.pod_affinity or self.pod_anti_affinity:
             _validate_pod_selectors(self)
@@ -476,8 +547,12 @@ class Pod:
                 templates.clear()
             templates[template_key] = (template_parts, self)
 
-    def admit_priority(self, spec: dict, priorities: dict[str, tuple[int, str | None]] | None,
-                       default_priority: tuple[str, int, str | None] | None) -> None:
+    def admit_priority(
+        self,
+        spec: dict,
+        priorities: dict[str, tuple[int, str | None]] | None,
+        default_priority: tuple[str, int, str | None] | None,
+    ) -> None:
         """Priority admission: spec.priority wins, else the named class, else the global default.
         (The snapshot loader builds pods before it has read every PriorityClass, and admits
         them again once it has.)"""
@@ -535,16 +610,20 @@ class Pod:
                     statuses[cs["name"]] = cs
         if not statuses:
             return
-        infeasible = any(isinstance(c, dict) and c.get("type") == "PodResizePending" and c.get("reason") == "Infeasible"
-                         for c in status.get("conditions") or [])
+        infeasible = any(
+            isinstance(c, dict) and c.get("type") == "PodResizePending" and c.get("reason") == "Infeasible"
+            for c in status.get("conditions") or []
+        )
         for c in self.containers + [c for c in self.init_containers if c.restartable]:
             cs = statuses.get(c.name)
             if cs is None or cs.get("resources") is None:
                 continue
-            current = parse_resource_list((cs.get("resources") or {}).get("requests"),
-                                          f"status.containerStatuses[{c.name}].resources.requests")
-            allocated = parse_resource_list(cs.get("allocatedResources"),
-                                            f"status.containerStatuses[{c.name}].allocatedResources")
+            current = parse_resource_list(
+                (cs.get("resources") or {}).get("requests"), f"status.containerStatuses[{c.name}].resources.requests"
+            )
+            allocated = parse_resource_list(
+                cs.get("allocatedResources"), f"status.containerStatuses[{c.name}].allocatedResources"
+            )
             merged = {} if infeasible else dict(c.requests)
             _max_into(merged, current)
             _max_into(merged, allocated)
@@ -627,10 +706,20 @@ def _template_key(spec: dict, status: dict, node_name: str, host_network: bool) 
     keeps those objects alive while their ids serve as the key."""
     get = spec.get
     sget = status.get
-    parts = (get("containers"), get("initContainers"), get("overhead"), get("resources"),
-             get("tolerations"), get("nodeSelector"), get("affinity"), get("topologySpreadConstraints"),
-             get("schedulingGates"), sget("containerStatuses"), sget("initContainerStatuses"),
-             sget("conditions"))
+    parts = (
+        get("containers"),
+        get("initContainers"),
+        get("overhead"),
+        get("resources"),
+        get("tolerations"),
+        get("nodeSelector"),
+        get("affinity"),
+        get("topologySpreadConstraints"),
+        get("schedulingGates"),
+        sget("containerStatuses"),
+        sget("initContainerStatuses"),
+        sget("conditions"),
+    )
     return (tuple(map(id, parts)), bool(node_name), host_network), parts
 
 
@@ -647,14 +736,18 @@ def _validate_pod_selectors(pod: Pod) -> None:
         if not c.get("topologyKey"):
             raise FieldError(f"{f}.topologyKey", "Required value")
         if c.get("whenUnsatisfiable") not in ("DoNotSchedule", "ScheduleAnyway"):
-            raise FieldError(f"{f}.whenUnsatisfiable",
-                             f'Unsupported value: {c.get("whenUnsatisfiable")!r}: supported values: "DoNotSchedule", '
-                             '"ScheduleAnyway"')
+            raise FieldError(
+                f"{f}.whenUnsatisfiable",
+                f'Unsupported value: {c.get("whenUnsatisfiable")!r}: supported values: "DoNotSchedule", '
+                '"ScheduleAnyway"',
+            )
     for kind, aff in (("podAffinity", pod.pod_affinity), ("podAntiAffinity", pod.pod_anti_affinity)):
         if not aff:
             continue
-        for mode in ("requiredDuringSchedulingIgnoredDuringExecution",
-                     "preferredDuringSchedulingIgnoredDuringExecution"):
+        for mode in (
+            "requiredDuringSchedulingIgnoredDuringExecution",
+            "preferredDuringSchedulingIgnoredDuringExecution",
+        ):
             for i, t in enumerate(_list(aff.get(mode), f"spec.affinity.{kind}.{mode}")):
                 f = f"spec.affinity.{kind}.{mode}[{i}]"
                 t = _obj(t, f)
@@ -679,8 +772,7 @@ def taint_signature(node: Node) -> tuple:
 
 
 class Node:
-    __slots__ = ("raw", "name", "uid", "labels", "taints", "unschedulable", "allocatable",
-                 "images", "_cache")
+    __slots__ = ("raw", "name", "uid", "labels", "taints", "unschedulable", "allocatable", "images", "_cache")
 
     def __init__(self, raw: dict):
         self.raw = raw
@@ -698,8 +790,9 @@ class Node:
             t = _obj(t, f"spec.taints[{i}]")
             eff = t.get("effect") or ""
             if eff not in ("NoSchedule", "PreferNoSchedule", "NoExecute"):
-                raise FieldError(f"spec.taints[{i}].effect",
-                                 f"{eff!r} is not NoSchedule, PreferNoSchedule or NoExecute")
+                raise FieldError(
+                    f"spec.taints[{i}].effect", f"{eff!r} is not NoSchedule, PreferNoSchedule or NoExecute"
+                )
             taints.append(Taint(t.get("key") or "", "" if t.get("value") is None else str(t.get("value")), eff))
         self.taints = taints
         alloc = status.get("allocatable")
@@ -710,8 +803,9 @@ class Node:
         for name, nanos in amounts.items():
             if nanos < 0:
                 assert alloc is not None  # a negative amount was read from it
-                raise FieldError(f"{alloc_field}.{name}", f'Invalid value: "{alloc[name]}": must be greater than or '
-                                                          "equal to 0")
+                raise FieldError(
+                    f"{alloc_field}.{name}", f'Invalid value: "{alloc[name]}": must be greater than or equal to 0'
+                )
         self.allocatable = Resource.from_nanos(amounts)
         images = []
         for i, im in enumerate(_list(status.get("images"), "status.images")):

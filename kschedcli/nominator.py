@@ -5,6 +5,7 @@ When another pod is filtered on a node, the pods nominated there with a priority
 count as if they ran there (see Framework.run_filter_plugins_with_nominated_pods). Pods are known by
 their uid, as kube-scheduler's nominator knows them.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable
@@ -17,7 +18,7 @@ class Nominator:
 
     def __init__(self) -> None:
         self._by_node: dict[str, list[Pod]] = {}
-        self._node_of: dict[str, str] = {}       # uid -> the node it is held for
+        self._node_of: dict[str, str] = {}  # uid -> the node it is held for
         # uid -> status.nominatedNodeName as the API server would now hold it, for pods whose
         # nomination a cycle changed (preemption carried out); others read their own field
         self._status: dict[str, str] = {}

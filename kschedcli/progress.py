@@ -4,6 +4,7 @@ The core reports progress through `task(...)`; nothing is shown unless a front e
 reporter with `set_reporter` (the CLI installs a Rich one on a terminal, see render/progress.py).
 The core never imports a display library.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator

@@ -4,6 +4,7 @@ Quantities are kept as integers of nano-units: apimachinery rounds anything fine
 1n up to 1n when parsing, so nanos represent every parsed value exactly, and MilliValue /
 Value round up the way ScaledValue does.
 """
+
 from __future__ import annotations
 
 from functools import lru_cache
@@ -36,7 +37,7 @@ _INT64_MAX = (1 << 63) - 1
 # values are kept finite here so huge exponents cost nothing.
 _HUGE_NANOS = 10**40
 _TINY_EXP = -60
-_MAX_DIGITS = 4000   # below Python's 4,300-digit limit on reading an int
+_MAX_DIGITS = 4000  # below Python's 4,300-digit limit on reading an int
 
 
 def _scan(s: str):
@@ -141,17 +142,17 @@ def parse_nanos(text: str) -> int:
         return 0
     if base == 2:
         # whole digits dropped above (dlen < 0): at least 10^100, past the cap
-        nanos = _INT64_MAX * _NANO if dlen < 0 else _ceil_div(mantissa * (1 << exponent) * _NANO, 10 ** dlen)
+        nanos = _INT64_MAX * _NANO if dlen < 0 else _ceil_div(mantissa * (1 << exponent) * _NANO, 10**dlen)
         nanos = min(nanos, _INT64_MAX * _NANO)  # the BinarySI cap (maxAllowed)
     else:
         e10 = exponent - dlen + 9  # nanos = mantissa * 10^e10
         if e10 >= 0:
-            nanos = mantissa * 10 ** e10 if e10 <= 60 else _HUGE_NANOS
+            nanos = mantissa * 10**e10 if e10 <= 60 else _HUGE_NANOS
             nanos = min(nanos, _HUGE_NANOS)
-        elif e10 + len(digits) < _TINY_EXP:   # below 10^-60 nanos whatever the digits
+        elif e10 + len(digits) < _TINY_EXP:  # below 10^-60 nanos whatever the digits
             nanos = 1  # rounds up to the smallest representable amount
         else:
-            nanos = _ceil_div(mantissa, 10 ** -e10)
+            nanos = _ceil_div(mantissa, 10**-e10)
     return -nanos if negative else nanos
 
 
@@ -160,7 +161,7 @@ def parse(text, field: str = "") -> int:
     if isinstance(text, bool) or text is None:
         raise FieldError(field, f"{text!r} is not a quantity")
     if isinstance(text, int):
-        return max(-_HUGE_NANOS, min(text * _NANO, _HUGE_NANOS))   # as a string of its digits would be
+        return max(-_HUGE_NANOS, min(text * _NANO, _HUGE_NANOS))  # as a string of its digits would be
     if not isinstance(text, (str, float)):
         what = "list" if isinstance(text, list) else "object" if isinstance(text, dict) else type(text).__name__
         raise FieldError(field, f'expected a quantity (a string such as "500m" or a number), not a {what}')

@@ -1,4 +1,5 @@
 """The result model: what one scheduling cycle decided and why. Renderers read only this."""
+
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
@@ -30,9 +31,10 @@ class NodeFilter:
 @dataclass
 class NominatedOnNode:
     """The nominated pods counted on one node (the two passes of RunFilterPluginsWithNominatedPods)."""
-    pods: list[str]            # namespace/name of each, in the order they were nominated
-    second_pass: bool          # the first pass (with them) passed, so the filters ran again without
-    first_try: bool = False    # the node was the pod's own nominated node, tried before the others
+
+    pods: list[str]  # namespace/name of each, in the order they were nominated
+    second_pass: bool  # the first pass (with them) passed, so the filters ran again without
+    first_try: bool = False  # the node was the pod's own nominated node, tried before the others
 
 
 class _NodeTable(Mapping):
@@ -96,7 +98,7 @@ class Candidate:
         self.node = node
         self.pods = pods
         self.pdb_violations = pdb_violations
-        self.decided_by = decided_by    # the criterion that ranked it below the nominated node
+        self.decided_by = decided_by  # the criterion that ranked it below the nominated node
         self._victims: list[str] | None = None
         self._priorities: list[int] | None = None
 
@@ -124,7 +126,7 @@ class PreemptionResult:
     equally_good: list[Candidate]
     message: str
     candidates: list[Candidate] = field(default_factory=list)
-    not_helpful: dict[str, str] = field(default_factory=dict)   # node -> why preemption cannot help
+    not_helpful: dict[str, str] = field(default_factory=dict)  # node -> why preemption cannot help
     ineligible: str = ""
     # the dry run's extent: nodes where preemption might help, how many candidates kube-scheduler
     # would look for (minCandidateNodesPercentage / minCandidateNodesAbsolute), how many ksched tried
@@ -135,7 +137,7 @@ class PreemptionResult:
 
 @dataclass
 class CycleResult:
-    pod: Any                                  # model.Pod
+    pod: Any  # model.Pod
     profile: str
     schedulable: bool
     pre_filter: Status | None
@@ -151,17 +153,18 @@ class CycleResult:
     message: str = ""
     preemption: PreemptionResult | None = None
     filter_plugins: list[str] = field(default_factory=list)
-    details: dict[str, Any] = field(default_factory=dict)   # per-plugin explanations (spread arithmetic, ...)
+    details: dict[str, Any] = field(default_factory=dict)  # per-plugin explanations (spread arithmetic, ...)
     events: dict[str, list[str]] = field(default_factory=dict)  # plugin -> cluster events that may help
     error: str = ""
     # nodes where nominated pods of at least the pod's priority counted, in the order they were filtered
     nominated: dict[str, NominatedOnNode] = field(default_factory=dict)
-    nominated_node_tried: str | None = None   # status.nominatedNodeName, filtered first (evaluateNominatedNode)
-    attempt: int | None = None   # the pod's attempt in a sequence carrying preemption out (1 for the first)
+    nominated_node_tried: str | None = None  # status.nominatedNodeName, filtered first (evaluateNominatedNode)
+    attempt: int | None = None  # the pod's attempt in a sequence carrying preemption out (1 for the first)
 
 
 @runtime_checkable
 class Explainer(NamedPlugin, Protocol):
     """A plugin that adds its account of a finished cycle to the result (`details[plugin name]`);
     None or an empty value adds nothing. It never changes the verdict. (ksched's own hook.)"""
+
     def explain(self, state: CycleState, pod: Pod, result: CycleResult) -> Any: ...

@@ -16,6 +16,7 @@ edits and the pods to schedule — run by `ksched run scenario.yaml`.
 The file is validated against schemas/scenario.schema.json (`ksched schema --scenario`); its edits
 become the same edits.Edit values the flags do and go through the same edits.apply_edits.
 """
+
 from __future__ import annotations
 
 import os
@@ -36,19 +37,21 @@ class Scenario:
     config: str | None
     edits: list  # list[edits.Edit]
     pod_files: list[str] = field(default_factory=list)
-    inline_pods: list[tuple[dict, str]] = field(default_factory=list)   # (object, where)
+    inline_pods: list[tuple[dict, str]] = field(default_factory=list)  # (object, where)
     order: str = "priority"
-    kubernetes_version: str | None = None   # as --kubernetes-version; the flag wins
+    kubernetes_version: str | None = None  # as --kubernetes-version; the flag wins
 
 
 def _schema() -> dict:
     import json
     from importlib import resources
+
     return json.loads(resources.files("kschedcli.schemas").joinpath("scenario.schema.json").read_text("utf-8"))
 
 
 def scenario_schema_text() -> str:
     from importlib import resources
+
     text = resources.files("kschedcli.schemas").joinpath("scenario.schema.json").read_text("utf-8")
     return text if text.endswith("\n") else text + "\n"
 
@@ -60,6 +63,7 @@ def _location(path: list) -> str:
 def load_scenario(path: str) -> Scenario:
     """The scenario in `path`, validated; its file paths made relative to the scenario's folder."""
     from .edits import EDIT_FLAGS, Edit
+
     docs = list(iter_objects(path))
     if len(docs) != 1:
         raise InputError(f"expected one Scenario document, found {len(docs)}", source=path)
@@ -67,6 +71,7 @@ def load_scenario(path: str) -> Scenario:
     if doc.get("kind") != "Scenario":
         raise InputError(f"expected kind Scenario, found {doc.get('kind')!r}", source=path, field="kind")
     import jsonschema
+
     errors = sorted(jsonschema.Draft202012Validator(_schema()).iter_errors(doc), key=lambda e: list(e.absolute_path))
     if errors:
         raise InputError(errors[0].message, source=path, field=_location(list(errors[0].absolute_path)))
@@ -79,8 +84,7 @@ def load_scenario(path: str) -> Scenario:
     edits = []
     for item in doc.get("edits") or []:
         [(key, value)] = item.items()
-        if flag_of[key] == "--add-node" and (value.endswith((".yaml", ".yml", ".json"))
-                                             or os.path.exists(rel(value))):
+        if flag_of[key] == "--add-node" and (value.endswith((".yaml", ".yml", ".json")) or os.path.exists(rel(value))):
             value = rel(value)
         edits.append(Edit(flag_of[key], value))
     pod_files: list[str] = []
@@ -91,10 +95,17 @@ def load_scenario(path: str) -> Scenario:
         else:
             inline.append((p, f"pods[{i}]"))
     config = doc.get("config")
-    return Scenario(path=path, name=((doc.get("metadata") or {}).get("name") or ""),
-                    cluster=[rel(c) for c in doc["cluster"]], config=rel(config) if config else None,
-                    edits=edits, pod_files=pod_files, inline_pods=inline, order=doc.get("order") or "priority",
-                    kubernetes_version=doc.get("kubernetesVersion"))
+    return Scenario(
+        path=path,
+        name=((doc.get("metadata") or {}).get("name") or ""),
+        cluster=[rel(c) for c in doc["cluster"]],
+        config=rel(config) if config else None,
+        edits=edits,
+        pod_files=pod_files,
+        inline_pods=inline,
+        order=doc.get("order") or "priority",
+        kubernetes_version=doc.get("kubernetesVersion"),
+    )
 
 
 def scenario_pods(s: Scenario, cluster: Any) -> Any:
@@ -103,6 +114,7 @@ def scenario_pods(s: Scenario, cluster: Any) -> Any:
     objects written inline; None when it names none (the snapshot's pending pods are scheduled
     then)."""
     from .workloads import Expansion, load_workloads, pods_for_workloads
+
     if not s.pod_files and not s.inline_pods:
         return None
     parts = [load_workloads(f, cluster) for f in s.pod_files]

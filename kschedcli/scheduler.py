@@ -1,4 +1,5 @@
 """One scheduling cycle as kube-scheduler's schedule_one runs it, and sequences of cycles."""
+
 from __future__ import annotations
 
 import gc
@@ -39,18 +40,23 @@ class Scheduler:
         self.frameworks: dict[str, Framework] = {}
         for prof in config.profiles:
             self.frameworks[prof.scheduler_name] = Framework(
-                prof, REGISTRY, Handle(self.snapshot, cluster, config.release, self.nominator))
+                prof, REGISTRY, Handle(self.snapshot, cluster, config.release, self.nominator)
+            )
         # ksched's own plugin hooks, found once (structural checks are not cheap)
         self.explainers: dict[str, list[Explainer]] = {
             name: [pl for pl in fw.plugins.values() if isinstance(pl, Explainer)]
-            for name, fw in self.frameworks.items()}
+            for name, fw in self.frameworks.items()
+        }
         # OpportunisticBatching (v1.35 on): each profile's batch, and the cycles run so far
         self.batches: dict[str, OpportunisticBatch] = (
             {name: OpportunisticBatch() for name in self.frameworks}
-            if config.release.gate("OpportunisticBatching") else {})
+            if config.release.gate("OpportunisticBatching")
+            else {}
+        )
         self.cycles = 0
         self.bind_observers: list[BindObserver] = [
-            pl for fw in self.frameworks.values() for pl in fw.plugins.values() if isinstance(pl, BindObserver)]
+            pl for fw in self.frameworks.values() for pl in fw.plugins.values() if isinstance(pl, BindObserver)
+        ]
         self.nominate(getattr(cluster, "nominated_pods", ()))
 
     def framework_for(self, pod: Pod) -> Framework | None:
@@ -59,21 +65,30 @@ class Scheduler:
     def nominate(self, pods) -> None:
         """Hold the pods carrying status.nominatedNodeName in the nominator, in order; kube-scheduler's
         queue never holds a pod with scheduling gates or of a scheduler name no profile has."""
-        self.nominator.add_all(p for p in pods
-                               if p.nominated_node_name and not p.scheduling_gates
-                               and p.scheduler_name in self.frameworks)
+        self.nominator.add_all(
+            p for p in pods if p.nominated_node_name and not p.scheduling_gates and p.scheduler_name in self.frameworks
+        )
 
     def schedule(self, pod: Pod, seed: int | None = None, *, with_details: bool = True) -> CycleResult:
         """One cycle. with_details=False leaves out the plugins' explanations (result.details), which
         change nothing decided: for callers that read only the verdict and the node."""
         fw = self.framework_for(pod)
         if fw is None:
-            return CycleResult(pod=pod, profile=pod.scheduler_name, schedulable=False, pre_filter=None,
-                               error=f"no profile named {pod.scheduler_name!r} (spec.schedulerName); "
-                                     f"kube-scheduler ignores the pod")
-        res = CycleResult(pod=pod, profile=fw.name, schedulable=False, pre_filter=None,
-                          filter_plugins=[p.name for p in fw.filter_plugins],
-                          score_plugins=[p.name for p in fw.score_plugins])
+            return CycleResult(
+                pod=pod,
+                profile=pod.scheduler_name,
+                schedulable=False,
+                pre_filter=None,
+                error=f"no profile named {pod.scheduler_name!r} (spec.schedulerName); kube-scheduler ignores the pod",
+            )
+        res = CycleResult(
+            pod=pod,
+            profile=fw.name,
+            schedulable=False,
+            pre_filter=None,
+            filter_plugins=[p.name for p in fw.filter_plugins],
+            score_plugins=[p.name for p in fw.score_plugins],
+        )
         nodes = self.snapshot.list()
         num_nodes = len(nodes)
         if not nodes:
@@ -112,10 +127,14 @@ class Scheduler:
             if pf.result is not None and not pf.result.all_nodes():
                 allowed = pf.result.node_names
                 narrowing = sorted(pf.plugins_with_nodes)
-                statuses.absent = Status(UNRESOLVABLE, "node(s) didn't satisfy plugin(s) [{}]".format(
-                    " ".join(narrowing)), plugin=narrowing[0] if narrowing else "")
-            counted = {n: pods for n, pods in self.nominator.counted_by_node(pod).items()
-                       if n in self.snapshot.index_of}
+                statuses.absent = Status(
+                    UNRESOLVABLE,
+                    "node(s) didn't satisfy plugin(s) [{}]".format(" ".join(narrowing)),
+                    plugin=narrowing[0] if narrowing else "",
+                )
+            counted = {
+                n: pods for n, pods in self.nominator.counted_by_node(pod).items() if n in self.snapshot.index_of
+            }
             nominated_node = self.nominator.status_node(pod)
             if batch is not None:
                 # GetNodeHint; evaluateNominatedNode tries the hint when the pod has no nominated
@@ -130,8 +149,9 @@ class Scheduler:
             if first_try is not None and first_try[0] is None:
                 feasible = [self.snapshot.by_name[nominated_node]]
             else:
-                feasible = self._filter_all(fw, state, pod, allowed, statuses, counted, res,
-                                            nominated_node if first_try is not None else None)
+                feasible = self._filter_all(
+                    fw, state, pod, allowed, statuses, counted, res, nominated_node if first_try is not None else None
+                )
         res.feasible = [ni.node.name for ni in feasible]
         if res.error:
             res.message = res.error
@@ -141,6 +161,7 @@ class Scheduler:
             post_msg = ""
             if fw.post_filter_plugins:
                 from .result import PreemptionResult
+
                 pr, st, details = fw.run_post_filter(state, pod, statuses)
                 post_msg = st.message()
                 detail = details.get("DefaultPreemption")
@@ -149,8 +170,8 @@ class Scheduler:
                     res.preemption = detail
                 else:
                     res.preemption = PreemptionResult(
-                        nominated_node=pr.nominated_node if pr else None, victims=[], equally_good=[],
-                        message=post_msg)
+                        nominated_node=pr.nominated_node if pr else None, victims=[], equally_good=[], message=post_msg
+                    )
             res.message = fit_error_message(num_nodes, prefilter_msg, statuses, post_msg)
             if with_details:
                 self._collect_details(fw, state, pod, res)
@@ -195,9 +216,15 @@ class Scheduler:
             self._collect_details(fw, state, pod, res)
         return res
 
-    def _filter_nominated_node(self, fw: Framework, state: CycleState, pod: Pod, node_name: str,
-                               counted: dict[str, list[Pod]], res: CycleResult
-                               ) -> tuple[Status | None, dict[str, Status | None]]:
+    def _filter_nominated_node(
+        self,
+        fw: Framework,
+        state: CycleState,
+        pod: Pod,
+        node_name: str,
+        counted: dict[str, list[Pod]],
+        res: CycleResult,
+    ) -> tuple[Status | None, dict[str, Status | None]]:
         """The first try on the pod's nominated node: (its first failure, each plugin's status);
         when it fits, the cycle's filters are that node's only."""
         ni = self.snapshot.by_name[node_name]
@@ -210,8 +237,17 @@ class Scheduler:
             res.filters = FilterTable([node_name], {node_name: 0}, {p: [st] for p, st in plugins.items()}, [None])
         return first, plugins
 
-    def _filter_all(self, fw: Framework, state: CycleState, pod: Pod, allowed, statuses: NodeStatuses,
-                    counted: dict[str, list[Pod]], res: CycleResult, tried: str | None) -> list:
+    def _filter_all(
+        self,
+        fw: Framework,
+        state: CycleState,
+        pod: Pod,
+        allowed,
+        statuses: NodeStatuses,
+        counted: dict[str, list[Pod]],
+        res: CycleResult,
+        tried: str | None,
+    ) -> list:
         """findNodesThatPassFilters over every node: the feasible NodeInfos; the nodes' statuses go
         into `statuses` and the table into `res`."""
         nodes = self.snapshot.list()
@@ -238,8 +274,11 @@ class Scheduler:
             # a node the PreFilter result leaves out keeps the status of the first try, if it had one
             first = [f if n in allowed or n == tried else absent for n, f in zip(names, first)]
         feasible = [ni for ni, f in zip(nodes, first) if f is None]
-        statuses.explicit = ({n: f for n, f in zip(names, first) if f is not None} if allowed is None else
-                             {n: f for n, f in zip(names, first) if f is not None and f is not absent})
+        statuses.explicit = (
+            {n: f for n, f in zip(names, first) if f is not None}
+            if allowed is None
+            else {n: f for n, f in zip(names, first) if f is not None and f is not absent}
+        )
         if any(f.code == ERROR for f in set(filter(None, first))):
             # the diagnosis keeps the last node's error
             res.error = next(f for f in reversed(first) if f is not None and f.code == ERROR).message()
@@ -257,12 +296,13 @@ class Scheduler:
 
     def bind(self, pod: Pod, node_name: str) -> None:
         self.snapshot.bind(pod, node_name)
-        self.nominator.remove(pod)   # bound: no longer waiting for a node
+        self.nominator.remove(pod)  # bound: no longer waiting for a node
         for pl in self.bind_observers:
             pl.on_bind(pod, node_name)
 
-    def run_sequence(self, pods: list[Pod], seed: int | None = None, *,
-                     on_result=None, keep: bool = True) -> list[CycleResult]:
+    def run_sequence(
+        self, pods: list[Pod], seed: int | None = None, *, on_result=None, keep: bool = True
+    ) -> list[CycleResult]:
         """Schedule the pods in turn, binding each before the next. `on_result(result)` sees each
         result as it is decided, before its bind; keep=False returns none of them (a long sequence on a large
         cluster holds every node's verdict of every cycle otherwise)."""
@@ -273,7 +313,7 @@ class Scheduler:
             for i, pod in enumerate(pods):
                 r = self.schedule(pod, seed)
                 if on_result is not None:
-                    on_result(r)   # before the bind, so it still sees the cluster the pod saw
+                    on_result(r)  # before the bind, so it still sees the cluster the pod saw
                 if r.schedulable and r.selected_node:
                     self.bind(pod, r.selected_node)
                 if keep:
@@ -287,7 +327,7 @@ class Scheduler:
             fw.equivalence.clear()
             for pl in fw.plugins.values():
                 if isinstance(pl, CacheHolder):
-                    pl.clear_caches()   # a plugin's own memo kept between cycles
+                    pl.clear_caches()  # a plugin's own memo kept between cycles
 
 
 def reservoir_pick(tied: list[str], seed: int) -> str:

@@ -2,6 +2,7 @@
 
 Plugins read only these; nothing here walks every pod for a node query.
 """
+
 from __future__ import annotations
 
 import builtins  # Snapshot.list shadows the name in its class body
@@ -38,9 +39,20 @@ def _pvc_keys(pod: Pod) -> tuple[str, ...]:
 
 
 class NodeInfo:
-    __slots__ = ("node", "pods", "pods_with_affinity", "pods_with_required_anti_affinity",
-                 "requested", "non0_cpu", "non0_mem", "used_ports", "pvc_ref_counts",
-                 "generation", "image_states", "derived")
+    __slots__ = (
+        "node",
+        "pods",
+        "pods_with_affinity",
+        "pods_with_required_anti_affinity",
+        "requested",
+        "non0_cpu",
+        "non0_mem",
+        "used_ports",
+        "pvc_ref_counts",
+        "generation",
+        "image_states",
+        "derived",
+    )
 
     def __init__(self, node: Node):
         self.node = node
@@ -212,8 +224,12 @@ class NodeInfo:
 def free_of(ni: NodeInfo) -> tuple[int, int, int, int]:
     """(room for more pods, free milli-cpu, free memory, free ephemeral storage) of a node."""
     alloc, used = ni.node.allocatable, ni.requested
-    return (alloc.allowed_pods - len(ni.pods), alloc.milli_cpu - used.milli_cpu,
-            alloc.memory - used.memory, alloc.ephemeral_storage - used.ephemeral_storage)
+    return (
+        alloc.allowed_pods - len(ni.pods),
+        alloc.milli_cpu - used.milli_cpu,
+        alloc.memory - used.memory,
+        alloc.ephemeral_storage - used.ephemeral_storage,
+    )
 
 
 def free_columns(node_infos: list[NodeInfo]) -> tuple[list[int], list[int], list[int], list[int]]:
@@ -235,7 +251,7 @@ class Snapshot:
             ni = NodeInfo(n)
             self.node_infos.append(ni)
             self.by_name[n.name] = ni
-        self.unplaced_pods: list[Pod] = []   # bound to a node the snapshot does not have
+        self.unplaced_pods: list[Pod] = []  # bound to a node the snapshot does not have
         self._pods_by_namespace: dict[str, list[Pod]] = {}
         by_ns = self._pods_by_namespace
         placed: dict[str, list[Pod]] = {}
@@ -267,7 +283,7 @@ class Snapshot:
         self._label_columns: dict[str, list] = {}
         self._taint_groups: tuple[list[int], list[NodeInfo]] | None = None
         self._free: tuple[list, list, list, list] | None = None
-        self._free_seen = 0   # how much of `changes` the free columns include
+        self._free_seen = 0  # how much of `changes` the free columns include
 
     def _build_image_states(self) -> None:
         # kube-scheduler's cache keeps one ImageStateSummary per image name (backend/cache/cache.go,
@@ -330,7 +346,7 @@ class Snapshot:
             free = self._free = free_columns(self.node_infos)
         elif self._free_seen < len(self.changes):
             nis = self.node_infos
-            for i in set(self.changes[self._free_seen:]):
+            for i in set(self.changes[self._free_seen :]):
                 for col, v in zip(free, free_of(nis[i])):
                     col[i] = v
         self._free_seen = len(self.changes)
@@ -377,7 +393,7 @@ class Snapshot:
         else:
             best = self._pods_by_namespace.get(namespace, ())
         match = selector.matches
-        assert best is not None   # every pair had candidates (else returned above)
+        assert best is not None  # every pair had candidates (else returned above)
         return [p for p in best if match(p.labels)]
 
     def evict(self, pod: Pod) -> bool:

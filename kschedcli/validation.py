@@ -9,6 +9,7 @@ errors in every mode (the API server cannot take the object whatever kubectl che
 Snapshot objects were written by an API server (possibly newer than ksched): their unknown fields
 are only counted (`unknown_fields`, for --verbose), never an error.
 """
+
 from __future__ import annotations
 
 from collections import Counter
@@ -28,8 +29,10 @@ from .labels import (
 
 VALIDATE_MODES = {"strict": "strict", "true": "strict", "warn": "warn", "ignore": "ignore", "false": "ignore"}
 _DNS1123_LABEL_FMT = "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
-_DNS1123_LABEL_MSG = ("a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', "
-                      "and must start and end with an alphanumeric character")
+_DNS1123_LABEL_MSG = (
+    "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', "
+    "and must start and end with an alphanumeric character"
+)
 
 
 def validate_mode(value: str) -> str:
@@ -41,11 +44,13 @@ def validate_mode(value: str) -> str:
 
 def _go_quote(v: object) -> str:
     import json
+
     return json.dumps(v if isinstance(v, str) else str(v), ensure_ascii=False)
 
 
-def check_user_object(obj: dict, kind: str, source: str, where: str, mode: str = "strict",
-                      warnings: list[str] | None = None) -> None:
+def check_user_object(
+    obj: dict, kind: str, source: str, where: str, mode: str = "strict", warnings: list[str] | None = None
+) -> None:
     """Raise InputError for what the API server's decoding refuses in `obj` (a `kind`); unknown
     fields by `mode` (warn: appended to `warnings` as one line each)."""
     for p in check_object(obj, kind):
@@ -72,14 +77,21 @@ def _check_pod_values(obj: dict, source: str, where: str) -> None:
     if not name and not meta.get("generateName"):
         _fail(source, where, "metadata.name", "Required value: name or generateName is required")
     if name and (len(name) > 253 or not _DNS_SUBDOMAIN.fullmatch(name)):
-        why = ("must be no more than 253 characters" if len(name) > 253
-               else _regex_error(_DNS1123_SUBDOMAIN_MSG, _DNS1123_SUBDOMAIN_FMT, "example.com"))
+        why = (
+            "must be no more than 253 characters"
+            if len(name) > 253
+            else _regex_error(_DNS1123_SUBDOMAIN_MSG, _DNS1123_SUBDOMAIN_FMT, "example.com")
+        )
         _fail(source, where, "metadata.name", f"Invalid value: {_go_quote(name)}: {why}")
     ns = meta.get("namespace")
     if ns and (len(ns) > 63 or not _label_re().fullmatch(ns)):
-        _fail(source, where, "metadata.namespace",
-              f"Invalid value: {_go_quote(ns)}: " + _regex_error(_DNS1123_LABEL_MSG, _DNS1123_LABEL_FMT,
-                                                                  "my-name", "123-abc"))
+        _fail(
+            source,
+            where,
+            "metadata.namespace",
+            f"Invalid value: {_go_quote(ns)}: "
+            + _regex_error(_DNS1123_LABEL_MSG, _DNS1123_LABEL_FMT, "my-name", "123-abc"),
+        )
     for key, value in (meta.get("labels") or {}).items():
         bad = qualified_name_errors(str(key))
         if bad:
@@ -119,13 +131,18 @@ def _check_pod_values(obj: dict, source: str, where: str) -> None:
     for i, t in enumerate(spec.get("tolerations") or []):
         secs = (t or {}).get("tolerationSeconds")
         if secs is not None and (t or {}).get("effect") != "NoExecute":
-            _fail(source, where, f"spec.tolerations[{i}].effect",
-                  f"Invalid value: {_go_quote(t.get('effect'))}: effect must be 'NoExecute' when "
-                  "`tolerationSeconds` is set")
+            _fail(
+                source,
+                where,
+                f"spec.tolerations[{i}].effect",
+                f"Invalid value: {_go_quote(t.get('effect'))}: effect must be 'NoExecute' when "
+                "`tolerationSeconds` is set",
+            )
 
 
 def _label_re():
     import re
+
     return re.compile(_DNS1123_LABEL_FMT)
 
 
@@ -136,13 +153,15 @@ def _non_negative(rl, field: str, source: str, where: str) -> None:
         except InputError as e:
             raise e.located(source=source, where=where) from None
         if nanos < 0:
-            _fail(source, where, f"{field}.{name}",
-                  f"Invalid value: {_go_quote(q)}: must be greater than or equal to 0")
+            _fail(
+                source, where, f"{field}.{name}", f"Invalid value: {_go_quote(q)}: must be greater than or equal to 0"
+            )
 
 
 def unknown_fields(objects: Iterable[dict]) -> Counter:
     """(kind, field path without list indexes) -> count, over snapshot objects of known kinds."""
     import re
+
     counts: Counter = Counter()
     indexes = re.compile(r"\[\d+\]")
     for obj in objects:

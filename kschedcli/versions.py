@@ -6,6 +6,7 @@ changes in plugin behaviour that are not behind a gate, and the texts that chang
 release they run under (`handle.release`) instead of carrying a copy of themselves per version.
 This module imports nothing of the framework or the plugins: both may import it.
 """
+
 from __future__ import annotations
 
 import re
@@ -19,25 +20,25 @@ from .errors import InputError
 # such as SidecarContainers, are left out).
 _GATES: dict[str, tuple[bool, bool, bool, bool]] = {
     #                                          v1.33  v1.34  v1.35  v1.36
-    "DynamicResourceAllocation":              (False, True, True, True),
-    "DRAPrioritizedList":                     (False, True, True, True),
-    "DRAAdminAccess":                         (False, True, True, True),
-    "DRASchedulerFilterTimeout":              (False, True, True, True),
-    "DRAExtendedResource":                    (False, False, False, True),
-    "DRAConsumableCapacity":                  (False, False, False, True),
-    "DRAPartitionableDevices":                (False, False, False, True),
-    "DRADeviceTaints":                        (False, False, False, True),
-    "DRADeviceBindingConditions":             (False, False, False, True),
-    "PodLevelResources":                      (False, True, True, True),
+    "DynamicResourceAllocation": (False, True, True, True),
+    "DRAPrioritizedList": (False, True, True, True),
+    "DRAAdminAccess": (False, True, True, True),
+    "DRASchedulerFilterTimeout": (False, True, True, True),
+    "DRAExtendedResource": (False, False, False, True),
+    "DRAConsumableCapacity": (False, False, False, True),
+    "DRAPartitionableDevices": (False, False, False, True),
+    "DRADeviceTaints": (False, False, False, True),
+    "DRADeviceBindingConditions": (False, False, False, True),
+    "PodLevelResources": (False, True, True, True),
     "InPlacePodLevelResourcesVerticalScaling": (False, False, False, True),
-    "VolumeAttributesClass":                  (False, True, True, True),
-    "NominatedNodeNameForExpectation":        (False, False, True, True),
-    "ClearingNominatedNodeNameAfterBinding":  (False, False, True, True),
-    "OpportunisticBatching":                  (False, False, True, True),
-    "NodeDeclaredFeatures":                   (False, False, False, True),
-    "GangScheduling":                         (False, False, False, False),
-    "TopologyAwareWorkloadScheduling":        (False, False, False, False),
-    "TaintTolerationComparisonOperators":     (False, False, False, False),
+    "VolumeAttributesClass": (False, True, True, True),
+    "NominatedNodeNameForExpectation": (False, False, True, True),
+    "ClearingNominatedNodeNameAfterBinding": (False, False, True, True),
+    "OpportunisticBatching": (False, False, True, True),
+    "NodeDeclaredFeatures": (False, False, False, True),
+    "GangScheduling": (False, False, False, False),
+    "TopologyAwareWorkloadScheduling": (False, False, False, False),
+    "TaintTolerationComparisonOperators": (False, False, False, False),
 }
 
 # Behaviour that changed between releases without a feature gate: name -> first minor that has it.
@@ -61,8 +62,11 @@ CHANGES: dict[str, int] = {
 _MESSAGES: dict[str, tuple[tuple[int, str], ...]] = {
     "VolumeRestrictions.ReadWriteOncePodConflict": (
         (33, "node has pod using PersistentVolumeClaim with the same name and ReadWriteOncePod access mode"),
-        (34, "node(s) unavailable due to PersistentVolumeClaim with ReadWriteOncePod access mode already "
-             "in-use by another pod"),
+        (
+            34,
+            "node(s) unavailable due to PersistentVolumeClaim with ReadWriteOncePod access mode already "
+            "in-use by another pod",
+        ),
     ),
     "TaintToleration.Untolerated": (
         (33, "node(s) had untolerated taint {{{key}: {value}}}"),
@@ -83,11 +87,24 @@ _PATCH_RELEASES = {33: "v1.33.0", 34: "v1.34.1", 35: "v1.35.7", 36: "v1.36.2"}
 
 # getDefaultPlugins() before applyFeatureGates: the same list in every supported release
 _BASE_MULTIPOINT: tuple[tuple[str, int], ...] = (
-    ("SchedulingGates", 0), ("PrioritySort", 0), ("NodeUnschedulable", 0), ("NodeName", 0),
-    ("TaintToleration", 3), ("NodeAffinity", 2), ("NodePorts", 0), ("NodeResourcesFit", 1),
-    ("VolumeRestrictions", 0), ("NodeVolumeLimits", 0), ("VolumeBinding", 0), ("VolumeZone", 0),
-    ("PodTopologySpread", 2), ("InterPodAffinity", 2), ("DefaultPreemption", 0),
-    ("NodeResourcesBalancedAllocation", 1), ("ImageLocality", 1), ("DefaultBinder", 0),
+    ("SchedulingGates", 0),
+    ("PrioritySort", 0),
+    ("NodeUnschedulable", 0),
+    ("NodeName", 0),
+    ("TaintToleration", 3),
+    ("NodeAffinity", 2),
+    ("NodePorts", 0),
+    ("NodeResourcesFit", 1),
+    ("VolumeRestrictions", 0),
+    ("NodeVolumeLimits", 0),
+    ("VolumeBinding", 0),
+    ("VolumeZone", 0),
+    ("PodTopologySpread", 2),
+    ("InterPodAffinity", 2),
+    ("DefaultPreemption", 0),
+    ("NodeResourcesBalancedAllocation", 1),
+    ("ImageLocality", 1),
+    ("DefaultBinder", 0),
 )
 
 # plugins a release's registry does not have (a configuration naming one fails as kube-scheduler's does)
@@ -155,9 +172,10 @@ class Release:
 
 
 RELEASES: dict[str, Release] = {
-    f"v1.{m}": Release(m, {g: on[i] for g, on in _GATES.items()}) for i, m in enumerate(_MINORS)}
+    f"v1.{m}": Release(m, {g: on[i] for g, on in _GATES.items()}) for i, m in enumerate(_MINORS)
+}
 SUPPORTED: tuple[str, ...] = tuple(RELEASES)
-REFERENCE = RELEASES["v1.34"]    # the release ksched followed before it took a version
+REFERENCE = RELEASES["v1.34"]  # the release ksched followed before it took a version
 NEWEST = RELEASES[SUPPORTED[-1]]
 
 _VERSION = re.compile(r"^v?(\d+)\.(\d+)(?:\.\d+)?(?:[-+].*)?$")
@@ -178,8 +196,10 @@ def parse(text: str) -> Release:
     mm = minor_of(text)
     release = RELEASES.get(f"v{mm[0]}.{mm[1]}") if mm else None
     if release is None:
-        raise UnsupportedVersion(f"unsupported Kubernetes version {text!r}: ksched reproduces "
-                                 f"{', '.join(SUPPORTED)}", field="--kubernetes-version")
+        raise UnsupportedVersion(
+            f"unsupported Kubernetes version {text!r}: ksched reproduces {', '.join(SUPPORTED)}",
+            field="--kubernetes-version",
+        )
     return release
 
 

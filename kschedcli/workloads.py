@@ -30,6 +30,7 @@ Followed from the controllers' code (kubernetes v1.34):
 A workload already in the snapshot (same kind, namespace and name) creates only the pods it is
 missing: the snapshot's bound pods it controls count. `replicas` overrides the number of new pods.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -46,8 +47,7 @@ from .model import Pod
 from .plugins.helper import find_untolerated_taint
 from .plugins.nodeaffinity import required_node_affinity_matches
 
-WORKLOAD_KINDS = ("Deployment", "ReplicaSet", "ReplicationController", "StatefulSet", "DaemonSet", "Job",
-                  "CronJob")
+WORKLOAD_KINDS = ("Deployment", "ReplicaSet", "ReplicationController", "StatefulSet", "DaemonSet", "Job", "CronJob")
 # objects of the input that the scheduler reads once they exist: added to the cluster as they are
 CLUSTER_KINDS = ("Service", "PodDisruptionBudget", "PersistentVolumeClaim", "PriorityClass", "Namespace")
 # kinds that are not workloads and are certainly misplaced in a file of pods
@@ -56,11 +56,19 @@ _REJECTED_KINDS = {"Node": "nodes belong in the snapshot (--cluster)"}
 _ALPHANUMS = "bcdfghjklmnpqrstvwxz2456789"
 _MAX_GENERATED_PREFIX = 63 - 5
 
-_API_VERSION = {"Deployment": "apps/v1", "ReplicaSet": "apps/v1", "StatefulSet": "apps/v1",
-                "DaemonSet": "apps/v1", "ReplicationController": "v1", "Job": "batch/v1", "CronJob": "batch/v1"}
+_API_VERSION = {
+    "Deployment": "apps/v1",
+    "ReplicaSet": "apps/v1",
+    "StatefulSet": "apps/v1",
+    "DaemonSet": "apps/v1",
+    "ReplicationController": "v1",
+    "Job": "batch/v1",
+    "CronJob": "batch/v1",
+}
 
 
 # -- the controllers' naming -----------------------------------------------------------------------
+
 
 def safe_encode(s: str) -> str:
     """rand.SafeEncodeString: each character mapped onto the alphabet without vowels."""
@@ -85,8 +93,7 @@ def template_hash(template: dict, collision_count: int | None = None) -> str:
     return safe_encode(str(fnv32a(raw)))
 
 
-def generated_name(prefix: str, identity: str, index: int, taken: set[str] | None = None,
-                   namespace: str = "") -> str:
+def generated_name(prefix: str, identity: str, index: int, taken: set[str] | None = None, namespace: str = "") -> str:
     """names.SimpleNameGenerator: the prefix cut to 58 characters and 5 characters of the
     generator's alphabet. The characters come from SHA-256 of (identity, index) read 5 bits at a
     time, skipping values past the alphabet as rand.String does, so the same input names the same
@@ -110,14 +117,16 @@ def generated_name(prefix: str, identity: str, index: int, taken: set[str] | Non
 
 # -- results -------------------------------------------------------------------------------------
 
+
 @dataclass
 class DaemonNode:
     """One node as the DaemonSet controller sees it: whether it should run a daemon pod, and why not."""
+
     node: str
     eligible: bool
-    reason: str = ""         # why the controller leaves the node out
-    existing: bool = False   # the snapshot already runs the daemon pod there
-    pod: str = ""            # the new pod pinned to it (NAMESPACE/NAME)
+    reason: str = ""  # why the controller leaves the node out
+    existing: bool = False  # the snapshot already runs the daemon pod there
+    pod: str = ""  # the new pod pinned to it (NAMESPACE/NAME)
 
 
 @dataclass
@@ -127,24 +136,32 @@ class Workload:
     name: str
     source: str
     where: str
-    desired: int | None          # replicas / parallelism; None for a DaemonSet
-    existing: int                # pods of the snapshot it already controls
+    desired: int | None  # replicas / parallelism; None for a DaemonSet
+    existing: int  # pods of the snapshot it already controls
     pods: list[Pod] = field(default_factory=list)
-    template: dict = field(default_factory=dict)     # the pod template its pods come from
+    template: dict = field(default_factory=dict)  # the pod template its pods come from
     template_field: str = "spec.template"
     daemon_nodes: list[DaemonNode] = field(default_factory=list)
-    note: str = ""               # why it creates no pod (suspended, ...)
+    note: str = ""  # why it creates no pod (suspended, ...)
 
     @property
     def key(self) -> str:
         return f"{self.kind} {self.namespace}/{self.name}"
 
     def as_doc(self) -> dict:
-        doc: dict = {"kind": self.kind, "namespace": self.namespace, "name": self.name,
-                     "desired": self.desired, "existing": self.existing, "pods": [p.key for p in self.pods]}
+        doc: dict = {
+            "kind": self.kind,
+            "namespace": self.namespace,
+            "name": self.name,
+            "desired": self.desired,
+            "existing": self.existing,
+            "pods": [p.key for p in self.pods],
+        }
         if self.kind == "DaemonSet":
-            doc["nodes"] = [{"node": d.node, "eligible": d.eligible, "existing": d.existing,
-                             "reason": d.reason or None} for d in self.daemon_nodes]
+            doc["nodes"] = [
+                {"node": d.node, "eligible": d.eligible, "existing": d.existing, "reason": d.reason or None}
+                for d in self.daemon_nodes
+            ]
         if self.note:
             doc["note"] = self.note
         return doc
@@ -154,17 +171,19 @@ class Workload:
 class Expansion:
     """The pods to schedule, in input order (a workload's pods in the order its controller makes
     them), and the workload each came from (None for a Pod given as it is)."""
+
     pods: list[Pod] = field(default_factory=list)
     workloads: list[Workload] = field(default_factory=list)
-    origin: dict[str, Workload | None] = field(default_factory=dict)   # pod key -> workload
-    ignored: Counter = field(default_factory=Counter)                  # kinds of the input left out
-    added: Counter = field(default_factory=Counter)                    # objects added to the cluster
+    origin: dict[str, Workload | None] = field(default_factory=dict)  # pod key -> workload
+    ignored: Counter = field(default_factory=Counter)  # kinds of the input left out
+    added: Counter = field(default_factory=Counter)  # objects added to the cluster
 
     def workload_of(self, pod: Pod) -> Workload | None:
         return self.origin.get(pod.key)
 
 
 # -- reading ---------------------------------------------------------------------------------------
+
 
 def _d(v, f: str) -> dict:
     if v is None:
@@ -190,8 +209,14 @@ def _labels(v, f: str) -> dict[str, str]:
 
 
 def _owner_ref(kind: str, name: str, uid: str) -> dict:
-    return {"apiVersion": _API_VERSION[kind], "kind": kind, "name": name, "uid": uid,
-            "controller": True, "blockOwnerDeletion": True}
+    return {
+        "apiVersion": _API_VERSION[kind],
+        "kind": kind,
+        "name": name,
+        "uid": uid,
+        "controller": True,
+        "blockOwnerDeletion": True,
+    }
 
 
 def _uid(obj: dict, kind: str, namespace: str, name: str) -> str:
@@ -226,9 +251,20 @@ class _Expander:
         self.out.added[kind] += 1
 
     # -- pods
-    def _pod(self, w: Workload, template: dict, owner: dict, namespace: str, *, prefix: str = "",
-             name: str = "", index: int = 0, labels: dict | None = None, annotations: dict | None = None,
-             spec_changes: dict | None = None) -> Pod:
+    def _pod(
+        self,
+        w: Workload,
+        template: dict,
+        owner: dict,
+        namespace: str,
+        *,
+        prefix: str = "",
+        name: str = "",
+        index: int = 0,
+        labels: dict | None = None,
+        annotations: dict | None = None,
+        spec_changes: dict | None = None,
+    ) -> Pod:
         """controller.GetPodFromTemplate: the template's labels, annotations and spec, the owner
         reference, and a name (generated from `prefix` unless given)."""
         tmeta = _d(template.get("metadata"), f"{w.template_field}.metadata")
@@ -265,14 +301,16 @@ class _Expander:
         new = self._new_count(w.desired, w.existing)
         if w.kind == "ReplicationController" and not spec.get("selector"):
             # API-server defaulting: an RC without a selector selects its template's labels
-            tlabels = _labels(_d(template.get("metadata"), "spec.template.metadata").get("labels"),
-                              "spec.template.metadata.labels")
+            tlabels = _labels(
+                _d(template.get("metadata"), "spec.template.metadata").get("labels"), "spec.template.metadata.labels"
+            )
             obj = {**obj, "spec": {**spec, "selector": tlabels}}
         if self.cluster.get(w.kind, namespace, w.name) is None:
             self._add_object(w.kind, namespace, w.name, obj)
         owner = _owner_ref(w.kind, w.name, _uid(obj, w.kind, namespace, w.name))
-        w.pods = [self._pod(w, template, owner, namespace, prefix=f"{w.name}-", index=i + w.existing)
-                  for i in range(new)]
+        w.pods = [
+            self._pod(w, template, owner, namespace, prefix=f"{w.name}-", index=i + w.existing) for i in range(new)
+        ]
 
     def deployment(self, obj: dict, w: Workload, namespace: str) -> None:
         spec = _d(obj.get("spec"), "spec")
@@ -298,16 +336,36 @@ class _Expander:
             selector = _d(spec.get("selector"), "spec.selector")
             match = _labels(selector.get("matchLabels"), "spec.selector.matchLabels")
             rs_selector = {**selector, "matchLabels": {**match, "pod-template-hash": pod_hash}}
-            rs = {"apiVersion": "apps/v1", "kind": "ReplicaSet",
-                  "metadata": {"name": rs_name, "namespace": namespace, "labels": labels,
-                               "ownerReferences": [_owner_ref("Deployment", w.name, uid)]},
-                  "spec": {"replicas": w.desired, "selector": rs_selector,
-                           "template": {**template, "metadata": {**tmeta, "labels": labels}}}}
+            rs = {
+                "apiVersion": "apps/v1",
+                "kind": "ReplicaSet",
+                "metadata": {
+                    "name": rs_name,
+                    "namespace": namespace,
+                    "labels": labels,
+                    "ownerReferences": [_owner_ref("Deployment", w.name, uid)],
+                },
+                "spec": {
+                    "replicas": w.desired,
+                    "selector": rs_selector,
+                    "template": {**template, "metadata": {**tmeta, "labels": labels}},
+                },
+            }
             self._add_object("ReplicaSet", namespace, rs_name, rs)
         rs_obj = self.cluster.get("ReplicaSet", namespace, rs_name) or {}
         owner = _owner_ref("ReplicaSet", rs_name, _uid(rs_obj, "ReplicaSet", namespace, rs_name))
-        w.pods = [self._pod(w, template, owner, namespace, prefix=f"{rs_name}-", index=i + w.existing,
-                            labels={"pod-template-hash": pod_hash}) for i in range(new)]
+        w.pods = [
+            self._pod(
+                w,
+                template,
+                owner,
+                namespace,
+                prefix=f"{rs_name}-",
+                index=i + w.existing,
+                labels={"pod-template-hash": pod_hash},
+            )
+            for i in range(new)
+        ]
 
     def _current_replica_set(self, namespace: str, deployment: str, template: dict) -> tuple[str | None, str | None]:
         """FindNewReplicaSet: the deployment's ReplicaSet whose template equals the deployment's,
@@ -316,8 +374,13 @@ class _Expander:
         for rs in self.cluster.list("ReplicaSet", namespace):
             meta = rs.get("metadata") or {}
             owners = meta.get("ownerReferences") or []
-            if not any(isinstance(o, dict) and o.get("controller") and o.get("kind") == "Deployment"
-                       and o.get("name") == deployment for o in owners):
+            if not any(
+                isinstance(o, dict)
+                and o.get("controller")
+                and o.get("kind") == "Deployment"
+                and o.get("name") == deployment
+                for o in owners
+            ):
                 continue
             rt = (rs.get("spec") or {}).get("template") or {}
             rmeta = dict(rt.get("metadata") or {})
@@ -372,16 +435,33 @@ class _Expander:
                 claim_names[cname] = f"{cname}-{w.name}-{o}"
                 self._claim(c, claim_names[cname], namespace, selector)
             volumes = [{"name": n, "persistentVolumeClaim": {"claimName": claim_names[n]}} for n in sorted(claim_names)]
-            volumes += [v for v in _list_of_dicts(_d(template.get("spec"), "spec.template.spec").get("volumes"),
-                                                  "spec.template.spec.volumes") if v.get("name") not in claim_names]
+            volumes += [
+                v
+                for v in _list_of_dicts(
+                    _d(template.get("spec"), "spec.template.spec").get("volumes"), "spec.template.spec.volumes"
+                )
+                if v.get("name") not in claim_names
+            ]
             changes: dict = {"hostname": name}
             if service:
                 changes["subdomain"] = service
             if volumes:
                 changes["volumes"] = volumes
-            pods.append(self._pod(w, template, owner, namespace, name=name, labels={
-                "controller-revision-hash": revision, "statefulset.kubernetes.io/pod-name": name,
-                "apps.kubernetes.io/pod-index": str(o)}, spec_changes=changes))
+            pods.append(
+                self._pod(
+                    w,
+                    template,
+                    owner,
+                    namespace,
+                    name=name,
+                    labels={
+                        "controller-revision-hash": revision,
+                        "statefulset.kubernetes.io/pod-name": name,
+                        "apps.kubernetes.io/pod-index": str(o),
+                    },
+                    spec_changes=changes,
+                )
+            )
         w.pods = pods
 
     def _claim(self, template: dict, name: str, namespace: str, selector: dict) -> None:
@@ -390,14 +470,25 @@ class _Expander:
         if self.cluster.get("PersistentVolumeClaim", namespace, name) is not None:
             return
         meta = dict(template.get("metadata") or {})
-        labels = {**_labels(meta.get("labels"), "metadata.labels"),
-                  **_labels(selector.get("matchLabels"), "spec.selector.matchLabels")}
+        labels = {
+            **_labels(meta.get("labels"), "metadata.labels"),
+            **_labels(selector.get("matchLabels"), "spec.selector.matchLabels"),
+        }
         meta.update(name=name, namespace=namespace)
         if labels:
             meta["labels"] = labels
-        self._add_object("PersistentVolumeClaim", namespace, name, {
-            "apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": meta,
-            "spec": dict(template.get("spec") or {}), "status": {"phase": "Pending"}})
+        self._add_object(
+            "PersistentVolumeClaim",
+            namespace,
+            name,
+            {
+                "apiVersion": "v1",
+                "kind": "PersistentVolumeClaim",
+                "metadata": meta,
+                "spec": dict(template.get("spec") or {}),
+                "status": {"phase": "Pending"},
+            },
+        )
 
     def daemon_set(self, obj: dict, w: Workload, namespace: str) -> None:
         spec = _d(obj.get("spec"), "spec")
@@ -410,15 +501,24 @@ class _Expander:
             self._add_object("DaemonSet", namespace, w.name, obj)
         running = {p.node_name for p in self._controlled("DaemonSet", namespace, w.name)}
         w.existing = len(running)
-        tolerations = daemon_tolerations(_list_of_dicts(tspec.get("tolerations"), "spec.template.spec.tolerations"),
-                                         bool(tspec.get("hostNetwork")))
+        tolerations = daemon_tolerations(
+            _list_of_dicts(tspec.get("tolerations"), "spec.template.spec.tolerations"), bool(tspec.get("hostNetwork"))
+        )
         # NewPod: the pod the controller checks each node with (no pinning yet)
-        probe = self._pod(w, template, _owner_ref("DaemonSet", w.name, uid), namespace, name=f"{w.name}-probe",
-                          spec_changes={"tolerations": tolerations})
+        probe = self._pod(
+            w,
+            template,
+            _owner_ref("DaemonSet", w.name, uid),
+            namespace,
+            name=f"{w.name}-probe",
+            spec_changes={"tolerations": tolerations},
+        )
         self.taken.discard(probe.key)
         generation = (obj.get("metadata") or {}).get("generation")
-        labels = {"controller-revision-hash": template_hash(template, _count_or_none(obj)),
-                  "pod-template-generation": str(generation if isinstance(generation, int) else 1)}
+        labels = {
+            "controller-revision-hash": template_hash(template, _count_or_none(obj)),
+            "pod-template-generation": str(generation if isinstance(generation, int) else 1),
+        }
         owner = _owner_ref("DaemonSet", w.name, uid)
         template_node = tspec.get("nodeName") or ""
         pods: list[Pod] = []
@@ -430,9 +530,16 @@ class _Expander:
                 continue
             if self.replicas is not None and len(pods) >= self.replicas:
                 continue
-            pod = self._pod(w, template, owner, namespace, prefix=f"{w.name}-", index=len(pods), labels=labels,
-                            spec_changes={"tolerations": tolerations,
-                                          "affinity": pin_to_node(tspec.get("affinity"), node.name)})
+            pod = self._pod(
+                w,
+                template,
+                owner,
+                namespace,
+                prefix=f"{w.name}-",
+                index=len(pods),
+                labels=labels,
+                spec_changes={"tolerations": tolerations, "affinity": pin_to_node(tspec.get("affinity"), node.name)},
+            )
             d.pod = pod.key
             pods.append(pod)
         w.pods = pods
@@ -463,8 +570,12 @@ class _Expander:
         # the Job's defaulting (manualSelector unset): its template carries these labels
         labels = {}
         if not spec.get("manualSelector"):
-            labels = {"batch.kubernetes.io/controller-uid": uid, "batch.kubernetes.io/job-name": w.name,
-                      "controller-uid": uid, "job-name": w.name}
+            labels = {
+                "batch.kubernetes.io/controller-uid": uid,
+                "batch.kubernetes.io/job-name": w.name,
+                "controller-uid": uid,
+                "job-name": w.name,
+            }
         indexed = spec.get("completionMode") == "Indexed"
         owner = _owner_ref("Job", w.name, uid)
         used = {p.annotations.get("batch.kubernetes.io/job-completion-index") for p in existing}
@@ -475,13 +586,23 @@ class _Expander:
                 while str(index) in used:
                     index += 1
                 used.add(str(index))
-                pods.append(self._pod(w, template, owner, namespace, prefix=f"{w.name}-{index}-", index=i,
-                                      labels={**labels, "batch.kubernetes.io/job-completion-index": str(index)},
-                                      annotations={"batch.kubernetes.io/job-completion-index": str(index)},
-                                      spec_changes={"hostname": f"{w.name}-{index}"}))
+                pods.append(
+                    self._pod(
+                        w,
+                        template,
+                        owner,
+                        namespace,
+                        prefix=f"{w.name}-{index}-",
+                        index=i,
+                        labels={**labels, "batch.kubernetes.io/job-completion-index": str(index)},
+                        annotations={"batch.kubernetes.io/job-completion-index": str(index)},
+                        spec_changes={"hostname": f"{w.name}-{index}"},
+                    )
+                )
             else:
-                pods.append(self._pod(w, template, owner, namespace, prefix=f"{w.name}-", index=i + w.existing,
-                                      labels=labels))
+                pods.append(
+                    self._pod(w, template, owner, namespace, prefix=f"{w.name}-", index=i + w.existing, labels=labels)
+                )
         w.pods = pods
 
     def cron_job(self, obj: dict, w: Workload, namespace: str) -> None:
@@ -493,16 +614,26 @@ class _Expander:
         jmeta = _d(job_template.get("metadata"), "spec.jobTemplate.metadata")
         job_name = f"{w.name}-{scheduled}"
         cron_uid = _uid(obj, "CronJob", namespace, w.name)
-        job = {"apiVersion": "batch/v1", "kind": "Job",
-               "metadata": {**jmeta, "name": job_name, "namespace": namespace,
-                            "ownerReferences": [_owner_ref("CronJob", w.name, cron_uid)]},
-               "spec": _d(job_template.get("spec"), "spec.jobTemplate.spec")}
+        job = {
+            "apiVersion": "batch/v1",
+            "kind": "Job",
+            "metadata": {
+                **jmeta,
+                "name": job_name,
+                "namespace": namespace,
+                "ownerReferences": [_owner_ref("CronJob", w.name, cron_uid)],
+            },
+            "spec": _d(job_template.get("spec"), "spec.jobTemplate.spec"),
+        }
         inner = Workload("Job", namespace, job_name, w.source, w.where, None, 0)
         try:
             self.job(job, inner, namespace, "spec.jobTemplate.spec.template")
         except InputError as e:
-            raise e.located(field_prefix="spec.jobTemplate" if e.field.startswith("spec") and
-                            not e.field.startswith("spec.jobTemplate") else "") from None
+            raise e.located(
+                field_prefix="spec.jobTemplate"
+                if e.field.startswith("spec") and not e.field.startswith("spec.jobTemplate")
+                else ""
+            ) from None
         w.template, w.template_field = inner.template, inner.template_field
         w.desired, w.existing, w.pods = inner.desired, inner.existing, inner.pods
         if spec.get("suspend") is True:
@@ -569,8 +700,14 @@ def daemon_tolerations(tolerations: list[dict], host_network: bool) -> list[dict
         wanted.append(("node.kubernetes.io/network-unavailable", "NoSchedule"))
     for key, effect in wanted:
         tol = {"key": key, "operator": "Exists", "effect": effect}
-        same = [i for i, t in enumerate(out) if t.get("key", "") == key and t.get("effect", "") == effect
-                and (t.get("operator") or "Equal") == "Exists" and (t.get("value") or "") == ""]
+        same = [
+            i
+            for i, t in enumerate(out)
+            if t.get("key", "") == key
+            and t.get("effect", "") == effect
+            and (t.get("operator") or "Equal") == "Exists"
+            and (t.get("value") or "") == ""
+        ]
         if same:
             out = [tol if i in same else t for i, t in enumerate(out)]
         else:
@@ -586,7 +723,7 @@ def pin_to_node(affinity, node_name: str) -> dict:
     na = affinity.get("nodeAffinity")
     na = dict(na) if isinstance(na, dict) else {}
     req = na.get("requiredDuringSchedulingIgnoredDuringExecution")
-    na["requiredDuringSchedulingIgnoredDuringExecution"] = ({**req, **term} if isinstance(req, dict) else term)
+    na["requiredDuringSchedulingIgnoredDuringExecution"] = {**req, **term} if isinstance(req, dict) else term
     affinity["nodeAffinity"] = na
     return affinity
 
@@ -605,9 +742,14 @@ def should_run_daemon_pod(probe: Pod, node, template_node: str) -> str:
 
 # -- entry points ----------------------------------------------------------------------------------
 
-def pods_for_workloads(objects: Iterable[tuple[dict, str, str]], cluster: Cluster, *,
-                       replicas: int | None = None,
-                       validation: tuple[str, list[str] | None] = ("strict", None)) -> Expansion:
+
+def pods_for_workloads(
+    objects: Iterable[tuple[dict, str, str]],
+    cluster: Cluster,
+    *,
+    replicas: int | None = None,
+    validation: tuple[str, list[str] | None] = ("strict", None),
+) -> Expansion:
     """The pods the input's objects make, each with the workload it came from: Pods as they are,
     workloads as their controllers would create them. `objects` are (object, source, where).
 
@@ -620,6 +762,7 @@ def pods_for_workloads(objects: Iterable[tuple[dict, str, str]], cluster: Cluste
     `validation`: (mode, warnings) for validation.check_user_object, which every Pod and workload
     passes first (unknown fields by mode: strict, warn, ignore; wrong types always an error)."""
     from .validation import check_user_object
+
     ex = _Expander(cluster, replicas)
     objects = list(objects)
     mode, warnings = validation
@@ -648,8 +791,9 @@ def pods_for_workloads(objects: Iterable[tuple[dict, str, str]], cluster: Cluste
                 ex.out.pods.append(p)
                 ex.out.origin[p.key] = w
         elif kind in _REJECTED_KINDS:
-            raise InputError(f"expected a Pod or a workload, found {kind} ({_REJECTED_KINDS[kind]})",
-                             source=source, where=where)
+            raise InputError(
+                f"expected a Pod or a workload, found {kind} ({_REJECTED_KINDS[kind]})", source=source, where=where
+            )
         elif kind not in CLUSTER_KINDS:
             ex.out.ignored[kind] += 1
     for pod in ex.out.pods:
@@ -707,17 +851,24 @@ def _expand(ex: _Expander, obj: dict, kind: str, source: str, where: str) -> Wor
     return w
 
 
-def load_workloads(path: str, cluster: Cluster, *, replicas: int | None = None,
-                   validation: tuple[str, list[str] | None] = ("strict", None)) -> Expansion:
+def load_workloads(
+    path: str,
+    cluster: Cluster,
+    *,
+    replicas: int | None = None,
+    validation: tuple[str, list[str] | None] = ("strict", None),
+) -> Expansion:
     """pods_for_workloads over a file ('-' for stdin, Lists flattened). No pod at all is an error."""
-    ex = pods_for_workloads(((obj, path, where) for obj, where in iter_objects(path)), cluster, replicas=replicas,
-                            validation=validation)
+    ex = pods_for_workloads(
+        ((obj, path, where) for obj, where in iter_objects(path)), cluster, replicas=replicas, validation=validation
+    )
     if not ex.pods and not ex.workloads:
         raise InputError("no Pod or workload found", source=path)
     return ex
 
 
 # -- results by workload ---------------------------------------------------------------------------
+
 
 def summarize(expansion: Expansion, results) -> list[dict]:
     """Per workload, what became of its new pods: counts by verdict, and for a DaemonSet each node's

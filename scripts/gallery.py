@@ -6,6 +6,7 @@
 
 Each SVG is the output of the same renderers `ksched` uses, for the command line in its title.
 """
+
 from __future__ import annotations
 
 import argparse

@@ -10,6 +10,7 @@ Output: {"types": {Name: {jsonField: typeExpr}}, "aliases": {Name: typeExpr}, "k
 where typeExpr is a Go type with package qualifiers dropped: `string`, `int32`, `*PodSpec`,
 `[]Container`, `map[string]string`, `Quantity`, ...
 """
+
 from __future__ import annotations
 
 import json
@@ -28,10 +29,28 @@ SOURCES = [  # (path under vendor/, package name)
     ("k8s.io/api/storage/v1/types.go", "storagev1"),
 ]
 # kinds users hand in or snapshots hold, with their struct
-KINDS = ["Pod", "Node", "Namespace", "PersistentVolume", "PersistentVolumeClaim", "Service",
-         "ReplicationController", "Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job", "CronJob",
-         "PodDisruptionBudget", "PriorityClass", "StorageClass", "CSINode", "CSIDriver", "CSIStorageCapacity",
-         "VolumeAttachment"]
+KINDS = [
+    "Pod",
+    "Node",
+    "Namespace",
+    "PersistentVolume",
+    "PersistentVolumeClaim",
+    "Service",
+    "ReplicationController",
+    "Deployment",
+    "StatefulSet",
+    "DaemonSet",
+    "ReplicaSet",
+    "Job",
+    "CronJob",
+    "PodDisruptionBudget",
+    "PriorityClass",
+    "StorageClass",
+    "CSINode",
+    "CSIDriver",
+    "CSIStorageCapacity",
+    "VolumeAttachment",
+]
 
 _STRUCT = re.compile(r"^type (\w+) struct \{\n(.*?)^\}", re.S | re.M)
 _ALIAS = re.compile(r"^type (\w+) =? ?([\w.\[\]*]+(?:\[[\w.]+\][\w.*]+)?)\s*$", re.M)
@@ -58,7 +77,7 @@ def parse(text: str, types: dict, aliases: dict) -> None:
             json_name = tag.split(",")[0]
             if json_name == "-":
                 continue
-            if not json_name:   # an embedded struct without a name of its own: its fields are inline
+            if not json_name:  # an embedded struct without a name of its own: its fields are inline
                 fields.setdefault("...", [])  # type: ignore[arg-type]
                 fields["..."].append(typ.lstrip("*"))  # type: ignore[attr-defined]
                 continue
@@ -72,9 +91,11 @@ def main() -> None:
     types: dict = {}
     aliases: dict = {}
     for path, _ in SOURCES:
-        text = subprocess.run(["git", "-C", git_dir, "show", f"{rev}:vendor/{path}"], check=True,
-                              capture_output=True, text=True).stdout
+        text = subprocess.run(
+            ["git", "-C", git_dir, "show", f"{rev}:vendor/{path}"], check=True, capture_output=True, text=True
+        ).stdout
         parse(text, types, aliases)
+
     # inline structs flattened into their holders
     def flat(name: str, seen: frozenset = frozenset()) -> dict:
         fields = dict(types.get(name, {}))
@@ -84,11 +105,14 @@ def main() -> None:
             for k, v in flat(inner, seen | {name}).items():
                 fields.setdefault(k, v)
         return fields
+
     out_types = {name: flat(name) for name in sorted(types)}
-    out = {"source": "k8s.io/api and k8s.io/apimachinery meta/v1, vendored in kubernetes-sigs/cluster-capacity",
-           "types": out_types,
-           "aliases": {k: v for k, v in sorted(aliases.items()) if k not in types},
-           "kinds": {k: k for k in KINDS if k in types}}
+    out = {
+        "source": "k8s.io/api and k8s.io/apimachinery meta/v1, vendored in kubernetes-sigs/cluster-capacity",
+        "types": out_types,
+        "aliases": {k: v for k, v in sorted(aliases.items()) if k not in types},
+        "kinds": {k: k for k in KINDS if k in types},
+    }
     dest = Path(__file__).resolve().parent.parent / "kschedcli" / "schemas" / "fieldtrees.json"
     dest.write_text(json.dumps(out, indent=0, sort_keys=True, separators=(",", ":")) + "\n")
     print(f"{dest}: {len(out_types)} types, {len(out['aliases'])} aliases, {len(out['kinds'])} kinds")

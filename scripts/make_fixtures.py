@@ -8,6 +8,7 @@ pods (as `kubectl get pods -A` shows them) let `ksched explain NAMESPACE/NAME` w
 
     python scripts/make_fixtures.py        # rewrites fixtures/prod-cluster.yaml
 """
+
 from __future__ import annotations
 
 import sys
@@ -32,9 +33,20 @@ HEADER = """\
 """
 
 
-def node(name: str, zone: str, pool: str, itype: str, cpu: str, alloc_cpu: str, mem: str, alloc_mem: str,
-         extra: dict | None = None, taints: list | None = None, unschedulable: bool = False,
-         ready: bool = True) -> dict:
+def node(
+    name: str,
+    zone: str,
+    pool: str,
+    itype: str,
+    cpu: str,
+    alloc_cpu: str,
+    mem: str,
+    alloc_mem: str,
+    extra: dict | None = None,
+    taints: list | None = None,
+    unschedulable: bool = False,
+    ready: bool = True,
+) -> dict:
     labels = {
         "kubernetes.io/arch": "amd64",
         "kubernetes.io/hostname": name,
@@ -55,24 +67,40 @@ def node(name: str, zone: str, pool: str, itype: str, cpu: str, alloc_cpu: str, 
     if unschedulable:
         spec["unschedulable"] = True
     return {
-        "apiVersion": "v1", "kind": "Node",
+        "apiVersion": "v1",
+        "kind": "Node",
         "metadata": {"name": name, "labels": labels},
         "spec": spec,
         "status": {
-            "capacity": cap, "allocatable": alloc,
+            "capacity": cap,
+            "allocatable": alloc,
             "conditions": [{"type": "Ready", "status": "True" if ready else "Unknown"}],
             "images": [
                 {"names": ["registry.k8s.io/kube-proxy:v1.34.1"], "sizeBytes": 30_000_000},
                 {"names": ["quay.io/prometheus/node-exporter:v1.9.1"], "sizeBytes": 12_000_000},
-            ] + ([{"names": ["nginx:1.27"], "sizeBytes": 70_000_000}] if pool == "general" else []),
+            ]
+            + ([{"names": ["nginx:1.27"], "sizeBytes": 70_000_000}] if pool == "general" else []),
         },
     }
 
 
-def pod(ns: str, name: str, node_name: str | None, labels: dict, cpu: str, mem: str, *, image: str,
-        priority_class: str | None = None, priority: int | None = None, owner: tuple[str, str] | None = None,
-        tolerations: list | None = None, start: str = "2025-10-20T06:00:00Z", extra_spec: dict | None = None,
-        limits: dict | None = None) -> dict:
+def pod(
+    ns: str,
+    name: str,
+    node_name: str | None,
+    labels: dict,
+    cpu: str,
+    mem: str,
+    *,
+    image: str,
+    priority_class: str | None = None,
+    priority: int | None = None,
+    owner: tuple[str, str] | None = None,
+    tolerations: list | None = None,
+    start: str = "2025-10-20T06:00:00Z",
+    extra_spec: dict | None = None,
+    limits: dict | None = None,
+) -> dict:
     resources: dict = {"requests": {"cpu": cpu, "memory": mem}}
     if limits:
         resources["limits"] = limits
@@ -89,8 +117,9 @@ def pod(ns: str, name: str, node_name: str | None, labels: dict, cpu: str, mem: 
         spec.update(extra_spec)
     meta: dict = {"name": name, "namespace": ns, "labels": labels}
     if owner:
-        meta["ownerReferences"] = [{"apiVersion": "apps/v1", "kind": owner[0], "name": owner[1],
-                                    "uid": f"uid-{owner[1]}", "controller": True}]
+        meta["ownerReferences"] = [
+            {"apiVersion": "apps/v1", "kind": owner[0], "name": owner[1], "uid": f"uid-{owner[1]}", "controller": True}
+        ]
     status: dict = {"phase": "Running", "startTime": start} if node_name else {"phase": "Pending"}
     return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec, "status": status}
 
@@ -99,18 +128,34 @@ def build() -> list[dict]:
     objs: list[dict] = []
     # -- cluster-scoped policy
     for name, value, default, desc in (
-            ("batch-low", 100, False, "Batch jobs: first to be preempted"),
-            ("standard", 1000, True, "Default for every workload without a class"),
-            ("business-critical", 100000, False, "Revenue path: may preempt batch and standard work")):
-        pc = {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": name},
-              "value": value, "description": desc}
+        ("batch-low", 100, False, "Batch jobs: first to be preempted"),
+        ("standard", 1000, True, "Default for every workload without a class"),
+        ("business-critical", 100000, False, "Revenue path: may preempt batch and standard work"),
+    ):
+        pc = {
+            "apiVersion": "scheduling.k8s.io/v1",
+            "kind": "PriorityClass",
+            "metadata": {"name": name},
+            "value": value,
+            "description": desc,
+        }
         if default:
             pc["globalDefault"] = True
         objs.append(pc)
-    for ns, team in (("shop", "storefront"), ("payments", "payments"), ("batch", "data"),
-                     ("monitoring", "sre"), ("kube-system", "platform")):
-        objs.append({"apiVersion": "v1", "kind": "Namespace",
-                     "metadata": {"name": ns, "labels": {"kubernetes.io/metadata.name": ns, "team": team}}})
+    for ns, team in (
+        ("shop", "storefront"),
+        ("payments", "payments"),
+        ("batch", "data"),
+        ("monitoring", "sre"),
+        ("kube-system", "platform"),
+    ):
+        objs.append(
+            {
+                "apiVersion": "v1",
+                "kind": "Namespace",
+                "metadata": {"name": ns, "labels": {"kubernetes.io/metadata.name": ns, "team": team}},
+            }
+        )
 
     # -- nodes
     nodes: list[dict] = []
@@ -123,17 +168,41 @@ def build() -> list[dict]:
                 taints = [{"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"}]
                 kw["unschedulable"] = True
             if name == "general-b-05":
-                taints = [{"key": "node.kubernetes.io/not-ready", "effect": "NoSchedule"},
-                          {"key": "node.kubernetes.io/not-ready", "effect": "NoExecute"}]
+                taints = [
+                    {"key": "node.kubernetes.io/not-ready", "effect": "NoSchedule"},
+                    {"key": "node.kubernetes.io/not-ready", "effect": "NoExecute"},
+                ]
                 kw["ready"] = False
             nodes.append(node(name, z, "general", "m6i.2xlarge", "8", "7910m", "32Gi", "30Gi", taints=taints, **kw))
     for z in ZONES:
-        nodes.append(node(f"highmem-{z}-01", z, "highmem", "r6i.4xlarge", "16", "15890m", "128Gi", "124Gi",
-                          taints=[{"key": "workload", "value": "highmem", "effect": "NoSchedule"}]))
+        nodes.append(
+            node(
+                f"highmem-{z}-01",
+                z,
+                "highmem",
+                "r6i.4xlarge",
+                "16",
+                "15890m",
+                "128Gi",
+                "124Gi",
+                taints=[{"key": "workload", "value": "highmem", "effect": "NoSchedule"}],
+            )
+        )
     for z in ("a", "b"):
-        nodes.append(node(f"gpu-{z}-01", z, "gpu", "g5.2xlarge", "8", "7910m", "32Gi", "30Gi",
-                          extra={"nvidia.com/gpu": "1"},
-                          taints=[{"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}]))
+        nodes.append(
+            node(
+                f"gpu-{z}-01",
+                z,
+                "gpu",
+                "g5.2xlarge",
+                "8",
+                "7910m",
+                "32Gi",
+                "30Gi",
+                extra={"nvidia.com/gpu": "1"},
+                taints=[{"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}],
+            )
+        )
     objs.extend(nodes)
     node_names = [n["metadata"]["name"] for n in nodes]
 
@@ -141,118 +210,274 @@ def build() -> list[dict]:
     tolerate_all = [{"operator": "Exists"}]
     for n in node_names:
         suffix = n.replace("general-", "g").replace("highmem-", "h").replace("gpu-", "x").replace("-", "")
-        objs.append(pod("kube-system", f"kube-proxy-{suffix}", n, {"k8s-app": "kube-proxy"}, "100m", "128Mi",
-                        image="registry.k8s.io/kube-proxy:v1.34.1", priority_class="system-node-critical",
-                        owner=("DaemonSet", "kube-proxy"), tolerations=tolerate_all, start="2025-09-01T00:00:00Z"))
-        objs.append(pod("monitoring", f"node-exporter-{suffix}", n, {"app.kubernetes.io/name": "node-exporter"},
-                        "50m", "64Mi", image="quay.io/prometheus/node-exporter:v1.9.1",
-                        priority_class="system-node-critical", owner=("DaemonSet", "node-exporter"),
-                        tolerations=tolerate_all, start="2025-09-01T00:00:00Z"))
+        objs.append(
+            pod(
+                "kube-system",
+                f"kube-proxy-{suffix}",
+                n,
+                {"k8s-app": "kube-proxy"},
+                "100m",
+                "128Mi",
+                image="registry.k8s.io/kube-proxy:v1.34.1",
+                priority_class="system-node-critical",
+                owner=("DaemonSet", "kube-proxy"),
+                tolerations=tolerate_all,
+                start="2025-09-01T00:00:00Z",
+            )
+        )
+        objs.append(
+            pod(
+                "monitoring",
+                f"node-exporter-{suffix}",
+                n,
+                {"app.kubernetes.io/name": "node-exporter"},
+                "50m",
+                "64Mi",
+                image="quay.io/prometheus/node-exporter:v1.9.1",
+                priority_class="system-node-critical",
+                owner=("DaemonSet", "node-exporter"),
+                tolerations=tolerate_all,
+                start="2025-09-01T00:00:00Z",
+            )
+        )
 
     # -- shop: web (3 in a, 2 in b, 2 in c), api (PDB allows no disruption), cache (highmem)
-    web = ["general-a-01", "general-a-02", "general-a-03", "general-b-01", "general-b-02", "general-c-01",
-           "general-c-02"]
+    web = [
+        "general-a-01",
+        "general-a-02",
+        "general-a-03",
+        "general-b-01",
+        "general-b-02",
+        "general-c-01",
+        "general-c-02",
+    ]
     for i, n in enumerate(web):
-        objs.append(pod("shop", f"web-7d9f8b6c5d-{i:02d}w{n[-4]}", n,
-                        {"app": "web", "pod-template-hash": "7d9f8b6c5d"}, "500m", "512Mi",
-                        image="nginx:1.27", owner=("ReplicaSet", "web-7d9f8b6c5d"),
-                        start=f"2025-10-20T0{i}:00:00Z"))
+        objs.append(
+            pod(
+                "shop",
+                f"web-7d9f8b6c5d-{i:02d}w{n[-4]}",
+                n,
+                {"app": "web", "pod-template-hash": "7d9f8b6c5d"},
+                "500m",
+                "512Mi",
+                image="nginx:1.27",
+                owner=("ReplicaSet", "web-7d9f8b6c5d"),
+                start=f"2025-10-20T0{i}:00:00Z",
+            )
+        )
     for i, n in enumerate(["general-a-01", "general-b-01", "general-c-01", "general-a-04"]):
-        objs.append(pod("shop", f"api-5c6d7e8f9-{i:02d}a{n[-4]}", n, {"app": "api", "pod-template-hash": "5c6d7e8f9"},
-                        "1", "2Gi", image="registry.example.com/shop/api:2.4.1", owner=("ReplicaSet", "api-5c6d7e8f9"),
-                        start=f"2025-10-19T1{i}:00:00Z"))
+        objs.append(
+            pod(
+                "shop",
+                f"api-5c6d7e8f9-{i:02d}a{n[-4]}",
+                n,
+                {"app": "api", "pod-template-hash": "5c6d7e8f9"},
+                "1",
+                "2Gi",
+                image="registry.example.com/shop/api:2.4.1",
+                owner=("ReplicaSet", "api-5c6d7e8f9"),
+                start=f"2025-10-19T1{i}:00:00Z",
+            )
+        )
     for i, z in enumerate(("a", "b")):
-        objs.append(pod("shop", f"cache-{i}", f"highmem-{z}-01", {"app": "cache",
-                                                                  "statefulset.kubernetes.io/pod-name": f"cache-{i}"},
-                        "4", "32Gi", image="redis:7.4", owner=("StatefulSet", "cache"),
-                        tolerations=[{"key": "workload", "operator": "Equal", "value": "highmem",
-                                      "effect": "NoSchedule"}],
-                        start="2025-10-01T00:00:00Z"))
+        objs.append(
+            pod(
+                "shop",
+                f"cache-{i}",
+                f"highmem-{z}-01",
+                {"app": "cache", "statefulset.kubernetes.io/pod-name": f"cache-{i}"},
+                "4",
+                "32Gi",
+                image="redis:7.4",
+                owner=("StatefulSet", "cache"),
+                tolerations=[{"key": "workload", "operator": "Equal", "value": "highmem", "effect": "NoSchedule"}],
+                start="2025-10-01T00:00:00Z",
+            )
+        )
 
     # -- payments: ledger at business-critical priority holds most of general-c-04
-    objs.append(pod("payments", "ledger-0", "general-c-04", {"app": "ledger"}, "6", "12Gi",
-                    image="registry.example.com/payments/ledger:5.2.0", priority_class="business-critical",
-                    owner=("StatefulSet", "ledger"), start="2025-10-02T00:00:00Z"))
+    objs.append(
+        pod(
+            "payments",
+            "ledger-0",
+            "general-c-04",
+            {"app": "ledger"},
+            "6",
+            "12Gi",
+            image="registry.example.com/payments/ledger:5.2.0",
+            priority_class="business-critical",
+            owner=("StatefulSet", "ledger"),
+            start="2025-10-02T00:00:00Z",
+        )
+    )
 
     # -- batch: two ETL jobs at low priority fill the general pool (2 cpu each)
     etl_nodes = {
-        "general-a-01": ["nightly", "nightly"], "general-a-02": ["nightly", "adhoc"],
-        "general-a-03": ["nightly", "nightly"], "general-a-04": ["nightly", "nightly"],
+        "general-a-01": ["nightly", "nightly"],
+        "general-a-02": ["nightly", "adhoc"],
+        "general-a-03": ["nightly", "nightly"],
+        "general-a-04": ["nightly", "nightly"],
         "general-a-05": ["nightly", "nightly", "nightly"],
-        "general-b-01": ["adhoc", "nightly"], "general-b-02": ["nightly", "nightly"],
-        "general-b-03": ["nightly", "nightly", "adhoc"], "general-b-04": ["nightly", "nightly", "nightly"],
-        "general-c-01": ["nightly", "nightly"], "general-c-02": ["adhoc", "adhoc"],
+        "general-b-01": ["adhoc", "nightly"],
+        "general-b-02": ["nightly", "nightly"],
+        "general-b-03": ["nightly", "nightly", "adhoc"],
+        "general-b-04": ["nightly", "nightly", "nightly"],
+        "general-c-01": ["nightly", "nightly"],
+        "general-c-02": ["adhoc", "adhoc"],
         "general-c-03": ["nightly", "nightly", "nightly"],
     }
     k = 0
     for n, jobs in etl_nodes.items():
         for job in jobs:
             hour = 10 + (k * 7) % 13
-            objs.append(pod("batch", f"etl-{job}-{k:03d}", n, {"app": "etl", "job": job}, "2", "4Gi",
-                            image="registry.example.com/data/etl:3.1", priority_class="batch-low",
-                            owner=("Job", f"etl-{job}"), start=f"2025-10-21T{hour:02d}:{(k * 11) % 60:02d}:00Z"))
+            objs.append(
+                pod(
+                    "batch",
+                    f"etl-{job}-{k:03d}",
+                    n,
+                    {"app": "etl", "job": job},
+                    "2",
+                    "4Gi",
+                    image="registry.example.com/data/etl:3.1",
+                    priority_class="batch-low",
+                    owner=("Job", f"etl-{job}"),
+                    start=f"2025-10-21T{hour:02d}:{(k * 11) % 60:02d}:00Z",
+                )
+            )
             k += 1
 
     # -- PodDisruptionBudgets (status as the disruption controller last wrote it)
-    objs.append({"apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
-                 "metadata": {"name": "api", "namespace": "shop"},
-                 "spec": {"minAvailable": 4, "selector": {"matchLabels": {"app": "api"}}},
-                 "status": {"currentHealthy": 4, "desiredHealthy": 4, "disruptionsAllowed": 0, "expectedPods": 4}})
-    objs.append({"apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
-                 "metadata": {"name": "etl-nightly", "namespace": "batch"},
-                 "spec": {"maxUnavailable": 0, "selector": {"matchLabels": {"app": "etl", "job": "nightly"}}},
-                 "status": {"currentHealthy": 23, "desiredHealthy": 23, "disruptionsAllowed": 0, "expectedPods": 23}})
+    objs.append(
+        {
+            "apiVersion": "policy/v1",
+            "kind": "PodDisruptionBudget",
+            "metadata": {"name": "api", "namespace": "shop"},
+            "spec": {"minAvailable": 4, "selector": {"matchLabels": {"app": "api"}}},
+            "status": {"currentHealthy": 4, "desiredHealthy": 4, "disruptionsAllowed": 0, "expectedPods": 4},
+        }
+    )
+    objs.append(
+        {
+            "apiVersion": "policy/v1",
+            "kind": "PodDisruptionBudget",
+            "metadata": {"name": "etl-nightly", "namespace": "batch"},
+            "spec": {"maxUnavailable": 0, "selector": {"matchLabels": {"app": "etl", "job": "nightly"}}},
+            "status": {"currentHealthy": 23, "desiredHealthy": 23, "disruptionsAllowed": 0, "expectedPods": 23},
+        }
+    )
 
     # -- owners that kube-scheduler's default spreading looks up
-    objs.append({"apiVersion": "apps/v1", "kind": "ReplicaSet",
-                 "metadata": {"name": "web-7d9f8b6c5d", "namespace": "shop"},
-                 "spec": {"replicas": 8, "selector": {"matchLabels": {"app": "web",
-                                                                      "pod-template-hash": "7d9f8b6c5d"}}}})
-    objs.append({"apiVersion": "apps/v1", "kind": "ReplicaSet",
-                 "metadata": {"name": "checkout-6b8c9d7f5", "namespace": "shop"},
-                 "spec": {"replicas": 3, "selector": {"matchLabels": {"app": "checkout",
-                                                                      "pod-template-hash": "6b8c9d7f5"}}}})
-    objs.append({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web", "namespace": "shop"},
-                 "spec": {"selector": {"app": "web"}, "ports": [{"port": 80}]}})
+    objs.append(
+        {
+            "apiVersion": "apps/v1",
+            "kind": "ReplicaSet",
+            "metadata": {"name": "web-7d9f8b6c5d", "namespace": "shop"},
+            "spec": {"replicas": 8, "selector": {"matchLabels": {"app": "web", "pod-template-hash": "7d9f8b6c5d"}}},
+        }
+    )
+    objs.append(
+        {
+            "apiVersion": "apps/v1",
+            "kind": "ReplicaSet",
+            "metadata": {"name": "checkout-6b8c9d7f5", "namespace": "shop"},
+            "spec": {"replicas": 3, "selector": {"matchLabels": {"app": "checkout", "pod-template-hash": "6b8c9d7f5"}}},
+        }
+    )
+    objs.append(
+        {
+            "apiVersion": "v1",
+            "kind": "Service",
+            "metadata": {"name": "web", "namespace": "shop"},
+            "spec": {"selector": {"app": "web"}, "ports": [{"port": 80}]},
+        }
+    )
 
     # -- checkout: two running replicas, a third pending
     for i, n in enumerate(("general-a-05", "general-b-03")):
-        objs.append(pod("shop", f"checkout-6b8c9d7f5-{i:02d}c", n, {"app": "checkout",
-                                                                    "pod-template-hash": "6b8c9d7f5"},
-                        "250m", "256Mi", image="registry.example.com/shop/checkout:1.8.0",
-                        owner=("ReplicaSet", "checkout-6b8c9d7f5"), start="2025-10-21T09:00:00Z"))
+        objs.append(
+            pod(
+                "shop",
+                f"checkout-6b8c9d7f5-{i:02d}c",
+                n,
+                {"app": "checkout", "pod-template-hash": "6b8c9d7f5"},
+                "250m",
+                "256Mi",
+                image="registry.example.com/shop/checkout:1.8.0",
+                owner=("ReplicaSet", "checkout-6b8c9d7f5"),
+                start="2025-10-21T09:00:00Z",
+            )
+        )
     objs.append(checkout_pod())
     objs.append(reporting_pod())
     return objs
 
 
 def checkout_pod() -> dict:
-    p = pod("shop", "checkout-6b8c9d7f5-h2j4k", None, {"app": "checkout", "pod-template-hash": "6b8c9d7f5"},
-            "250m", "256Mi", image="registry.example.com/shop/checkout:1.8.0",
-            owner=("ReplicaSet", "checkout-6b8c9d7f5"),
-            limits={"memory": "512Mi"},
-            extra_spec={"affinity": {"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
-                {"weight": 20, "preference": {"matchExpressions": [
-                    {"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["m6i.2xlarge"]}]}}]}}})
+    p = pod(
+        "shop",
+        "checkout-6b8c9d7f5-h2j4k",
+        None,
+        {"app": "checkout", "pod-template-hash": "6b8c9d7f5"},
+        "250m",
+        "256Mi",
+        image="registry.example.com/shop/checkout:1.8.0",
+        owner=("ReplicaSet", "checkout-6b8c9d7f5"),
+        limits={"memory": "512Mi"},
+        extra_spec={
+            "affinity": {
+                "nodeAffinity": {
+                    "preferredDuringSchedulingIgnoredDuringExecution": [
+                        {
+                            "weight": 20,
+                            "preference": {
+                                "matchExpressions": [
+                                    {
+                                        "key": "node.kubernetes.io/instance-type",
+                                        "operator": "In",
+                                        "values": ["m6i.2xlarge"],
+                                    }
+                                ]
+                            },
+                        }
+                    ]
+                }
+            }
+        },
+    )
     return p
 
 
 def reporting_pod() -> dict:
-    return pod("batch", "reporting-28391745-x7k2q", None, {"app": "reporting", "job-name": "reporting-28391745"},
-               "6", "24Gi", image="registry.example.com/data/reporting:2.0", priority_class="batch-low",
-               owner=("Job", "reporting-28391745"))
+    return pod(
+        "batch",
+        "reporting-28391745-x7k2q",
+        None,
+        {"app": "reporting", "job-name": "reporting-28391745"},
+        "6",
+        "24Gi",
+        image="registry.example.com/data/reporting:2.0",
+        priority_class="batch-low",
+        owner=("Job", "reporting-28391745"),
+    )
 
 
 def dump(objs: list[dict]) -> str:
-    return HEADER + "".join("---\n" + yaml.safe_dump(o, sort_keys=False, default_flow_style=None, width=120)
-                            for o in objs)
+    return HEADER + "".join(
+        "---\n" + yaml.safe_dump(o, sort_keys=False, default_flow_style=None, width=120) for o in objs
+    )
 
 
 POD_FILES = {
-    "checkout.yaml": ("# The pending third checkout replica, as it appears in prod-cluster.yaml: schedulable; "
-                      "the score table decides.\n", checkout_pod),
-    "reporting.yaml": ("# A batch report needing 6 cpu and 24Gi at batch-low priority: nothing fits and preemption "
-                       "finds no lower-priority victims.\n", reporting_pod),
+    "checkout.yaml": (
+        "# The pending third checkout replica, as it appears in prod-cluster.yaml: schedulable; "
+        "the score table decides.\n",
+        checkout_pod,
+    ),
+    "reporting.yaml": (
+        "# A batch report needing 6 cpu and 24Gi at batch-low priority: nothing fits and preemption "
+        "finds no lower-priority victims.\n",
+        reporting_pod,
+    ),
 }
 
 

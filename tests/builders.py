@@ -1,4 +1,5 @@
 """Small hand-built objects for unit tests."""
+
 from __future__ import annotations
 
 from kschedcli.cluster import Cluster
@@ -10,21 +11,40 @@ from kschedcli.scheduler import Scheduler
 from kschedcli.versions import REFERENCE, choose
 
 
-def node(name, cpu="4", memory="8Gi", pods="110", labels=None, taints=None, unschedulable=False,
-         images=None, extra=None):
+def node(
+    name, cpu="4", memory="8Gi", pods="110", labels=None, taints=None, unschedulable=False, images=None, extra=None
+):
     alloc = {"cpu": cpu, "memory": memory, "pods": pods, **(extra or {})}
-    return Node({
-        "kind": "Node",
-        "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name, **(labels or {})}},
-        "spec": {"taints": taints or [], "unschedulable": unschedulable},
-        "status": {"allocatable": alloc, "capacity": alloc, "images": images or []},
-    })
+    return Node(
+        {
+            "kind": "Node",
+            "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name, **(labels or {})}},
+            "spec": {"taints": taints or [], "unschedulable": unschedulable},
+            "status": {"allocatable": alloc, "capacity": alloc, "images": images or []},
+        }
+    )
 
 
-def pod(name, ns="default", requests=None, limits=None, node_name=None, labels=None, priority=None,
-        spec=None, containers=None, init_containers=None, start_time=None):
-    c = containers or [{"name": "c", "image": "app:1",
-                        "resources": {k: v for k, v in (("requests", requests), ("limits", limits)) if v}}]
+def pod(
+    name,
+    ns="default",
+    requests=None,
+    limits=None,
+    node_name=None,
+    labels=None,
+    priority=None,
+    spec=None,
+    containers=None,
+    init_containers=None,
+    start_time=None,
+):
+    c = containers or [
+        {
+            "name": "c",
+            "image": "app:1",
+            "resources": {k: v for k, v in (("requests", requests), ("limits", limits)) if v},
+        }
+    ]
     s = {"containers": c, **(spec or {})}
     if init_containers:
         s["initContainers"] = init_containers
@@ -32,8 +52,12 @@ def pod(name, ns="default", requests=None, limits=None, node_name=None, labels=N
         s["nodeName"] = node_name
     if priority is not None:
         s["priority"] = priority
-    raw = {"kind": "Pod", "metadata": {"name": name, "namespace": ns, "labels": labels or {}, "uid": f"{ns}-{name}"},
-           "spec": s, "status": {"phase": "Running" if node_name else "Pending"}}
+    raw = {
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": ns, "labels": labels or {}, "uid": f"{ns}-{name}"},
+        "spec": s,
+        "status": {"phase": "Running" if node_name else "Pending"},
+    }
     if start_time:
         raw["status"]["startTime"] = start_time
     return Pod(raw)

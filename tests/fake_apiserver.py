@@ -2,6 +2,7 @@
 asks: legacy discovery (/api, /apis, each group version's resources) and one list per resource, served
 from a list of objects. `forbid` names a resource answered with 403 as RBAC does; `delay` makes every
 list answer that many seconds late (for kubectl's --request-timeout)."""
+
 from __future__ import annotations
 
 import json
@@ -41,10 +42,10 @@ class FakeAPIServer:
         server = self
 
         class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args) -> None:   # quiet
+            def log_message(self, *args) -> None:  # quiet
                 pass
 
-            def do_GET(self) -> None:   # noqa: N802 - the http.server name
+            def do_GET(self) -> None:  # noqa: N802 - the http.server name
                 server.requests.append(self.path)
                 status, body = server.answer(self.path.split("?")[0])
                 if body.get("kind", "").endswith("List") and body.get("items") is not None and server.delay:
@@ -74,30 +75,71 @@ class FakeAPIServer:
 
     def answer(self, path: str) -> tuple[int, dict]:
         if path == "/api":
-            return 200, {"kind": "APIVersions", "versions": ["v1"],
-                         "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": "127.0.0.1"}]}
+            return 200, {
+                "kind": "APIVersions",
+                "versions": ["v1"],
+                "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": "127.0.0.1"}],
+            }
         if path == "/apis":
             groups = sorted({g for g, *_ in RESOURCES if g})
-            return 200, {"kind": "APIGroupList", "apiVersion": "v1", "groups": [
-                {"name": g, "versions": [{"groupVersion": f"{g}/v1", "version": "v1"}],
-                 "preferredVersion": {"groupVersion": f"{g}/v1", "version": "v1"}} for g in groups]}
+            return 200, {
+                "kind": "APIGroupList",
+                "apiVersion": "v1",
+                "groups": [
+                    {
+                        "name": g,
+                        "versions": [{"groupVersion": f"{g}/v1", "version": "v1"}],
+                        "preferredVersion": {"groupVersion": f"{g}/v1", "version": "v1"},
+                    }
+                    for g in groups
+                ],
+            }
         for group, version, plural, kind, _namespaced, _short in RESOURCES:
             gv = _group_version(group, version)
             prefix = f"/api/{gv}" if not group else f"/apis/{gv}"
             if path == prefix:
-                return 200, {"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv, "resources": [
-                    {"name": p, "singularName": k.lower(), "namespaced": n, "kind": k, "shortNames": s,
-                     "verbs": ["get", "list", "watch"]}
-                    for g, v, p, k, n, s in RESOURCES if _group_version(g, v) == gv]}
+                return 200, {
+                    "kind": "APIResourceList",
+                    "apiVersion": "v1",
+                    "groupVersion": gv,
+                    "resources": [
+                        {
+                            "name": p,
+                            "singularName": k.lower(),
+                            "namespaced": n,
+                            "kind": k,
+                            "shortNames": s,
+                            "verbs": ["get", "list", "watch"],
+                        }
+                        for g, v, p, k, n, s in RESOURCES
+                        if _group_version(g, v) == gv
+                    ],
+                }
             if path == f"{prefix}/{plural}":
                 if plural == self.forbid:
-                    return 403, {"kind": "Status", "apiVersion": "v1", "status": "Failure", "reason": "Forbidden",
-                                 "code": 403, "details": {"group": group, "kind": plural},
-                                 "message": f'{plural}{"." + group if group else ""} is forbidden: User "jane" '
-                                            f'cannot list resource "{plural}" in API group "{group}" at the '
-                                            "cluster scope"}
+                    return 403, {
+                        "kind": "Status",
+                        "apiVersion": "v1",
+                        "status": "Failure",
+                        "reason": "Forbidden",
+                        "code": 403,
+                        "details": {"group": group, "kind": plural},
+                        "message": f'{plural}{"." + group if group else ""} is forbidden: User "jane" '
+                        f'cannot list resource "{plural}" in API group "{group}" at the '
+                        "cluster scope",
+                    }
                 items = [dict(o, apiVersion=gv) for o in self.objects if o.get("kind") == kind]
-                return 200, {"kind": f"{kind}List", "apiVersion": gv, "metadata": {"resourceVersion": "1"},
-                             "items": items}
-        return 404, {"kind": "Status", "apiVersion": "v1", "status": "Failure", "reason": "NotFound", "code": 404,
-                     "message": "the server could not find the requested resource"}
+                return 200, {
+                    "kind": f"{kind}List",
+                    "apiVersion": gv,
+                    "metadata": {"resourceVersion": "1"},
+                    "items": items,
+                }
+        return 404, {
+            "kind": "Status",
+            "apiVersion": "v1",
+            "status": "Failure",
+            "reason": "NotFound",
+            "code": 404,
+            "message": "the server could not find the requested resource",
+        }

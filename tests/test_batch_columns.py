@@ -1,5 +1,6 @@
 """Plugins' many-node methods (filter_nodes / score_nodes) and the framework's column caches must
 decide exactly what the node-by-node methods decide. Seeded random clusters, small enough to be quick."""
+
 from __future__ import annotations
 
 import random
@@ -28,61 +29,102 @@ def _pod_spec(rng, app):
     if rng.random() < 0.4:
         spec["tolerations"] = [{"key": "pool", "operator": "Exists"}]
     if rng.random() < 0.2:
-        spec["tolerations"] = spec.get("tolerations", []) + [{"key": "node.kubernetes.io/unschedulable",
-                                                              "operator": "Exists", "effect": "NoSchedule"}]
+        spec["tolerations"] = spec.get("tolerations", []) + [
+            {"key": "node.kubernetes.io/unschedulable", "operator": "Exists", "effect": "NoSchedule"}
+        ]
     cons = []
     if rng.random() < 0.5:
-        cons.append({"maxSkew": rng.choice([1, 2]), "topologyKey": "topology.kubernetes.io/zone",
-                     "whenUnsatisfiable": rng.choice(["DoNotSchedule", "ScheduleAnyway"]),
-                     "labelSelector": {"matchLabels": {"app": app}}})
+        cons.append(
+            {
+                "maxSkew": rng.choice([1, 2]),
+                "topologyKey": "topology.kubernetes.io/zone",
+                "whenUnsatisfiable": rng.choice(["DoNotSchedule", "ScheduleAnyway"]),
+                "labelSelector": {"matchLabels": {"app": app}},
+            }
+        )
     if rng.random() < 0.3:
-        cons.append({"maxSkew": 1, "topologyKey": "kubernetes.io/hostname",
-                     "whenUnsatisfiable": rng.choice(["DoNotSchedule", "ScheduleAnyway"]),
-                     "labelSelector": {"matchLabels": {"app": app}}})
+        cons.append(
+            {
+                "maxSkew": 1,
+                "topologyKey": "kubernetes.io/hostname",
+                "whenUnsatisfiable": rng.choice(["DoNotSchedule", "ScheduleAnyway"]),
+                "labelSelector": {"matchLabels": {"app": app}},
+            }
+        )
     if cons:
         spec["topologySpreadConstraints"] = cons
     if rng.random() < 0.4:
-        spec["affinity"] = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
-            {"topologyKey": rng.choice(["kubernetes.io/hostname", "topology.kubernetes.io/zone"]),
-             "labelSelector": {"matchLabels": {"app": rng.choice(APPS)}}}]}}
+        spec["affinity"] = {
+            "podAntiAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": [
+                    {
+                        "topologyKey": rng.choice(["kubernetes.io/hostname", "topology.kubernetes.io/zone"]),
+                        "labelSelector": {"matchLabels": {"app": rng.choice(APPS)}},
+                    }
+                ]
+            }
+        }
     if rng.random() < 0.05:
         spec["nodeName"] = f"n{rng.randrange(12)}"
     if rng.random() < 0.3:
         spec["nodeSelector"] = {"topology.kubernetes.io/zone": rng.choice(ZONES)}
     if rng.random() < 0.2:
-        terms = [{"matchExpressions": [{"key": "kubernetes.io/hostname", "operator": "NotIn",
-                                        "values": [f"host-{rng.randrange(12)}"]}]}]
+        terms = [
+            {
+                "matchExpressions": [
+                    {"key": "kubernetes.io/hostname", "operator": "NotIn", "values": [f"host-{rng.randrange(12)}"]}
+                ]
+            }
+        ]
         if rng.random() < 0.5:
-            terms.append({"matchFields": [{"key": "metadata.name", "operator": "In",
-                                           "values": [f"n{rng.randrange(12)}"]}]})
+            terms.append(
+                {"matchFields": [{"key": "metadata.name", "operator": "In", "values": [f"n{rng.randrange(12)}"]}]}
+            )
         spec.setdefault("affinity", {})["nodeAffinity"] = {
-            "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": terms}}
+            "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": terms}
+        }
     return spec
 
 
 def _cluster(seed):
     rng = random.Random(seed)
     # hostname labels need not be the node names (they are not on EKS, say)
-    nodes = [node(f"n{i}", cpu=str(rng.choice([2, 4, 8])), memory=f"{rng.choice([4, 8, 16])}Gi",
-                  pods=str(rng.choice([3, 110])), labels={"topology.kubernetes.io/zone": ZONES[i % 3],
-                                                          "kubernetes.io/hostname": f"host-{i}"},
-                  taints=_taints(rng), unschedulable=rng.random() < 0.1,
-                  images=[{"names": ["app:1"], "sizeBytes": 300 * 2**20}] if rng.random() < 0.5 else [])
-             for i in range(12)]
+    nodes = [
+        node(
+            f"n{i}",
+            cpu=str(rng.choice([2, 4, 8])),
+            memory=f"{rng.choice([4, 8, 16])}Gi",
+            pods=str(rng.choice([3, 110])),
+            labels={"topology.kubernetes.io/zone": ZONES[i % 3], "kubernetes.io/hostname": f"host-{i}"},
+            taints=_taints(rng),
+            unschedulable=rng.random() < 0.1,
+            images=[{"names": ["app:1"], "sizeBytes": 300 * 2**20}] if rng.random() < 0.5 else [],
+        )
+        for i in range(12)
+    ]
     existing = []
     for j in range(30):
         app = rng.choice(APPS)
-        existing.append(pod(f"e{j}", labels={"app": app}, node_name=f"n{rng.randrange(12)}",
-                            requests={"cpu": f"{rng.choice([100, 500, 1500])}m",
-                                      "memory": f"{rng.choice([128, 1024])}Mi"},
-                            spec=_pod_spec(rng, app) if rng.random() < 0.5 else None))
+        existing.append(
+            pod(
+                f"e{j}",
+                labels={"app": app},
+                node_name=f"n{rng.randrange(12)}",
+                requests={"cpu": f"{rng.choice([100, 500, 1500])}m", "memory": f"{rng.choice([128, 1024])}Mi"},
+                spec=_pod_spec(rng, app) if rng.random() < 0.5 else None,
+            )
+        )
     pending = []
     for k in range(25):
         app = rng.choice(APPS)
-        pending.append(pod(f"p{k}", labels={"app": app},
-                           requests={"cpu": f"{rng.choice([0, 200, 1000, 3000])}m",
-                                     "memory": f"{rng.choice([0, 256, 2048])}Mi"},
-                           spec=_pod_spec(rng, app)))
+        pending.append(
+            pod(
+                f"p{k}",
+                labels={"app": app},
+                requests={"cpu": f"{rng.choice([0, 200, 1000, 3000])}m", "memory": f"{rng.choice([0, 256, 2048])}Mi"},
+                spec=_pod_spec(rng, app),
+            )
+        )
     return nodes, existing, pending
 
 
@@ -122,10 +164,15 @@ def test_many_node_methods_agree_with_node_by_node(seed):
 
 
 def _summary(r):
-    return (r.schedulable, r.selected_node, r.message, sorted(r.feasible),
-            {n: _verdict(nf.first_failure) for n, nf in r.filters.items()},
-            {n: {pl: (ps.raw, ps.normalized) for pl, ps in per.items()} for n, per in r.scores.items()},
-            dict(r.totals))
+    return (
+        r.schedulable,
+        r.selected_node,
+        r.message,
+        sorted(r.feasible),
+        {n: _verdict(nf.first_failure) for n, nf in r.filters.items()},
+        {n: {pl: (ps.raw, ps.normalized) for pl, ps in per.items()} for n, per in r.scores.items()},
+        dict(r.totals),
+    )
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -179,11 +226,14 @@ def test_score_columns_follow_the_order_of_the_nodes_given():
 def test_image_states_take_the_first_nodes_size_and_count_every_node():
     def imgs(*pairs):
         return [{"names": [n], "sizeBytes": s} for n, s in pairs]
-    nodes = [node("n0", images=imgs(("b:1", 7))),
-             node("n1", images=imgs(("a:1", 100), ("b:1", 9))),
-             node("n2", images=imgs(("b:1", 7))),
-             node("n3", images=imgs(("a:1", 200))),
-             node("n4", images=imgs(("a:1", 100), ("b:1", 9)))]
+
+    nodes = [
+        node("n0", images=imgs(("b:1", 7))),
+        node("n1", images=imgs(("a:1", 100), ("b:1", 9))),
+        node("n2", images=imgs(("b:1", 7))),
+        node("n3", images=imgs(("a:1", 200))),
+        node("n4", images=imgs(("a:1", 100), ("b:1", 9))),
+    ]
     snap = scheduler(nodes).snapshot
     st = {ni.node.name: ni.image_states for ni in snap.node_infos}
     assert st["n0"] == st["n2"] == {"b:1": (7, 4)}
@@ -191,14 +241,19 @@ def test_image_states_take_the_first_nodes_size_and_count_every_node():
     assert st["n3"] == {"a:1": (100, 3)}
 
 
-
 def test_node_affinity_many_nodes_with_the_profiles_added_affinity():
-    added = {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
-        {"matchExpressions": [{"key": "topology.kubernetes.io/zone", "operator": "In", "values": ["a", "b"]}]}]}}
-    profile = {"schedulerName": "default-scheduler",
-               "pluginConfig": [{"name": "NodeAffinity", "args": {"addedAffinity": added}}]}
-    nodes = [node(f"n{i}", labels={"topology.kubernetes.io/zone": ZONES[i % 3], "tier": str(i % 2)})
-             for i in range(6)]
+    added = {
+        "requiredDuringSchedulingIgnoredDuringExecution": {
+            "nodeSelectorTerms": [
+                {"matchExpressions": [{"key": "topology.kubernetes.io/zone", "operator": "In", "values": ["a", "b"]}]}
+            ]
+        }
+    }
+    profile = {
+        "schedulerName": "default-scheduler",
+        "pluginConfig": [{"name": "NodeAffinity", "args": {"addedAffinity": added}}],
+    }
+    nodes = [node(f"n{i}", labels={"topology.kubernetes.io/zone": ZONES[i % 3], "tier": str(i % 2)}) for i in range(6)]
     sched = scheduler(nodes, profile=profile)
     fw = sched.frameworks["default-scheduler"]
     pl = fw.plugins["NodeAffinity"]
@@ -208,8 +263,8 @@ def test_node_affinity_many_nodes_with_the_profiles_added_affinity():
     nis = sched.snapshot.node_infos
     batch = [_verdict(s) for s in pl.filter_nodes(state, p, nis)]
     assert batch == [_verdict(pl.filter(state, p, ni)) for ni in nis]
-    enforced = (("UnschedulableAndUnresolvable", ("node(s) didn't match scheduler-enforced node affinity",), ""))
-    mismatch = (("UnschedulableAndUnresolvable", ("node(s) didn't match Pod's node affinity/selector",), ""))
+    enforced = ("UnschedulableAndUnresolvable", ("node(s) didn't match scheduler-enforced node affinity",), "")
+    mismatch = ("UnschedulableAndUnresolvable", ("node(s) didn't match Pod's node affinity/selector",), "")
     # zones a b c a b c, tiers 0 1 0 1 0 1
     assert batch == [mismatch, None, enforced, None, mismatch, enforced]
 
@@ -222,7 +277,7 @@ def test_snapshot_columns_follow_binds(seed):
     sched = scheduler(nodes, existing)
     snap = sched.snapshot
     fw = sched.frameworks["default-scheduler"]
-    snap.free_columns()                      # built before the binds, then brought up to date
+    snap.free_columns()  # built before the binds, then brought up to date
     bound = 0
     for p in pending:
         r = sched.schedule(p)
@@ -234,12 +289,14 @@ def test_snapshot_columns_follow_binds(seed):
             [ni.node.allocatable.allowed_pods - len(ni.pods) for ni in nis],
             [ni.node.allocatable.milli_cpu - ni.requested.milli_cpu for ni in nis],
             [ni.node.allocatable.memory - ni.requested.memory for ni in nis],
-            [ni.node.allocatable.ephemeral_storage - ni.requested.ephemeral_storage for ni in nis])
+            [ni.node.allocatable.ephemeral_storage - ni.requested.ephemeral_storage for ni in nis],
+        )
         state = CycleState()
         if fw.run_pre_filter(state, p).status is None:
             fit = fw.plugins["NodeResourcesFit"]
-            assert ([_verdict(s) for s in fit.filter_nodes(state, p, nis)]
-                    == [_verdict(fit.filter(state, p, ni)) for ni in nis])
+            assert [_verdict(s) for s in fit.filter_nodes(state, p, nis)] == [
+                _verdict(fit.filter(state, p, ni)) for ni in nis
+            ]
     assert bound > 3
     groups, first = snap.taint_groups()
     sigs = [tuple((t.key, t.value, t.effect) for t in ni.node.taints) for ni in snap.node_infos]
@@ -267,21 +324,38 @@ def test_snapshot_sums_pods_per_node_as_adding_them_one_by_one():
     aggregate must equal adding them one at a time: requests (extended resources included),
     non-zero requests, host ports, PVC references, the affinity lists, the pod order."""
     from kschedcli.snapshot import NodeInfo
+
     rng = random.Random(3)
     nodes, existing, _ = _cluster(4)
     extra = []
     for j in range(40):
         spec = {"volumes": [{"name": "d", "persistentVolumeClaim": {"claimName": f"c{rng.randrange(4)}"}}]}
         if rng.random() < 0.3:
-            spec["containers"] = [{"name": "c", "image": "a", "ports": [{"containerPort": 80,
-                                                                         "hostPort": rng.choice([80, 81])}],
-                                   "resources": {"requests": {"cpu": "100m", "example.com/gpu": "1"}}}]
+            spec["containers"] = [
+                {
+                    "name": "c",
+                    "image": "a",
+                    "ports": [{"containerPort": 80, "hostPort": rng.choice([80, 81])}],
+                    "resources": {"requests": {"cpu": "100m", "example.com/gpu": "1"}},
+                }
+            ]
         if rng.random() < 0.3:
-            spec["affinity"] = {"podAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
-                {"weight": 1, "podAffinityTerm": {"topologyKey": "kubernetes.io/hostname",
-                                                  "labelSelector": {"matchLabels": {"app": "web"}}}}]}}
-        extra.append(pod(f"x{j}", node_name=f"n{rng.randrange(12)}", requests={"cpu": "200m", "memory": "64Mi"},
-                         spec=spec))
+            spec["affinity"] = {
+                "podAffinity": {
+                    "preferredDuringSchedulingIgnoredDuringExecution": [
+                        {
+                            "weight": 1,
+                            "podAffinityTerm": {
+                                "topologyKey": "kubernetes.io/hostname",
+                                "labelSelector": {"matchLabels": {"app": "web"}},
+                            },
+                        }
+                    ]
+                }
+            }
+        extra.append(
+            pod(f"x{j}", node_name=f"n{rng.randrange(12)}", requests={"cpu": "200m", "memory": "64Mi"}, spec=spec)
+        )
     sched = scheduler(nodes, existing + extra + [pod("lost", node_name="nowhere")])
     snap = sched.snapshot
     assert [p.name for p in snap.unplaced_pods] == ["lost"]
@@ -294,8 +368,10 @@ def test_snapshot_sums_pods_per_node_as_adding_them_one_by_one():
         for s in slots:
             a, b = getattr(ni, s), getattr(one, s)
             if s == "requested":
-                a, b = (a.milli_cpu, a.memory, a.ephemeral_storage, a.scalars), (b.milli_cpu, b.memory,
-                                                                                 b.ephemeral_storage, b.scalars)
+                a, b = (
+                    (a.milli_cpu, a.memory, a.ephemeral_storage, a.scalars),
+                    (b.milli_cpu, b.memory, b.ephemeral_storage, b.scalars),
+                )
             elif s == "image_states":
                 continue
             assert a == b, (ni.node.name, s)
@@ -303,13 +379,15 @@ def test_snapshot_sums_pods_per_node_as_adding_them_one_by_one():
     assert checked > 5
     everyone = existing + extra
     assert [p.name for ni in snap.node_infos for p in ni.pods] == [
-        p.name for n in nodes for p in everyone if p.node_name == n.name]
+        p.name for n in nodes for p in everyone if p.node_name == n.name
+    ]
 
 
 def test_first_failure_skips_explicit_success_statuses():
     """A plugin may answer an explicit Success status rather than nothing: the node's first
     failure is still the first plugin, in profile order, that did not pass."""
     from kschedcli.framework.status import Status
+
     sched = scheduler([node("n0"), node("n1", cpu="1")])
     pl = sched.frameworks["default-scheduler"].plugins["NodeUnschedulable"]
     pl.filter_nodes = lambda state, p, nodes: [Status("Success") for _ in nodes]
@@ -323,6 +401,7 @@ def test_a_filter_error_ends_the_cycle_with_the_last_nodes_error():
     """A filter plugin erring on some nodes makes the cycle an error; as kube-scheduler's
     diagnosis, the message is the last such node's (in node order)."""
     from kschedcli.framework.status import Status
+
     sched = scheduler([node("n0"), node("n1"), node("n2")])
     pl = sched.frameworks["default-scheduler"].plugins["NodeUnschedulable"]
     pl.filter_nodes = lambda state, p, nodes: [None, Status("Error", "disk on fire"), Status("Error", "out of luck")]

@@ -1,5 +1,6 @@
 """OpportunisticBatching (v1.35 on): a pod signed like the one before it takes the next node of that
 pod's ranking, filtered alone and not scored, when the previous pod's node no longer fits it."""
+
 from __future__ import annotations
 
 from builders import node, pod, scheduler
@@ -7,8 +8,10 @@ from builders import node, pod, scheduler
 from kschedcli.batching import pod_signature
 from kschedcli.versions import RELEASES
 
-NO_SPREAD = {"schedulerName": "default-scheduler",
-             "plugins": {"multiPoint": {"disabled": [{"name": "PodTopologySpread"}]}}}
+NO_SPREAD = {
+    "schedulerName": "default-scheduler",
+    "plugins": {"multiPoint": {"disabled": [{"name": "PodTopologySpread"}]}},
+}
 
 
 def _nodes():
@@ -51,8 +54,18 @@ def test_signatures():
     fw = s.frameworks["default-scheduler"]
     a, b = _replicas(2)
     assert pod_signature(fw, a) == pod_signature(fw, b) is not None
-    affine = pod("x", spec={"affinity": {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
-        {"labelSelector": {"matchLabels": {"app": "r"}}, "topologyKey": "kubernetes.io/hostname"}]}}})
+    affine = pod(
+        "x",
+        spec={
+            "affinity": {
+                "podAffinity": {
+                    "requiredDuringSchedulingIgnoredDuringExecution": [
+                        {"labelSelector": {"matchLabels": {"app": "r"}}, "topologyKey": "kubernetes.io/hostname"}
+                    ]
+                }
+            }
+        },
+    )
     assert pod_signature(fw, affine) is None
     default = scheduler(_nodes(), release=RELEASES["v1.35"]).frameworks["default-scheduler"]
-    assert pod_signature(default, a) is None        # the system default spread constraints
+    assert pod_signature(default, a) is None  # the system default spread constraints

@@ -1,5 +1,6 @@
 """`ksched capacity`: copies scheduled one after another until one fits nowhere. Its placements are
 held equal to what `ksched schedule` gives for the same number of copies, one by one."""
+
 from __future__ import annotations
 
 import json
@@ -126,6 +127,7 @@ def test_capacity_output_is_deterministic_and_grouped_by_the_asked_label():
 def test_copies_share_what_plugins_derive_only_when_they_differ_in_name_only():
     from kschedcli.capacity import Template, copies
     from kschedcli.cluster import load_cluster
+
     cluster = load_cluster([PROD, STORAGE])
     (web,) = list(yaml.safe_load_all(Path(WEB).read_text()))
     it = copies(Template(web, WEB, "", "Pod"), cluster)

@@ -1,5 +1,6 @@
 """`schedule --preemption=carry-out`: victims deleted, the preemptor nominated (counting on its
 node for the pods after it) and retried; one preemption changes where the later pods go."""
+
 from __future__ import annotations
 
 import json
@@ -18,23 +19,30 @@ T0, T1 = "2025-01-01T00:00:00Z", "2025-01-01T00:00:01Z"
 
 def cluster():
     nodes = [node("node-a", cpu="4"), node("node-b", cpu="4")]
-    bound = [pod("low1", requests={"cpu": "2"}, priority=0, node_name="node-a", start_time=T0),
-             pod("low2", requests={"cpu": "2"}, priority=0, node_name="node-a", start_time=T1),
-             pod("mid", requests={"cpu": "3500m"}, priority=500, node_name="node-b", start_time=T0)]
+    bound = [
+        pod("low1", requests={"cpu": "2"}, priority=0, node_name="node-a", start_time=T0),
+        pod("low2", requests={"cpu": "2"}, priority=0, node_name="node-a", start_time=T1),
+        pod("mid", requests={"cpu": "3500m"}, priority=500, node_name="node-b", start_time=T0),
+    ]
     return nodes, bound
 
 
 def sequence():
-    return [pod("pre", requests={"cpu": "2500m"}, priority=1000),
-            pod("later", requests={"cpu": "1"}, priority=100),
-            pod("blocked", requests={"cpu": "2"}, priority=100)]
+    return [
+        pod("pre", requests={"cpu": "2500m"}, priority=1000),
+        pod("later", requests={"cpu": "1"}, priority=100),
+        pod("blocked", requests={"cpu": "2"}, priority=100),
+    ]
 
 
 def test_report_mode_leaves_the_cluster_as_it_was():
     s = scheduler(*cluster())
     results = s.run_sequence(sequence())
-    assert [r.preemption.nominated_node if r.preemption else r.selected_node for r in results] == \
-        ["node-a", "node-a", "node-a"]                # every one only reports a preemption
+    assert [r.preemption.nominated_node if r.preemption else r.selected_node for r in results] == [
+        "node-a",
+        "node-a",
+        "node-a",
+    ]  # every one only reports a preemption
     assert not any(r.schedulable for r in results)
     assert len(s.snapshot.get("node-a").pods) == 2
 
@@ -44,7 +52,9 @@ def test_carry_out_evicts_nominates_and_retries():
     run = run_carrying_out(s, sequence())
     # pre preempts on node-a (lowest top victim priority), its victims are deleted
     assert [(e.pod, e.node, e.preemptor, e.cycle) for e in run.evictions] == [
-        ("default/low1", "node-a", "default/pre", 0), ("default/low2", "node-a", "default/pre", 0)]
+        ("default/low1", "node-a", "default/pre", 0),
+        ("default/low2", "node-a", "default/pre", 0),
+    ]
     pre, later, blocked, retry = run.results
     # later fits on node-a next to the nominated pre (4 - 2.5 cpu), where report mode preempted
     assert later.schedulable and later.selected_node == "node-a"
@@ -58,13 +68,17 @@ def test_carry_out_evicts_nominates_and_retries():
     assert retry.nominated_node_tried == "node-a" and retry.selected_node == "node-a"
     assert list(retry.filters) == ["node-a"]
     assert [(p.pod, p.node, p.attempts) for p in run.placements] == [
-        ("default/pre", "node-a", 2), ("default/later", "node-a", 1), ("default/blocked", None, 1)]
+        ("default/pre", "node-a", 2),
+        ("default/later", "node-a", 1),
+        ("default/blocked", None, 1),
+    ]
     assert sorted(p.name for p in s.snapshot.get("node-a").pods) == ["later", "pre"]
     assert len(s.nominator) == 0
 
 
 def _nominated(name, node_name, priority, cpu):
     from kschedcli.model import Pod
+
     raw = pod(name, requests={"cpu": cpu}, priority=priority).raw
     raw["status"]["nominatedNodeName"] = node_name
     return Pod(raw)
@@ -110,12 +124,15 @@ CLUSTER = textwrap.dedent("""\
     status: {phase: Running, startTime: "2025-01-01T00:00:00Z"}
     """)
 
-PODS = "---\n".join(textwrap.dedent(f"""\
+PODS = "---\n".join(
+    textwrap.dedent(f"""\
     apiVersion: v1
     kind: Pod
     metadata: {{name: {name}, namespace: default}}
     spec: {{priority: {prio}, containers: [{{name: c, image: a, resources: {{requests: {{cpu: {cpu}}}}}}}]}}
-    """) for name, prio, cpu in (("pre", 1000, "2500m"), ("later", 100, "1"), ("blocked", 100, "2")))
+    """)
+    for name, prio, cpu in (("pre", 1000, "2500m"), ("later", 100, "1"), ("blocked", 100, "2"))
+)
 
 
 def _files(tmp_path):
@@ -127,19 +144,25 @@ def _files(tmp_path):
 def test_cli_json_has_evictions_and_final_placements(tmp_path):
     c, p = _files(tmp_path)
     r = CliRunner().invoke(app, ["schedule", p, "-c", c, "--order", "file", "-o", "json", "--preemption", "carry-out"])
-    assert r.exit_code == 1, r.output        # blocked ends unplaced
+    assert r.exit_code == 1, r.output  # blocked ends unplaced
     doc = json.loads(r.stdout)
     schema = json.loads(ilres.files("kschedcli.schemas").joinpath("result.schema.json").read_text())
     assert not [e.message for e in jsonschema.Draft202012Validator(schema).iter_errors(doc)]
     assert [(x["pod"], x["attempt"]) for x in doc["results"]] == [
-        ("default/pre", 1), ("default/later", 1), ("default/blocked", 1), ("default/pre", 2)]
+        ("default/pre", 1),
+        ("default/later", 1),
+        ("default/blocked", 1),
+        ("default/pre", 2),
+    ]
     assert doc["evictions"] == [
         {"pod": "default/low1", "node": "node-a", "preemptor": "default/pre", "cycle": 0},
-        {"pod": "default/low2", "node": "node-a", "preemptor": "default/pre", "cycle": 0}]
+        {"pod": "default/low2", "node": "node-a", "preemptor": "default/pre", "cycle": 0},
+    ]
     assert doc["placements"] == [
         {"pod": "default/pre", "node": "node-a", "attempts": 2, "evicted": False},
         {"pod": "default/later", "node": "node-a", "attempts": 1, "evicted": False},
-        {"pod": "default/blocked", "node": None, "attempts": 1, "evicted": False}]
+        {"pod": "default/blocked", "node": None, "attempts": 1, "evicted": False},
+    ]
     # the default keeps today's behaviour: nothing carried out, no such fields
     r = CliRunner().invoke(app, ["schedule", p, "-c", c, "--order", "file", "-o", "json"])
     doc = json.loads(r.stdout)
@@ -149,8 +172,11 @@ def test_cli_json_has_evictions_and_final_placements(tmp_path):
 
 def test_cli_table_shows_evictions_retry_and_placement(tmp_path):
     c, p = _files(tmp_path)
-    r = CliRunner().invoke(app, ["schedule", p, "-c", c, "--order", "file", "--preemption", "carry-out",
-                                 "--no-color"], env={"COLUMNS": "120"})
+    r = CliRunner().invoke(
+        app,
+        ["schedule", p, "-c", c, "--order", "file", "--preemption", "carry-out", "--no-color"],
+        env={"COLUMNS": "120"},
+    )
     text = " ".join(r.stdout.split())
     assert "#1 default/pre preempted on node-a: evicted default/low1, default/low2" in text
     assert "#4 default/pre retried (attempt 2): ✔ bound to node-a" in text

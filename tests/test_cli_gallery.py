@@ -1,5 +1,6 @@
 """The README's gallery is generated, not drawn: scripts/gallery.py renders the fixtures with the CLI's
 own renderers and Rich's SVG export. And the README keeps its first two commands."""
+
 from __future__ import annotations
 
 import html
@@ -18,8 +19,13 @@ def svg_text(path: Path) -> str:
 
 
 def test_gallery_script_renders_every_view(tmp_path):
-    p = subprocess.run([sys.executable, str(ROOT / "scripts" / "gallery.py"), "--out", str(tmp_path)],
-                       capture_output=True, text=True, cwd=ROOT, stdin=subprocess.DEVNULL)
+    p = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "gallery.py"), "--out", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        stdin=subprocess.DEVNULL,
+    )
     assert p.returncode == 0, p.stderr
     made = sorted(x.name for x in tmp_path.glob("*.svg"))
     assert made == sorted(x.name for x in (ROOT / "docs" / "gallery").glob("*.svg"))
@@ -33,7 +39,9 @@ def test_gallery_script_renders_every_view(tmp_path):
 def test_readme_links_the_gallery_and_keeps_its_first_commands():
     readme = (ROOT / "README.md").read_text()
     block = re.search(r"```sh\n(.*?)```", readme, re.S).group(1).splitlines()
-    assert block[:2] == ["pip install . && ksched explain fixtures/pods/web.yaml --cluster fixtures/small-cluster.yaml",
-                         "pip install -e '.[test]' && python -m pytest -q"]
+    assert block[:2] == [
+        "pip install . && ksched explain fixtures/pods/web.yaml --cluster fixtures/small-cluster.yaml",
+        "pip install -e '.[test]' && python -m pytest -q",
+    ]
     for svg in (ROOT / "docs" / "gallery").glob("*.svg"):
         assert f"docs/gallery/{svg.name}" in readme, svg.name

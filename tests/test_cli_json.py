@@ -1,6 +1,7 @@
 """`-o json` / `-o yaml`: the contract a CI gate reads. Real outputs of the fixtures are validated
 against the shipped JSON Schema (`ksched schema`), carry what the tables show, and are
 byte-for-byte deterministic (also across processes with different hash seeds)."""
+
 from __future__ import annotations
 
 import json
@@ -21,8 +22,19 @@ ROOT = Path(__file__).resolve().parent.parent
 SMALL = str(ROOT / "fixtures" / "small-cluster.yaml")
 PROD = str(ROOT / "fixtures" / "prod-cluster.yaml")
 
-FORMAT_FIELDS = ["pod", "profile", "schedulable", "preFilter", "filters", "feasibleNodes", "scores",
-                 "topNodes", "selectedNode", "message", "preemption"]
+FORMAT_FIELDS = [
+    "pod",
+    "profile",
+    "schedulable",
+    "preFilter",
+    "filters",
+    "feasibleNodes",
+    "scores",
+    "topNodes",
+    "selectedNode",
+    "message",
+    "preemption",
+]
 
 
 def pod(name: str) -> str:
@@ -50,8 +62,11 @@ def validator():
     return jsonschema.Draft202012Validator(schema)
 
 
-CASES = [("explain", "web", SMALL)] + [(cmd, p, PROD) for cmd in ("explain", "preempt")
-                                         for p in ("checkout", "reporting", "payments", "web-spread", "cart")]
+CASES = [("explain", "web", SMALL)] + [
+    (cmd, p, PROD)
+    for cmd in ("explain", "preempt")
+    for p in ("checkout", "reporting", "payments", "web-spread", "cart")
+]
 
 
 @pytest.mark.parametrize("cmd,name,cluster", CASES)
@@ -59,7 +74,7 @@ def test_real_outputs_validate_against_the_schema(validator, cmd, name, cluster)
     code, doc = as_json(cmd, pod(name), "--cluster", cluster)
     errors = [f"{list(e.absolute_path)}: {e.message}" for e in validator.iter_errors(doc)]
     assert not errors, errors[:5]
-    assert list(doc)[:len(FORMAT_FIELDS)] == FORMAT_FIELDS
+    assert list(doc)[: len(FORMAT_FIELDS)] == FORMAT_FIELDS
     assert doc["kubernetesVersion"] == "v1.34.1"
     assert code == (0 if doc["verdict"] == "schedulable" else 1)
 
@@ -70,11 +85,15 @@ def test_schedule_output_validates_and_keeps_the_conformance_shape(validator):
     doc = json.loads(r.stdout)
     assert not list(validator.iter_errors(doc))
     assert doc["kubernetesVersion"] == "v1.34.1"
-    assert [x["pod"] for x in doc["results"]] == ["shop/web-7d9f8b6c5d-r1", "shop/web-7d9f8b6c5d-r2",
-                                                  "shop/cart-64d8f7b9c-p4t7w", "batch/reporting-28391745-x7k2q",
-                                                  "payments/payments-worker-7f6d5c4b3-9xk2p"]
+    assert [x["pod"] for x in doc["results"]] == [
+        "shop/web-7d9f8b6c5d-r1",
+        "shop/web-7d9f8b6c5d-r2",
+        "shop/cart-64d8f7b9c-p4t7w",
+        "batch/reporting-28391745-x7k2q",
+        "payments/payments-worker-7f6d5c4b3-9xk2p",
+    ]
     for res in doc["results"]:
-        assert list(res)[:len(FORMAT_FIELDS)] == FORMAT_FIELDS
+        assert list(res)[: len(FORMAT_FIELDS)] == FORMAT_FIELDS
     assert [x["verdict"] for x in doc["results"]] == ["schedulable"] * 3 + ["unschedulable", "preemption"]
     # each result is explained as its cycle saw the cluster: web r2's resources exclude nothing bound later,
     # and r1 bound before r2 changes the spread counts r2 sees
@@ -91,20 +110,33 @@ def test_json_carries_what_the_tables_show():
     assert doc["requests"] == {"cpu": 6000, "memory": 24 * 2**30}
     groups = doc["nodeGroups"]
     assert [g["count"] for g in groups] == [13, 3, 2, 1, 1]
-    assert groups[0]["firstFailure"] == {"plugin": "NodeResourcesFit", "code": "Unschedulable",
-                                         "reasons": ["Insufficient cpu", "Insufficient memory"]}
+    assert groups[0]["firstFailure"] == {
+        "plugin": "NodeResourcesFit",
+        "code": "Unschedulable",
+        "reasons": ["Insufficient cpu", "Insufficient memory"],
+    }
     cordoned = next(g for g in groups if g["nodes"] == ["general-c-05"])
     assert cordoned["firstFailure"]["plugin"] == "NodeUnschedulable"
     assert [a["plugin"] for a in cordoned["alsoFailing"]] == ["TaintToleration"]
     assert doc["failingPlugins"] == ["NodeUnschedulable", "TaintToleration", "NodeResourcesFit"]
     cpu = next(r for r in doc["breakdowns"]["resources"]["general-a-01"] if r["resource"] == "cpu")
-    assert cpu == {"resource": "cpu", "request": 6000, "allocatable": 7910, "requested": 5650, "free": 2260,
-                   "fits": False}
+    assert cpu == {
+        "resource": "cpu",
+        "request": 6000,
+        "allocatable": 7910,
+        "requested": 5650,
+        "free": 2260,
+        "fits": False,
+    }
     assert doc["breakdowns"]["taints"]["highmem-a-01"] == [
-        {"key": "workload", "value": "highmem", "effect": "NoSchedule", "taint": "workload=highmem:NoSchedule"}]
+        {"key": "workload", "value": "highmem", "effect": "NoSchedule", "taint": "workload=highmem:NoSchedule"}
+    ]
     assert list(doc["retryOn"]) == ["NodeResourcesFit", "NodeUnschedulable", "TaintToleration"]
-    assert {"resource": "Pod", "action": "Delete|UpdatePodScaleDown",
-            "hint": "an assigned pod is deleted or scaled down"} in doc["retryOn"]["NodeResourcesFit"]
+    assert {
+        "resource": "Pod",
+        "action": "Delete|UpdatePodScaleDown",
+        "hint": "an assigned pod is deleted or scaled down",
+    } in doc["retryOn"]["NodeResourcesFit"]
     # the message is kube-scheduler's, with the preemption suffix
     assert doc["message"].startswith("0/20 nodes are available: 1 node(s) had untolerated taint")
     assert doc["preemption"]["nominatedNode"] is None
@@ -132,11 +164,13 @@ def test_yaml_is_the_same_document():
 
 
 def test_output_is_byte_for_byte_deterministic():
-    for args in (["explain", pod("payments"), "--cluster", PROD, "-o", "json"],
-                 ["explain", pod("cart"), "--cluster", PROD, "-o", "yaml"],
-                 ["explain", pod("reporting"), "--cluster", PROD],
-                 ["preempt", pod("payments"), "--cluster", PROD],
-                 ["schedule", pod("rollout"), "--cluster", PROD, "-o", "json"]):
+    for args in (
+        ["explain", pod("payments"), "--cluster", PROD, "-o", "json"],
+        ["explain", pod("cart"), "--cluster", PROD, "-o", "yaml"],
+        ["explain", pod("reporting"), "--cluster", PROD],
+        ["preempt", pod("payments"), "--cluster", PROD],
+        ["schedule", pod("rollout"), "--cluster", PROD, "-o", "json"],
+    ):
         assert run(*args).stdout == run(*args).stdout
 
 
@@ -144,10 +178,18 @@ def test_deterministic_across_processes_and_hash_seeds():
     outs = set()
     for seed in ("1", "2", "3"):
         env = {**os.environ, "PYTHONHASHSEED": seed, "COLUMNS": "100"}
-        for args in (["explain", pod("payments"), "--cluster", PROD, "-o", "json"],
-                     ["explain", pod("web-spread"), "--cluster", PROD]):
-            p = subprocess.run([sys.executable, "-m", "kschedcli", *args], capture_output=True, text=True,
-                               env=env, cwd=ROOT, stdin=subprocess.DEVNULL)
+        for args in (
+            ["explain", pod("payments"), "--cluster", PROD, "-o", "json"],
+            ["explain", pod("web-spread"), "--cluster", PROD],
+        ):
+            p = subprocess.run(
+                [sys.executable, "-m", "kschedcli", *args],
+                capture_output=True,
+                text=True,
+                env=env,
+                cwd=ROOT,
+                stdin=subprocess.DEVNULL,
+            )
             assert p.returncode == 1 or p.returncode == 0, p.stderr
             outs.add((args[1], p.stdout))
     assert len(outs) == 2
@@ -155,13 +197,15 @@ def test_deterministic_across_processes_and_hash_seeds():
 
 def test_a_ci_gate_reads_the_json():
     """The README's worked example: fail the build when a pod does not fit, print why."""
-    gate = ("import json,sys\n"
-            "doc = json.load(sys.stdin)\n"
-            "bad = [r for r in doc['results'] if r['verdict'] != 'schedulable']\n"
-            "for r in bad:\n"
-            "    why = r['preemption']['nominatedNode'] if r['verdict'] == 'preemption' else r['message']\n"
-            "    print(r['pod'], r['verdict'], why)\n"
-            "sys.exit(1 if bad else 0)\n")
+    gate = (
+        "import json,sys\n"
+        "doc = json.load(sys.stdin)\n"
+        "bad = [r for r in doc['results'] if r['verdict'] != 'schedulable']\n"
+        "for r in bad:\n"
+        "    why = r['preemption']['nominatedNode'] if r['verdict'] == 'preemption' else r['message']\n"
+        "    print(r['pod'], r['verdict'], why)\n"
+        "sys.exit(1 if bad else 0)\n"
+    )
     r = run("schedule", pod("rollout"), "--cluster", PROD, "-o", "json")
     p = subprocess.run([sys.executable, "-c", gate], input=r.stdout, capture_output=True, text=True)
     assert p.returncode == 1
@@ -181,6 +225,7 @@ def test_schedule_json_streams_the_same_bytes_as_the_whole_document():
     from kschedcli.engine import open_session
     from kschedcli.render.analysis import annotate
     from kschedcli.render.document import run_doc
+
     args = ["schedule", "fixtures/pods/web.yaml", "-c", "fixtures/small-cluster.yaml", "--order", "file", "-o", "json"]
     streamed = CliRunner().invoke(app, args).stdout
     session = open_session(["fixtures/small-cluster.yaml"], None)

@@ -1,4 +1,5 @@
 """Pods named as kubectl users type them (-n, -f, -f -, -A), --version, -v after the command."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -46,16 +47,24 @@ def test_namespace_and_name_as_kubectl_takes_them():
     assert run("explain", "--namespace", ns, f"{ns}/{name}", "-c", prod).stdout == keyed.stdout
 
 
-@pytest.mark.parametrize("args, message", [
-    (["explain", WEB, "-f", WEB], f"ksched: -f: give the pod either as POD ({WEB!r}) or with -f, not both"),
-    (["explain", "-n", "shop", "-f", WEB], "ksched: --namespace: -n names the namespace of a pod given by NAME; "
-                                          "the pod of a -f file carries its own"),
-    (["explain", "-n", "ml", "shop/web"], "ksched: --namespace: 'shop/web' is in namespace 'shop', not 'ml' (-n)"),
-    (["explain"], "ksched: POD: which pod? Give a file (-f FILE, '-' for stdin), NAME or NAMESPACE/NAME"),
-    (["schedule", "-n", "shop", "-A"], "ksched: --namespace: -n and -A (--all-namespaces) contradict each other"),
-    (["schedule", WEB, "-n", "shop"], "ksched: --namespace: -n picks pending pods of the cluster by namespace; "
-                                     "it does not go with a file of pods"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["explain", WEB, "-f", WEB], f"ksched: -f: give the pod either as POD ({WEB!r}) or with -f, not both"),
+        (
+            ["explain", "-n", "shop", "-f", WEB],
+            "ksched: --namespace: -n names the namespace of a pod given by NAME; the pod of a -f file carries its own",
+        ),
+        (["explain", "-n", "ml", "shop/web"], "ksched: --namespace: 'shop/web' is in namespace 'shop', not 'ml' (-n)"),
+        (["explain"], "ksched: POD: which pod? Give a file (-f FILE, '-' for stdin), NAME or NAMESPACE/NAME"),
+        (["schedule", "-n", "shop", "-A"], "ksched: --namespace: -n and -A (--all-namespaces) contradict each other"),
+        (
+            ["schedule", WEB, "-n", "shop"],
+            "ksched: --namespace: -n picks pending pods of the cluster by namespace; "
+            "it does not go with a file of pods",
+        ),
+    ],
+)
 def test_contradictions_are_usage_errors(args, message):
     r = run(*args, "-c", SMALL)
     assert r.exit_code == 2, r.output

@@ -1,5 +1,6 @@
 """Nominated pods through the command line: the JSON (validated against the shipped schema) and
 the explain view say which nominated pods counted on which node and whether the second pass ran."""
+
 from __future__ import annotations
 
 import json
@@ -70,8 +71,7 @@ def test_explain_view_shows_the_nominated_pods_and_the_passes(tmp_path):
     assert r.exit_code == 0, r.output
     assert "Nominated pods" in r.stdout
     text = " ".join(r.stdout.split())
-    assert ("node-b default/waiting first pass (with them): NodeResourcesFit: Insufficient cpu; "
-            "no second pass") in text
+    assert ("node-b default/waiting first pass (with them): NodeResourcesFit: Insufficient cpu; no second pass") in text
     # the node view of node-b says it too
     r = run("explain", pods, "-c", cluster, "--no-color", "--node", "node-b")
     assert "default/waiting" in r.stdout

@@ -4,6 +4,7 @@ The fixture: fixtures/pods/rollout.yaml on fixtures/prod-cluster.yaml schedules 
 payments needs preemption (general-c-02, one victim), two web replicas and cart are placed, reporting
 is unschedulable.
 """
+
 from __future__ import annotations
 
 import json
@@ -17,8 +18,13 @@ from kschedcli.cli import app
 ROOT = Path(__file__).resolve().parent.parent
 PROD = str(ROOT / "fixtures" / "prod-cluster.yaml")
 ROLLOUT = str(ROOT / "fixtures" / "pods" / "rollout.yaml")
-PODS = ["payments/payments-worker-7f6d5c4b3-9xk2p", "shop/web-7d9f8b6c5d-r1", "shop/web-7d9f8b6c5d-r2",
-        "shop/cart-64d8f7b9c-p4t7w", "batch/reporting-28391745-x7k2q"]
+PODS = [
+    "payments/payments-worker-7f6d5c4b3-9xk2p",
+    "shop/web-7d9f8b6c5d-r1",
+    "shop/web-7d9f8b6c5d-r2",
+    "shop/cart-64d8f7b9c-p4t7w",
+    "batch/reporting-28391745-x7k2q",
+]
 
 
 def run(*args: str, columns: int = 80):
@@ -51,13 +57,24 @@ def test_wide_adds_score_feasible_nominated_and_victims_columns():
     assert r.exit_code == 1
     lines = r.stdout.splitlines()
     header = next(x for x in lines if x.strip().startswith("#"))
-    assert re.split(r"\s{2,}", header.strip()) == ["#", "Pod", "Prio", "Result", "Score", "Feasible", "Nominated",
-                                                     "Victims", "Why"]
-    rows = {m.group(1): m.groups()[1:] for m in re.finditer(
-        r"^\s+\d\s+(\S+)\s+\d+\s+[✔⚠✘] (\S+)\s+(\S+)\s+(\d+/20)\s+(\S+)\s+(\S+)\s", r.stdout, re.M)}
+    assert re.split(r"\s{2,}", header.strip()) == [
+        "#",
+        "Pod",
+        "Prio",
+        "Result",
+        "Score",
+        "Feasible",
+        "Nominated",
+        "Victims",
+        "Why",
+    ]
+    rows = {
+        m.group(1): m.groups()[1:]
+        for m in re.finditer(r"^\s+\d\s+(\S+)\s+\d+\s+[✔⚠✘] (\S+)\s+(\S+)\s+(\d+/20)\s+(\S+)\s+(\S+)\s", r.stdout, re.M)
+    }
     assert list(rows) == PODS
-    assert rows[PODS[0]] == ("general-c-02", "–", "0/20", "general-c-02", "1")      # nominated, one victim
-    assert rows[PODS[1]][1] != "–" and rows[PODS[1]][3:] == ("–", "–")             # placed: a score
+    assert rows[PODS[0]] == ("general-c-02", "–", "0/20", "general-c-02", "1")  # nominated, one victim
+    assert rows[PODS[1]][1] != "–" and rows[PODS[1]][3:] == ("–", "–")  # placed: a score
     assert rows[PODS[1]][1] == re.search(r"score (\d+)", r.stdout).group(1)
     assert rows[PODS[4]] == ("unschedulable", "–", "0/20", "–", "–")
     # at 80 columns the wide columns go on a labelled line under each row; nothing is cut

@@ -1,5 +1,6 @@
 """Startup: a command imports what it needs when it needs it (the figures are in
 benchmarks/startup.py and the README; here only which modules a run loads)."""
+
 from __future__ import annotations
 
 import subprocess
@@ -19,8 +20,14 @@ main()
 
 
 def modules_loaded_by(*args: str) -> set[str]:
-    r = subprocess.run([sys.executable, "-c", PROBE, *args], cwd=ROOT, capture_output=True, text=True,
-                       env={"PATH": "/usr/bin:/bin", "NO_COLOR": "1", "COLUMNS": "120"}, timeout=120)
+    r = subprocess.run(
+        [sys.executable, "-c", PROBE, *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env={"PATH": "/usr/bin:/bin", "NO_COLOR": "1", "COLUMNS": "120"},
+        timeout=120,
+    )
     lines = [ln for ln in r.stderr.splitlines() if ln.startswith("MODULES ")]
     assert r.returncode in (0, 1) and lines, r.stderr
     return set(lines[-1].split()[1:])
@@ -32,14 +39,20 @@ def top_level(modules: set[str]) -> set[str]:
 
 def test_plain_explain_does_not_import_jsonschema_or_pydantic():
     mods = modules_loaded_by("explain", "fixtures/pods/web.yaml", "-c", "fixtures/small-cluster.yaml")
-    assert "kschedcli.scheduler" in mods and "rich" in top_level(mods)   # it did run and render
-    assert "jsonschema" not in top_level(mods)     # only a --config file is validated against a schema
-    assert "pydantic" not in top_level(mods)       # typer >= 0.29 coerces every option through pydantic
+    assert "kschedcli.scheduler" in mods and "rich" in top_level(mods)  # it did run and render
+    assert "jsonschema" not in top_level(mods)  # only a --config file is validated against a schema
+    assert "pydantic" not in top_level(mods)  # typer >= 0.29 coerces every option through pydantic
 
 
 def test_a_config_file_brings_in_jsonschema():
-    mods = modules_loaded_by("explain", "fixtures/pods/web.yaml", "-c", "fixtures/small-cluster.yaml",
-                             "--config", "fixtures/config/profiles.yaml")
+    mods = modules_loaded_by(
+        "explain",
+        "fixtures/pods/web.yaml",
+        "-c",
+        "fixtures/small-cluster.yaml",
+        "--config",
+        "fixtures/config/profiles.yaml",
+    )
     assert "jsonschema" in top_level(mods)
 
 

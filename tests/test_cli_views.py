@@ -4,6 +4,7 @@ The fixtures: fixtures/small-cluster.yaml (3 nodes) and fixtures/prod-cluster.ya
 zones, tainted pools, a cordoned and a NotReady node, PDBs, priorities), pods in fixtures/pods/.
 CliRunner's stdout is not a terminal: plain text, 80 columns unless COLUMNS says otherwise.
 """
+
 from __future__ import annotations
 
 import re
@@ -36,6 +37,7 @@ def squash(text: str) -> str:
 
 
 # ----------------------------------------------------------------------------- explain: schedulable
+
 
 def test_readme_first_command_explains_the_small_cluster():
     r = run("explain", pod("web"), "--cluster", SMALL)
@@ -105,12 +107,19 @@ def test_wide_terminal_shows_a_matrix_of_nodes_by_plugins():
     out = run("explain", pod("cart"), "--cluster", PROD, columns=200).stdout
     header = next(line for line in out.splitlines() if line.strip().startswith("Nodes"))
     # the filter plugins that rejected some node, in profile order
-    assert re.findall(r"[A-Z][A-Za-z]+", header) == ["Nodes", "NodeUnschedulable", "TaintToleration",
-                                                       "InterPodAffinity"]
+    assert re.findall(r"[A-Z][A-Za-z]+", header) == [
+        "Nodes",
+        "NodeUnschedulable",
+        "TaintToleration",
+        "InterPodAffinity",
+    ]
     row = next(line for line in out.splitlines() if line.strip().startswith("general-c-05"))
     # first failure marked, later failures marked differently
-    assert re.search(r"▶ unschedulable\s+✗ untolerated taint \{node.kubernetes.io/unschedulable: \}\s+"
-                     r"✗ didn't match pod affinity rules", row)
+    assert re.search(
+        r"▶ unschedulable\s+✗ untolerated taint \{node.kubernetes.io/unschedulable: \}\s+"
+        r"✗ didn't match pod affinity rules",
+        row,
+    )
     row = next(line for line in out.splitlines() if "5 nodes" in line)
     assert row.rstrip().endswith("▶ didn't match pod anti-affinity rules")
     # full plugin names in the score table when there is room
@@ -119,6 +128,7 @@ def test_wide_terminal_shows_a_matrix_of_nodes_by_plugins():
 
 # ----------------------------------------------------------------------------- explain: unschedulable
 
+
 def test_unschedulable_pod_groups_nodes_and_says_what_would_retry_it():
     r = run("explain", pod("reporting"), "--cluster", PROD)
     assert r.exit_code == 1
@@ -126,16 +136,21 @@ def test_unschedulable_pod_groups_nodes_and_says_what_would_retry_it():
     text = squash(out)
     assert "✘ Unschedulable" in out
     # kube-scheduler's exact message, whatever the wrapping
-    assert ("0/20 nodes are available: 1 node(s) had untolerated taint {node.kubernetes.io/not-ready: }, "
-            "1 node(s) were unschedulable, 13 Insufficient cpu, 13 Insufficient memory, 2 node(s) had "
-            "untolerated taint {nvidia.com/gpu: present}, 3 node(s) had untolerated taint {workload: highmem}.") in text
+    assert (
+        "0/20 nodes are available: 1 node(s) had untolerated taint {node.kubernetes.io/not-ready: }, "
+        "1 node(s) were unschedulable, 13 Insufficient cpu, 13 Insufficient memory, 2 node(s) had "
+        "untolerated taint {nvidia.com/gpu: present}, 3 node(s) had untolerated taint {workload: highmem}."
+    ) in text
     # nodes failing alike are grouped, largest group first
     assert "20 nodes × 13 plugins, alike nodes grouped" in out
     groups = re.findall(r"^  (\d+) nodes  ", out, re.M)
     assert groups[:3] == ["13", "3", "2"]
     assert re.search(r"13 nodes .*\n\s+▶ NodeResourcesFit: Insufficient cpu, Insufficient memory", out)
-    assert re.search(r"general-c-05\n\s+▶ NodeUnschedulable: unschedulable\n\s+✗ TaintToleration: "
-                     r"untolerated taint \{node.kubernetes.io/unschedulable: \}", out)
+    assert re.search(
+        r"general-c-05\n\s+▶ NodeUnschedulable: unschedulable\n\s+✗ TaintToleration: "
+        r"untolerated taint \{node.kubernetes.io/unschedulable: \}",
+        out,
+    )
     # resource breakdown: request vs free allocatable, the insufficient ones marked
     assert re.search(r"cpu\s+memory\s*\n.*needs 6\s+needs 24Gi", out)
     assert re.search(r"general-a-01\s+52 of 58\s+✗ 2.26 of 7.91\s+✗ 19.3Gi of 30Gi", out)
@@ -143,9 +158,12 @@ def test_unschedulable_pod_groups_nodes_and_says_what_would_retry_it():
     # preemption cannot help: grouped reasons
     assert "13 nodes: No preemption victims found for incoming pod" in text
     # the retry section lists each rejecting plugin's registered events
-    retry = out[out.index("What would make kube-scheduler retry it"):]
-    assert [p for p in ("NodeUnschedulable", "TaintToleration", "NodeResourcesFit") if p in retry] == \
-        ["NodeUnschedulable", "TaintToleration", "NodeResourcesFit"]
+    retry = out[out.index("What would make kube-scheduler retry it") :]
+    assert [p for p in ("NodeUnschedulable", "TaintToleration", "NodeResourcesFit") if p in retry] == [
+        "NodeUnschedulable",
+        "TaintToleration",
+        "NodeResourcesFit",
+    ]
     assert "Pod Delete|UpdatePodScaleDown — an assigned pod is deleted or scaled down" in squash(retry)
     assert "InterPodAffinity" not in retry  # it rejected nothing
 
@@ -174,6 +192,7 @@ def test_needs_preemption_is_not_schedulable_unless_allowed():
 
 
 # ----------------------------------------------------------------------------- breakdowns
+
 
 def test_topology_spread_breakdown_shows_the_skew_arithmetic():
     out = run("explain", pod("web-spread"), "--cluster", PROD).stdout
@@ -213,10 +232,16 @@ def test_node_drill_down():
     assert re.search(r"▶\s+NodeResourcesFit\s+Insufficient cpu  \(Unschedulable\)", out)
     assert re.search(r"–\s+PodTopologySpread\s+not run \(PreFilter returned Skip\)", out)
     order = re.findall(r"^\s+[✓▶✗–]\s+(\w+)", out, re.M)
-    assert order[:6] == ["NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodePorts",
-                         "NodeResourcesFit"]
+    assert order[:6] == [
+        "NodeUnschedulable",
+        "NodeName",
+        "TaintToleration",
+        "NodeAffinity",
+        "NodePorts",
+        "NodeResourcesFit",
+    ]
     # resources: allocatable, requested, free, the pod's need, the shortfall
-    assert re.search(r"cpu\s+7.91\s+5.65\s+2.26\s+4.00\s+✗ short by 1.74", out)   # one precision a row
+    assert re.search(r"cpu\s+7.91\s+5.65\s+2.26\s+4.00\s+✗ short by 1.74", out)  # one precision a row
     assert re.search(r"memory\s+30Gi\s+10.7Gi\s+19.3Gi\s+8Gi\s+✓", out)
     # the pods on the node, highest priority first
     assert re.search(r"kube-system/kube-proxy-ga01\s+2000001000", out)
@@ -242,6 +267,7 @@ def test_profile_option_overrides_scheduler_name():
 
 # ----------------------------------------------------------------------------- preempt
 
+
 def test_preempt_view_lists_every_candidate_and_why_it_lost():
     r = run("preempt", pod("payments"), "--cluster", PROD)
     assert r.exit_code == 1
@@ -250,7 +276,7 @@ def test_preempt_view_lists_every_candidate_and_why_it_lost():
     assert "13 nodes where preemption might help, 13 evaluated, 12 candidates found" in text
     assert re.search(r"Nominated node.*\n  general-c-02  0 PDB violations", out)
     assert re.search(r"1\s+batch/etl-adhoc-024\s+100\s+2025-10-21T22:24:00Z", out)
-    cands = re.findall(r"^  (general-\S+)  (.+)$", out[out.index("Candidates"):out.index("Where preemption")], re.M)
+    cands = re.findall(r"^  (general-\S+)  (.+)$", out[out.index("Candidates") : out.index("Where preemption")], re.M)
     names = [c[0] for c in cands]
     assert names[0] == "general-c-02" and cands[0][1] == "nominated"
     assert len(names) == 12 and "general-c-04" not in names
@@ -258,7 +284,7 @@ def test_preempt_view_lists_every_candidate_and_why_it_lost():
     assert dict(cands)["general-a-01"] == "more PDB violations"
     assert "PDB violations 2, top priority 100, priority sum 200, 2 victims" in text
     # where preemption cannot help, grouped, with the reason
-    where = squash(out[out.index("Where preemption cannot help"):])
+    where = squash(out[out.index("Where preemption cannot help") :])
     assert "8 nodes" in where
     assert "general-c-04 No preemption victims found for incoming pod" in where
     assert "3 nodes highmem-a-01, highmem-b-01, highmem-c-01 TaintToleration: node(s) had untolerated taint" in where
@@ -278,14 +304,19 @@ def test_preempt_for_a_pod_that_fits_and_one_that_cannot_preempt():
 
 # ----------------------------------------------------------------------------- schedule
 
+
 def test_schedule_table_in_priority_and_file_order():
     r = run("schedule", pod("rollout"), "--cluster", PROD)
     assert r.exit_code == 1
     out = r.stdout
     rows = re.findall(r"^\s+(\d)\s+(\S+/\S+)\s+(\d+)\s+([✔⚠✘]) (\S+)", out, re.M)
-    assert [x[1] for x in rows] == ["payments/payments-worker-7f6d5c4b3-9xk2p", "shop/web-7d9f8b6c5d-r1",
-                                    "shop/web-7d9f8b6c5d-r2", "shop/cart-64d8f7b9c-p4t7w",
-                                    "batch/reporting-28391745-x7k2q"]
+    assert [x[1] for x in rows] == [
+        "payments/payments-worker-7f6d5c4b3-9xk2p",
+        "shop/web-7d9f8b6c5d-r1",
+        "shop/web-7d9f8b6c5d-r2",
+        "shop/cart-64d8f7b9c-p4t7w",
+        "batch/reporting-28391745-x7k2q",
+    ]
     assert [x[3] for x in rows] == ["⚠", "✔", "✔", "✔", "✘"]
     assert rows[0][4] == "general-c-02"
     # the second web replica goes to another zone: the first was bound before it was scheduled
@@ -319,6 +350,7 @@ def test_explain_a_pending_pod_of_the_snapshot_by_name():
 
 # ----------------------------------------------------------------------------- conventions
 
+
 def test_colour_only_on_request_and_never_with_no_color():
     forced = run("explain", pod("web"), "--cluster", SMALL, env={"FORCE_COLOR": "1"}).stdout
     assert re.search(r"\x1b\[[0-9;]*3[0-7]m", forced)  # a colour
@@ -339,8 +371,7 @@ def test_width_follows_the_terminal(columns):
     assert max(len(line) for line in out.splitlines()) <= columns
 
 
-@pytest.mark.parametrize("argv", [[], ["explain"], ["schedule"], ["preempt"], ["schema"], ["version"],
-                                  ["completion"]])
+@pytest.mark.parametrize("argv", [[], ["explain"], ["schedule"], ["preempt"], ["schema"], ["version"], ["completion"]])
 def test_dash_h_everywhere(argv):
     r = run(*argv, "-h")
     assert r.exit_code == 0
@@ -354,21 +385,45 @@ def test_version_names_the_kube_scheduler_version():
 
 # ----------------------------------------------------------------------------- bad input: one line, exit 2
 
-@pytest.mark.parametrize("setup,args,expected", [
-    ("pod: [unclosed", ["explain", "{f}", "--cluster", SMALL], r"^ksched: {f}: line \d+, column \d+: malformed YAML"),
-    ("kind: Node\nmetadata: {name: x}\n", ["explain", "{f}", "--cluster", SMALL],
-     r"^ksched: {f}: Node x: expected a Pod"),
-    ("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: c\n    resources:\n"
-     "      requests: {cpu: lots}\n", ["explain", "{f}", "--cluster", SMALL],
-     r"^ksched: {f}: Pod default/p: spec.containers\[0\].resources.requests.cpu: "),
-    (None, ["explain", "missing.yaml", "--cluster", SMALL], r"^ksched: missing.yaml: no such file$"),
-    (None, ["explain", pod("web"), "--cluster", "missing-cluster.yaml"],
-     r"^ksched: missing-cluster.yaml: no such file$"),
-    (None, ["explain", pod("web"), "--cluster", SMALL, "--node", "nope"], r"^ksched: --node: no node named 'nope'"),
-    (None, ["explain", pod("web"), "--cluster", SMALL, "--profile", "nope"],
-     r"^ksched: --profile: no profile named 'nope' \(profiles: default-scheduler\)$"),
-    (None, ["explain", "shop/nope", "--cluster", PROD], r"^ksched: shop/nope: no such file, and no pending pod named"),
-])
+
+@pytest.mark.parametrize(
+    "setup,args,expected",
+    [
+        (
+            "pod: [unclosed",
+            ["explain", "{f}", "--cluster", SMALL],
+            r"^ksched: {f}: line \d+, column \d+: malformed YAML",
+        ),
+        (
+            "kind: Node\nmetadata: {name: x}\n",
+            ["explain", "{f}", "--cluster", SMALL],
+            r"^ksched: {f}: Node x: expected a Pod",
+        ),
+        (
+            "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: c\n    resources:\n"
+            "      requests: {cpu: lots}\n",
+            ["explain", "{f}", "--cluster", SMALL],
+            r"^ksched: {f}: Pod default/p: spec.containers\[0\].resources.requests.cpu: ",
+        ),
+        (None, ["explain", "missing.yaml", "--cluster", SMALL], r"^ksched: missing.yaml: no such file$"),
+        (
+            None,
+            ["explain", pod("web"), "--cluster", "missing-cluster.yaml"],
+            r"^ksched: missing-cluster.yaml: no such file$",
+        ),
+        (None, ["explain", pod("web"), "--cluster", SMALL, "--node", "nope"], r"^ksched: --node: no node named 'nope'"),
+        (
+            None,
+            ["explain", pod("web"), "--cluster", SMALL, "--profile", "nope"],
+            r"^ksched: --profile: no profile named 'nope' \(profiles: default-scheduler\)$",
+        ),
+        (
+            None,
+            ["explain", "shop/nope", "--cluster", PROD],
+            r"^ksched: shop/nope: no such file, and no pending pod named",
+        ),
+    ],
+)
 def test_bad_input_is_one_line_and_exit_2(tmp_path, setup, args, expected):
     f = tmp_path / "bad.yaml"
     if setup is not None:
@@ -384,7 +439,7 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, setup, args, expected):
 
 
 def test_usage_errors_exit_2():
-    assert run("explain", pod("web")).exit_code == 2              # no --cluster
+    assert run("explain", pod("web")).exit_code == 2  # no --cluster
     assert run("explain", pod("web"), "-c", SMALL, "-o", "xml").exit_code == 2
     assert run("nonsense").exit_code == 2
 
@@ -393,11 +448,26 @@ def test_verbose_counts_ignored_kinds(tmp_path):
     from typer.testing import CliRunner
 
     from kschedcli.cli import app
+
     extra = tmp_path / "extra.yaml"
-    extra.write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n---\n"
-                     "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: b}\n")
-    r = CliRunner().invoke(app, ["-v", "explain", "fixtures/pods/web.yaml", "-c", "fixtures/small-cluster.yaml",
-                                 "-c", str(extra), "-o", "json"])
+    extra.write_text(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n---\n"
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: b}\n"
+    )
+    r = CliRunner().invoke(
+        app,
+        [
+            "-v",
+            "explain",
+            "fixtures/pods/web.yaml",
+            "-c",
+            "fixtures/small-cluster.yaml",
+            "-c",
+            str(extra),
+            "-o",
+            "json",
+        ],
+    )
     assert r.exit_code == 0
     assert "ignored kinds the scheduler does not read: ConfigMap ×2" in r.stderr
     assert "3 nodes, 4 bound pods" in r.stderr

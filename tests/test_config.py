@@ -14,18 +14,39 @@ def _cfg(tmp_path, text):
 def test_default_profile_order_and_weights():
     prof = build_profile({"schedulerName": "default-scheduler"}, "", REGISTRY)
     assert prof.points["filter"] == [
-        "NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodePorts", "NodeResourcesFit",
-        "VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "VolumeZone", "PodTopologySpread",
-        "InterPodAffinity", "DynamicResources"]
+        "NodeUnschedulable",
+        "NodeName",
+        "TaintToleration",
+        "NodeAffinity",
+        "NodePorts",
+        "NodeResourcesFit",
+        "VolumeRestrictions",
+        "NodeVolumeLimits",
+        "VolumeBinding",
+        "VolumeZone",
+        "PodTopologySpread",
+        "InterPodAffinity",
+        "DynamicResources",
+    ]
     assert prof.points["postFilter"] == ["DynamicResources", "DefaultPreemption"]
-    assert prof.score_weights == {"TaintToleration": 3, "NodeAffinity": 2, "NodeResourcesFit": 1,
-                                  "VolumeBinding": 1, "PodTopologySpread": 2, "InterPodAffinity": 2,
-                                  "NodeResourcesBalancedAllocation": 1, "ImageLocality": 1}
+    assert prof.score_weights == {
+        "TaintToleration": 3,
+        "NodeAffinity": 2,
+        "NodeResourcesFit": 1,
+        "VolumeBinding": 1,
+        "PodTopologySpread": 2,
+        "InterPodAffinity": 2,
+        "NodeResourcesBalancedAllocation": 1,
+        "ImageLocality": 1,
+    }
     assert prof.args["DefaultPreemption"] == {"minCandidateNodesPercentage": 10, "minCandidateNodesAbsolute": 100}
 
 
 def test_disable_one_score_plugin_and_reweight(tmp_path):
-    cfg = load_config(_cfg(tmp_path, """
+    cfg = load_config(
+        _cfg(
+            tmp_path,
+            """
 apiVersion: kubescheduler.config.k8s.io/v1
 kind: KubeSchedulerConfiguration
 profiles:
@@ -33,7 +54,10 @@ profiles:
     score:
       disabled: [{name: ImageLocality}]
       enabled: [{name: NodeResourcesFit, weight: 5}]
-"""), REGISTRY)
+""",
+        ),
+        REGISTRY,
+    )
     prof = cfg.profiles[0]
     assert prof.scheduler_name == "default-scheduler"
     assert "ImageLocality" not in prof.points["score"]
@@ -43,7 +67,10 @@ profiles:
 
 
 def test_star_disables_every_default_at_a_point(tmp_path):
-    cfg = load_config(_cfg(tmp_path, """
+    cfg = load_config(
+        _cfg(
+            tmp_path,
+            """
 apiVersion: kubescheduler.config.k8s.io/v1
 kind: KubeSchedulerConfiguration
 profiles:
@@ -53,25 +80,39 @@ profiles:
       disabled: [{name: "*"}]
       enabled: [{name: ImageLocality}]
 - schedulerName: b
-"""), REGISTRY)
+""",
+        ),
+        REGISTRY,
+    )
     assert cfg.profile_for("a").points["score"] == ["ImageLocality"]
     assert len(cfg.profile_for("b").points["score"]) == 8
 
 
-@pytest.mark.parametrize("body,field", [
-    ("profiles:\n- plugins:\n    filter:\n      enabled: [{name: Nope}]\n",
-     "profiles[0].plugins.filter.enabled[0].name"),
-    ("profiles:\n- pluginConfig:\n  - name: InterPodAffinity\n    args: {hardPodAffinityWeight: 101}\n",
-     "profiles[0].pluginConfig[0].args.hardPodAffinityWeight"),
-    ("profiles:\n- schedulerName: x\n- schedulerName: x\n", "profiles[1].schedulerName"),
-    ("percentageOfNodesToScore: 150\n", "percentageOfNodesToScore"),
-    ("profiles:\n- pluginConfig:\n  - name: NodeResourcesFit\n    args: {scoringStrategy: {type: Fancy}}\n",
-     "profiles[0].pluginConfig[0].args.scoringStrategy.type"),
-    ("profiles:\n- pluginConfig:\n  - name: DefaultPreemption\n    args: "
-     "{minCandidateNodesPercentage: 0, minCandidateNodesAbsolute: 0}\n",
-     "profiles[0].pluginConfig[0].args.minCandidateNodesPercentage"),
-    ("profilez: []\n", "(root)"),
-])
+@pytest.mark.parametrize(
+    "body,field",
+    [
+        (
+            "profiles:\n- plugins:\n    filter:\n      enabled: [{name: Nope}]\n",
+            "profiles[0].plugins.filter.enabled[0].name",
+        ),
+        (
+            "profiles:\n- pluginConfig:\n  - name: InterPodAffinity\n    args: {hardPodAffinityWeight: 101}\n",
+            "profiles[0].pluginConfig[0].args.hardPodAffinityWeight",
+        ),
+        ("profiles:\n- schedulerName: x\n- schedulerName: x\n", "profiles[1].schedulerName"),
+        ("percentageOfNodesToScore: 150\n", "percentageOfNodesToScore"),
+        (
+            "profiles:\n- pluginConfig:\n  - name: NodeResourcesFit\n    args: {scoringStrategy: {type: Fancy}}\n",
+            "profiles[0].pluginConfig[0].args.scoringStrategy.type",
+        ),
+        (
+            "profiles:\n- pluginConfig:\n  - name: DefaultPreemption\n    args: "
+            "{minCandidateNodesPercentage: 0, minCandidateNodesAbsolute: 0}\n",
+            "profiles[0].pluginConfig[0].args.minCandidateNodesPercentage",
+        ),
+        ("profilez: []\n", "(root)"),
+    ],
+)
 def test_invalid_configs_name_the_field(tmp_path, body, field):
     path = _cfg(tmp_path, "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n" + body)
     with pytest.raises(InputError) as e:

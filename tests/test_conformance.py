@@ -4,6 +4,7 @@ recorded from v1.33.0, v1.35.7 and v1.36.2 (expected-v1.3X.json), run with that 
 Looked for at $KSCHED_CONFORMANCE or ../shared/conformance beside the checkout; skipped when absent.
 Each case is compared field by field with the corpus' own checker (check.py's compare_result).
 """
+
 from __future__ import annotations
 
 import importlib.util
@@ -55,10 +56,12 @@ KNOWN = _known_failures()
 VERSIONED = _versioned_cases()
 
 
-SKIP_REASON = (f"conformance corpus not found at {CORPUS}. It is recorded from kube-scheduler v1.34.1 and "
-               "kept beside the checkout, not in it: put it at ../shared/conformance or point "
-               "KSCHED_CONFORMANCE=DIR at it, then `python -m pytest -q` runs it in-process and "
-               "`python ../shared/conformance/check.py` runs it through the ksched command")
+SKIP_REASON = (
+    f"conformance corpus not found at {CORPUS}. It is recorded from kube-scheduler v1.34.1 and "
+    "kept beside the checkout, not in it: put it at ../shared/conformance or point "
+    "KSCHED_CONFORMANCE=DIR at it, then `python -m pytest -q` runs it in-process and "
+    "`python ../shared/conformance/check.py` runs it through the ksched command"
+)
 
 
 def _diffs(case: Path, expected: Path, kubernetes_version: str | None) -> list[str]:
@@ -69,10 +72,12 @@ def _diffs(case: Path, expected: Path, kubernetes_version: str | None) -> list[s
 
     check = _checker()
     cfg = case / "config.yaml"
-    session = open_session([str(case / "cluster.yaml")], str(cfg) if cfg.exists() else None,
-                           kubernetes_version=kubernetes_version)
-    got = json.loads(json.dumps(run_doc(schedule_file(session, str(case / "pods.yaml"), order="file"),
-                                        version=session.version)))
+    session = open_session(
+        [str(case / "cluster.yaml")], str(cfg) if cfg.exists() else None, kubernetes_version=kubernetes_version
+    )
+    got = json.loads(
+        json.dumps(run_doc(schedule_file(session, str(case / "pods.yaml"), order="file"), version=session.version))
+    )
     exp = json.loads(expected.read_text())
     diffs: list[str] = []
     tally: Counter = Counter()

@@ -1,5 +1,6 @@
 """`ksched diff` (kschedcli/diff.py): the same pods in two worlds, on hand-built clusters and the
 prod fixture; config diffs, cluster diffs, edits, --all, and the JSON against the schema."""
+
 from __future__ import annotations
 
 import json
@@ -21,9 +22,20 @@ ROLLOUT = str(ROOT / "fixtures" / "pods" / "rollout.yaml")
 MOST = str(ROOT / "fixtures" / "config" / "most-allocated.yaml")
 
 LEAST = {"schedulerName": "default-scheduler"}
-PACK = {"schedulerName": "default-scheduler", "pluginConfig": [{"name": "NodeResourcesFit", "args": {
-    "scoringStrategy": {"type": "MostAllocated", "resources": [{"name": "cpu", "weight": 1},
-                                                             {"name": "memory", "weight": 1}]}}}]}
+PACK = {
+    "schedulerName": "default-scheduler",
+    "pluginConfig": [
+        {
+            "name": "NodeResourcesFit",
+            "args": {
+                "scoringStrategy": {
+                    "type": "MostAllocated",
+                    "resources": [{"name": "cpu", "weight": 1}, {"name": "memory", "weight": 1}],
+                }
+            },
+        }
+    ],
+}
 
 
 def config(profile):
@@ -45,7 +57,7 @@ def test_a_scoring_strategy_changes_the_nodes_and_the_spread():
     report = diff(("A", world(), config(LEAST)), ("B", world(), config(PACK)), new_pods)
     # spreading puts both on the empty node; packing on the busy one
     assert report.a.outcomes["default/p2"].node == "b" and report.b.outcomes["default/p2"].node == "a"
-    assert [c.pod for c in report.changes] == ["default/p2", "default/p1"]   # priority order
+    assert [c.pod for c in report.changes] == ["default/p2", "default/p1"]  # priority order
     assert report.a.nodes_receiving == 1 and report.b.nodes_receiving == 1
     assert report.a.spread["cpu"].stdev == 0.0 and report.b.spread["cpu"].stdev == 50.0
     assert not report.same
@@ -69,6 +81,7 @@ def test_all_replaces_every_bound_pod_from_an_empty_cluster():
         c.nodes = [node("a"), node("b")]
         c.pods = [pod("x", node_name="a", requests={"cpu": "1"}), pod("y", node_name="b", requests={"cpu": "1"})]
         return c
+
     report = diff(("A", cluster(), config(LEAST)), ("B", cluster(), config(PACK)), None, mode="all")
     assert report.a.pods == 2 and report.a.nodes_used == 2 and report.b.nodes_used == 1
 

@@ -1,5 +1,6 @@
 """`ksched drain` (kschedcli/drain.py): kubectl's drain filters, the eviction API's PDB check,
 the replacements rescheduled in priority order, on hand-built clusters and the prod fixture."""
+
 from __future__ import annotations
 
 import copy
@@ -27,10 +28,21 @@ def config():
     return SchedulerConfig(profiles=[build_profile({"schedulerName": "default-scheduler"}, "t", REGISTRY)])
 
 
-def owned(name, node_name, *, kind="ReplicaSet", owner="web-1", ns="shop", cpu="1", labels=None, priority=None,
-          volumes=None, annotations=None, conditions=None):
-    p = pod(name, ns=ns, node_name=node_name, requests={"cpu": cpu}, labels=labels or {"app": "web"},
-            priority=priority)
+def owned(
+    name,
+    node_name,
+    *,
+    kind="ReplicaSet",
+    owner="web-1",
+    ns="shop",
+    cpu="1",
+    labels=None,
+    priority=None,
+    volumes=None,
+    annotations=None,
+    conditions=None,
+):
+    p = pod(name, ns=ns, node_name=node_name, requests={"cpu": cpu}, labels=labels or {"app": "web"}, priority=priority)
     raw = copy.deepcopy(p.raw)
     if kind:
         raw["metadata"]["ownerReferences"] = [{"kind": kind, "name": owner, "controller": True}]
@@ -47,8 +59,12 @@ def pdb(name, allowed, labels, ns="shop", desired=2, healthy=2, policy=None):
     spec = {"selector": {"matchLabels": labels}}
     if policy:
         spec["unhealthyPodEvictionPolicy"] = policy
-    return {"kind": "PodDisruptionBudget", "metadata": {"name": name, "namespace": ns}, "spec": spec,
-            "status": {"disruptionsAllowed": allowed, "desiredHealthy": desired, "currentHealthy": healthy}}
+    return {
+        "kind": "PodDisruptionBudget",
+        "metadata": {"name": name, "namespace": ns},
+        "spec": spec,
+        "status": {"disruptionsAllowed": allowed, "desiredHealthy": desired, "currentHealthy": healthy},
+    }
 
 
 def cluster_of(nodes, pods, pdbs=()):
@@ -65,14 +81,16 @@ def actions(report, node_name):
 
 
 def test_kubectl_filters_decide_what_is_evicted():
-    pods = [owned("ds", "a", kind="DaemonSet", owner="agent"),
-            owned("static", "a", kind="Node", owner="a", annotations={"kubernetes.io/config.mirror": "x"}),
-            owned("web", "a")]
+    pods = [
+        owned("ds", "a", kind="DaemonSet", owner="agent"),
+        owned("static", "a", kind="Node", owner="a", annotations={"kubernetes.io/config.mirror": "x"}),
+        owned("web", "a"),
+    ]
     c = cluster_of([node("a"), node("b")], pods)
     report = drain(c, config(), ["a"])
     assert actions(report, "a") == {"shop/ds": STAYS_DAEMONSET, "shop/static": SKIPPED_MIRROR, "shop/web": EVICTED}
     assert report.nodes[0].warnings == ["ignoring DaemonSet-managed Pods: shop/ds"]
-    assert c.nodes[0].unschedulable                     # cordoned
+    assert c.nodes[0].unschedulable  # cordoned
     [moved] = report.evicted
     assert moved.result.selected_node == "b"
     assert report.drainable()
@@ -88,7 +106,7 @@ def test_a_daemonset_pod_whose_daemonset_is_missing_is_an_orphan_when_the_snapsh
     c = cluster_of([node("a"), node("b")], pods)
     c.objects["DaemonSet"][("shop", "agent")] = {"kind": "DaemonSet", "metadata": {"name": "agent"}}
     report = drain(c, config(), ["a"], force=True)
-    assert actions(report, "a")["shop/orphan"] == DELETED     # deleted; no DaemonSet recreates it
+    assert actions(report, "a")["shop/orphan"] == DELETED  # deleted; no DaemonSet recreates it
     assert 'daemonsets.apps "gone" not found: shop/orphan' in report.nodes[0].warnings
     # without any DaemonSet object in the snapshot, every DaemonSet is taken to exist
     report = drain(cluster_of([node("a"), node("b")], pods), config(), ["a"])
@@ -96,13 +114,18 @@ def test_a_daemonset_pod_whose_daemonset_is_missing_is_an_orphan_when_the_snapsh
 
 
 def test_local_storage_and_bare_pods_are_errors_and_stop_the_node_as_kubectl():
-    pods = [owned("cache", "a", volumes=[{"name": "tmp", "emptyDir": {}}]), owned("bare", "a", kind=None),
-            owned("web", "a")]
+    pods = [
+        owned("cache", "a", volumes=[{"name": "tmp", "emptyDir": {}}]),
+        owned("bare", "a", kind=None),
+        owned("web", "a"),
+    ]
     report = drain(cluster_of([node("a"), node("b")], pods), config(), ["a"])
     n = report.nodes[0]
-    assert n.errors == ["cannot delete Pods with local storage (use --delete-emptydir-data to override): shop/cache",
-                        "cannot delete Pods declare no controller (use --force to override): shop/bare"]
-    assert set(actions(report, "a").values()) == {REFUSED}   # kubectl evicts nothing on the node
+    assert n.errors == [
+        "cannot delete Pods with local storage (use --delete-emptydir-data to override): shop/cache",
+        "cannot delete Pods declare no controller (use --force to override): shop/bare",
+    ]
+    assert set(actions(report, "a").values()) == {REFUSED}  # kubectl evicts nothing on the node
     assert not report.evicted and not report.drainable()
     report = drain(cluster_of([node("a"), node("b")], pods), config(), ["a"], delete_emptydir_data=True, force=True)
     assert actions(report, "a") == {"shop/cache": EVICTED, "shop/bare": DELETED, "shop/web": EVICTED}
@@ -117,18 +140,23 @@ def test_a_budget_refuses_then_allows_once_a_replacement_is_placed():
     report = drain(c, config(), ["a"])
     assert report.rounds == 2 and report.drainable()
     assert [(o.pod.key, o.round, o.result.selected_node) for o in report.evicted] == [
-        ("shop/web-a", 1, "b"), ("shop/web-b", 2, "b")]
+        ("shop/web-a", 1, "b"),
+        ("shop/web-b", 2, "b"),
+    ]
     assert all(o.pdb == "shop/web" for o in report.evicted)
 
 
 def test_a_budget_with_no_disruption_left_blocks_and_is_reported():
     pods = [owned("web-a", "a")]
-    report = drain(cluster_of([node("a"), node("b")], pods, [pdb("web", 0, {"app": "web"}, desired=3, healthy=3)]),
-                   config(), ["a"])
+    report = drain(
+        cluster_of([node("a"), node("b")], pods, [pdb("web", 0, {"app": "web"}, desired=3, healthy=3)]), config(), ["a"]
+    )
     [o] = report.nodes[0].pods
     assert o.action == BLOCKED and o.pdb == "shop/web"
-    assert o.message == ("Cannot evict pod as it would violate the pod's disruption budget. "
-                         "The disruption budget web needs 3 healthy pods and has 3 currently")
+    assert o.message == (
+        "Cannot evict pod as it would violate the pod's disruption budget. "
+        "The disruption budget web needs 3 healthy pods and has 3 currently"
+    )
     assert not report.drainable() and "refused" in report.nodes[0].problems()[0]
 
 
@@ -136,8 +164,15 @@ def test_an_unready_pod_is_evicted_when_the_budget_is_healthy_and_two_budgets_re
     unready = owned("web-a", "a", conditions=[{"type": "Ready", "status": "False"}])
     report = drain(cluster_of([node("a"), node("b")], [unready], [pdb("web", 0, {"app": "web"})]), config(), ["a"])
     assert actions(report, "a") == {"shop/web-a": EVICTED}
-    report = drain(cluster_of([node("a"), node("b")], [owned("web-a", "a")],
-                              [pdb("web", 1, {"app": "web"}), pdb("all", 1, {"app": "web"})]), config(), ["a"])
+    report = drain(
+        cluster_of(
+            [node("a"), node("b")],
+            [owned("web-a", "a")],
+            [pdb("web", 1, {"app": "web"}), pdb("all", 1, {"app": "web"})],
+        ),
+        config(),
+        ["a"],
+    )
     [o] = report.nodes[0].pods
     assert o.action == BLOCKED and o.message == PDB_MULTIPLE
 
@@ -169,6 +204,7 @@ def test_selectors_pick_the_nodes_and_unknown_nodes_are_errors():
 
 
 # -------------------------------------------------------------------------- the CLI
+
 
 def run(*args):
     return CliRunner().invoke(app, list(args), env={"COLUMNS": "120"})

@@ -1,5 +1,6 @@
 """Cluster edits (kschedcli/edits.py): each edit on small hand-built clusters, their order, their
 errors, and the CLI flags on the fixtures (stated in the output, validated JSON)."""
+
 from __future__ import annotations
 
 import copy
@@ -27,13 +28,29 @@ SMALL = str(ROOT / "fixtures" / "small-cluster.yaml")
 
 
 def ds_pod(name, node_name, ds="agent"):
-    raw = {"kind": "Pod", "metadata": {"name": name, "namespace": "kube-system", "uid": name,
-                                       "ownerReferences": [{"kind": "DaemonSet", "name": ds, "controller": True}]},
-           "spec": {"nodeName": node_name, "containers": [{"name": "c", "resources": {"requests": {"cpu": "100m"}}}],
-                    "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
-                        "nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In",
-                                                                "values": [node_name]}]}]}}}},
-           "status": {"phase": "Running"}}
+    raw = {
+        "kind": "Pod",
+        "metadata": {
+            "name": name,
+            "namespace": "kube-system",
+            "uid": name,
+            "ownerReferences": [{"kind": "DaemonSet", "name": ds, "controller": True}],
+        },
+        "spec": {
+            "nodeName": node_name,
+            "containers": [{"name": "c", "resources": {"requests": {"cpu": "100m"}}}],
+            "affinity": {
+                "nodeAffinity": {
+                    "requiredDuringSchedulingIgnoredDuringExecution": {
+                        "nodeSelectorTerms": [
+                            {"matchFields": [{"key": "metadata.name", "operator": "In", "values": [node_name]}]}
+                        ]
+                    }
+                }
+            },
+        },
+        "status": {"phase": "Running"},
+    }
     return Pod(raw)
 
 
@@ -52,16 +69,23 @@ def cluster_of(nodes, pods=()):
 
 
 def three_nodes():
-    nodes = [node("a1", labels={"pool": "general", "zone": "a"},
-                  taints=[{"key": "k", "value": "v", "effect": "NoSchedule"}],
-                  images=[{"names": ["app:1"], "sizeBytes": 100}]),
-             node("a2", labels={"pool": "general", "zone": "b"}),
-             node("g1", labels={"pool": "gpu", "zone": "a"})]
+    nodes = [
+        node(
+            "a1",
+            labels={"pool": "general", "zone": "a"},
+            taints=[{"key": "k", "value": "v", "effect": "NoSchedule"}],
+            images=[{"names": ["app:1"], "sizeBytes": 100}],
+        ),
+        node("a2", labels={"pool": "general", "zone": "b"}),
+        node("g1", labels={"pool": "gpu", "zone": "a"}),
+    ]
     pods = [ds_pod("agent-x", "a1"), rs_pod("web-1", "a1"), rs_pod("web-2", "a2"), pod("bare", node_name="a1")]
     c = cluster_of(nodes, pods)
     deployment = {"kind": "Deployment", "name": "web", "controller": True}
     c.objects["ReplicaSet"][("shop", "web-1234")] = {
-        "kind": "ReplicaSet", "metadata": {"name": "web-1234", "namespace": "shop", "ownerReferences": [deployment]}}
+        "kind": "ReplicaSet",
+        "metadata": {"name": "web-1234", "namespace": "shop", "ownerReferences": [deployment]},
+    }
     return c
 
 
@@ -76,19 +100,23 @@ def apply(c, *pairs):
 
 # -------------------------------------------------------------------------- label selectors
 
-@pytest.mark.parametrize("text,labels,want", [
-    ("pool=general", {"pool": "general"}, True),
-    ("pool==general", {"pool": "gpu"}, False),
-    ("pool!=gpu", {}, True),
-    ("pool", {"pool": ""}, True),
-    ("!pool", {"pool": "x"}, False),
-    ("zone in (a, b),pool notin (gpu)", {"zone": "b", "pool": "general"}, True),
-    ("zone in (a,b), pool notin (gpu)", {"zone": "c", "pool": "general"}, False),
-    ("rank>2", {"rank": "3"}, True),
-    ("rank<2", {"rank": "3"}, False),
-    ("pool=", {"pool": ""}, True),
-    ("", {"x": "y"}, True),
-])
+
+@pytest.mark.parametrize(
+    "text,labels,want",
+    [
+        ("pool=general", {"pool": "general"}, True),
+        ("pool==general", {"pool": "gpu"}, False),
+        ("pool!=gpu", {}, True),
+        ("pool", {"pool": ""}, True),
+        ("!pool", {"pool": "x"}, False),
+        ("zone in (a, b),pool notin (gpu)", {"zone": "b", "pool": "general"}, True),
+        ("zone in (a,b), pool notin (gpu)", {"zone": "c", "pool": "general"}, False),
+        ("rank>2", {"rank": "3"}, True),
+        ("rank<2", {"rank": "3"}, False),
+        ("pool=", {"pool": ""}, True),
+        ("", {"x": "y"}, True),
+    ],
+)
 def test_selector_strings_match_as_labels_parse(text, labels, want):
     assert parse_selector(text).matches(labels) is want
 
@@ -101,6 +129,7 @@ def test_malformed_selector_strings_are_refused(text):
 
 # -------------------------------------------------------------------------- each edit
 
+
 def test_add_node_copies_the_node_and_only_its_daemonset_pods():
     c = three_nodes()
     a1_raw = copy.deepcopy(c.nodes[0].raw)
@@ -111,7 +140,7 @@ def test_add_node_copies_the_node_and_only_its_daemonset_pods():
     assert copy1.labels["kubernetes.io/hostname"] == "a1-copy-1" and copy1.labels["pool"] == "general"
     assert copy1.allocatable.milli_cpu == 4000 and [str(t) for t in copy1.taints] == ["k=v:NoSchedule"]
     assert copy1.images == c.nodes[0].images
-    assert c.nodes[0].raw == a1_raw          # the source object is not modified
+    assert c.nodes[0].raw == a1_raw  # the source object is not modified
     added = [p for p in c.pods if p.node_name.startswith("a1-copy")]
     assert sorted(p.key for p in added) == ["kube-system/agent-a1-copy-1", "kube-system/agent-a1-copy-2"]
     terms = added[0].required_node_affinity
@@ -132,8 +161,10 @@ def test_add_node_numbers_on_and_takes_a_selector():
 def test_add_node_from_a_file(tmp_path):
     c = three_nodes()
     f = tmp_path / "new.yaml"
-    f.write_text("kind: Node\nmetadata: {name: fresh, labels: {pool: new}}\n"
-                 "status: {allocatable: {cpu: '8', memory: 16Gi, pods: '110'}}\n")
+    f.write_text(
+        "kind: Node\nmetadata: {name: fresh, labels: {pool: new}}\n"
+        "status: {allocatable: {cpu: '8', memory: 16Gi, pods: '110'}}\n"
+    )
     [applied] = apply(c, ("--add-node", str(f)))
     assert c.nodes[-1].name == "fresh" and applied.nodes == ["fresh"]
     f.write_text("kind: Node\nmetadata: {name: a1}\n")
@@ -144,17 +175,26 @@ def test_add_node_from_a_file(tmp_path):
 
 def test_add_node_file_gets_the_pods_of_the_daemonsets_that_select_it(tmp_path):
     c = three_nodes()
-    template = {"metadata": {"labels": {"app": "agent"}},
-                "spec": {"nodeSelector": {"pool": "new"}, "containers": [
-                    {"name": "a", "image": "agent:1", "resources": {"requests": {"cpu": "100m"}}}]}}
+    template = {
+        "metadata": {"labels": {"app": "agent"}},
+        "spec": {
+            "nodeSelector": {"pool": "new"},
+            "containers": [{"name": "a", "image": "agent:1", "resources": {"requests": {"cpu": "100m"}}}],
+        },
+    }
     c.objects["DaemonSet"][("kube-system", "agent")] = {
-        "apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": "agent", "namespace": "kube-system"},
-        "spec": {"selector": {"matchLabels": {"app": "agent"}}, "template": template}}
+        "apiVersion": "apps/v1",
+        "kind": "DaemonSet",
+        "metadata": {"name": "agent", "namespace": "kube-system"},
+        "spec": {"selector": {"matchLabels": {"app": "agent"}}, "template": template},
+    }
     f = tmp_path / "new.yaml"
-    f.write_text("kind: Node\nmetadata: {name: fresh, labels: {pool: new}}\n"
-                 "status: {allocatable: {cpu: '8', memory: 16Gi, pods: '110'}}\n---\n"
-                 "kind: Node\nmetadata: {name: other, labels: {pool: old}}\n"
-                 "status: {allocatable: {cpu: '8', memory: 16Gi, pods: '110'}}\n")
+    f.write_text(
+        "kind: Node\nmetadata: {name: fresh, labels: {pool: new}}\n"
+        "status: {allocatable: {cpu: '8', memory: 16Gi, pods: '110'}}\n---\n"
+        "kind: Node\nmetadata: {name: other, labels: {pool: old}}\n"
+        "status: {allocatable: {cpu: '8', memory: 16Gi, pods: '110'}}\n"
+    )
     [applied] = apply(c, ("--add-node", str(f)))
     # only the node the DaemonSet's selector takes gets its pod, bound there; no pod for the old nodes
     added = [p for p in c.pods if p.key in applied.pods_added]
@@ -171,8 +211,11 @@ def test_remove_node_takes_its_pods_and_names_the_workloads():
     [applied] = apply(c, ("--remove-node", "a1"))
     assert [n.name for n in c.nodes] == ["a2", "g1"]
     assert sorted(p.key for p in c.pods) == ["shop/web-2"]
-    assert applied.replicas_lost == {"DaemonSet kube-system/agent": 1, "Deployment shop/web": 1,
-                                     "bare pods (no controller)": 1}
+    assert applied.replicas_lost == {
+        "DaemonSet kube-system/agent": 1,
+        "Deployment shop/web": 1,
+        "bare pods (no controller)": 1,
+    }
     assert "3 pods" in applied.summary
 
 
@@ -223,13 +266,16 @@ def test_evict_removes_one_bound_pod():
         apply(c, ("--evict", "shop/nope"))
 
 
-@pytest.mark.parametrize("flag,value,message", [
-    ("--cordon", "nowhere", "no node named 'nowhere'"),
-    ("--cordon", "pool in (", "not a label selector"),
-    ("--add-node", "a1:0", "COUNT must be at least 1"),
-    ("--label", "a1:bad key=x", "invalid key"),
-    ("--evict", "web-2", "expected NAMESPACE/POD"),
-])
+@pytest.mark.parametrize(
+    "flag,value,message",
+    [
+        ("--cordon", "nowhere", "no node named 'nowhere'"),
+        ("--cordon", "pool in (", "not a label selector"),
+        ("--add-node", "a1:0", "COUNT must be at least 1"),
+        ("--label", "a1:bad key=x", "invalid key"),
+        ("--evict", "web-2", "expected NAMESPACE/POD"),
+    ],
+)
 def test_bad_edits_name_their_flag(flag, value, message):
     with pytest.raises(InputError, match=message) as e:
         apply(three_nodes(), (flag, value))
@@ -245,6 +291,7 @@ def test_edits_apply_in_command_line_order():
 
 
 # -------------------------------------------------------------------------- the CLI
+
 
 def run(*args):
     return CliRunner().invoke(app, list(args), env={"COLUMNS": "100"})
@@ -275,8 +322,16 @@ def test_cli_json_carries_the_edits_and_validates(validator):
     assert [e["flag"] for e in doc["edits"]] == ["--add-node", "--remove-node"]
     assert doc["edits"][0]["nodes"] == ["general-b-01-copy-1", "general-b-01-copy-2"]
     assert doc["edits"][1]["podsRemoved"]
-    r = run("explain", str(ROOT / "fixtures" / "pods" / "web.yaml"), "-c", SMALL, "--label",
-            "kubernetes.io/os=linux:team=x", "-o", "json")
+    r = run(
+        "explain",
+        str(ROOT / "fixtures" / "pods" / "web.yaml"),
+        "-c",
+        SMALL,
+        "--label",
+        "kubernetes.io/os=linux:team=x",
+        "-o",
+        "json",
+    )
     doc = json.loads(r.stdout)
     assert not list(validator.iter_errors(doc)) and doc["edits"][0]["flag"] == "--label"
     assert doc["edits"][0]["nodes"] and doc["nodeCount"] == len(doc["filters"])

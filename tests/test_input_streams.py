@@ -1,6 +1,7 @@
 """Inputs that can be read only once (stdin, FIFOs, devices), usage errors, and a reader that closes
 stdout early: issue 11's classes 4 (pipes hang), 5 (`-c -` and pending pods), 6 (usage errors on one
 line) and 9 (a closed stdout does not change the exit status)."""
+
 from __future__ import annotations
 
 import json
@@ -20,15 +21,22 @@ ROOT = Path(__file__).resolve().parent.parent
 SMALL = ROOT / "fixtures" / "small-cluster.yaml"
 PROD = ROOT / "fixtures" / "prod-cluster.yaml"
 WEB = ROOT / "fixtures" / "pods" / "web.yaml"
-HANG_GUARD = 120   # seconds: a hang fails the test instead of stalling the suite (no timing asserted)
+HANG_GUARD = 120  # seconds: a hang fails the test instead of stalling the suite (no timing asserted)
 
 
 def ksched(*args: str, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, input_bytes: bytes | None = None):
     """ksched as a separate process (real file descriptors, real pipes)."""
     env = {**os.environ, "NO_COLOR": "1", "COLUMNS": "80"}
-    return subprocess.run([sys.executable, "-m", "kschedcli", *args], stdin=None if input_bytes is not None else stdin,
-                          input=input_bytes, stdout=stdout, stderr=subprocess.PIPE, env=env, cwd=ROOT,
-                          timeout=HANG_GUARD)
+    return subprocess.run(
+        [sys.executable, "-m", "kschedcli", *args],
+        stdin=None if input_bytes is not None else stdin,
+        input=input_bytes,
+        stdout=stdout,
+        stderr=subprocess.PIPE,
+        env=env,
+        cwd=ROOT,
+        timeout=HANG_GUARD,
+    )
 
 
 def run(*args: str, input: bytes | None = None):
@@ -46,7 +54,7 @@ class Fifo:
 
     def _feed(self, data: bytes) -> None:
         try:
-            with open(self.path, "wb") as f:   # blocks until the reader opens it
+            with open(self.path, "wb") as f:  # blocks until the reader opens it
                 f.write(data)
         except BrokenPipeError:
             pass
@@ -61,6 +69,7 @@ def as_json_list(path: Path) -> bytes:
 
 
 # ----------------------------------------------------------------------------- 4: pipes
+
 
 @pytest.mark.parametrize("form", ["yaml", "json"])
 def test_cluster_and_pod_from_fifos_are_read_once(tmp_path, form):
@@ -82,8 +91,9 @@ def test_stdin_snapshot_as_json_equals_the_file():
 def test_config_from_a_fifo(tmp_path):
     config = ROOT / "fixtures" / "config" / "profiles.yaml"
     expected = ksched("explain", str(WEB), "-c", str(SMALL), "--config", str(config), "-o", "json")
-    got = ksched("explain", str(WEB), "-c", str(SMALL), "--config", str(Fifo(tmp_path, "cfg", config.read_bytes())),
-                 "-o", "json")
+    got = ksched(
+        "explain", str(WEB), "-c", str(SMALL), "--config", str(Fifo(tmp_path, "cfg", config.read_bytes())), "-o", "json"
+    )
     assert got.returncode == expected.returncode and got.stdout == expected.stdout, got.stderr
 
 
@@ -99,6 +109,7 @@ def test_binary_on_stdin_is_refused():
 
 
 # ----------------------------------------------------------------------------- 5: `-c -` everywhere
+
 
 def test_schedule_finds_the_pending_pods_of_a_snapshot_on_stdin():
     from_file = run("schedule", "-c", str(PROD), "-o", "json")
@@ -116,13 +127,16 @@ def test_explain_finds_a_pending_pod_by_name_in_a_snapshot_on_stdin():
     assert from_stdin.stdout == from_file.stdout and json.loads(from_stdin.stdout)["pod"] == ref
 
 
-@pytest.mark.parametrize("args,takers", [
-    (["explain", "-", "-c", "-"], "POD and --cluster"),
-    (["preempt", "-", "-c", "-"], "POD and --cluster"),
-    (["schedule", "-", "-c", "-"], "PODS and --cluster"),
-    (["explain", str(WEB), "-c", "-", "-c", "-"], "--cluster"),
-    (["explain", str(WEB), "-c", "-", "--config", "-"], "--cluster and --config"),
-])
+@pytest.mark.parametrize(
+    "args,takers",
+    [
+        (["explain", "-", "-c", "-"], "POD and --cluster"),
+        (["preempt", "-", "-c", "-"], "POD and --cluster"),
+        (["schedule", "-", "-c", "-"], "PODS and --cluster"),
+        (["explain", str(WEB), "-c", "-", "-c", "-"], "--cluster"),
+        (["explain", str(WEB), "-c", "-", "--config", "-"], "--cluster and --config"),
+    ],
+)
 def test_stdin_named_twice_is_one_line(args, takers):
     r = run(*args, input=PROD.read_bytes())
     assert r.exit_code == 2
@@ -132,15 +146,19 @@ def test_stdin_named_twice_is_one_line(args, takers):
 
 # ----------------------------------------------------------------------------- 6: usage errors
 
-@pytest.mark.parametrize("args,message", [
-    (["explain", str(WEB), "-c", str(SMALL), "--frobnicate"], "No such option: --frobnicate"),
-    (["explain", str(WEB), "-c", str(SMALL), "-o", "xml"], "'xml' is not one of 'table', 'json', 'yaml'"),
-    (["explain", str(WEB), "-c", str(SMALL), "--top", "many"], "Invalid value for '--top'"),
-    (["explain", str(WEB), "-c", str(SMALL), "--top"], "Option '--top' requires an argument."),
-    (["preempt", str(WEB), "-c"], "Option '-c' requires an argument."),
-    (["nonsense"], "No such command 'nonsense'."),
-    (["schedule", "-c", str(SMALL), "--order", "random"], "Invalid value for '--order'"),
-])
+
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (["explain", str(WEB), "-c", str(SMALL), "--frobnicate"], "No such option: --frobnicate"),
+        (["explain", str(WEB), "-c", str(SMALL), "-o", "xml"], "'xml' is not one of 'table', 'json', 'yaml'"),
+        (["explain", str(WEB), "-c", str(SMALL), "--top", "many"], "Invalid value for '--top'"),
+        (["explain", str(WEB), "-c", str(SMALL), "--top"], "Option '--top' requires an argument."),
+        (["preempt", str(WEB), "-c"], "Option '-c' requires an argument."),
+        (["nonsense"], "No such command 'nonsense'."),
+        (["schedule", "-c", str(SMALL), "--order", "random"], "Invalid value for '--order'"),
+    ],
+)
 def test_usage_errors_are_one_line_with_the_hint_on_it(args, message):
     r = run(*args)
     assert r.exit_code == 2
@@ -167,17 +185,21 @@ def test_help_and_bare_ksched_are_unchanged():
 
 # ----------------------------------------------------------------------------- 9: closed stdout
 
-@pytest.mark.parametrize("args", [
-    ["explain", str(WEB), "-c", str(SMALL)],
-    ["explain", str(WEB), "-c", str(SMALL), "-o", "json"],
-    ["schedule", "-c", str(PROD)],
-    ["schedule", "-c", str(PROD), "-o", "json"],
-    ["schema"],
-])
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["explain", str(WEB), "-c", str(SMALL)],
+        ["explain", str(WEB), "-c", str(SMALL), "-o", "json"],
+        ["schedule", "-c", str(PROD)],
+        ["schedule", "-c", str(PROD), "-o", "json"],
+        ["schema"],
+    ],
+)
 def test_a_reader_that_closes_stdout_does_not_change_the_exit_status(args):
     whole = ksched(*args, stdout=subprocess.DEVNULL)
     read_end, write_end = os.pipe()
-    os.close(read_end)       # the reader is gone before the first byte: every write meets EPIPE
+    os.close(read_end)  # the reader is gone before the first byte: every write meets EPIPE
     try:
         cut = ksched(*args, stdout=write_end)
     finally:

@@ -1,6 +1,7 @@
 """The YAML reader against hostile YAML: issue 11's classes 1 (aliases shared, excessive aliasing
 refused as kubectl's reader refuses it), 3 (the line reader reads as libyaml or defers to it) and
 the nesting bound (kubectl's max depth; libyaml's composer would crash the process)."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -24,15 +25,23 @@ def docs(text: str) -> list:
 def laughs(levels: int, fan: int = 9) -> str:
     """A pod with a "billion laughs" field: anchor a, then each level a list of `fan` aliases of the
     one before."""
-    out = ["apiVersion: v1", "kind: Pod", "metadata: {name: p}", "spec:", "  containers: [{name: c, image: i}]",
-           "status:", '  a: &a ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]']
+    out = [
+        "apiVersion: v1",
+        "kind: Pod",
+        "metadata: {name: p}",
+        "spec:",
+        "  containers: [{name: c, image: i}]",
+        "status:",
+        '  a: &a ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]',
+    ]
     names = "abcdefghijklmnop"
-    for prev, cur in zip(names[:levels - 1], names[1:levels]):
+    for prev, cur in zip(names[: levels - 1], names[1:levels]):
         out.append(f"  {cur}: &{cur} [" + ", ".join(["*" + prev] * fan) + "]")
     return "\n".join(out) + "\n"
 
 
 # ----------------------------------------------------------------------------- 1: aliases
+
 
 def test_billion_laughs_is_refused_as_kubectl_refuses_it(tmp_path):
     f = tmp_path / "bomb.yaml"
@@ -43,9 +52,9 @@ def test_billion_laughs_is_refused_as_kubectl_refuses_it(tmp_path):
 
 
 def test_aliases_within_the_bound_are_shared_not_copied():
-    got = docs(laughs(3))[0]["status"]       # 9 * 9 * 9 lols: within go-yaml's allowance
+    got = docs(laughs(3))[0]["status"]  # 9 * 9 * 9 lols: within go-yaml's allowance
     assert got == yaml.safe_load(laughs(3))["status"]
-    assert got["c"][0] is got["c"][1] is got["b"]      # one object, as PyYAML's constructor shares it
+    assert got["c"][0] is got["c"][1] is got["b"]  # one object, as PyYAML's constructor shares it
     assert got["b"][0] is got["a"]
 
 
@@ -71,10 +80,14 @@ def test_alias_free_streams_are_read_as_before():
 
 # ----------------------------------------------------------------------------- nesting depth
 
-@pytest.mark.parametrize("text", [
-    "a: " + "[" * 30000 + "]" * 30000,                                       # flow: libyaml would crash
-    "- " * 12000 + "x\n",                                                   # compact block sequences
-])
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a: " + "[" * 30000 + "]" * 30000,  # flow: libyaml would crash
+        "- " * 12000 + "x\n",  # compact block sequences
+    ],
+)
 def test_nesting_beyond_kubectls_max_depth_is_one_error(text):
     with pytest.raises(yaml.YAMLError, match="exceeded max depth of 10000"):
         docs(text)
@@ -104,13 +117,17 @@ def test_cheap_depth_bound_skips_ordinary_streams(monkeypatch):
 
 # ----------------------------------------------------------------------------- 3: line reader = libyaml
 
-@pytest.mark.parametrize("text", [
-    "metadata:\n  labels:\n    a: b\x85c\n",              # NEL breaks the line
-    "metadata:\n  labels:\n    a: b\u2028c\n",            # LINE SEPARATOR
-    "metadata:\n  labels:\n    a: b\u2029c\n",            # PARAGRAPH SEPARATOR
-    "a: 1\n" + "k" * 1100 + ": 2\n",                      # an implicit key over 1024 characters
-    "a: 1\n- " + "k" * 1100 + ": 2\n",
-])
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "metadata:\n  labels:\n    a: b\x85c\n",  # NEL breaks the line
+        "metadata:\n  labels:\n    a: b\u2028c\n",  # LINE SEPARATOR
+        "metadata:\n  labels:\n    a: b\u2029c\n",  # PARAGRAPH SEPARATOR
+        "a: 1\n" + "k" * 1100 + ": 2\n",  # an implicit key over 1024 characters
+        "a: 1\n- " + "k" * 1100 + ": 2\n",
+    ],
+)
 def test_line_reader_agrees_with_libyaml(text):
     try:
         expected = list(yaml.load_all(text, Loader=yaml.CSafeLoader))

@@ -1,6 +1,7 @@
 """The extension points as Protocols: every in-tree plugin is declared against the Protocol of each
 extension point it implements, and implements every method of each Protocol it declares (a
 Protocol's own method body is an empty stub: inherited, it would answer None, i.e. Success)."""
+
 from __future__ import annotations
 
 import pytest
@@ -11,23 +12,40 @@ from kschedcli.plugins import REGISTRY
 from kschedcli.result import Explainer
 
 POINTS = {
-    "preEnqueue": i.PreEnqueuePlugin, "queueSort": i.QueueSortPlugin, "preFilter": i.PreFilterPlugin,
-    "filter": i.FilterPlugin, "postFilter": i.PostFilterPlugin, "preScore": i.PreScorePlugin,
-    "score": i.ScorePlugin, "reserve": i.ReservePlugin, "permit": i.PermitPlugin, "preBind": i.PreBindPlugin,
-    "bind": i.BindPlugin, "postBind": i.PostBindPlugin,
+    "preEnqueue": i.PreEnqueuePlugin,
+    "queueSort": i.QueueSortPlugin,
+    "preFilter": i.PreFilterPlugin,
+    "filter": i.FilterPlugin,
+    "postFilter": i.PostFilterPlugin,
+    "preScore": i.PreScorePlugin,
+    "score": i.ScorePlugin,
+    "reserve": i.ReservePlugin,
+    "permit": i.PermitPlugin,
+    "preBind": i.PreBindPlugin,
+    "bind": i.BindPlugin,
+    "postBind": i.PostBindPlugin,
 }
 # optional forms and ksched's hooks: the method that makes a plugin one
 OPTIONAL = {
-    "add_pod": i.PreFilterExtensions, "filter_nodes": i.BatchFilterPlugin, "score_nodes": i.BatchScorePlugin,
-    "normalize_score": i.ScoreExtensions, "explain": Explainer, "on_bind": i.BindObserver,
+    "add_pod": i.PreFilterExtensions,
+    "filter_nodes": i.BatchFilterPlugin,
+    "score_nodes": i.BatchScorePlugin,
+    "normalize_score": i.ScoreExtensions,
+    "explain": Explainer,
+    "on_bind": i.BindObserver,
     "clear_caches": i.CacheHolder,
 }
 PROTOCOLS = set(POINTS.values()) | set(OPTIONAL.values()) | {i.EnqueueExtensions}
 
 
 def _protocol_methods(proto: type) -> set[str]:
-    return {m for k in proto.__mro__ if k in PROTOCOLS or k is i.NamedPlugin
-            for m, v in vars(k).items() if callable(v) and not m.startswith("_")}
+    return {
+        m
+        for k in proto.__mro__
+        if k in PROTOCOLS or k is i.NamedPlugin
+        for m, v in vars(k).items()
+        if callable(v) and not m.startswith("_")
+    }
 
 
 def test_every_point_has_its_protocol():
@@ -61,12 +79,14 @@ def test_plugin_implements_every_method_it_declares(name):
 def test_a_stub_would_be_caught():
     class Lazy(i.Plugin, i.FilterPlugin):
         name = "Lazy"
+
     owner = next(k for k in Lazy.__mro__ if "filter" in vars(k))
     assert owner is i.FilterPlugin
 
 
 def test_runtime_finds_the_optional_forms():
     from builders import node, scheduler
+
     fw: Framework = scheduler([node("n1")]).frameworks["default-scheduler"]
     assert "NodeResourcesFit" in fw.batch_filters and "NodePorts" not in fw.batch_filters
     assert "ImageLocality" in fw.batch_scorers and "NodeAffinity" not in fw.batch_scorers

@@ -1,6 +1,7 @@
 """The per-term aggregate InterPodAffinity keeps of the existing pods' terms, and DefaultPreemption's
 faster reprieve, each checked against a straightforward re-statement of kube-scheduler's loops on
 random small clusters (including binds between cycles, which the aggregate follows incrementally)."""
+
 import random
 
 from builders import fresh_state, node, plugin, pod, scheduler
@@ -15,8 +16,7 @@ APPS = ["web", "db", "cache"]
 
 
 def _term(rng):
-    t = {"labelSelector": {"matchLabels": {"app": rng.choice(APPS)}},
-         "topologyKey": rng.choice([ZONE, HOST, "rack"])}
+    t = {"labelSelector": {"matchLabels": {"app": rng.choice(APPS)}}, "topologyKey": rng.choice([ZONE, HOST, "rack"])}
     if rng.random() < 0.2:
         t["namespaces"] = ["default", "other"]
     return t
@@ -31,8 +31,8 @@ def _affinity(rng):
                 s["requiredDuringSchedulingIgnoredDuringExecution"] = [_term(rng)]
             if rng.random() < 0.7:
                 s["preferredDuringSchedulingIgnoredDuringExecution"] = [
-                    {"weight": rng.randint(1, 100), "podAffinityTerm": _term(rng)}
-                    for _ in range(rng.randint(1, 2))]
+                    {"weight": rng.randint(1, 100), "podAffinityTerm": _term(rng)} for _ in range(rng.randint(1, 2))
+                ]
             a[section] = s
     return {"affinity": a} if a else None
 
@@ -51,8 +51,16 @@ def _cluster(rng, n_nodes=6, n_pods=40):
     pods = []
     for i in range(n_pods):
         spec = rng.choice(specs)
-        pods.append(pod(f"p{i}", ns=rng.choice(["default", "other"]), node_name=f"n{rng.randrange(n_nodes)}",
-                        labels={"app": rng.choice(APPS)}, spec=spec, requests={"cpu": "10m"}))
+        pods.append(
+            pod(
+                f"p{i}",
+                ns=rng.choice(["default", "other"]),
+                node_name=f"n{rng.randrange(n_nodes)}",
+                labels={"app": rng.choice(APPS)},
+                spec=spec,
+                requests={"cpu": "10m"},
+            )
+        )
     return nodes, pods, specs
 
 
@@ -64,9 +72,11 @@ def _reference_pre_score(sched, p, hard):
         labels = ni.node.labels
         for ep in ni.pods_with_affinity:
             et = pod_terms(ep)
-            for kind, lst in (("requiredAffinity", et.required_affinity if hard > 0 else ()),
-                              ("preferredAffinity", et.preferred_affinity),
-                              ("preferredAntiAffinity", et.preferred_anti_affinity)):
+            for kind, lst in (
+                ("requiredAffinity", et.required_affinity if hard > 0 else ()),
+                ("preferredAffinity", et.preferred_affinity),
+                ("preferredAntiAffinity", et.preferred_anti_affinity),
+            ):
                 for i, t in enumerate(lst):
                     tv = labels.get(t.topology_key)
                     if tv is None or not t.matches(p, ns_labels):
@@ -76,8 +86,16 @@ def _reference_pre_score(sched, p, hard):
                     d[tv] = d.get(tv, 0) + w
                     total += 1
                     if len(sample) < SAMPLE_LIMIT:
-                        sample.append({"pod": ep.key, "node": ni.node.name, "term": f"{kind}[{i}]",
-                                       "topologyKey": t.topology_key, "domain": tv, "weight": w})
+                        sample.append(
+                            {
+                                "pod": ep.key,
+                                "node": ni.node.name,
+                                "term": f"{kind}[{i}]",
+                                "topologyKey": t.topology_key,
+                                "domain": tv,
+                                "weight": w,
+                            }
+                        )
     return score, sample, total
 
 
@@ -94,8 +112,15 @@ def _reference_existing_anti(sched, p):
                         counts[(t.topology_key, tv)] = counts.get((t.topology_key, tv), 0) + 1
                     total += 1
                     if len(sample) < SAMPLE_LIMIT:
-                        sample.append({"pod": ep.key, "node": ni.node.name, "term": i,
-                                       "topologyKey": t.topology_key, "domain": tv})
+                        sample.append(
+                            {
+                                "pod": ep.key,
+                                "node": ni.node.name,
+                                "term": i,
+                                "topologyKey": t.topology_key,
+                                "domain": tv,
+                            }
+                        )
     return counts, sample, total
 
 
@@ -137,16 +162,27 @@ def test_aggregated_existing_terms_match_the_pod_by_pod_loops_across_binds():
             incoming = pod(f"in{k}", ns=rng.choice(["default", "other"]), labels={"app": rng.choice(APPS)})
             seen_scores += _check_cycle(sched, incoming)
             # bind a pod with terms: the aggregate must follow the changed node only
-            newcomer = pod(f"new{round_}-{k}", labels={"app": rng.choice(APPS)}, spec=rng.choice(specs),
-                           requests={"cpu": "10m"})
+            newcomer = pod(
+                f"new{round_}-{k}", labels={"app": rng.choice(APPS)}, spec=rng.choice(specs), requests={"cpu": "10m"}
+            )
             sched.bind(newcomer, f"n{rng.randrange(len(nodes))}")
-    assert seen_scores > 0     # the random clusters did exercise matching terms
+    assert seen_scores > 0  # the random clusters did exercise matching terms
 
 
 def test_sample_is_bounded_and_counts_the_rest():
     nodes = [node("n0", labels={ZONE: "a"}), node("n1", labels={ZONE: "b"})]
-    spec = {"affinity": {"podAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
-        {"weight": 3, "podAffinityTerm": {"labelSelector": {"matchLabels": {"app": "web"}}, "topologyKey": ZONE}}]}}}
+    spec = {
+        "affinity": {
+            "podAffinity": {
+                "preferredDuringSchedulingIgnoredDuringExecution": [
+                    {
+                        "weight": 3,
+                        "podAffinityTerm": {"labelSelector": {"matchLabels": {"app": "web"}}, "topologyKey": ZONE},
+                    }
+                ]
+            }
+        }
+    }
     pods = [pod(f"p{i}", node_name=f"n{i % 2}", labels={"app": "x"}, spec=spec) for i in range(SAMPLE_LIMIT + 5)]
     sched = scheduler(nodes, pods)
     state = fresh_state()
@@ -157,10 +193,11 @@ def test_sample_is_bounded_and_counts_the_rest():
     assert len(ps.trace["existing"].items) == SAMPLE_LIMIT
     assert ps.trace["existing"].more == 5
     assert ps.trace["existing"].items[0]["pod"] == "default/p0"
-    assert ps.trace["existing"].items[1]["pod"] == "default/p2"     # node order, then pod order
+    assert ps.trace["existing"].items[1]["pod"] == "default/p2"  # node order, then pod order
 
 
 # -- preemption's reprieve -----------------------------------------------------------------------
+
 
 def _reference_select_victims(fw, state, p, node_info, budgets, less):
     """SelectVictimsOnNode as kube-scheduler writes it: every filter in order on every reprieve."""
@@ -196,28 +233,62 @@ def test_reprieve_matches_running_every_filter_in_order():
     rng = random.Random(11)
     compared = 0
     for _ in range(25):
-        nodes = [node(f"n{i}", cpu=str(rng.randint(2, 4)), pods=str(rng.randint(4, 12)),
-                      labels={ZONE: rng.choice("ab")}) for i in range(4)]
+        nodes = [
+            node(f"n{i}", cpu=str(rng.randint(2, 4)), pods=str(rng.randint(4, 12)), labels={ZONE: rng.choice("ab")})
+            for i in range(4)
+        ]
         pods = []
         for i in range(rng.randint(6, 24)):
             spec = None
-            if rng.random() < 0.3:   # anti-affinity among the existing pods: an IPA filter that pods change
-                spec = {"affinity": {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
-                    {"labelSelector": {"matchLabels": {"app": "big"}}, "topologyKey": rng.choice([ZONE, HOST])}]}}}
+            if rng.random() < 0.3:  # anti-affinity among the existing pods: an IPA filter that pods change
+                spec = {
+                    "affinity": {
+                        "podAntiAffinity": {
+                            "requiredDuringSchedulingIgnoredDuringExecution": [
+                                {
+                                    "labelSelector": {"matchLabels": {"app": "big"}},
+                                    "topologyKey": rng.choice([ZONE, HOST]),
+                                }
+                            ]
+                        }
+                    }
+                }
             if rng.random() < 0.2:
-                spec = dict(spec or {}, containers=[{"name": "c", "image": "a",
-                                                     "resources": {"requests": {"cpu": "100m"}},
-                                                     "ports": [{"containerPort": 80, "hostPort": 8080}]}])
-            pods.append(pod(f"p{i}", node_name=f"n{rng.randrange(4)}", priority=rng.choice([0, 10, 2000]),
-                            labels={"app": rng.choice(["web", "db"])}, requests={"cpu": f"{rng.randint(1, 12) * 100}m"},
-                            start_time=f"2025-01-0{rng.randint(1, 9)}T00:00:00Z", spec=spec))
+                spec = dict(
+                    spec or {},
+                    containers=[
+                        {
+                            "name": "c",
+                            "image": "a",
+                            "resources": {"requests": {"cpu": "100m"}},
+                            "ports": [{"containerPort": 80, "hostPort": 8080}],
+                        }
+                    ],
+                )
+            pods.append(
+                pod(
+                    f"p{i}",
+                    node_name=f"n{rng.randrange(4)}",
+                    priority=rng.choice([0, 10, 2000]),
+                    labels={"app": rng.choice(["web", "db"])},
+                    requests={"cpu": f"{rng.randint(1, 12) * 100}m"},
+                    start_time=f"2025-01-0{rng.randint(1, 9)}T00:00:00Z",
+                    spec=spec,
+                )
+            )
         spec = {}
         if rng.random() < 0.5:
-            spec["containers"] = [{"name": "c", "image": "a",
-                                   "resources": {"requests": {"cpu": f"{rng.randint(5, 30)}00m"}},
-                                   "ports": [{"containerPort": 80, "hostPort": 8080}]}]
-        incoming = pod("big", priority=1000, labels={"app": "big"},
-                       requests={"cpu": f"{rng.randint(5, 30)}00m"}, spec=spec or None)
+            spec["containers"] = [
+                {
+                    "name": "c",
+                    "image": "a",
+                    "resources": {"requests": {"cpu": f"{rng.randint(5, 30)}00m"}},
+                    "ports": [{"containerPort": 80, "hostPort": 8080}],
+                }
+            ]
+        incoming = pod(
+            "big", priority=1000, labels={"app": "big"}, requests={"cpu": f"{rng.randint(5, 30)}00m"}, spec=spec or None
+        )
         compared += len(_compare_with_reference(nodes, pods, incoming, []))
     assert compared > 10
 
@@ -231,7 +302,7 @@ def _compare_with_reference(nodes, pods, incoming, pdbs, arithmetic=False) -> li
     state = fresh_state()
     fw.run_pre_filter(state, incoming)
     if arithmetic:
-        assert not fw.pre_filter_extensions("add_pod", state)   # the arithmetic path applies
+        assert not fw.pre_filter_extensions("add_pod", state)  # the arithmetic path applies
     budgets = Budgets(pdbs)
     less = more_important(0)
     found = []
@@ -255,17 +326,38 @@ def test_resource_only_reprieve_matches_running_every_filter():
     rng = random.Random(5)
     compared = tight = 0
     for _ in range(40):
-        nodes = [node(f"n{i}", cpu=str(rng.randint(2, 4)), memory=f"{rng.randint(2, 6)}Gi",
-                      pods=str(rng.randint(3, 8))) for i in range(3)]
-        pods = [pod(f"p{i}", node_name=f"n{rng.randrange(3)}", priority=rng.choice([0, 10, 2000]),
-                    labels={"app": rng.choice(["web", "db"])},
-                    requests={"cpu": f"{rng.randint(1, 12) * 100}m", "memory": f"{rng.randint(1, 8) * 128}Mi"},
-                    start_time=f"2025-01-0{rng.randint(1, 9)}T00:00:00Z") for i in range(rng.randint(6, 20))]
-        incoming = pod("big", priority=1000, requests={"cpu": f"{rng.randint(5, 30)}00m",
-                                                      "memory": f"{rng.randint(1, 16) * 128}Mi"})
-        pdbs = [{"kind": "PodDisruptionBudget", "metadata": {"name": "web", "namespace": "default"},
-                 "spec": {"selector": {"matchLabels": {"app": "web"}}},
-                 "status": {"disruptionsAllowed": rng.randint(0, 2)}}] if rng.random() < 0.5 else []
+        nodes = [
+            node(f"n{i}", cpu=str(rng.randint(2, 4)), memory=f"{rng.randint(2, 6)}Gi", pods=str(rng.randint(3, 8)))
+            for i in range(3)
+        ]
+        pods = [
+            pod(
+                f"p{i}",
+                node_name=f"n{rng.randrange(3)}",
+                priority=rng.choice([0, 10, 2000]),
+                labels={"app": rng.choice(["web", "db"])},
+                requests={"cpu": f"{rng.randint(1, 12) * 100}m", "memory": f"{rng.randint(1, 8) * 128}Mi"},
+                start_time=f"2025-01-0{rng.randint(1, 9)}T00:00:00Z",
+            )
+            for i in range(rng.randint(6, 20))
+        ]
+        incoming = pod(
+            "big",
+            priority=1000,
+            requests={"cpu": f"{rng.randint(5, 30)}00m", "memory": f"{rng.randint(1, 16) * 128}Mi"},
+        )
+        pdbs = (
+            [
+                {
+                    "kind": "PodDisruptionBudget",
+                    "metadata": {"name": "web", "namespace": "default"},
+                    "spec": {"selector": {"matchLabels": {"app": "web"}}},
+                    "status": {"disruptionsAllowed": rng.randint(0, 2)},
+                }
+            ]
+            if rng.random() < 0.5
+            else []
+        )
         for ni, victims in _compare_with_reference(nodes, pods, incoming, pdbs, arithmetic=True):
             compared += 1
             if len(ni.pods) - len(victims) + 1 >= ni.node.allocatable.allowed_pods:
@@ -283,28 +375,61 @@ def test_dry_run_over_every_potential_node_matches_the_full_walk():
     import time
 
     from kschedcli.framework.cycle_state import CycleState
-    taint_after_fit = {"schedulerName": "default-scheduler", "plugins": {"filter": {
-        "disabled": [{"name": "*"}], "enabled": [{"name": "NodeResourcesFit"}, {"name": "TaintToleration"}]}}}
+
+    taint_after_fit = {
+        "schedulerName": "default-scheduler",
+        "plugins": {
+            "filter": {
+                "disabled": [{"name": "*"}],
+                "enabled": [{"name": "NodeResourcesFit"}, {"name": "TaintToleration"}],
+            }
+        },
+    }
     rng = random.Random(17)
     compared = no_start = many_ties = tainted = 0
     for trial in range(80):
         profile = taint_after_fit if trial % 3 == 2 else None
-        nodes = [node(f"n{i}", cpu=str(rng.randint(2, 8)), memory=f"{rng.randint(2, 16)}Gi",
-                      pods=str(rng.choice([5, 9, 40])),
-                      taints=[{"key": "t", "value": "x", "effect": "NoSchedule"}] if rng.random() < 0.3 else None)
-                 for i in range(4)]
+        nodes = [
+            node(
+                f"n{i}",
+                cpu=str(rng.randint(2, 8)),
+                memory=f"{rng.randint(2, 16)}Gi",
+                pods=str(rng.choice([5, 9, 40])),
+                taints=[{"key": "t", "value": "x", "effect": "NoSchedule"}] if rng.random() < 0.3 else None,
+            )
+            for i in range(4)
+        ]
         no_start_here = rng.random() < 0.2
-        pods = [pod(f"p{i}", node_name=f"n{rng.randrange(4)}", priority=rng.choice([0, 10, 2000]),
-                    labels={"app": rng.choice(["web", "db"])},
-                    requests={"cpu": f"{rng.randint(1, 6) * 100}m", "memory": f"{rng.randint(1, 8) * 128}Mi"},
-                    start_time=(None if no_start_here and rng.random() < 0.3
-                                else f"2025-01-0{rng.randint(1, 3)}T00:00:00Z"))
-                for i in range(rng.randint(10, 70))]
-        incoming = pod("big", priority=1000, requests={"cpu": f"{rng.randint(5, 60)}00m",
-                                                      "memory": f"{rng.randint(1, 16) * 256}Mi"})
-        pdbs = [{"kind": "PodDisruptionBudget", "metadata": {"name": "web", "namespace": "default"},
-                 "spec": {"selector": {"matchLabels": {"app": "web"}}},
-                 "status": {"disruptionsAllowed": rng.randint(0, 3)}}] if rng.random() < 0.5 else []
+        pods = [
+            pod(
+                f"p{i}",
+                node_name=f"n{rng.randrange(4)}",
+                priority=rng.choice([0, 10, 2000]),
+                labels={"app": rng.choice(["web", "db"])},
+                requests={"cpu": f"{rng.randint(1, 6) * 100}m", "memory": f"{rng.randint(1, 8) * 128}Mi"},
+                start_time=(
+                    None if no_start_here and rng.random() < 0.3 else f"2025-01-0{rng.randint(1, 3)}T00:00:00Z"
+                ),
+            )
+            for i in range(rng.randint(10, 70))
+        ]
+        incoming = pod(
+            "big",
+            priority=1000,
+            requests={"cpu": f"{rng.randint(5, 60)}00m", "memory": f"{rng.randint(1, 16) * 256}Mi"},
+        )
+        pdbs = (
+            [
+                {
+                    "kind": "PodDisruptionBudget",
+                    "metadata": {"name": "web", "namespace": "default"},
+                    "spec": {"selector": {"matchLabels": {"app": "web"}}},
+                    "status": {"disruptionsAllowed": rng.randint(0, 3)},
+                }
+            ]
+            if rng.random() < 0.5
+            else []
+        )
         sched = scheduler(nodes, pods, profile=profile)
         for b in pdbs:
             sched.cluster.objects["PodDisruptionBudget"][("default", b["metadata"]["name"])] = b
@@ -318,9 +443,13 @@ def test_dry_run_over_every_potential_node_matches_the_full_walk():
         found = {c.node: (c.victims, c.pdb_violations) for c in res.preemption.candidates}
         # without this cycle's filter columns to read, the node-only filters are asked again
         from kschedcli.framework.runtime import NodeStatuses
+
         assert state.filter_columns is None
-        potential = [sched.snapshot.get(n) for n, v in res.filters.items()
-                     if v.first_failure is not None and v.first_failure.code == "Unschedulable"]
+        potential = [
+            sched.snapshot.get(n)
+            for n, v in res.filters.items()
+            if v.first_failure is not None and v.first_failure.code == "Unschedulable"
+        ]
         dp = fw.plugins["DefaultPreemption"]
         nv, v, _ = dp.dry_run(state, incoming, potential, NodeStatuses(), time.time_ns())
         assert {c.node: (c.victims, c.pdb_violations) for c in nv + v} == found

@@ -10,9 +10,16 @@ def test_nil_selector_matches_nothing_and_empty_matches_everything():
 
 
 def test_match_labels_and_expressions_are_anded():
-    sel = parse_label_selector({"matchLabels": {"app": "web"},
-                                "matchExpressions": [{"key": "tier", "operator": "NotIn", "values": ["db"]},
-                                                     {"key": "env", "operator": "Exists"}]}, "s")
+    sel = parse_label_selector(
+        {
+            "matchLabels": {"app": "web"},
+            "matchExpressions": [
+                {"key": "tier", "operator": "NotIn", "values": ["db"]},
+                {"key": "env", "operator": "Exists"},
+            ],
+        },
+        "s",
+    )
     assert sel.matches({"app": "web", "env": "prod"})
     assert not sel.matches({"app": "web", "env": "prod", "tier": "db"})
     assert not sel.matches({"app": "web"})
@@ -27,10 +34,15 @@ def test_invalid_selector_names_the_field():
 
 
 def test_node_selector_gt_lt_and_fields():
-    ns = parse_node_selector({"nodeSelectorTerms": [
-        {"matchExpressions": [{"key": "cores", "operator": "Gt", "values": ["4"]}]},
-        {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["n9"]}]},
-    ]}, "f")
+    ns = parse_node_selector(
+        {
+            "nodeSelectorTerms": [
+                {"matchExpressions": [{"key": "cores", "operator": "Gt", "values": ["4"]}]},
+                {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["n9"]}]},
+            ]
+        },
+        "f",
+    )
     assert ns.matches({"cores": "8"}, "n1")
     assert not ns.matches({"cores": "4"}, "n1")
     assert not ns.matches({"cores": "x"}, "n1")

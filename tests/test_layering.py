@@ -2,6 +2,7 @@
 function, under TYPE_CHECKING) counts. The scheduling core knows nothing of the CLI or Rich, the
 framework nothing of its plugins, a plugin nothing of the scheduler, and no two layers import each
 other by any path."""
+
 from __future__ import annotations
 
 import ast
@@ -13,8 +14,13 @@ import pytest
 PACKAGE = pathlib.Path(__file__).resolve().parent.parent / "kschedcli"
 
 # the modules that make up the command line; everything else (outside render/) is the core
-CLI_MODULES = {"kschedcli.cli", "kschedcli.cli_errors", "kschedcli.completion", "kschedcli.editflags",
-               "kschedcli.__main__"}
+CLI_MODULES = {
+    "kschedcli.cli",
+    "kschedcli.cli_errors",
+    "kschedcli.completion",
+    "kschedcli.editflags",
+    "kschedcli.__main__",
+}
 
 
 def _module_name(path: pathlib.Path) -> str:
@@ -41,7 +47,7 @@ def imports_of(path: pathlib.Path) -> set[str]:
         elif isinstance(node, ast.ImportFrom):
             if node.level:
                 base = package.split(".")
-                base = base[:len(base) - (node.level - 1)]
+                base = base[: len(base) - (node.level - 1)]
                 target = ".".join(base + ([node.module] if node.module else []))
             else:
                 target = node.module or ""
@@ -58,37 +64,51 @@ def _within(name: str, prefixes: tuple[str, ...]) -> bool:
 
 
 def _offenders(importers: tuple[str, ...], forbidden: tuple[str, ...]) -> list[str]:
-    return sorted(f"{m} imports {t}" for m, ts in GRAPH.items() if _within(m, importers)
-                  for t in ts if _within(t, forbidden))
+    return sorted(
+        f"{m} imports {t}" for m, ts in GRAPH.items() if _within(m, importers) for t in ts if _within(t, forbidden)
+    )
 
 
 def test_the_walk_sees_the_package():
     # a walk that found nothing would pass every rule below
     assert "kschedcli.framework.runtime" in GRAPH and "kschedcli.plugins.noderesources.fit" in GRAPH
     assert "kschedcli.framework.status" in GRAPH["kschedcli.plugins.noderesources.fit"]
-    assert "kschedcli.progress" in GRAPH["kschedcli.scheduler"]          # `from . import progress`
+    assert "kschedcli.progress" in GRAPH["kschedcli.scheduler"]  # `from . import progress`
     assert "typer" in GRAPH["kschedcli.cli"] and "rich.table" in GRAPH["kschedcli.render.terminal.layout"]
 
 
 def test_framework_imports_no_plugin_scheduler_renderer_or_cli():
-    assert _offenders(("kschedcli.framework",),
-                      ("kschedcli.plugins", "kschedcli.scheduler", "kschedcli.engine", "kschedcli.render",
-                       *CLI_MODULES)) == []
+    assert (
+        _offenders(
+            ("kschedcli.framework",),
+            ("kschedcli.plugins", "kschedcli.scheduler", "kschedcli.engine", "kschedcli.render", *CLI_MODULES),
+        )
+        == []
+    )
 
 
 def test_plugins_import_neither_scheduler_renderer_nor_cli():
-    assert _offenders(("kschedcli.plugins",),
-                      ("kschedcli.scheduler", "kschedcli.engine", "kschedcli.render", *CLI_MODULES)) == []
+    assert (
+        _offenders(
+            ("kschedcli.plugins",), ("kschedcli.scheduler", "kschedcli.engine", "kschedcli.render", *CLI_MODULES)
+        )
+        == []
+    )
 
 
 def test_renderers_read_results_and_do_not_schedule():
-    assert _offenders(("kschedcli.render",),
-                      ("kschedcli.scheduler", "kschedcli.engine", "kschedcli.plugins", *CLI_MODULES)) == []
+    assert (
+        _offenders(
+            ("kschedcli.render",), ("kschedcli.scheduler", "kschedcli.engine", "kschedcli.plugins", *CLI_MODULES)
+        )
+        == []
+    )
 
 
 def test_core_imports_no_terminal_library_renderer_or_cli():
-    core = tuple(m for m in GRAPH if m != "kschedcli" and m not in CLI_MODULES
-                 and not _within(m, ("kschedcli.render",)))
+    core = tuple(
+        m for m in GRAPH if m != "kschedcli" and m not in CLI_MODULES and not _within(m, ("kschedcli.render",))
+    )
     assert _offenders(core, ("rich", "typer", "kschedcli.render", *CLI_MODULES)) == []
 
 
@@ -102,7 +122,7 @@ def _layer(name: str) -> str:
 
 
 def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
-    colour: dict[str, int] = defaultdict(int)     # 0 unseen, 1 on the path, 2 done
+    colour: dict[str, int] = defaultdict(int)  # 0 unseen, 1 on the path, 2 done
     path: list[str] = []
 
     def visit(n: str) -> list[str] | None:
@@ -110,7 +130,7 @@ def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
         path.append(n)
         for t in sorted(graph.get(n, ())):
             if colour[t] == 1:
-                return path[path.index(t):] + [t]
+                return path[path.index(t) :] + [t]
             if colour[t] == 0 and (found := visit(t)):
                 return found
         path.pop()
@@ -127,16 +147,16 @@ def test_no_import_cycle_between_layers():
     layers: dict[str, set[str]] = defaultdict(set)
     for m, ts in GRAPH.items():
         if m == "kschedcli":
-            continue    # the package's __init__ holds only its version
+            continue  # the package's __init__ holds only its version
         for t in ts:
             if _within(t, ("kschedcli",)) and t != "kschedcli" and _layer(t) != _layer(m):
                 layers[_layer(m)].add(_layer(t))
     assert _cycle(layers) is None
 
 
-@pytest.mark.parametrize("graph, expected", [
-    ({"a": {"b"}, "b": {"c"}, "c": set()}, None),
-    ({"a": {"b"}, "b": {"c"}, "c": {"a"}}, ["a", "b", "c", "a"]),
-])
+@pytest.mark.parametrize(
+    "graph, expected",
+    [({"a": {"b"}, "b": {"c"}, "c": set()}, None), ({"a": {"b"}, "b": {"c"}, "c": {"a"}}, ["a", "b", "c", "a"])],
+)
 def test_cycle_finder(graph, expected):
     assert _cycle(graph) == expected

@@ -2,6 +2,7 @@
 written by the test, answers as kubectl does: `config view --minify -o json` with the context, and
 `get ... -o json` with a List built from fixtures/small-cluster.yaml plus a pending pod, or each of
 kubectl's failures. It records the arguments it received."""
+
 from __future__ import annotations
 
 import json
@@ -22,7 +23,7 @@ from kschedcli.errors import SOURCE_LABELS, InputError
 from kschedcli.live import KINDS, parse_duration
 
 ROOT = Path(__file__).resolve().parent.parent
-PENDING = "shop/web-7d9f8b6c5d-m8n7b"     # fixtures/pods/web.yaml, served as a pending pod
+PENDING = "shop/web-7d9f8b6c5d-m8n7b"  # fixtures/pods/web.yaml, served as a pending pod
 
 FAKE_KUBECTL = r'''#!{python}
 """A fake kubectl for ksched's tests: FAKE_KUBECTL_MODE says how it answers."""
@@ -106,6 +107,7 @@ def fake(tmp_path, monkeypatch):
         @staticmethod
         def mode(m: str) -> None:
             monkeypatch.setenv("FAKE_KUBECTL_MODE", m)
+
     return Fake
 
 
@@ -133,8 +135,9 @@ def test_explain_reads_the_current_context_with_the_readme_kinds(fake):
 
 def test_context_kubeconfig_and_request_timeout_reach_kubectl(fake, tmp_path):
     kc = tmp_path / "kc.yaml"
-    r = run("explain", "fixtures/pods/web.yaml", "--context", "prod", "--kubeconfig", str(kc),
-            "--request-timeout", "5s")
+    r = run(
+        "explain", "fixtures/pods/web.yaml", "--context", "prod", "--kubeconfig", str(kc), "--request-timeout", "5s"
+    )
     assert r.exit_code == 0, r.output
     config, get = fake.calls()
     assert config[-4:] == ["--kubeconfig", str(kc), "--context", "prod"]
@@ -172,7 +175,7 @@ def test_save_snapshot_keeps_the_bytes_as_received(fake, tmp_path):
     assert saved.read_bytes() == fake.served.read_bytes()
     later = run("explain", PENDING, "--cluster", str(saved), "-o", "json")
     assert later.stdout == live.stdout
-    assert len(fake.calls()) == 2    # the offline run asked kubectl nothing
+    assert len(fake.calls()) == 2  # the offline run asked kubectl nothing
     err = one_line_error(run("explain", PENDING, "--cluster", str(saved), "--save-snapshot", str(saved)))
     assert err == "ksched: --save-snapshot: --save-snapshot reads the live cluster: it does not go with --cluster"
 
@@ -184,24 +187,37 @@ def test_verbose_after_the_subcommand_names_the_context(fake):
     assert "ksched: read 3 nodes, 4 bound pods" in r.stderr
 
 
-@pytest.mark.parametrize("mode, expected", [
-    ("no-config", "ksched: kubectl: no current context in ~/.kube/config: name one with --context, or give a "
-                  "snapshot with --cluster FILE"),
-    ("forbidden", "ksched: kubectl: context kind-small: forbidden: user 'jane' cannot list "
-                  "poddisruptionbudgets.policy in every namespace; ksched reads " + ", ".join(KINDS)
-                  + " (or give a snapshot with --cluster FILE)"),
-    ("refused", "ksched: kubectl: context kind-small: connection refused by the API server 10.0.0.1:6443"),
-    ("timeout", "ksched: kubectl: context kind-small: timed out waiting for the API server https://10.0.0.1:6443 "
-                "(--request-timeout 30s)"),
-    ("garbage", None),
-])
+@pytest.mark.parametrize(
+    "mode, expected",
+    [
+        (
+            "no-config",
+            "ksched: kubectl: no current context in ~/.kube/config: name one with --context, or give a "
+            "snapshot with --cluster FILE",
+        ),
+        (
+            "forbidden",
+            "ksched: kubectl: context kind-small: forbidden: user 'jane' cannot list "
+            "poddisruptionbudgets.policy in every namespace; ksched reads "
+            + ", ".join(KINDS)
+            + " (or give a snapshot with --cluster FILE)",
+        ),
+        ("refused", "ksched: kubectl: context kind-small: connection refused by the API server 10.0.0.1:6443"),
+        (
+            "timeout",
+            "ksched: kubectl: context kind-small: timed out waiting for the API server https://10.0.0.1:6443 "
+            "(--request-timeout 30s)",
+        ),
+        ("garbage", None),
+    ],
+)
 def test_kubectl_failures_are_one_line_and_exit_2(fake, monkeypatch, mode, expected):
     monkeypatch.delenv("KUBECONFIG", raising=False)
     fake.mode(mode)
     err = one_line_error(run("explain", "fixtures/pods/web.yaml"))
     if expected is not None:
         assert err == expected
-    else:   # what kubectl printed does not parse: the error names the live source, not a temporary file
+    else:  # what kubectl printed does not parse: the error names the live source, not a temporary file
         assert err.startswith("ksched: kubectl (context kind-small): "), err
         assert "ksched-live-" not in err
 
@@ -253,8 +269,10 @@ def test_temporary_snapshots_are_labelled_not_leaked():
     assert all("ksched-live-" in path for path in SOURCE_LABELS)
 
 
-@pytest.mark.skipif(shutil.which("kubectl", path="/usr/local/bin:/usr/bin:/bin") is None,
-                    reason="needs a real kubectl to find the plugin")
+@pytest.mark.skipif(
+    shutil.which("kubectl", path="/usr/local/bin:/usr/bin:/bin") is None,
+    reason="needs a real kubectl to find the plugin",
+)
 def test_real_kubectl_runs_the_installed_plugin(tmp_path):
     plugin = Path(sys.executable).parent / "kubectl-ksched"
     if not plugin.exists():
@@ -275,6 +293,7 @@ def test_the_read_reports_its_progress_in_bytes(fake):
     from contextlib import contextmanager
 
     from kschedcli import progress
+
     seen: list[tuple[str, str, list[int]]] = []
 
     @contextmanager
@@ -284,8 +303,10 @@ def test_the_read_reports_its_progress_in_bytes(fake):
         class Task:
             def update(self, done: int) -> None:
                 updates.append(done)
+
         seen.append((description, unit, updates))
         yield Task()
+
     progress.set_reporter(reporter)
     try:
         r = run("explain", "fixtures/pods/web.yaml")

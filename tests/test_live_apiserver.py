@@ -2,6 +2,7 @@
 like an API server (tests/fake_apiserver.py): discovery, the lists, RBAC's 403, a slow server, a
 closed port. Checks that ksched reads what kubectl reads, and that kubectl's own failure messages
 become ksched's one-line errors."""
+
 from __future__ import annotations
 
 import json
@@ -39,6 +40,7 @@ current-context: fake
 users: [{{name: u1, user: {{token: abc}}}}]
 """)
         return str(path)
+
     return kubeconfig
 
 
@@ -66,16 +68,19 @@ def test_rbac_forbidden_names_the_resource(env):
     with FakeAPIServer(objects(), forbid="poddisruptionbudgets") as server:
         r = run("explain", "fixtures/pods/web.yaml", "--kubeconfig", env(server.url))
     assert r.exit_code == 2 and len(r.stderr.splitlines()) == 1, r.output
-    assert r.stderr.startswith("ksched: kubectl: context fake: forbidden: user 'jane' cannot list "
-                               "poddisruptionbudgets.policy in every namespace; ksched reads nodes, pods, ")
+    assert r.stderr.startswith(
+        "ksched: kubectl: context fake: forbidden: user 'jane' cannot list "
+        "poddisruptionbudgets.policy in every namespace; ksched reads nodes, pods, "
+    )
 
 
 def test_a_slow_api_server_times_out(env):
     with FakeAPIServer(objects(), delay=3) as server:
         r = run("explain", "fixtures/pods/web.yaml", "--kubeconfig", env(server.url), "--request-timeout", "1s")
     assert r.exit_code == 2 and len(r.stderr.splitlines()) == 1, r.output
-    assert r.stderr.strip() == (f"ksched: kubectl: context fake: timed out waiting for the API server {server.url} "
-                                "(--request-timeout 1s)")
+    assert r.stderr.strip() == (
+        f"ksched: kubectl: context fake: timed out waiting for the API server {server.url} (--request-timeout 1s)"
+    )
 
 
 def test_a_closed_port_is_connection_refused(env):

@@ -1,4 +1,5 @@
 """The snapshot reader: Lists, multi-document YAML, JSON, stdin, streaming, parallel YAML, errors."""
+
 from __future__ import annotations
 
 import io
@@ -15,17 +16,33 @@ from kschedcli.loader import json_stream, workers, yaml_reader
 
 
 def pod(name, ns="default", node="n1", cpu="100m", **extra):
-    d = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": ns, "labels": {"app": name}},
-         "spec": {"nodeName": node, "containers": [{"name": "c", "image": "img",
-                                                    "resources": {"requests": {"cpu": cpu}},
-                                                    "env": [{"name": "A", "value": "1"}]}]},
-         "status": {"phase": "Running"}}
+    d = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": ns, "labels": {"app": name}},
+        "spec": {
+            "nodeName": node,
+            "containers": [
+                {
+                    "name": "c",
+                    "image": "img",
+                    "resources": {"requests": {"cpu": cpu}},
+                    "env": [{"name": "A", "value": "1"}],
+                }
+            ],
+        },
+        "status": {"phase": "Running"},
+    }
     d.update(extra)
     return d
 
 
-NODE = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1", "labels": {"zone": "a"}},
-        "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}}}
+NODE = {
+    "apiVersion": "v1",
+    "kind": "Node",
+    "metadata": {"name": "n1", "labels": {"zone": "a"}},
+    "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}},
+}
 
 
 def objects(path, transform=None):
@@ -43,7 +60,7 @@ def test_json_list_is_flattened_with_locations(tmp_path):
 def test_typed_list_items_get_the_kind(tmp_path):
     f = tmp_path / "c.json"
     f.write_text(json.dumps({"kind": "PodList", "items": [{"metadata": {"name": "p"}}]}))
-    (o, w), = objects(f)
+    ((o, w),) = objects(f)
     assert o["kind"] == "Pod" and w == "items[0] (Pod default/p)"
 
 
@@ -51,14 +68,17 @@ def test_multi_document_yaml_with_a_list_and_empty_documents(tmp_path):
     f = tmp_path / "c.yaml"
     f.write_text(yaml.safe_dump(NODE) + "---\n---\n" + yaml.safe_dump({"kind": "List", "items": [pod("a"), pod("b")]}))
     got = objects(f)
-    assert [w for _, w in got] == ["document 1 (Node n1)", "document 2 items[0] (Pod default/a)",
-                                   "document 2 items[1] (Pod default/b)"]
+    assert [w for _, w in got] == [
+        "document 1 (Node n1)",
+        "document 2 items[0] (Pod default/a)",
+        "document 2 items[1] (Pod default/b)",
+    ]
 
 
 def test_single_json_object(tmp_path):
     f = tmp_path / "p.json"
     f.write_text(json.dumps(pod("solo")))
-    (o, w), = objects(f)
+    ((o, w),) = objects(f)
     assert o == pod("solo") and w == "Pod default/solo"
 
 
@@ -72,14 +92,20 @@ def test_stdin(monkeypatch):
 def test_streamed_json_equals_a_whole_decode(tmp_path, monkeypatch):
     """Blocks far smaller than an item, runs decoded together, a multi-byte character cut
     between blocks, the List's kind after its items, indented or compact layout."""
-    items = [pod(f"p{i}", cpu=f"{i + 1}m", metadata={"name": f"p{i}", "annotations": {"note": "héllo ✓" * i}})
-             for i in range(60)]
+    items = [
+        pod(f"p{i}", cpu=f"{i + 1}m", metadata={"name": f"p{i}", "annotations": {"note": "héllo ✓" * i}})
+        for i in range(60)
+    ]
     doc = {"apiVersion": "v1", "items": items, "kind": "List", "metadata": {"resourceVersion": ""}}
     monkeypatch.setattr(json_stream, "_BLOCK", 37)
     monkeypatch.setattr(json_stream, "_MIN_BATCH", 200)
-    for text in (json.dumps(doc, ensure_ascii=False), json.dumps(doc, indent=4, ensure_ascii=False),
-                 '{"apiVersion":"v1","items":[\n' + ",\n".join(json.dumps(i, ensure_ascii=False) for i in items)
-                 + '\n],"kind":"List"}'):
+    for text in (
+        json.dumps(doc, ensure_ascii=False),
+        json.dumps(doc, indent=4, ensure_ascii=False),
+        '{"apiVersion":"v1","items":[\n'
+        + ",\n".join(json.dumps(i, ensure_ascii=False) for i in items)
+        + '\n],"kind":"List"}',
+    ):
         f = tmp_path / "c.json"
         f.write_bytes(text.encode())
         docs = loader.load_documents(str(f))
@@ -89,16 +115,16 @@ def test_streamed_json_equals_a_whole_decode(tmp_path, monkeypatch):
 def test_json_that_does_not_stream_falls_back(tmp_path):
     f = tmp_path / "c.json"
     f.write_text('{"kind": "List", "items": [], "items": [{"kind": "Node", "metadata": {"name": "n"}}]}')
-    assert [o["metadata"]["name"] for o, _ in objects(f)] == ["n"]   # the last `items`, as json.loads
+    assert [o["metadata"]["name"] for o, _ in objects(f)] == ["n"]  # the last `items`, as json.loads
 
 
 FAST_YAML_CASES = [
-    "a: 1\nb: 0755\nc: 0x1f\nd: 1_000\ne: 1:30\nf: -3\n",             # YAML 1.1 integers
-    "a: yes\nb: No\nc: on\nd: 'true'\ne: ~\nf: null\ng:\n",            # booleans and nulls
+    "a: 1\nb: 0755\nc: 0x1f\nd: 1_000\ne: 1:30\nf: -3\n",  # YAML 1.1 integers
+    "a: yes\nb: No\nc: on\nd: 'true'\ne: ~\nf: null\ng:\n",  # booleans and nulls
     "a: 1.5\nb: .inf\nc: 2001-12-14\nd: '2025-01-01T00:00:00Z'\ne: 1e3\n",
-    "base: &b {x: 1, y: [1, 2]}\nuse: *b\nmerged:\n  <<: *b\n  y: 3\n",   # anchors, aliases, merge
-    "a: !!str 123\nb: !!int '7'\n1: one\ntrue: t\n",                    # explicit tags, non-string keys
-    "s: |\n  line1\n  line2\nf: >\n  folded\n  text\nq: \"tab\\there\"\n",
+    "base: &b {x: 1, y: [1, 2]}\nuse: *b\nmerged:\n  <<: *b\n  y: 3\n",  # anchors, aliases, merge
+    "a: !!str 123\nb: !!int '7'\n1: one\ntrue: t\n",  # explicit tags, non-string keys
+    's: |\n  line1\n  line2\nf: >\n  folded\n  text\nq: "tab\\there"\n',
 ]
 
 
@@ -115,9 +141,23 @@ LINE_READER_CASES = [
     "x: -3\ny: 0\nz: 012\nw: yes\nv: ~\nu: 2025-01-01\nt: 1.0\ns: http://a:b/c\nr: a#b\nq: ':x'\np:   padded   \n",
     "labels:\n  app.kubernetes.io/name: web\n  'true': quoted-key\n",
     # what it hands to libyaml, whole document by whole document
-    "a: 1 # comment\n", "a: b\n  continued\n", "a: |\n  block\n", "a: [1, 2]\n", "? a\n: b\n",
-    "a:\n- - 1\n", "  a: 1\n", "--- !tag\na: 1\n", "a: &x 1\nb: *x\n", "a: 'multi\n  line'\n",
-    "a: \"tab\\x41\"\n", "80: http\n", "a:\tb\n", "a: b: c\n", "a: -\n", "-\n  a: 1\n", "- 'a: b'\n",
+    "a: 1 # comment\n",
+    "a: b\n  continued\n",
+    "a: |\n  block\n",
+    "a: [1, 2]\n",
+    "? a\n: b\n",
+    "a:\n- - 1\n",
+    "  a: 1\n",
+    "--- !tag\na: 1\n",
+    "a: &x 1\nb: *x\n",
+    "a: 'multi\n  line'\n",
+    'a: "tab\\x41"\n',
+    "80: http\n",
+    "a:\tb\n",
+    "a: b: c\n",
+    "a: -\n",
+    "-\n  a: 1\n",
+    "- 'a: b'\n",
 ]
 
 
@@ -128,6 +168,7 @@ def test_line_reader_matches_libyaml(text):
             return ("ok", list(f(text)))
         except yaml.YAMLError as e:
             return ("error", str(e))
+
     assert read(yaml_reader.yaml_docs) == read(lambda t: yaml.load_all(t, Loader=yaml.CSafeLoader))
 
 
@@ -165,31 +206,46 @@ def test_not_an_object(tmp_path):
 
 
 def test_slim_object_keeps_what_the_scheduler_reads():
-    p = pod("a", status={"phase": "Running", "startTime": "t", "podIP": "1.2.3.4",
-                         "conditions": [{"type": "Ready", "status": "True"},
-                                        {"type": "DisruptionTarget", "status": "True",
-                                         "reason": "PreemptionByScheduler"}],
-                         "containerStatuses": [{"name": "c", "image": "img", "resources": {"requests": {"cpu": "1"}},
-                                                "state": {"running": {}}}]})
-    p["spec"]["volumes"] = [{"name": "tok", "projected": {"sources": [{"serviceAccountToken": {}}]}},
-                            {"name": "data", "persistentVolumeClaim": {"claimName": "d"}}]
+    p = pod(
+        "a",
+        status={
+            "phase": "Running",
+            "startTime": "t",
+            "podIP": "1.2.3.4",
+            "conditions": [
+                {"type": "Ready", "status": "True"},
+                {"type": "DisruptionTarget", "status": "True", "reason": "PreemptionByScheduler"},
+            ],
+            "containerStatuses": [
+                {"name": "c", "image": "img", "resources": {"requests": {"cpu": "1"}}, "state": {"running": {}}}
+            ],
+        },
+    )
+    p["spec"]["volumes"] = [
+        {"name": "tok", "projected": {"sources": [{"serviceAccountToken": {}}]}},
+        {"name": "data", "persistentVolumeClaim": {"claimName": "d"}},
+    ]
     s = slim_object(p)
     c = s["spec"]["containers"][0]
     assert "env" not in c and c["resources"] == {"requests": {"cpu": "100m"}} and c["image"] == "img"
-    assert s["status"]["conditions"] == [{"type": "DisruptionTarget", "status": "True",
-                                          "reason": "PreemptionByScheduler"}]
+    assert s["status"]["conditions"] == [
+        {"type": "DisruptionTarget", "status": "True", "reason": "PreemptionByScheduler"}
+    ]
     assert s["status"]["containerStatuses"] == [{"name": "c", "resources": {"requests": {"cpu": "1"}}}]
     assert "podIP" not in s["status"] and s["status"]["startTime"] == "t"
-    assert s["spec"]["volumes"] == [{"name": "tok", "projected": {}},
-                                    {"name": "data", "persistentVolumeClaim": {"claimName": "d"}}]
-    assert "env" in p["spec"]["containers"][0]            # the source object is not modified
+    assert s["spec"]["volumes"] == [
+        {"name": "tok", "projected": {}},
+        {"name": "data", "persistentVolumeClaim": {"claimName": "d"}},
+    ]
+    assert "env" in p["spec"]["containers"][0]  # the source object is not modified
     pending = pod("b", node="")
-    assert slim_object(pending) is pending                # pending pods are kept whole
+    assert slim_object(pending) is pending  # pending pods are kept whole
 
 
 def test_parallel_yaml_pieces_equal_a_whole_read(tmp_path, monkeypatch):
-    docs = [NODE] + [pod(f"p{i}", metadata={"name": f"p{i}", "namespace": "ns", "labels": {"i": str(i)}})
-                     for i in range(40)]
+    docs = [NODE] + [
+        pod(f"p{i}", metadata={"name": f"p{i}", "namespace": "ns", "labels": {"i": str(i)}}) for i in range(40)
+    ]
     text = "".join("---\n" + yaml.safe_dump(d) for d in docs)
     f = tmp_path / "c.yaml"
     f.write_text(text)
@@ -197,7 +253,7 @@ def test_parallel_yaml_pieces_equal_a_whole_read(tmp_path, monkeypatch):
     monkeypatch.setenv("KSCHED_WORKERS", "2")
     pieces = workers.split_yaml(str(f), len(text), 6)
     assert pieces and len(pieces) > 1
-    assert all(text.encode()[s:s + 4] == b"---\n" for s, _ in pieces)
+    assert all(text.encode()[s : s + 4] == b"---\n" for s, _ in pieces)
     got = workers.yaml_parallel(str(f), len(text), slim_object, progress.NULL_TASK)
     assert got == [slim_object(d) for d in docs]
 
@@ -209,7 +265,7 @@ def test_parallel_yaml_error_reports_the_whole_file_line(tmp_path, monkeypatch):
     with pytest.raises(yaml.YAMLError) as ref:
         list(yaml.safe_load_all(f.read_text()))
     line = ref.value.problem_mark.line + 1
-    assert line > good.count("\n") + 3            # past the first piece
+    assert line > good.count("\n") + 3  # past the first piece
     monkeypatch.setattr(workers, "_PARALLEL_MIN_BYTES", 0)
     monkeypatch.setenv("KSCHED_WORKERS", "2")
     with pytest.raises(InputError) as e:

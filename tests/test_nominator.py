@@ -1,5 +1,6 @@
 """The nominator: pods nominated to a node weigh on the pods filtered there (two passes, the
 priority rule), the nominated-node fast path, and preemption's dry run with nominated pods."""
+
 from __future__ import annotations
 
 import textwrap
@@ -31,7 +32,7 @@ def test_a_nominated_pod_of_higher_priority_counts_in_the_node_resources():
     assert (ff.plugin, ff.reasons) == ("NodeResourcesFit", ["Insufficient cpu"])
     assert r.filters["node-b"].plugins["NodeResourcesFit"].reasons == ["Insufficient cpu"]
     assert r.nominated["node-b"].pods == ["default/big"]
-    assert r.nominated["node-b"].second_pass is False   # the first pass failed
+    assert r.nominated["node-b"].second_pass is False  # the first pass failed
     assert "node-a" not in r.nominated
 
 
@@ -62,8 +63,15 @@ def test_second_pass_without_the_nominated_pods_decides_pod_affinity():
     nodes, pods = two_nodes()
     s = scheduler(nodes, pods)
     s.nominate([nominated("db", "node-b", 1000, labels={"app": "db"})])
-    affinity = {"affinity": {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
-        {"labelSelector": {"matchLabels": {"app": "db"}}, "topologyKey": "kubernetes.io/hostname"}]}}}
+    affinity = {
+        "affinity": {
+            "podAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": [
+                    {"labelSelector": {"matchLabels": {"app": "db"}}, "topologyKey": "kubernetes.io/hostname"}
+                ]
+            }
+        }
+    }
     r = s.schedule(pod("web", requests={"cpu": "100m"}, priority=10, labels={"app": "web"}, spec=affinity))
     assert r.feasible == []
     b = r.filters["node-b"]
@@ -80,8 +88,15 @@ def test_anti_affinity_sees_the_nominated_pod_in_the_first_pass():
     nodes, pods = two_nodes()
     s = scheduler(nodes, pods)
     s.nominate([nominated("db", "node-b", 1000, labels={"app": "db"})])
-    anti = {"affinity": {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
-        {"labelSelector": {"matchLabels": {"app": "db"}}, "topologyKey": "kubernetes.io/hostname"}]}}}
+    anti = {
+        "affinity": {
+            "podAntiAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": [
+                    {"labelSelector": {"matchLabels": {"app": "db"}}, "topologyKey": "kubernetes.io/hostname"}
+                ]
+            }
+        }
+    }
     r = s.schedule(pod("db2", requests={"cpu": "100m"}, priority=10, labels={"app": "db"}, spec=anti))
     assert r.feasible == ["node-a"]
     assert r.filters["node-b"].first_failure.plugin == "InterPodAffinity"
@@ -102,7 +117,7 @@ def test_fast_path_takes_the_nominated_node_without_scoring():
     s = scheduler(nodes, [pod("busy", requests={"cpu": "2"}, node_name="node-b")])
     me = nominated("me", "node-b", 1000, cpu="1")
     r = s.schedule(me)
-    assert r.selected_node == "node-b"       # node-a would score better
+    assert r.selected_node == "node-b"  # node-a would score better
     assert list(r.filters) == ["node-b"]
     assert r.feasible == r.top_nodes == ["node-b"]
     assert dict(r.scores) == {}
@@ -125,8 +140,17 @@ def test_fast_path_first_try_status_survives_a_prefilter_narrowing():
     # node-b keeps the status of its first try instead of "didn't satisfy plugin(s)"
     nodes = [node("node-a", cpu="4"), node("node-b", cpu="1")]
     s = scheduler(nodes)
-    spec = {"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
-        "nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["node-a"]}]}]}}}}
+    spec = {
+        "affinity": {
+            "nodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {
+                    "nodeSelectorTerms": [
+                        {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["node-a"]}]}
+                    ]
+                }
+            }
+        }
+    }
     r = s.schedule(nominated("me", "node-b", 1000, cpu="2", spec=spec))
     assert r.selected_node == "node-a"
     ff = r.filters["node-b"].first_failure
@@ -136,8 +160,10 @@ def test_fast_path_first_try_status_survives_a_prefilter_narrowing():
 
 def _full_node_with_low_pods():
     nodes = [node("node-a", cpu="4")]
-    bound = [pod("low1", requests={"cpu": "2"}, priority=0, node_name="node-a", start_time="2025-01-01T00:00:00Z"),
-             pod("low2", requests={"cpu": "2"}, priority=0, node_name="node-a", start_time="2025-01-01T00:00:01Z")]
+    bound = [
+        pod("low1", requests={"cpu": "2"}, priority=0, node_name="node-a", start_time="2025-01-01T00:00:00Z"),
+        pod("low2", requests={"cpu": "2"}, priority=0, node_name="node-a", start_time="2025-01-01T00:00:01Z"),
+    ]
     return nodes, bound
 
 
@@ -165,9 +191,11 @@ def test_preemption_reprieve_counts_the_nominated_pods():
     # evicting both low pods frees 4 cpu; the nominated pod takes 1, the preemptor 2: one low
     # pod (2 cpu) cannot come back, the other can't either (1 cpu left); with 3 free one could
     nodes = [node("node-a", cpu="6")]
-    bound = [pod("low1", requests={"cpu": "2"}, priority=0, node_name="node-a", start_time="2025-01-01T00:00:00Z"),
-             pod("low2", requests={"cpu": "2"}, priority=0, node_name="node-a", start_time="2025-01-01T00:00:01Z"),
-             pod("keep", requests={"cpu": "2"}, priority=900, node_name="node-a", start_time="2025-01-01T00:00:00Z")]
+    bound = [
+        pod("low1", requests={"cpu": "2"}, priority=0, node_name="node-a", start_time="2025-01-01T00:00:00Z"),
+        pod("low2", requests={"cpu": "2"}, priority=0, node_name="node-a", start_time="2025-01-01T00:00:01Z"),
+        pod("keep", requests={"cpu": "2"}, priority=900, node_name="node-a", start_time="2025-01-01T00:00:00Z"),
+    ]
     s = scheduler(nodes, bound)
     r = s.schedule(pod("pre", requests={"cpu": "2"}, priority=500))
     assert r.preemption.victims == ["default/low2"]
@@ -182,7 +210,8 @@ def test_terminating_pod_on_the_nominated_node_makes_the_preemptor_ineligible():
     dying = pod("dying", requests={"cpu": "2"}, priority=0, node_name="node-a")
     dying.raw["metadata"]["deletionTimestamp"] = "2025-01-01T00:00:00Z"
     dying.raw["status"]["conditions"] = [
-        {"type": "DisruptionTarget", "status": "True", "reason": "PreemptionByScheduler"}]
+        {"type": "DisruptionTarget", "status": "True", "reason": "PreemptionByScheduler"}
+    ]
     dying = Pod(dying.raw)
     other = pod("other", requests={"cpu": "2"}, priority=0, node_name="node-b")
     s = scheduler(nodes, [dying, other])
@@ -200,15 +229,16 @@ def test_sequence_pods_weigh_while_waiting_and_not_once_bound():
     waiting = nominated("waiting", "node-b", 1000, cpu="3")
     after = pod("after", requests={"cpu": "2"}, priority=100)
     results = s.run_sequence([first, waiting, after])
-    assert results[0].feasible == ["node-a"]           # node-b held for `waiting`
-    assert results[1].selected_node == "node-b"        # its fast path
-    assert results[2].nominated == {}                  # bound: no longer nominated
+    assert results[0].feasible == ["node-a"]  # node-b held for `waiting`
+    assert results[1].selected_node == "node-b"  # its fast path
+    assert results[2].nominated == {}  # bound: no longer nominated
     assert results[2].feasible == ["node-a"] and results[2].selected_node == "node-a"
 
 
 def test_loader_keeps_nominated_pending_pods_and_the_scheduler_skips_gated_and_foreign(tmp_path):
     f = tmp_path / "cluster.yaml"
-    f.write_text(textwrap.dedent("""\
+    f.write_text(
+        textwrap.dedent("""\
         apiVersion: v1
         kind: Node
         metadata: {name: node-a}
@@ -237,13 +267,15 @@ def test_loader_keeps_nominated_pending_pods_and_the_scheduler_skips_gated_and_f
         metadata: {name: plain, namespace: default}
         spec: {containers: [{name: c, image: a}]}
         status: {phase: Pending}
-        """))
+        """)
+    )
     cluster = load_cluster([str(f)])
     assert [p.name for p in cluster.nominated_pods] == ["held", "gated", "foreign"]
     assert cluster.skipped["pending pods (not in the scheduler's cache)"] == 1
     from kschedcli.config import SchedulerConfig, build_profile
     from kschedcli.plugins import REGISTRY
     from kschedcli.scheduler import Scheduler
+
     prof = build_profile({"schedulerName": "default-scheduler"}, "test", REGISTRY)
     s = Scheduler(cluster, SchedulerConfig(profiles=[prof]))
     assert [p.name for p in s.nominator.pods_for_node("node-a")] == ["held"]
@@ -257,7 +289,8 @@ def test_terminating_rule_does_not_apply_when_the_nominated_node_is_unresolvable
     dying = pod("dying", requests={"cpu": "2"}, priority=0, node_name="node-a")
     dying.raw["metadata"]["deletionTimestamp"] = "2025-01-01T00:00:00Z"
     dying.raw["status"]["conditions"] = [
-        {"type": "DisruptionTarget", "status": "True", "reason": "PreemptionByScheduler"}]
+        {"type": "DisruptionTarget", "status": "True", "reason": "PreemptionByScheduler"}
+    ]
     s = scheduler(nodes, [Pod(dying.raw), pod("other", requests={"cpu": "2"}, priority=0, node_name="node-b")])
     r = s.schedule(nominated("pre", "node-a", 1000, cpu="2"))
     assert r.filters["node-a"].first_failure.code == "UnschedulableAndUnresolvable"

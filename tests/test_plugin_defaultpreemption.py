@@ -1,5 +1,6 @@
 """DefaultPreemption: eligibility, the dry run (victims and reprieve), PDBs, each candidate criterion,
 the no-candidate FitError text, and Go's unstable sort order."""
+
 import random
 
 from builders import node, plugin, pod, scheduler
@@ -10,23 +11,33 @@ from kschedcli.plugins.preemption_gosort import go_sort_slice
 
 
 def bound(name, node_name, cpu, priority, start="2025-01-01T00:00:00Z", labels=None, **extra):
-    return pod(name, requests={"cpu": cpu}, node_name=node_name, priority=priority, start_time=start,
-               labels=labels, **extra)
+    return pod(
+        name, requests={"cpu": cpu}, node_name=node_name, priority=priority, start_time=start, labels=labels, **extra
+    )
 
 
 def preemptor(cpu="2", priority=1000, spec=None, status=None):
-    raw = {"kind": "Pod", "metadata": {"name": "big", "namespace": "default", "uid": "big"},
-           "spec": {"priority": priority, "containers": [
-               {"name": "c", "image": "app:1", "resources": {"requests": {"cpu": cpu}}}], **(spec or {})},
-           "status": {"phase": "Pending", **(status or {})}}
+    raw = {
+        "kind": "Pod",
+        "metadata": {"name": "big", "namespace": "default", "uid": "big"},
+        "spec": {
+            "priority": priority,
+            "containers": [{"name": "c", "image": "app:1", "resources": {"requests": {"cpu": cpu}}}],
+            **(spec or {}),
+        },
+        "status": {"phase": "Pending", **(status or {})},
+    }
     return Pod(raw)
 
 
 def pdb(name, match_labels, allowed, disrupted=None, ns="default"):
-    return {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
-            "metadata": {"name": name, "namespace": ns},
-            "spec": {"selector": {"matchLabels": match_labels}},
-            "status": {"disruptionsAllowed": allowed, "disruptedPods": disrupted or {}}}
+    return {
+        "apiVersion": "policy/v1",
+        "kind": "PodDisruptionBudget",
+        "metadata": {"name": name, "namespace": ns},
+        "spec": {"selector": {"matchLabels": match_labels}},
+        "status": {"disruptionsAllowed": allowed, "disruptedPods": disrupted or {}},
+    }
 
 
 def run(nodes, pods, p, pdbs=()):
@@ -42,21 +53,39 @@ def by_node(res):
 
 # -- eligibility ---------------------------------------------------------------------------------
 
+
 def test_preemption_policy_never_is_not_eligible():
     res = run([node("n1", cpu="2")], [bound("low", "n1", "2", 0)], preemptor(spec={"preemptionPolicy": "Never"}))
     assert res.preemption.nominated_node is None
     assert res.preemption.ineligible == "not eligible due to preemptionPolicy=Never."
-    assert res.message == ("0/1 nodes are available: 1 Insufficient cpu. no new claims to deallocate, "
-                           "preemption: not eligible due to preemptionPolicy=Never.")
+    assert res.message == (
+        "0/1 nodes are available: 1 Insufficient cpu. no new claims to deallocate, "
+        "preemption: not eligible due to preemptionPolicy=Never."
+    )
 
 
 def test_terminating_victim_on_nominated_node_blocks_a_new_preemption():
-    dying = Pod({"kind": "Pod", "metadata": {"name": "dying", "namespace": "default", "uid": "dying",
-                                             "deletionTimestamp": "2025-01-01T00:00:00Z"},
-                 "spec": {"nodeName": "n1", "priority": 0, "containers": [
-                     {"name": "c", "image": "a", "resources": {"requests": {"cpu": "2"}}}]},
-                 "status": {"phase": "Running", "startTime": "2025-01-01T00:00:00Z", "conditions": [
-                     {"type": "DisruptionTarget", "status": "True", "reason": "PreemptionByScheduler"}]}})
+    dying = Pod(
+        {
+            "kind": "Pod",
+            "metadata": {
+                "name": "dying",
+                "namespace": "default",
+                "uid": "dying",
+                "deletionTimestamp": "2025-01-01T00:00:00Z",
+            },
+            "spec": {
+                "nodeName": "n1",
+                "priority": 0,
+                "containers": [{"name": "c", "image": "a", "resources": {"requests": {"cpu": "2"}}}],
+            },
+            "status": {
+                "phase": "Running",
+                "startTime": "2025-01-01T00:00:00Z",
+                "conditions": [{"type": "DisruptionTarget", "status": "True", "reason": "PreemptionByScheduler"}],
+            },
+        }
+    )
     p = preemptor(status={"nominatedNodeName": "n1"})
     res = run([node("n1", cpu="2")], [dying], p)
     assert res.preemption.ineligible == "not eligible due to a terminating pod on the nominated node."
@@ -68,14 +97,22 @@ def test_terminating_victim_on_nominated_node_blocks_a_new_preemption():
 
 # -- nodes where preemption cannot help ------------------------------------------------------------
 
+
 def test_no_lower_priority_pods_gives_fit_error_text():
-    res = run([node("n1", cpu="2"), node("n2", cpu="2")],
-              [bound("a", "n1", "2", 5000), bound("b", "n2", "2", 1000)], preemptor())
+    res = run(
+        [node("n1", cpu="2"), node("n2", cpu="2")],
+        [bound("a", "n1", "2", 5000), bound("b", "n2", "2", 1000)],
+        preemptor(),
+    )
     assert res.preemption.nominated_node is None
-    assert res.preemption.message == ("no new claims to deallocate, preemption: 0/2 nodes are available: "
-                                      "2 No preemption victims found for incoming pod.")
-    assert res.preemption.not_helpful == {"n1": "No preemption victims found for incoming pod",
-                                          "n2": "No preemption victims found for incoming pod"}
+    assert res.preemption.message == (
+        "no new claims to deallocate, preemption: 0/2 nodes are available: "
+        "2 No preemption victims found for incoming pod."
+    )
+    assert res.preemption.not_helpful == {
+        "n1": "No preemption victims found for incoming pod",
+        "n2": "No preemption victims found for incoming pod",
+    }
 
 
 def test_unresolvable_node_is_excluded_and_counted_as_not_helpful():
@@ -86,7 +123,8 @@ def test_unresolvable_node_is_excluded_and_counted_as_not_helpful():
     assert res.preemption.nominated_node is None
     assert res.preemption.message.endswith(
         "preemption: 0/2 nodes are available: 1 No preemption victims found for incoming pod, "
-        "1 Preemption is not helpful for scheduling.")
+        "1 Preemption is not helpful for scheduling."
+    )
     assert "NodeAffinity" in res.preemption.not_helpful["n2"]
 
 
@@ -97,15 +135,21 @@ def test_node_still_full_without_lower_pods_reports_the_filter_reason():
     assert "NodeResourcesFit: Insufficient cpu" in res.preemption.not_helpful["n1"]
     # a node smaller than the pod is UnschedulableAndUnresolvable: never tried
     res = run([node("n1", cpu="1")], [bound("a", "n1", "1", 0)], preemptor(cpu="2"))
-    assert res.preemption.message.endswith("preemption: 0/1 nodes are available: 1 Preemption is not helpful for "
-                                           "scheduling.")
+    assert res.preemption.message.endswith(
+        "preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling."
+    )
 
 
 # -- the dry run ---------------------------------------------------------------------------------------
 
+
 def test_reprieve_keeps_the_more_important_pods():
-    pods = [bound("p100", "n1", "1", 100), bound("p300", "n1", "1", 300), bound("p200", "n1", "1", 200),
-            bound("keep", "n1", "1", 5000)]
+    pods = [
+        bound("p100", "n1", "1", 100),
+        bound("p300", "n1", "1", 300),
+        bound("p200", "n1", "1", 200),
+        bound("keep", "n1", "1", 5000),
+    ]
     res = run([node("n1", cpu="4")], pods, preemptor(cpu="2"))
     # the three lower pods are removed; reprieved from the most important down, p300 fits back,
     # then neither p200 nor p100 leaves the preemptor its 2 cpu
@@ -114,8 +158,10 @@ def test_reprieve_keeps_the_more_important_pods():
 
 
 def test_pdb_violating_pods_are_reprieved_first():
-    pods = [bound("guarded", "n1", "1", 100, labels={"app": "db"}),
-            bound("free", "n1", "1", 100, labels={"app": "web"})]
+    pods = [
+        bound("guarded", "n1", "1", 100, labels={"app": "db"}),
+        bound("free", "n1", "1", 100, labels={"app": "web"}),
+    ]
     res = run([node("n1", cpu="2")], pods, preemptor(cpu="1"), pdbs=[pdb("db", {"app": "db"}, 0)])
     assert res.preemption.victims == ["default/free"]
     assert res.preemption.candidates[0].pdb_violations == 0
@@ -136,10 +182,10 @@ def test_disrupted_pods_do_not_consume_the_budget():
 
 # -- candidate choice: one test per criterion ----------------------------------------------------
 
+
 def test_fewest_pdb_violations_wins():
     pods = [bound("db", "n1", "2", 10, labels={"app": "db"}), bound("web", "n2", "2", 500)]
-    res = run([node("n1", cpu="2"), node("n2", cpu="2")], pods, preemptor(),
-              pdbs=[pdb("db", {"app": "db"}, 0)])
+    res = run([node("n1", cpu="2"), node("n2", cpu="2")], pods, preemptor(), pdbs=[pdb("db", {"app": "db"}, 0)])
     assert res.preemption.nominated_node == "n2"
     c = by_node(res)
     assert (c["n1"].pdb_violations, c["n1"].decided_by) == (1, "pdbViolations")
@@ -154,8 +200,12 @@ def test_lowest_highest_victim_priority_wins():
 
 
 def test_smallest_priority_sum_wins():
-    pods = [bound("a1", "n1", "1", 100), bound("a2", "n1", "1", 90),
-            bound("b1", "n2", "1", 100), bound("b2", "n2", "1", 50)]
+    pods = [
+        bound("a1", "n1", "1", 100),
+        bound("a2", "n1", "1", 90),
+        bound("b1", "n2", "1", 100),
+        bound("b2", "n2", "1", 50),
+    ]
     res = run([node("n1", cpu="2"), node("n2", cpu="2")], pods, preemptor())
     assert res.preemption.nominated_node == "n2"
     assert res.preemption.victims == ["default/b1", "default/b2"]
@@ -172,8 +222,10 @@ def test_fewest_victims_wins_when_offset_sums_tie():
 
 
 def test_latest_start_time_wins():
-    pods = [bound("old", "n1", "2", 100, start="2025-01-01T00:00:00Z"),
-            bound("new", "n2", "2", 100, start="2025-06-01T12:00:00Z")]
+    pods = [
+        bound("old", "n1", "2", 100, start="2025-01-01T00:00:00Z"),
+        bound("new", "n2", "2", 100, start="2025-06-01T12:00:00Z"),
+    ]
     res = run([node("n1", cpu="2"), node("n2", cpu="2")], pods, preemptor())
     assert res.preemption.nominated_node == "n2"
     assert by_node(res)["n1"].decided_by == "latestStartTime"
@@ -183,8 +235,7 @@ def test_complete_tie_lists_every_equally_good_candidate():
     pods = [bound("a", "n1", "2", 100), bound("b", "n2", "2", 100), bound("c", "n3", "2", 700)]
     res = run([node("n1", cpu="2"), node("n2", cpu="2"), node("n3", cpu="2")], pods, preemptor())
     assert res.preemption.nominated_node == "n1"
-    assert [(c.node, c.victims) for c in res.preemption.equally_good] == [
-        ("n1", ["default/a"]), ("n2", ["default/b"])]
+    assert [(c.node, c.victims) for c in res.preemption.equally_good] == [("n1", ["default/a"]), ("n2", ["default/b"])]
     assert by_node(res)["n3"].decided_by == "highestVictimPriority"
     assert res.message == "0/3 nodes are available: 3 Insufficient cpu."
 
@@ -196,6 +247,7 @@ def test_pods_without_start_time_tie_on_start():
 
 
 # -- arithmetic and helpers --------------------------------------------------------------------------
+
 
 def test_candidate_count_arithmetic():
     s = scheduler([node("n1")])
@@ -233,8 +285,10 @@ def test_victims_without_start_time_keep_kube_schedulers_order():
     pods = [bound(f"p{i}", "n1", "1", 100, start=None) for i in range(3)] + [bound("hi", "n1", "1", 200, start=None)]
     sort_by_importance(pods, more_important(0))
     assert [p.name for p in pods] == ["hi", "p2", "p1", "p0"]
-    timed = [bound("late", "n1", "1", 100, start="2025-02-01T00:00:00Z"),
-             bound("early", "n1", "1", 100, start="2025-01-01T00:00:00Z")]
+    timed = [
+        bound("late", "n1", "1", 100, start="2025-02-01T00:00:00Z"),
+        bound("early", "n1", "1", 100, start="2025-01-01T00:00:00Z"),
+    ]
     sort_by_importance(timed, more_important(0))
     assert [p.name for p in timed] == ["early", "late"]
 
@@ -242,8 +296,15 @@ def test_victims_without_start_time_keep_kube_schedulers_order():
 def test_dry_run_uses_prefilter_remove_pod_and_leaves_the_cluster_alone():
     # the preemptor's required anti-affinity is met only once InterPodAffinity's PreFilter state forgets
     # the victim (RemovePod); each node's dry run starts from the same untouched state
-    anti = {"affinity": {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
-        {"labelSelector": {"matchLabels": {"app": "x"}}, "topologyKey": "kubernetes.io/hostname"}]}}}
+    anti = {
+        "affinity": {
+            "podAntiAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": [
+                    {"labelSelector": {"matchLabels": {"app": "x"}}, "topologyKey": "kubernetes.io/hostname"}
+                ]
+            }
+        }
+    }
     pods = [bound("x1", "n1", "100m", 10, labels={"app": "x"}), bound("x2", "n2", "100m", 20, labels={"app": "x"})]
     s = scheduler([node("n1"), node("n2")], pods)
     res = s.schedule(preemptor(cpu="1", spec=anti))

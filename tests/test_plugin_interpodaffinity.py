@@ -1,5 +1,6 @@
 """InterPodAffinity on small hand-built clusters: reasons and codes to the character, counts and
 scores worked out by hand, preemption's add/remove on cloned state, and the label index."""
+
 import random
 
 from builders import fresh_state, node, plugin, pod, scheduler
@@ -30,20 +31,26 @@ def affinity(required=(), anti=(), preferred=(), preferred_anti=()):
             a["podAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"] = list(required)
         if preferred:
             a["podAffinity"]["preferredDuringSchedulingIgnoredDuringExecution"] = [
-                {"weight": w, "podAffinityTerm": t} for w, t in preferred]
+                {"weight": w, "podAffinityTerm": t} for w, t in preferred
+            ]
     if anti or preferred_anti:
         a["podAntiAffinity"] = {}
         if anti:
             a["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"] = list(anti)
         if preferred_anti:
             a["podAntiAffinity"]["preferredDuringSchedulingIgnoredDuringExecution"] = [
-                {"weight": w, "podAffinityTerm": t} for w, t in preferred_anti]
+                {"weight": w, "podAffinityTerm": t} for w, t in preferred_anti
+            ]
     return {"affinity": a}
 
 
 def zoned_nodes():
-    return [node("a1", labels={ZONE: "a"}), node("a2", labels={ZONE: "a"}),
-            node("b1", labels={ZONE: "b"}), node("nozone")]
+    return [
+        node("a1", labels={ZONE: "a"}),
+        node("a2", labels={ZONE: "a"}),
+        node("b1", labels={ZONE: "b"}),
+        node("nozone"),
+    ]
 
 
 def filter_all(sched, p, state=None):
@@ -74,13 +81,17 @@ def scores_of(sched, p, nodes=None):
 
 # ------------------------------------------------------------------------------- Filter
 
+
 def test_required_affinity_zone_reason_and_code():
     s = scheduler(zoned_nodes(), [pod("db", labels={"app": "db"}, node_name="a2")])
     p = pod("web", labels={"app": "web"}, spec=affinity(required=[term({"app": "db"}, ZONE)]))
     v = verdicts(filter_all(s, p))
-    assert v == {"a1": None, "a2": None,
-                 "b1": (UNRESOLVABLE, "node(s) didn't match pod affinity rules"),
-                 "nozone": (UNRESOLVABLE, "node(s) didn't match pod affinity rules")}
+    assert v == {
+        "a1": None,
+        "a2": None,
+        "b1": (UNRESOLVABLE, "node(s) didn't match pod affinity rules"),
+        "nozone": (UNRESOLVABLE, "node(s) didn't match pod affinity rules"),
+    }
 
 
 def test_required_anti_affinity_hostname_is_unschedulable():
@@ -95,28 +106,32 @@ def test_anti_affinity_on_zone_spares_nodes_without_the_key():
     s = scheduler(zoned_nodes(), [pod("w1", labels={"app": "web"}, node_name="a1")])
     p = pod("w2", labels={"app": "web"}, spec=affinity(anti=[term({"app": "web"}, ZONE)]))
     v = verdicts(filter_all(s, p))
-    assert v == {"a1": (UNSCHEDULABLE, ERR_REASON_ANTI_AFFINITY), "a2": (UNSCHEDULABLE, ERR_REASON_ANTI_AFFINITY),
-                 "b1": None, "nozone": None}
+    assert v == {
+        "a1": (UNSCHEDULABLE, ERR_REASON_ANTI_AFFINITY),
+        "a2": (UNSCHEDULABLE, ERR_REASON_ANTI_AFFINITY),
+        "b1": None,
+        "nozone": None,
+    }
 
 
 def test_existing_pods_anti_affinity_symmetry():
-    guard = pod("guard", labels={"app": "guard"}, node_name="b1",
-                spec=affinity(anti=[term({"app": "web"}, ZONE)]))
+    guard = pod("guard", labels={"app": "guard"}, node_name="b1", spec=affinity(anti=[term({"app": "web"}, ZONE)]))
     s = scheduler(zoned_nodes(), [guard])
-    p = pod("web", labels={"app": "web"})          # no affinity of its own
+    p = pod("web", labels={"app": "web"})  # no affinity of its own
     v = verdicts(filter_all(s, p))
-    assert v == {"a1": None, "a2": None, "b1": (UNSCHEDULABLE, "node(s) didn't satisfy existing pods anti-affinity "
-                                                               "rules"),
-                 "nozone": None}
+    assert v == {
+        "a1": None,
+        "a2": None,
+        "b1": (UNSCHEDULABLE, "node(s) didn't satisfy existing pods anti-affinity rules"),
+        "nozone": None,
+    }
     # a pod the existing term does not select is not held back, and PreFilter skips
     assert filter_all(s, pod("other", labels={"app": "api"})).code == SKIP
 
 
 def test_affinity_checked_before_anti_affinity():
-    s = scheduler([node("n1", labels={ZONE: "a"})],
-                  [pod("w1", labels={"app": "web"}, node_name="n1")])
-    p = pod("x", labels={"app": "x"}, spec=affinity(required=[term({"app": "db"}, ZONE)],
-                                                   anti=[term({"app": "web"})]))
+    s = scheduler([node("n1", labels={ZONE: "a"})], [pod("w1", labels={"app": "web"}, node_name="n1")])
+    p = pod("x", labels={"app": "x"}, spec=affinity(required=[term({"app": "db"}, ZONE)], anti=[term({"app": "web"})]))
     assert verdicts(filter_all(s, p))["n1"] == (UNRESOLVABLE, ERR_REASON_AFFINITY)
 
 
@@ -129,8 +144,12 @@ def test_first_pod_of_self_affine_series():
     # once a replica exists, only its zone qualifies
     s.bind(pod("web-1", labels={"app": "web"}), "b1")
     v = verdicts(filter_all(s, p))
-    assert v == {"a1": (UNRESOLVABLE, ERR_REASON_AFFINITY), "a2": (UNRESOLVABLE, ERR_REASON_AFFINITY),
-                 "b1": None, "nozone": (UNRESOLVABLE, ERR_REASON_AFFINITY)}
+    assert v == {
+        "a1": (UNRESOLVABLE, ERR_REASON_AFFINITY),
+        "a2": (UNRESOLVABLE, ERR_REASON_AFFINITY),
+        "b1": None,
+        "nozone": (UNRESOLVABLE, ERR_REASON_AFFINITY),
+    }
 
 
 def test_self_affinity_that_does_not_match_itself_fails_everywhere():
@@ -140,10 +159,13 @@ def test_self_affinity_that_does_not_match_itself_fails_everywhere():
 
 
 def test_all_affinity_terms_must_match_the_same_pod():
-    s = scheduler(zoned_nodes(), [pod("db", labels={"app": "db"}, node_name="a1"),
-                                  pod("cache", labels={"tier": "cache"}, node_name="b1")])
-    p = pod("web", labels={"app": "web"}, spec=affinity(required=[term({"app": "db"}, ZONE),
-                                                                  term({"tier": "cache"}, ZONE)]))
+    s = scheduler(
+        zoned_nodes(),
+        [pod("db", labels={"app": "db"}, node_name="a1"), pod("cache", labels={"tier": "cache"}, node_name="b1")],
+    )
+    p = pod(
+        "web", labels={"app": "web"}, spec=affinity(required=[term({"app": "db"}, ZONE), term({"tier": "cache"}, ZONE)])
+    )
     # no single pod matches both terms, and the pod does not match them itself
     assert set(verdicts(filter_all(s, p)).values()) == {(UNRESOLVABLE, ERR_REASON_AFFINITY)}
     s.bind(pod("both", labels={"app": "db", "tier": "cache"}), "a2")
@@ -152,44 +174,72 @@ def test_all_affinity_terms_must_match_the_same_pod():
 
 
 def test_namespaces_default_list_and_namespace_selector():
-    s = scheduler(zoned_nodes(), [pod("q", ns="data", labels={"app": "queue"}, node_name="a1"),
-                                  pod("q", ns="data-staging", labels={"app": "queue"}, node_name="b1")])
+    s = scheduler(
+        zoned_nodes(),
+        [
+            pod("q", ns="data", labels={"app": "queue"}, node_name="a1"),
+            pod("q", ns="data-staging", labels={"app": "queue"}, node_name="b1"),
+        ],
+    )
     s.cluster.namespace_labels["data"] = {"kubernetes.io/metadata.name": "data", "env": "prod"}
     s.cluster.namespace_labels["data-staging"] = {"kubernetes.io/metadata.name": "data-staging", "env": "staging"}
     same_ns = pod("c", ns="shop", labels={"app": "c"}, spec=affinity(required=[term({"app": "queue"})]))
     assert set(verdicts(filter_all(s, same_ns)).values()) == {(UNRESOLVABLE, ERR_REASON_AFFINITY)}
-    listed = pod("c", ns="shop", labels={"app": "c"},
-                 spec=affinity(required=[term({"app": "queue"}, namespaces=["data-staging"])]))
+    listed = pod(
+        "c",
+        ns="shop",
+        labels={"app": "c"},
+        spec=affinity(required=[term({"app": "queue"}, namespaces=["data-staging"])]),
+    )
     assert [n for n, v in verdicts(filter_all(s, listed)).items() if v is None] == ["b1"]
-    selected = pod("c", ns="shop", labels={"app": "c"},
-                   spec=affinity(required=[term({"app": "queue"}, namespaceSelector={"matchLabels": {"env": "prod"}})]))
+    selected = pod(
+        "c",
+        ns="shop",
+        labels={"app": "c"},
+        spec=affinity(required=[term({"app": "queue"}, namespaceSelector={"matchLabels": {"env": "prod"}})]),
+    )
     assert [n for n, v in verdicts(filter_all(s, selected)).items() if v is None] == ["a1"]
-    everywhere = pod("c", ns="shop", labels={"app": "c"},
-                     spec=affinity(required=[term({"app": "queue"}, namespaceSelector={})]))
+    everywhere = pod(
+        "c", ns="shop", labels={"app": "c"}, spec=affinity(required=[term({"app": "queue"}, namespaceSelector={})])
+    )
     assert [n for n, v in verdicts(filter_all(s, everywhere)).items() if v is None] == ["a1", "b1"]
 
 
 def test_existing_anti_affinity_namespace_selector_uses_incoming_namespace_labels():
-    guard = pod("guard", ns="ops", labels={"app": "guard"}, node_name="a1",
-                spec=affinity(anti=[term({"app": "web"}, namespaceSelector={"matchLabels": {"team": "blue"}})]))
+    guard = pod(
+        "guard",
+        ns="ops",
+        labels={"app": "guard"},
+        node_name="a1",
+        spec=affinity(anti=[term({"app": "web"}, namespaceSelector={"matchLabels": {"team": "blue"}})]),
+    )
     s = scheduler(zoned_nodes(), [guard])
     s.cluster.namespace_labels["blue-ns"] = {"kubernetes.io/metadata.name": "blue-ns", "team": "blue"}
     s.cluster.namespace_labels["red-ns"] = {"kubernetes.io/metadata.name": "red-ns", "team": "red"}
-    assert verdicts(filter_all(s, pod("w", ns="blue-ns", labels={"app": "web"})))["a1"] == \
-        (UNSCHEDULABLE, ERR_REASON_EXISTING_ANTI_AFFINITY)
+    assert verdicts(filter_all(s, pod("w", ns="blue-ns", labels={"app": "web"})))["a1"] == (
+        UNSCHEDULABLE,
+        ERR_REASON_EXISTING_ANTI_AFFINITY,
+    )
     assert filter_all(s, pod("w", ns="red-ns", labels={"app": "web"})).code == SKIP
 
 
 def test_match_label_keys_and_mismatch_label_keys_are_ignored_by_the_scheduler():
     # kube-scheduler v1.34.1 builds AffinityTerms from labelSelector / namespaces / namespaceSelector only
     # (framework/types.go newAffinityTerm); the API server folds the keys in at pod creation.
-    s = scheduler(zoned_nodes(), [pod("v1", labels={"app": "web", "rev": "1"}, node_name="a1"),
-                                  pod("v2", labels={"app": "web", "rev": "2"}, node_name="b1")])
+    s = scheduler(
+        zoned_nodes(),
+        [
+            pod("v1", labels={"app": "web", "rev": "1"}, node_name="a1"),
+            pod("v2", labels={"app": "web", "rev": "2"}, node_name="b1"),
+        ],
+    )
     for keys in ({"matchLabelKeys": ["rev"]}, {"mismatchLabelKeys": ["rev"]}):
         p = pod("n", labels={"app": "web", "rev": "2"}, spec=affinity(anti=[term({"app": "web"}, **keys)]))
         v = verdicts(filter_all(s, p))
-        assert v["a1"] == (UNSCHEDULABLE, ERR_REASON_ANTI_AFFINITY) and v["b1"] == (UNSCHEDULABLE,
-                                                                                    ERR_REASON_ANTI_AFFINITY)
+        assert v["a1"] == (UNSCHEDULABLE, ERR_REASON_ANTI_AFFINITY) and v["b1"] == (
+            UNSCHEDULABLE,
+            ERR_REASON_ANTI_AFFINITY,
+        )
 
 
 def test_invalid_selector_is_unresolvable_at_prefilter():
@@ -197,8 +247,14 @@ def test_invalid_selector_is_unresolvable_at_prefilter():
     # kube-scheduler's PreFilter does for NewPodInfo errors.
     s = scheduler(zoned_nodes())
     bad = pod("bad", spec=affinity(required=[term({"app": "x"})]))
-    bad.pod_affinity = {"requiredDuringSchedulingIgnoredDuringExecution": [{"labelSelector": {"matchExpressions": [
-        {"key": "app", "operator": "Bogus", "values": ["x"]}]}, "topologyKey": HOST}]}
+    bad.pod_affinity = {
+        "requiredDuringSchedulingIgnoredDuringExecution": [
+            {
+                "labelSelector": {"matchExpressions": [{"key": "app", "operator": "Bogus", "values": ["x"]}]},
+                "topologyKey": HOST,
+            }
+        ]
+    }
     st = filter_all(s, bad)
     assert st.code == UNRESOLVABLE and st.reasons[0].startswith("parsing pod: requiredAffinityTerms: ")
 
@@ -212,6 +268,7 @@ def test_prefilter_skip_and_missing_state_error():
 
 
 # ------------------------------------------------------------------------------- preemption's dry run
+
 
 def test_add_and_remove_pod_on_cloned_state():
     victim = pod("w1", labels={"app": "web"}, node_name="a1")
@@ -252,14 +309,19 @@ def test_removing_the_only_match_reenables_first_pod_rule():
 
 # ------------------------------------------------------------------------------- scoring
 
+
 def test_preferred_weights_negative_scores_and_min_max_normalization():
-    existing = [pod("db", labels={"app": "db"}, node_name="a1"),
-                pod("db2", labels={"app": "db"}, node_name="b1"),
-                pod("noisy", labels={"app": "noisy"}, node_name="a2")]
+    existing = [
+        pod("db", labels={"app": "db"}, node_name="a1"),
+        pod("db2", labels={"app": "db"}, node_name="b1"),
+        pod("noisy", labels={"app": "noisy"}, node_name="a2"),
+    ]
     s = scheduler(zoned_nodes(), existing)
-    p = pod("web", labels={"app": "web"}, spec=affinity(
-        preferred=[(8, term({"app": "db"}, ZONE))],
-        preferred_anti=[(30, term({"app": "noisy"}, HOST))]))
+    p = pod(
+        "web",
+        labels={"app": "web"},
+        spec=affinity(preferred=[(8, term({"app": "db"}, ZONE))], preferred_anti=[(30, term({"app": "noisy"}, HOST))]),
+    )
     raw, norm = scores_of(s, p)
     # zone a: +8 (db on a1); zone b: +8 (db2); host a2: -30
     assert raw == {"a1": 8, "a2": -22, "b1": 8, "nozone": 0}
@@ -273,12 +335,25 @@ def test_existing_pods_terms_and_hard_pod_affinity_weight():
         prof = {"schedulerName": "default-scheduler"}
         if args is not None:
             prof["pluginConfig"] = [{"name": "InterPodAffinity", "args": args}]
-        return scheduler(zoned_nodes(), [
-            pod("fan", labels={"app": "fan"}, node_name="a1",
-                spec=affinity(required=[term({"app": "web"}, ZONE)],
-                              preferred=[(5, term({"app": "web"}, HOST))])),
-            pod("hater", labels={"app": "hater"}, node_name="b1",
-                spec=affinity(preferred_anti=[(7, term({"app": "web"}, ZONE))]))], profile=prof)
+        return scheduler(
+            zoned_nodes(),
+            [
+                pod(
+                    "fan",
+                    labels={"app": "fan"},
+                    node_name="a1",
+                    spec=affinity(required=[term({"app": "web"}, ZONE)], preferred=[(5, term({"app": "web"}, HOST))]),
+                ),
+                pod(
+                    "hater",
+                    labels={"app": "hater"},
+                    node_name="b1",
+                    spec=affinity(preferred_anti=[(7, term({"app": "web"}, ZONE))]),
+                ),
+            ],
+            profile=prof,
+        )
+
     p = pod("web", labels={"app": "web"})
     raw, norm = scores_of(make(), p)
     # zone a: hard weight 1 (fan's required term); host a1: +5; zone b: -7
@@ -296,10 +371,10 @@ def test_prescore_skips_when_nothing_matches_and_normalize_keeps_equal_scores_at
     s = scheduler(zoned_nodes(), [pod("x", labels={"app": "x"}, node_name="a1")])
     p = pod("web", labels={"app": "web"}, spec=affinity(preferred=[(10, term({"app": "db"}, ZONE))]))
     assert scores_of(s, p).code == SKIP
-    s.bind(pod("db", labels={"app": "db"}), "nozone")     # matches, but the node has no zone
+    s.bind(pod("db", labels={"app": "db"}), "nozone")  # matches, but the node has no zone
     assert scores_of(s, p).code == SKIP
     s.bind(pod("db2", labels={"app": "db"}), "a1")
-    raw, norm = scores_of(s, p, ["a1", "a2"])              # both in zone a
+    raw, norm = scores_of(s, p, ["a1", "a2"])  # both in zone a
     assert raw == {"a1": 10, "a2": 10} and norm == {"a1": 0, "a2": 0}
 
 
@@ -313,6 +388,7 @@ def test_full_cycle_prefers_the_affine_zone():
 
 
 # ------------------------------------------------------------------------------- extras
+
 
 def test_events_to_register():
     pl = plugin(scheduler([node("n")]), "InterPodAffinity")
@@ -344,21 +420,35 @@ def test_label_index_gives_the_same_counts_as_a_full_scan():
     rng = random.Random(7)
     nodes = [node(f"n{i}", labels={ZONE: f"z{i % 3}"} if i % 5 else {}) for i in range(30)]
     apps = ["web", "db", "cache", "api"]
-    existing = [pod(f"p{j}", ns=rng.choice(["default", "x"]), labels={"app": rng.choice(apps),
-                                                                      "tier": rng.choice("ab")},
-                    node_name=f"n{rng.randrange(30)}") for j in range(200)]
+    existing = [
+        pod(
+            f"p{j}",
+            ns=rng.choice(["default", "x"]),
+            labels={"app": rng.choice(apps), "tier": rng.choice("ab")},
+            node_name=f"n{rng.randrange(30)}",
+        )
+        for j in range(200)
+    ]
     s = scheduler(nodes, existing)
     pl = plugin(s, "InterPodAffinity")
-    sel = {"matchExpressions": [{"key": "app", "operator": "In", "values": ["web", "db"]},
-                                {"key": "tier", "operator": "NotIn", "values": ["b"]}]}
-    p = pod("inc", labels={"app": "web", "tier": "a"}, spec=affinity(
-        required=[{"labelSelector": sel, "topologyKey": ZONE, "namespaceSelector": {}},
-                  term({"tier": "a"}, HOST)],
-        anti=[term({"app": "cache"}, ZONE, namespaces=["x"]), {"labelSelector": {}, "topologyKey": HOST}]))
+    sel = {
+        "matchExpressions": [
+            {"key": "app", "operator": "In", "values": ["web", "db"]},
+            {"key": "tier", "operator": "NotIn", "values": ["b"]},
+        ]
+    }
+    p = pod(
+        "inc",
+        labels={"app": "web", "tier": "a"},
+        spec=affinity(
+            required=[{"labelSelector": sel, "topologyKey": ZONE, "namespaceSelector": {}}, term({"tier": "a"}, HOST)],
+            anti=[term({"app": "cache"}, ZONE, namespaces=["x"]), {"labelSelector": {}, "topologyKey": HOST}],
+        ),
+    )
     for step in range(3):
         indexed, scanned = fresh_state(), fresh_state()
         pl.pre_filter(indexed, p, s.snapshot.list())
-        pl.pre_filter(scanned, p, list(s.snapshot.list()))       # a copy: the index does not apply
+        pl.pre_filter(scanned, p, list(s.snapshot.list()))  # a copy: the index does not apply
         a, b = indexed.read(PRE_FILTER_KEY), scanned.read(PRE_FILTER_KEY)
         assert a.affinity_counts == b.affinity_counts and a.affinity_counts
         assert a.anti_counts == b.anti_counts and a.anti_counts

@@ -27,8 +27,12 @@ def zone_node(name, zone, **kw):
 
 
 def spread(key, max_skew=1, when="DoNotSchedule", selector=None, **extra):
-    c = {"maxSkew": max_skew, "topologyKey": key, "whenUnsatisfiable": when,
-         "labelSelector": selector if selector is not None else {"matchLabels": {"app": "web"}}}
+    c = {
+        "maxSkew": max_skew,
+        "topologyKey": key,
+        "whenUnsatisfiable": when,
+        "labelSelector": selector if selector is not None else {"matchLabels": {"app": "web"}},
+    }
     c.update(extra)
     return c
 
@@ -69,6 +73,7 @@ def run_score(sched, p, names=None):
 
 # --------------------------------------------------------------------------- Filter
 
+
 def test_filter_rejects_the_crowded_zone_with_the_exact_reason():
     nodes = [zone_node("a1", "a"), zone_node("a2", "a"), zone_node("b1", "b")]
     pods = [web("w1", "a1"), web("w2", "a2")]
@@ -98,8 +103,9 @@ def test_prefilter_skips_without_hard_constraints_or_default_selector():
     _, st = pl.pre_filter(fresh_state(), web("plain"), sched.snapshot.list())
     assert st.code == SKIP
     # only soft constraints: nothing for PreFilter
-    _, st = pl.pre_filter(fresh_state(), web("soft", constraints=[spread(ZONE, when="ScheduleAnyway")]),
-                          sched.snapshot.list())
+    _, st = pl.pre_filter(
+        fresh_state(), web("soft", constraints=[spread(ZONE, when="ScheduleAnyway")]), sched.snapshot.list()
+    )
     assert st.code == SKIP
 
 
@@ -112,8 +118,11 @@ def test_filter_without_prefilter_state_is_an_error():
 
 def test_other_namespaces_and_terminating_pods_do_not_count():
     nodes = [zone_node("a1", "a"), zone_node("b1", "b")]
-    pods = [web("other-ns", "a1", ns="team-x"), web("dying", "a1", meta={"deletionTimestamp": "2025-01-01T00:00:00Z"}),
-            web("w1", "b1")]
+    pods = [
+        web("other-ns", "a1", ns="team-x"),
+        web("dying", "a1", meta={"deletionTimestamp": "2025-01-01T00:00:00Z"}),
+        web("w1", "b1"),
+    ]
     assert pods[1].deleting
     sched = scheduler(nodes, pods)
     _, res, state = run_filter(sched, web("new", constraints=[spread(ZONE)]))
@@ -138,8 +147,11 @@ def test_min_domains_makes_the_global_minimum_zero():
 
 
 def test_node_affinity_policy_honor_excludes_nodes_the_pod_cannot_use():
-    nodes = [zone_node("a1", "a", labels={"disk": "ssd"}), zone_node("b1", "b", labels={"disk": "hdd"}),
-             zone_node("c1", "c", labels={"disk": "ssd"})]
+    nodes = [
+        zone_node("a1", "a", labels={"disk": "ssd"}),
+        zone_node("b1", "b", labels={"disk": "hdd"}),
+        zone_node("c1", "c", labels={"disk": "ssd"}),
+    ]
     pods = [web("w1", "a1"), web("w2", "c1")]
     sched = scheduler(nodes, pods)
     sel = {"nodeSelector": {"disk": "ssd"}}
@@ -207,13 +219,14 @@ def test_empty_selector_counts_no_pods_but_the_pod_matches_itself():
 
 # --------------------------------------------------------------------------- preemption support
 
+
 def test_add_and_remove_pod_update_a_cloned_state_only():
     nodes = [zone_node("a1", "a"), zone_node("b1", "b")]
     pods = [web("w1", "a1"), web("w2", "a1"), web("w3", "b1")]
     sched = scheduler(nodes, pods)
     p = web("new", constraints=[spread(ZONE)])
     _, res, state = run_filter(sched, p)
-    assert res["a1"].code == UNSCHEDULABLE      # 2 + 1 - 1 = 2
+    assert res["a1"].code == UNSCHEDULABLE  # 2 + 1 - 1 = 2
     pl = plugin(sched, "PodTopologySpread")
     a1 = sched.snapshot.get("a1")
     clone = state.clone()
@@ -238,13 +251,14 @@ def test_critical_paths_keep_the_minimum():
         cp.update(v, n)
     assert (cp.values[0], cp.nums[0]) == ("b", 1)
     assert (cp.values[1], cp.nums[1]) == ("c", 2)
-    cp.update("b", 4)     # tracked path grows: the other becomes the minimum
+    cp.update("b", 4)  # tracked path grows: the other becomes the minimum
     assert (cp.values[0], cp.nums[0]) == ("c", 2)
-    cp.update("d", 0)     # untracked path drops below both
+    cp.update("d", 0)  # untracked path drops below both
     assert cp.values == ["d", "c"] and cp.nums == [0, 2]
 
 
 # --------------------------------------------------------------------------- Score
+
 
 def test_score_arithmetic_and_normalization():
     nodes = [zone_node("a1", "a"), zone_node("b1", "b"), zone_node("b2", "b")]
@@ -253,9 +267,9 @@ def test_score_arithmetic_and_normalization():
     p = web("new", constraints=[spread(ZONE, max_skew=2, when="ScheduleAnyway")])
     st, raw, norm = run_score(sched, p)
     assert st is None
-    w = math.log(2 + 2)          # two zones among the feasible nodes
-    assert raw["a1"] == go_round(2 * w + 1)      # 3.77 -> 4
-    assert raw["b1"] == raw["b2"] == go_round(1 * w + 1)   # 2.39 -> 2
+    w = math.log(2 + 2)  # two zones among the feasible nodes
+    assert raw["a1"] == go_round(2 * w + 1)  # 3.77 -> 4
+    assert raw["b1"] == raw["b2"] == go_round(1 * w + 1)  # 2.39 -> 2
     assert (raw["a1"], raw["b1"]) == (4, 2)
     # 100 * (max + min - s) / max
     assert norm == {"a1": 100 * (4 + 2 - 4) // 4, "b1": 100, "b2": 100}
@@ -268,12 +282,12 @@ def test_score_hostname_counts_per_node_and_ignores_nodes_missing_keys():
     p = web("new", constraints=[spread(HOST, when="ScheduleAnyway"), spread(ZONE, when="ScheduleAnyway")])
     st, raw, norm = run_score(sched, p)
     assert st is None
-    wh = topology_normalizing_weight(2)    # 3 feasible - 1 ignored
+    wh = topology_normalizing_weight(2)  # 3 feasible - 1 ignored
     wz = topology_normalizing_weight(1)
     assert raw["a1"] == go_round(1 * wh + 1 * wz)
     assert raw["a2"] == go_round(0 * wh + 1 * wz)
     assert raw["nozone"] == 0
-    assert norm["nozone"] == 0       # ignored nodes get 0
+    assert norm["nozone"] == 0  # ignored nodes get 0
     assert norm["a2"] == 100 and norm["a1"] < 100
 
 
@@ -289,8 +303,10 @@ def test_system_defaults_use_the_replicaset_selector_and_allow_missing_zone():
     pods = [web("w1", "a1", meta={"ownerReferences": owner}), web("w2", "a1", labels={"app": "other"})]
     sched = scheduler(nodes, pods)
     sched.cluster.objects["ReplicaSet"][("default", "web-rs")] = {
-        "kind": "ReplicaSet", "metadata": {"name": "web-rs", "namespace": "default"},
-        "spec": {"selector": {"matchLabels": {"app": "web"}}}}
+        "kind": "ReplicaSet",
+        "metadata": {"name": "web-rs", "namespace": "default"},
+        "spec": {"selector": {"matchLabels": {"app": "web"}}},
+    }
     p = web("new", meta={"ownerReferences": owner})
     pl = plugin(sched, "PodTopologySpread")
     cons, source = pl.constraints_for(p, "ScheduleAnyway")
@@ -312,9 +328,18 @@ def test_system_defaults_use_the_replicaset_selector_and_allow_missing_zone():
 
 
 def test_list_defaults_with_a_service_selector_filter_hard():
-    prof = {"schedulerName": "default-scheduler", "pluginConfig": [{"name": "PodTopologySpread", "args": {
-        "defaultingType": "List",
-        "defaultConstraints": [{"maxSkew": 1, "topologyKey": ZONE, "whenUnsatisfiable": "DoNotSchedule"}]}}]}
+    prof = {
+        "schedulerName": "default-scheduler",
+        "pluginConfig": [
+            {
+                "name": "PodTopologySpread",
+                "args": {
+                    "defaultingType": "List",
+                    "defaultConstraints": [{"maxSkew": 1, "topologyKey": ZONE, "whenUnsatisfiable": "DoNotSchedule"}],
+                },
+            }
+        ],
+    }
     nodes = [zone_node("a1", "a"), zone_node("b1", "b")]
     pods = [web("w1", "a1"), web("w2", "a1")]
     sched = scheduler(nodes, pods, profile=prof)
@@ -322,15 +347,22 @@ def test_list_defaults_with_a_service_selector_filter_hard():
     _, st = plugin(sched, "PodTopologySpread").pre_filter(fresh_state(), web("first"), sched.snapshot.list())
     assert st.code == SKIP
     sched.cluster.objects["Service"][("default", "web")] = {
-        "kind": "Service", "metadata": {"name": "web", "namespace": "default"}, "spec": {"selector": {"app": "web"}}}
+        "kind": "Service",
+        "metadata": {"name": "web", "namespace": "default"},
+        "spec": {"selector": {"app": "web"}},
+    }
     sched.cluster.objects["Service"][("default", "nil")] = {
-        "kind": "Service", "metadata": {"name": "nil", "namespace": "default"}, "spec": {}}
+        "kind": "Service",
+        "metadata": {"name": "nil", "namespace": "default"},
+        "spec": {},
+    }
     pf, res, _ = run_filter(sched, web("new"))
     assert pf is None
     assert res["a1"].code == UNSCHEDULABLE and res["b1"] is None
 
 
 # --------------------------------------------------------------------------- misc
+
 
 def test_go_round_and_log():
     assert go_round(2.5) == 3 and go_round(3.5) == 4 and go_round(0.49999999999999994) == 0

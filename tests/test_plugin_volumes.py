@@ -1,4 +1,5 @@
 """VolumeRestrictions, NodeVolumeLimits, VolumeBinding and VolumeZone on small hand-built clusters."""
+
 from builders import fresh_state, node, pod
 
 from kschedcli.cluster import Cluster
@@ -10,8 +11,9 @@ from kschedcli.scheduler import Scheduler
 
 BIND_CONFLICT = "node(s) didn't find available persistent volumes to bind"
 NODE_CONFLICT = "node(s) didn't match PersistentVolume's node affinity"
-RWOP = ("node(s) unavailable due to PersistentVolumeClaim with ReadWriteOncePod access mode already in-use "
-        "by another pod")
+RWOP = (
+    "node(s) unavailable due to PersistentVolumeClaim with ReadWriteOncePod access mode already in-use by another pod"
+)
 
 
 def sched(nodes, pods=(), objects=()):
@@ -36,8 +38,16 @@ def sc(name, mode="WaitForFirstConsumer", provisioner="kubernetes.io/no-provisio
     return o
 
 
-def pvc(name, ns="default", size="10Gi", cls="local", modes=("ReadWriteOnce",), volume=None, annotations=None,
-        no_class=False):
+def pvc(
+    name,
+    ns="default",
+    size="10Gi",
+    cls="local",
+    modes=("ReadWriteOnce",),
+    volume=None,
+    annotations=None,
+    no_class=False,
+):
     spec = {"accessModes": list(modes), "resources": {"requests": {"storage": size}}}
     if not no_class:
         spec["storageClassName"] = cls
@@ -45,26 +55,57 @@ def pvc(name, ns="default", size="10Gi", cls="local", modes=("ReadWriteOnce",), 
     if volume:
         spec["volumeName"] = volume
         ann.setdefault("pv.kubernetes.io/bind-completed", "yes")
-    return {"kind": "PersistentVolumeClaim", "metadata": {"name": name, "namespace": ns, "uid": f"uid-{name}",
-                                                           "annotations": ann},
-            "spec": spec, "status": {"phase": "Bound" if volume else "Pending"}}
+    return {
+        "kind": "PersistentVolumeClaim",
+        "metadata": {"name": name, "namespace": ns, "uid": f"uid-{name}", "annotations": ann},
+        "spec": spec,
+        "status": {"phase": "Bound" if volume else "Pending"},
+    }
 
 
-def pv(name, size="10Gi", cls="local", hosts=None, zones=None, claim=None, phase="Available", modes=("ReadWriteOnce",),
-       labels=None, source=None):
+def pv(
+    name,
+    size="10Gi",
+    cls="local",
+    hosts=None,
+    zones=None,
+    claim=None,
+    phase="Available",
+    modes=("ReadWriteOnce",),
+    labels=None,
+    source=None,
+):
     spec = {"accessModes": list(modes), "capacity": {"storage": size}, "storageClassName": cls}
     spec.update(source or {"local": {"path": "/mnt/" + name}})
     if hosts:
-        spec["nodeAffinity"] = {"required": {"nodeSelectorTerms": [{"matchExpressions": [
-            {"key": "kubernetes.io/hostname", "operator": "In", "values": list(hosts)}]}]}}
+        spec["nodeAffinity"] = {
+            "required": {
+                "nodeSelectorTerms": [
+                    {"matchExpressions": [{"key": "kubernetes.io/hostname", "operator": "In", "values": list(hosts)}]}
+                ]
+            }
+        }
     if zones:
-        spec["nodeAffinity"] = {"required": {"nodeSelectorTerms": [{"matchExpressions": [
-            {"key": "topology.kubernetes.io/zone", "operator": "In", "values": list(zones)}]}]}}
+        spec["nodeAffinity"] = {
+            "required": {
+                "nodeSelectorTerms": [
+                    {
+                        "matchExpressions": [
+                            {"key": "topology.kubernetes.io/zone", "operator": "In", "values": list(zones)}
+                        ]
+                    }
+                ]
+            }
+        }
     if claim:
         ns, cname = claim.split("/")
         spec["claimRef"] = {"kind": "PersistentVolumeClaim", "namespace": ns, "name": cname, "uid": f"uid-{cname}"}
-    return {"kind": "PersistentVolume", "metadata": {"name": name, "labels": labels or {}}, "spec": spec,
-            "status": {"phase": "Bound" if claim and phase == "Available" else phase}}
+    return {
+        "kind": "PersistentVolume",
+        "metadata": {"name": name, "labels": labels or {}},
+        "spec": spec,
+        "status": {"phase": "Bound" if claim and phase == "Available" else phase},
+    }
 
 
 def claim_pod(name, *claims, node_name=None, ns="default", priority=None, extra_volumes=()):
@@ -82,11 +123,13 @@ def run(s, plugin_name, p, node_name, state=None):
 
 
 def zone_node(name, zone, region="r1", extra=None):
-    return node(name, labels={"topology.kubernetes.io/zone": zone, "topology.kubernetes.io/region": region,
-                              **(extra or {})})
+    return node(
+        name, labels={"topology.kubernetes.io/zone": zone, "topology.kubernetes.io/region": region, **(extra or {})}
+    )
 
 
 # -- VolumeRestrictions -------------------------------------------------------------------------------
+
 
 def test_restrictions_missing_claim_is_unresolvable_with_apiserver_text():
     s = sched([node("n1")])
@@ -104,7 +147,7 @@ def test_restrictions_read_write_once_pod_in_use_and_preemption_bookkeeping():
     p = claim_pod("p", "ledger")
     _, st = pl.pre_filter(state, p, s.snapshot.list())
     assert st is None
-    for n in ("n1", "n2"):   # in use anywhere: every node is rejected
+    for n in ("n1", "n2"):  # in use anywhere: every node is rejected
         f = pl.filter(state, p, s.snapshot.get(n))
         assert (f.code, f.reasons) == (UNSCHEDULABLE, [RWOP])
     # preemption's what-if removal of the user frees the claim
@@ -126,9 +169,11 @@ def test_restrictions_inline_disk_conflicts():
     ebs = {"name": "e", "awsElasticBlockStore": {"volumeID": "vol-1"}}
     rbd_a = {"name": "r", "rbd": {"monitors": ["m1", "m2"], "image": "img"}}
     rbd_b = {"name": "r", "rbd": {"monitors": ["m2"], "pool": "rbd", "image": "img"}}
-    existing = [pod("ro", node_name="n1", spec={"volumes": [gce_ro]}),
-                pod("e", node_name="n2", spec={"volumes": [ebs]}),
-                pod("r", node_name="n3", spec={"volumes": [rbd_a]})]
+    existing = [
+        pod("ro", node_name="n1", spec={"volumes": [gce_ro]}),
+        pod("e", node_name="n2", spec={"volumes": [ebs]}),
+        pod("r", node_name="n3", spec={"volumes": [rbd_a]}),
+    ]
     s = sched([node("n1"), node("n2"), node("n3")], existing)
 
     def verdict(vol, n):
@@ -137,18 +182,22 @@ def test_restrictions_inline_disk_conflicts():
         return None if st is None else (st.code, st.reasons)
 
     conflict = (UNSCHEDULABLE, ["node(s) had no available disk"])
-    assert verdict(gce_ro, "n1") is None          # read-only everywhere is fine
+    assert verdict(gce_ro, "n1") is None  # read-only everywhere is fine
     assert verdict(gce_rw, "n1") == conflict
-    assert verdict(ebs, "n2") == conflict         # EBS conflicts even read-only
+    assert verdict(ebs, "n2") == conflict  # EBS conflicts even read-only
     assert verdict(ebs, "n1") is None
-    assert verdict(rbd_b, "n3") == conflict       # overlapping monitor, same (defaulted) pool and image
+    assert verdict(rbd_b, "n3") == conflict  # overlapping monitor, same (defaulted) pool and image
 
 
 # -- NodeVolumeLimits ---------------------------------------------------------------------------------
 
+
 def _csinode(name, count, driver="ebs.csi.aws.com", annotations=None):
-    return {"kind": "CSINode", "metadata": {"name": name, "annotations": annotations or {}},
-            "spec": {"drivers": [{"name": driver, "nodeID": name, "allocatable": {"count": count}}]}}
+    return {
+        "kind": "CSINode",
+        "metadata": {"name": name, "annotations": annotations or {}},
+        "spec": {"drivers": [{"name": driver, "nodeID": name, "allocatable": {"count": count}}]},
+    }
 
 
 def _csi_pv(name, handle, claim):
@@ -161,7 +210,7 @@ def test_csi_limits_count_attached_volumes_per_driver():
     for i in range(2):
         objs += [pvc(f"c{i}", cls="gp3", volume=f"pv{i}"), _csi_pv(f"pv{i}", f"vol-{i}", f"default/c{i}")]
         existing.append(claim_pod(f"e{i}", f"c{i}", node_name="n1"))
-    objs.append(pvc("new", cls="gp3"))            # unbound: counted through its class's provisioner
+    objs.append(pvc("new", cls="gp3"))  # unbound: counted through its class's provisioner
     s = sched([node("n1"), node("n2")], existing, objs)
     p = claim_pod("p", "new")
     st = run(s, "NodeVolumeLimits", p, "n1")[1]
@@ -172,15 +221,25 @@ def test_csi_limits_count_attached_volumes_per_driver():
 
 
 def test_csi_limits_volume_attachments_and_nodes_without_csinode():
-    objs = [sc("gp3", provisioner="ebs.csi.aws.com"), _csinode("n1", 1), pvc("new", cls="gp3"),
-            _csi_pv("pv-attached", "vol-a", "other/x"),
-            {"kind": "VolumeAttachment", "metadata": {"name": "va"},
-             "spec": {"attacher": "ebs.csi.aws.com", "nodeName": "n1",
-                      "source": {"persistentVolumeName": "pv-attached"}}}]
+    objs = [
+        sc("gp3", provisioner="ebs.csi.aws.com"),
+        _csinode("n1", 1),
+        pvc("new", cls="gp3"),
+        _csi_pv("pv-attached", "vol-a", "other/x"),
+        {
+            "kind": "VolumeAttachment",
+            "metadata": {"name": "va"},
+            "spec": {
+                "attacher": "ebs.csi.aws.com",
+                "nodeName": "n1",
+                "source": {"persistentVolumeName": "pv-attached"},
+            },
+        },
+    ]
     s = sched([node("n1"), node("n2")], [], objs)
     p = claim_pod("p", "new")
     assert run(s, "NodeVolumeLimits", p, "n1")[1].reasons == ["node(s) exceed max volume count"]
-    assert run(s, "NodeVolumeLimits", p, "n2")[1] is None        # no CSINode: no limit
+    assert run(s, "NodeVolumeLimits", p, "n2")[1] is None  # no CSINode: no limit
 
 
 def test_csi_limits_inline_in_tree_volume_migrates_to_its_driver():
@@ -191,18 +250,21 @@ def test_csi_limits_inline_in_tree_volume_migrates_to_its_driver():
     p = pod("p", spec={"volumes": [ebs]})
     assert run(s, "NodeVolumeLimits", p, "n1")[1].reasons == ["node(s) exceed max volume count"]
     same = pod("q", spec={"volumes": [{"name": "y", "awsElasticBlockStore": {"volumeID": "aws://us-east-1a/vol-1"}}]})
-    assert run(s, "NodeVolumeLimits", same, "n1")[1] is None      # same EBS volume id after translation
+    assert run(s, "NodeVolumeLimits", same, "n1")[1] is None  # same EBS volume id after translation
     assert run(s, "NodeVolumeLimits", pod("r"), "n1")[1].code == SKIP
 
 
 # -- VolumeZone ----------------------------------------------------------------------------------------
 
+
 def test_volume_zone_labels_beta_and_multi_zone():
-    objs = [sc("std", mode="Immediate", provisioner="pd.csi.storage.gke.io"),
-            pvc("a", cls="std", volume="pv-a"), pv("pv-a", cls="std", claim="default/a",
-                                                   labels={"topology.kubernetes.io/zone": "z1__z2"}),
-            pvc("b", cls="std", volume="pv-b"), pv("pv-b", cls="std", claim="default/b",
-                                                   labels={"failure-domain.beta.kubernetes.io/zone": "z3"})]
+    objs = [
+        sc("std", mode="Immediate", provisioner="pd.csi.storage.gke.io"),
+        pvc("a", cls="std", volume="pv-a"),
+        pv("pv-a", cls="std", claim="default/a", labels={"topology.kubernetes.io/zone": "z1__z2"}),
+        pvc("b", cls="std", volume="pv-b"),
+        pv("pv-b", cls="std", claim="default/b", labels={"failure-domain.beta.kubernetes.io/zone": "z3"}),
+    ]
     s = sched([zone_node("n1", "z1"), zone_node("n2", "z3"), node("bare")], [], objs)
     conflict = (UNRESOLVABLE, ["node(s) had no available volume zone"])
     st = run(s, "VolumeZone", claim_pod("p", "a"), "n1")[1]
@@ -211,12 +273,16 @@ def test_volume_zone_labels_beta_and_multi_zone():
     assert (st.code, st.reasons) == conflict
     # a beta PV label is matched against the node's GA label
     assert run(s, "VolumeZone", claim_pod("q", "b"), "n2")[1] is None
-    assert run(s, "VolumeZone", claim_pod("q", "b"), "bare")[1] is None   # a node without topology labels fits
+    assert run(s, "VolumeZone", claim_pod("q", "b"), "bare")[1] is None  # a node without topology labels fits
 
 
 def test_volume_zone_unbound_claims():
-    objs = [sc("wffc", provisioner="x"), sc("now", mode="Immediate", provisioner="x"),
-            pvc("later", cls="wffc"), pvc("imm", cls="now")]
+    objs = [
+        sc("wffc", provisioner="x"),
+        sc("now", mode="Immediate", provisioner="x"),
+        pvc("later", cls="wffc"),
+        pvc("imm", cls="now"),
+    ]
     s = sched([zone_node("n1", "z1")], [], objs)
     assert run(s, "VolumeZone", claim_pod("p", "later"), "n1")[1].code == SKIP
     where, st = run(s, "VolumeZone", claim_pod("p", "imm"), "n1")
@@ -225,9 +291,14 @@ def test_volume_zone_unbound_claims():
 
 # -- VolumeBinding -----------------------------------------------------------------------------------
 
+
 def test_binding_bound_pv_node_affinity_and_missing_pv():
-    objs = [sc("local"), pvc("data", volume="pv1"), pv("pv1", hosts=["n2"], claim="default/data"),
-            pvc("ghost", volume="gone")]
+    objs = [
+        sc("local"),
+        pvc("data", volume="pv1"),
+        pv("pv1", hosts=["n2"], claim="default/data"),
+        pvc("ghost", volume="gone"),
+    ]
     s = sched([node("n1"), node("n2")], [], objs)
     st = run(s, "VolumeBinding", claim_pod("p", "data"), "n1")[1]
     assert (st.code, st.reasons) == (UNRESOLVABLE, [NODE_CONFLICT])
@@ -237,8 +308,11 @@ def test_binding_bound_pv_node_affinity_and_missing_pv():
 
 
 def test_binding_prefilter_statuses():
-    objs = [sc("now", mode="Immediate", provisioner="x"), pvc("imm", cls="now"),
-            {**pvc("lost", volume="pvx"), "status": {"phase": "Lost"}}]
+    objs = [
+        sc("now", mode="Immediate", provisioner="x"),
+        pvc("imm", cls="now"),
+        {**pvc("lost", volume="pvx"), "status": {"phase": "Lost"}},
+    ]
     s = sched([node("n1")], [], objs)
     assert run(s, "VolumeBinding", claim_pod("p"), "n1")[1].code == SKIP
     st = run(s, "VolumeBinding", claim_pod("p", "imm"), "n1")[1]
@@ -250,12 +324,15 @@ def test_binding_prefilter_statuses():
 
 
 def test_binding_wait_for_first_consumer_static_pvs():
-    objs = [sc("local"), pvc("scratch", size="100Gi"),
-            pv("small", size="10Gi", hosts=["n1"]),                      # too small
-            pv("ro", size="500Gi", hosts=["n2"], modes=("ReadOnlyMany",)),  # wrong access mode
-            pv("hdd", size="500Gi", cls="hdd", hosts=["n3"]),              # wrong class
-            pv("big", size="200Gi", hosts=["n4", "n5"]),
-            pv("bigger", size="300Gi", hosts=["n5"])]
+    objs = [
+        sc("local"),
+        pvc("scratch", size="100Gi"),
+        pv("small", size="10Gi", hosts=["n1"]),  # too small
+        pv("ro", size="500Gi", hosts=["n2"], modes=("ReadOnlyMany",)),  # wrong access mode
+        pv("hdd", size="500Gi", cls="hdd", hosts=["n3"]),  # wrong class
+        pv("big", size="200Gi", hosts=["n4", "n5"]),
+        pv("bigger", size="300Gi", hosts=["n5"]),
+    ]
     s = sched([node(f"n{i}") for i in range(1, 6)], [], objs)
     p = claim_pod("p", "scratch")
     for n in ("n1", "n2", "n3"):
@@ -266,12 +343,16 @@ def test_binding_wait_for_first_consumer_static_pvs():
     pl.pre_filter(state, p, s.snapshot.list())
     assert pl.filter(state, p, s.snapshot.get("n5")) is None
     chosen = state.read("VolumeBinding").by_node["n5"].static_bindings
-    assert [(v.name, c.name) for v, c in chosen] == [("big", "scratch")]   # the smallest that fits
+    assert [(v.name, c.name) for v, c in chosen] == [("big", "scratch")]  # the smallest that fits
 
 
 def test_binding_prebound_pv_decides_alone():
-    objs = [sc("local"), pvc("c"), pv("mine", hosts=["n2"], claim="default/c", phase="Available"),
-            pv("free", hosts=["n1", "n2"])]
+    objs = [
+        sc("local"),
+        pvc("c"),
+        pv("mine", hosts=["n2"], claim="default/c", phase="Available"),
+        pv("free", hosts=["n1", "n2"]),
+    ]
     objs[2]["status"]["phase"] = "Available"
     s = sched([node("n1"), node("n2")], [], objs)
     p = claim_pod("p", "c")
@@ -281,15 +362,27 @@ def test_binding_prebound_pv_decides_alone():
 
 def test_binding_dynamic_provisioning_allowed_topologies_and_capacity():
     topo = [{"matchLabelExpressions": [{"key": "topology.kubernetes.io/zone", "values": ["za"]}]}]
-    objs = [sc("ssd", provisioner="pd.csi.storage.gke.io", topologies=topo), pvc("d", cls="ssd", size="30Gi"),
-            sc("capped", provisioner="cap.csi"), pvc("e", cls="capped", size="30Gi"),
-            {"kind": "CSIDriver", "metadata": {"name": "cap.csi"}, "spec": {"storageCapacity": True}},
-            {"kind": "CSIStorageCapacity", "metadata": {"name": "c1", "namespace": "kube-system"},
-             "storageClassName": "capped", "capacity": "20Gi",
-             "nodeTopology": {"matchLabels": {"topology.kubernetes.io/zone": "za"}}},
-            {"kind": "CSIStorageCapacity", "metadata": {"name": "c2", "namespace": "kube-system"},
-             "storageClassName": "capped", "capacity": "1Ti",
-             "nodeTopology": {"matchLabels": {"topology.kubernetes.io/zone": "zb"}}}]
+    objs = [
+        sc("ssd", provisioner="pd.csi.storage.gke.io", topologies=topo),
+        pvc("d", cls="ssd", size="30Gi"),
+        sc("capped", provisioner="cap.csi"),
+        pvc("e", cls="capped", size="30Gi"),
+        {"kind": "CSIDriver", "metadata": {"name": "cap.csi"}, "spec": {"storageCapacity": True}},
+        {
+            "kind": "CSIStorageCapacity",
+            "metadata": {"name": "c1", "namespace": "kube-system"},
+            "storageClassName": "capped",
+            "capacity": "20Gi",
+            "nodeTopology": {"matchLabels": {"topology.kubernetes.io/zone": "za"}},
+        },
+        {
+            "kind": "CSIStorageCapacity",
+            "metadata": {"name": "c2", "namespace": "kube-system"},
+            "storageClassName": "capped",
+            "capacity": "1Ti",
+            "nodeTopology": {"matchLabels": {"topology.kubernetes.io/zone": "zb"}},
+        },
+    ]
     s = sched([zone_node("a", "za"), zone_node("b", "zb")], [], objs)
     assert run(s, "VolumeBinding", claim_pod("p", "d"), "a")[1] is None
     assert run(s, "VolumeBinding", claim_pod("p", "d"), "b")[1].reasons == [BIND_CONFLICT]
@@ -332,27 +425,53 @@ def test_binding_sequence_assumes_selected_node_for_provisioning():
 
 def test_binding_in_tree_pv_translated_when_node_migrated():
     gce = {"gcePersistentDisk": {"pdName": "disk-1"}}
-    objs = [sc("std", mode="Immediate", provisioner="kubernetes.io/gce-pd"), pvc("c", cls="std", volume="pd"),
-            pv("pd", cls="std", claim="default/c", source=gce, labels={"topology.kubernetes.io/zone": "z1"}),
-            {"kind": "CSINode", "metadata": {"name": "mig", "annotations": {
-                "storage.alpha.kubernetes.io/migrated-plugins": "kubernetes.io/gce-pd"}}, "spec": {"drivers": []}}]
+    objs = [
+        sc("std", mode="Immediate", provisioner="kubernetes.io/gce-pd"),
+        pvc("c", cls="std", volume="pd"),
+        pv("pd", cls="std", claim="default/c", source=gce, labels={"topology.kubernetes.io/zone": "z1"}),
+        {
+            "kind": "CSINode",
+            "metadata": {
+                "name": "mig",
+                "annotations": {"storage.alpha.kubernetes.io/migrated-plugins": "kubernetes.io/gce-pd"},
+            },
+            "spec": {"drivers": []},
+        },
+    ]
     # the translated PV requires the CSI topology label topology.gke.io/zone
-    s = sched([zone_node("mig", "z1"), zone_node("mig2", "z1", extra={"topology.gke.io/zone": "z1"}),
-               zone_node("plain", "z1")], [], objs)
+    s = sched(
+        [
+            zone_node("mig", "z1"),
+            zone_node("mig2", "z1", extra={"topology.gke.io/zone": "z1"}),
+            zone_node("plain", "z1"),
+        ],
+        [],
+        objs,
+    )
     s.cluster.objects["CSINode"][("", "mig2")] = {**objs[-1], "metadata": {**objs[-1]["metadata"], "name": "mig2"}}
     p = claim_pod("p", "c")
     assert run(s, "VolumeBinding", p, "mig")[1].reasons == [NODE_CONFLICT]
     assert run(s, "VolumeBinding", p, "mig2")[1] is None
-    assert run(s, "VolumeBinding", p, "plain")[1] is None      # not migrated: the PV has no node affinity
+    assert run(s, "VolumeBinding", p, "plain")[1] is None  # not migrated: the PV has no node affinity
 
 
 def test_binding_filter_error_for_missing_storage_class_of_claim_to_provision():
-    objs = [sc("local"), {**pvc("c"), "metadata": {"name": "c", "namespace": "default", "uid": "u",
-                                                   "annotations": {"volume.kubernetes.io/selected-node": "n1"}}}]
+    objs = [
+        sc("local"),
+        {
+            **pvc("c"),
+            "metadata": {
+                "name": "c",
+                "namespace": "default",
+                "uid": "u",
+                "annotations": {"volume.kubernetes.io/selected-node": "n1"},
+            },
+        },
+    ]
     s = sched([node("n1"), node("n2")], [], objs)
     p = claim_pod("p", "c")
-    assert run(s, "VolumeBinding", p, "n2")[1].reasons == [BIND_CONFLICT]   # selected for another node
-    assert run(s, "VolumeBinding", p, "n1")[1].reasons == [BIND_CONFLICT]   # no-provisioner class
+    assert run(s, "VolumeBinding", p, "n2")[1].reasons == [BIND_CONFLICT]  # selected for another node
+    assert run(s, "VolumeBinding", p, "n1")[1].reasons == [BIND_CONFLICT]  # no-provisioner class
     res = s.schedule(p)
     assert res.filters["n1"].first_failure.code == UNRESOLVABLE
     s.cluster.objects["StorageClass"].clear()
@@ -370,11 +489,21 @@ def test_default_storage_class_is_newest_then_smallest_name():
         if ts:
             o["metadata"]["creationTimestamp"] = ts
         return o
-    s = sched([node("n1")], [], [klass("zeta", "2025-01-01T00:00:00Z"), klass("alpha", "2025-01-01T00:00:00Z"),
-                                 klass("old", "2024-01-01T00:00:00Z"), sc("plain")])
+
+    s = sched(
+        [node("n1")],
+        [],
+        [
+            klass("zeta", "2025-01-01T00:00:00Z"),
+            klass("alpha", "2025-01-01T00:00:00Z"),
+            klass("old", "2024-01-01T00:00:00Z"),
+            sc("plain"),
+        ],
+    )
     assert s.cluster.default_storage_class() == "alpha"
-    s = sched([node("n1")], [], [klass("old", "2024-01-01T00:00:00Z"),
-                                 klass("beta-new", "2025-06-01T00:00:00Z", beta=True)])
+    s = sched(
+        [node("n1")], [], [klass("old", "2024-01-01T00:00:00Z"), klass("beta-new", "2025-06-01T00:00:00Z", beta=True)]
+    )
     assert s.cluster.default_storage_class() == "beta-new"
     assert sched([node("n1")], [], [sc("plain")]).cluster.default_storage_class() is None
 
@@ -384,23 +513,42 @@ def test_csi_limits_translation_errors_are_error_statuses():
     s = sched([node("n1"), node("n2")], [], [_csinode("n1", 5, driver="disk.csi.azure.com")])
     p = pod("p", spec={"volumes": [{"name": "az", "azureDisk": {"diskName": "d", "diskURI": "uri"}}]})
     st = run(s, "NodeVolumeLimits", p, "n1")[1]
-    assert (st.code, st.reasons) == (ERROR, ["converting volume(az) from inline to csi: kind(Shared) is not "
-                                             "supported in csi migration"])
-    assert run(s, "NodeVolumeLimits", p, "n2")[1] is None     # no CSINode: migration off, nothing counted
-    managed = pod("q", spec={"volumes": [{"name": "az", "azureDisk": {"diskName": "d", "diskURI": "uri",
-                                                                      "kind": "Managed"}}]})
+    assert (st.code, st.reasons) == (
+        ERROR,
+        ["converting volume(az) from inline to csi: kind(Shared) is not supported in csi migration"],
+    )
+    assert run(s, "NodeVolumeLimits", p, "n2")[1] is None  # no CSINode: migration off, nothing counted
+    managed = pod(
+        "q", spec={"volumes": [{"name": "az", "azureDisk": {"diskName": "d", "diskURI": "uri", "kind": "Managed"}}]}
+    )
     assert run(s, "NodeVolumeLimits", managed, "n1")[1] is None
 
 
 def test_binding_regional_gce_pv_translation_error():
     gce = {"gcePersistentDisk": {"pdName": "d1"}}
-    objs = [sc("std", mode="Immediate", provisioner="kubernetes.io/gce-pd"), pvc("c", cls="std", volume="pd"),
-            pv("pd", cls="std", claim="default/c", source=gce,
-               labels={"topology.kubernetes.io/zone": "us-central1-a__us-east1-b"}),
-            {"kind": "CSINode", "metadata": {"name": "n1", "annotations": {
-                "storage.alpha.kubernetes.io/migrated-plugins": "kubernetes.io/gce-pd"}}, "spec": {"drivers": []}}]
+    objs = [
+        sc("std", mode="Immediate", provisioner="kubernetes.io/gce-pd"),
+        pvc("c", cls="std", volume="pd"),
+        pv(
+            "pd",
+            cls="std",
+            claim="default/c",
+            source=gce,
+            labels={"topology.kubernetes.io/zone": "us-central1-a__us-east1-b"},
+        ),
+        {
+            "kind": "CSINode",
+            "metadata": {
+                "name": "n1",
+                "annotations": {"storage.alpha.kubernetes.io/migrated-plugins": "kubernetes.io/gce-pd"},
+            },
+            "spec": {"drivers": []},
+        },
+    ]
     s = sched([zone_node("n1", "us-central1-a")], [], objs)
     st = run(s, "VolumeBinding", claim_pod("p", "c"), "n1")[1]
     assert st.code == ERROR
-    assert st.reasons == ["could not translate pv: failed to get region from zones: multiple or no regions gotten "
-                          "from zones, got: map[us-central1:{} us-east1:{}]"]
+    assert st.reasons == [
+        "could not translate pv: failed to get region from zones: multiple or no regions gotten "
+        "from zones, got: map[us-central1:{} us-east1:{}]"
+    ]

@@ -1,4 +1,5 @@
 """Filter and score plugins with small hand-built clusters: reasons to the character, formulas by hand."""
+
 from builders import fresh_state, node, plugin, pod, scheduler
 
 from kschedcli.framework.fit_error import fit_error_message
@@ -20,15 +21,23 @@ def test_node_unschedulable_and_toleration():
     s = scheduler([node("n1", unschedulable=True)])
     st = _filter(s, "NodeUnschedulable", pod("p"), "n1")
     assert (st.code, st.reasons) == (UNRESOLVABLE, ["node(s) were unschedulable"])
-    tolerant = pod("q", spec={"tolerations": [{"key": "node.kubernetes.io/unschedulable", "operator": "Exists",
-                                                "effect": "NoSchedule"}]})
+    tolerant = pod(
+        "q",
+        spec={
+            "tolerations": [{"key": "node.kubernetes.io/unschedulable", "operator": "Exists", "effect": "NoSchedule"}]
+        },
+    )
     assert _filter(s, "NodeUnschedulable", tolerant, "n1") is None
 
 
 def test_taint_toleration_filter_reason_and_prefer_no_schedule_score():
-    s = scheduler([node("n1", taints=[{"key": "gpu", "value": "true", "effect": "NoSchedule"}]),
-                   node("n2", taints=[{"key": "spot", "value": "", "effect": "PreferNoSchedule"}]),
-                   node("n3")])
+    s = scheduler(
+        [
+            node("n1", taints=[{"key": "gpu", "value": "true", "effect": "NoSchedule"}]),
+            node("n2", taints=[{"key": "spot", "value": "", "effect": "PreferNoSchedule"}]),
+            node("n3"),
+        ]
+    )
     st = _filter(s, "TaintToleration", pod("p"), "n1")
     assert st.reasons == ["node(s) had untolerated taint {gpu: true}"]
     pl = plugin(s, "TaintToleration")
@@ -44,8 +53,20 @@ def test_taint_toleration_filter_reason_and_prefer_no_schedule_score():
 def test_node_affinity_match_fields_prefilter_result_and_conflict():
     s = scheduler([node("a"), node("b"), node("c")])
     pl = plugin(s, "NodeAffinity")
-    p = pod("p", spec={"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
-        "nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["b"]}]}]}}}})
+    p = pod(
+        "p",
+        spec={
+            "affinity": {
+                "nodeAffinity": {
+                    "requiredDuringSchedulingIgnoredDuringExecution": {
+                        "nodeSelectorTerms": [
+                            {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["b"]}]}
+                        ]
+                    }
+                }
+            }
+        },
+    )
     r, st = pl.pre_filter(fresh_state(), p, s.snapshot.list())
     assert st is None and r.node_names == {"b"}
     res = s.schedule(p)
@@ -62,23 +83,43 @@ def test_node_selector_mismatch_reason():
 
 
 def test_added_affinity_is_enforced():
-    prof = {"schedulerName": "default-scheduler", "pluginConfig": [{"name": "NodeAffinity", "args": {
-        "addedAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
-            {"matchExpressions": [{"key": "pool", "operator": "In", "values": ["batch"]}]}]}}}}]}
+    prof = {
+        "schedulerName": "default-scheduler",
+        "pluginConfig": [
+            {
+                "name": "NodeAffinity",
+                "args": {
+                    "addedAffinity": {
+                        "requiredDuringSchedulingIgnoredDuringExecution": {
+                            "nodeSelectorTerms": [
+                                {"matchExpressions": [{"key": "pool", "operator": "In", "values": ["batch"]}]}
+                            ]
+                        }
+                    }
+                },
+            }
+        ],
+    }
     s = scheduler([node("a", labels={"pool": "batch"}), node("b")], profile=prof)
-    assert (_filter(s, "NodeAffinity", pod("p"), "b").reasons
-            == ["node(s) didn't match scheduler-enforced node affinity"])
+    assert _filter(s, "NodeAffinity", pod("p"), "b").reasons == [
+        "node(s) didn't match scheduler-enforced node affinity"
+    ]
 
 
 def test_node_ports_wildcard_ip_conflicts_with_specific_ip():
-    existing = pod("e", node_name="n1", containers=[{"name": "c", "ports": [
-        {"containerPort": 80, "hostPort": 8080, "hostIP": "10.0.0.1"}]}])
+    existing = pod(
+        "e",
+        node_name="n1",
+        containers=[{"name": "c", "ports": [{"containerPort": 80, "hostPort": 8080, "hostIP": "10.0.0.1"}]}],
+    )
     s = scheduler([node("n1")], [existing])
     wants_any = pod("p", containers=[{"name": "c", "ports": [{"containerPort": 80, "hostPort": 8080}]}])
-    wants_other_ip = pod("q", containers=[{"name": "c", "ports": [
-        {"containerPort": 80, "hostPort": 8080, "hostIP": "10.0.0.2"}]}])
-    wants_udp = pod("r", containers=[{"name": "c", "ports": [{"containerPort": 80, "hostPort": 8080,
-                                                              "protocol": "UDP"}]}])
+    wants_other_ip = pod(
+        "q", containers=[{"name": "c", "ports": [{"containerPort": 80, "hostPort": 8080, "hostIP": "10.0.0.2"}]}]
+    )
+    wants_udp = pod(
+        "r", containers=[{"name": "c", "ports": [{"containerPort": 80, "hostPort": 8080, "protocol": "UDP"}]}]
+    )
     st = _filter(s, "NodePorts", wants_any, "n1")
     assert (st.code, st.reasons) == (UNSCHEDULABLE, ["node(s) didn't have free ports for the requested pod ports"])
     assert _filter(s, "NodePorts", wants_other_ip, "n1") is None
@@ -103,8 +144,10 @@ def test_fit_too_many_pods():
 
 
 def test_ignored_resources():
-    prof = {"schedulerName": "default-scheduler",
-            "pluginConfig": [{"name": "NodeResourcesFit", "args": {"ignoredResourceGroups": ["example.com"]}}]}
+    prof = {
+        "schedulerName": "default-scheduler",
+        "pluginConfig": [{"name": "NodeResourcesFit", "args": {"ignoredResourceGroups": ["example.com"]}}],
+    }
     s = scheduler([node("n1")], profile=prof)
     assert _filter(s, "NodeResourcesFit", pod("p", requests={"example.com/foo": "1"}), "n1") is None
 
@@ -126,9 +169,20 @@ def test_least_allocated_and_balanced_scores_by_hand():
 
 
 def test_most_allocated_and_requested_to_capacity_ratio():
-    prof = {"schedulerName": "default-scheduler", "pluginConfig": [{"name": "NodeResourcesFit", "args": {
-        "scoringStrategy": {"type": "MostAllocated", "resources": [{"name": "cpu", "weight": 3}, {"name": "memory",
-                                                                                                  "weight": 1}]}}}]}
+    prof = {
+        "schedulerName": "default-scheduler",
+        "pluginConfig": [
+            {
+                "name": "NodeResourcesFit",
+                "args": {
+                    "scoringStrategy": {
+                        "type": "MostAllocated",
+                        "resources": [{"name": "cpu", "weight": 3}, {"name": "memory", "weight": 1}],
+                    }
+                },
+            }
+        ],
+    }
     s = scheduler([node("n1"), node("n2")], [pod("e", node_name="n1", requests={"cpu": "2"})], profile=prof)
     res = s.schedule(pod("p", requests={"cpu": "1", "memory": "1Gi"}))
     # n1: cpu 3000*100/4000=75 (w3), mem (1Gi+200Mi nonzero of e)... memory uses non-zero requests
@@ -136,8 +190,10 @@ def test_most_allocated_and_requested_to_capacity_ratio():
     mem = ((1 << 30) + 200 * 1024 * 1024) * 100 // (8 << 30)
     assert n1 == (75 * 3 + mem) // 4
     prof["pluginConfig"][0]["args"]["scoringStrategy"] = {
-        "type": "RequestedToCapacityRatio", "resources": [{"name": "cpu", "weight": 1}],
-        "requestedToCapacityRatio": {"shape": [{"utilization": 0, "score": 0}, {"utilization": 100, "score": 10}]}}
+        "type": "RequestedToCapacityRatio",
+        "resources": [{"name": "cpu", "weight": 1}],
+        "requestedToCapacityRatio": {"shape": [{"utilization": 0, "score": 0}, {"utilization": 100, "score": 10}]},
+    }
     s = scheduler([node("n1"), node("n2")], [pod("e", node_name="n1", requests={"cpu": "2"})], profile=prof)
     res = s.schedule(pod("p", requests={"cpu": "1"}))
     assert res.scores["n1"]["NodeResourcesFit"].raw == 75
@@ -160,8 +216,10 @@ def test_fit_error_message_groups_and_sorts_reasons():
     st.set("b", Status(UNSCHEDULABLE, "Insufficient cpu"))
     st.set("c", Status(UNRESOLVABLE, "node(s) were unschedulable"))
     msg = fit_error_message(3, "", st, "preemption: x")
-    assert msg == ("0/3 nodes are available: 1 Insufficient memory, 1 node(s) were unschedulable, "
-                   "2 Insufficient cpu. preemption: x")
+    assert msg == (
+        "0/3 nodes are available: 1 Insufficient memory, 1 node(s) were unschedulable, "
+        "2 Insufficient cpu. preemption: x"
+    )
 
 
 def test_sequence_binds_each_pod_before_the_next():

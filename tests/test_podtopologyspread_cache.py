@@ -1,4 +1,5 @@
 """PodTopologySpread's per-node match counts kept between cycles: reused only while a node is unchanged."""
+
 import sys
 from pathlib import Path
 
@@ -21,10 +22,22 @@ def _web(name, node_name=None, constraints=None, labels=None, ns="default"):
     return pod(name, ns=ns, node_name=node_name, labels=labels or {"app": "web"}, spec=spec)
 
 
-HARD = [{"maxSkew": 1, "topologyKey": ZONE, "whenUnsatisfiable": "DoNotSchedule",
-         "labelSelector": {"matchLabels": {"app": "web"}}}]
-SOFT = [{"maxSkew": 1, "topologyKey": HOST, "whenUnsatisfiable": "ScheduleAnyway",
-         "labelSelector": {"matchLabels": {"app": "web"}}}]
+HARD = [
+    {
+        "maxSkew": 1,
+        "topologyKey": ZONE,
+        "whenUnsatisfiable": "DoNotSchedule",
+        "labelSelector": {"matchLabels": {"app": "web"}},
+    }
+]
+SOFT = [
+    {
+        "maxSkew": 1,
+        "topologyKey": HOST,
+        "whenUnsatisfiable": "ScheduleAnyway",
+        "labelSelector": {"matchLabels": {"app": "web"}},
+    }
+]
 
 
 def _zone_counts(sched, p):
@@ -44,8 +57,10 @@ def _host_scores(sched, p):
 
 
 def test_counts_follow_binds_between_cycles():
-    sched = scheduler([_node("a", "z1"), _node("b", "z2")],
-                      [_web("w1", "a"), _web("w2", "a"), _web("o1", "b", labels={"app": "other"})])
+    sched = scheduler(
+        [_node("a", "z1"), _node("b", "z2")],
+        [_web("w1", "a"), _web("w2", "a"), _web("o1", "b", labels={"app": "other"})],
+    )
     incoming = _web("new", constraints=HARD)
     assert _zone_counts(sched, incoming) == {"z1": 2, "z2": 0}
     sched.snapshot.bind(_web("w3"), "b")
@@ -56,13 +71,14 @@ def test_counts_follow_binds_between_cycles():
 
 
 def test_score_counts_follow_binds_and_namespaces():
-    sched = scheduler([_node("a", "z1"), _node("b", "z1")],
-                      [_web("w1", "a"), _web("w2", "a"), _web("x", "b", ns="other")])
+    sched = scheduler(
+        [_node("a", "z1"), _node("b", "z1")], [_web("w1", "a"), _web("w2", "a"), _web("x", "b", ns="other")]
+    )
     incoming = _web("new", constraints=SOFT)
     raw, state = _host_scores(sched, incoming)
     s = state.read(PRE_SCORE_KEY)
     assert s.counters[0](sched.snapshot.get("a")) == 2
-    assert s.counters[0](sched.snapshot.get("b")) == 0    # other namespace
+    assert s.counters[0](sched.snapshot.get("b")) == 0  # other namespace
     before = raw["a"] - raw["b"]
     sched.snapshot.bind(_web("w3"), "b")
     sched.snapshot.bind(_web("w4"), "b")
@@ -74,12 +90,12 @@ def test_score_counts_follow_binds_and_namespaces():
 def test_clone_is_counted_on_its_own_and_not_stored():
     sched = scheduler([_node("a", "z1"), _node("b", "z2")], [_web("w1", "a"), _web("w2", "a")])
     incoming = _web("new", constraints=HARD)
-    _zone_counts(sched, incoming)          # fills the memo for the snapshot's NodeInfos
+    _zone_counts(sched, incoming)  # fills the memo for the snapshot's NodeInfos
     pl = plugin(sched, "PodTopologySpread")
     own = sched.snapshot.get("a")
     clone = own.clone()
     clone.remove_pod(clone.pods[0])
-    clone.generation = own.generation      # even at the same generation, another object is recounted
+    clone.generation = own.generation  # even at the same generation, another object is recounted
     counter = pl._counters("default", pl.constraints_for(incoming, "DoNotSchedule")[0])[0]
     assert counter(clone) == 1
     assert counter(own) == 2
@@ -90,6 +106,7 @@ def test_terminating_pods_are_not_counted():
     dying = _web("d", "a")
     dying.raw["metadata"]["deletionTimestamp"] = "2024-01-01T00:00:00Z"
     from kschedcli.model import Pod
+
     sched = scheduler([_node("a", "z1"), _node("b", "z2")], [_web("w1", "a"), Pod(dying.raw)])
     assert _zone_counts(sched, _web("new", constraints=HARD)) == {"z1": 1, "z2": 0}
 
@@ -107,16 +124,18 @@ def test_clear_caches_forgets_the_memo():
 def test_compiled_selectors_count_as_the_selector_matches():
     from kschedcli.labels import parse_label_selector
     from kschedcli.plugins.podtopologyspread import _count_matching, _pod_counter
+
     labels = [{"app": "web", "tier": "fe"}, {"app": "web"}, {"app": "web", "tier": "be"}, {"x": "y"}, {"tier": "fe"}]
     pods = [_web(f"p{i}", "a", labels=lab) for i, lab in enumerate(labels)] + [_web("q", "a", ns="x")]
     sched = scheduler([_node("a", "z1")], pods)
     ni = sched.snapshot.get("a")
-    for raw, want in [({"matchLabels": {"app": "web"}}, 3),
-                      ({"matchLabels": {"app": "web", "tier": "fe"}}, 1),
-                      ({"matchExpressions": [{"key": "tier", "operator": "NotIn", "values": ["be"]}]}, 4),
-                      ({"matchExpressions": [{"key": "tier", "operator": "In", "values": ["fe", "be"]}]}, 3),
-                      ({"matchLabels": {"app": "web"},
-                        "matchExpressions": [{"key": "tier", "operator": "Exists"}]}, 2)]:
+    for raw, want in [
+        ({"matchLabels": {"app": "web"}}, 3),
+        ({"matchLabels": {"app": "web", "tier": "fe"}}, 1),
+        ({"matchExpressions": [{"key": "tier", "operator": "NotIn", "values": ["be"]}]}, 4),
+        ({"matchExpressions": [{"key": "tier", "operator": "In", "values": ["fe", "be"]}]}, 3),
+        ({"matchLabels": {"app": "web"}, "matchExpressions": [{"key": "tier", "operator": "Exists"}]}, 2),
+    ]:
         sel = parse_label_selector(raw, "s")
         assert _pod_counter("default", sel)(ni.pods) == want == _count_matching(ni, "default", sel), raw
 

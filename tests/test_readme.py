@@ -1,6 +1,7 @@
 """The README's first two commands are the whole set-up on a fresh clone: the first installs ksched
 and runs it on a shipped fixture, the second installs what the tests need and runs them, and CI
 (.ci/run) runs exactly that second command."""
+
 from __future__ import annotations
 
 import re

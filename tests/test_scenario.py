@@ -1,5 +1,6 @@
 """Scenario files (kschedcli/scenario.py, `ksched run`): validated against the published schema,
 run through the same edits and sequence as the flags (same bytes), errors located in the file."""
+
 from __future__ import annotations
 
 import json
@@ -21,9 +22,19 @@ def run(*args):
 
 def test_a_scenario_prints_what_the_same_flags_print():
     by_file = run("run", SCENARIO, "--no-color")
-    by_flags = run("schedule", str(ROOT / "fixtures" / "pods" / "rollout.yaml"), "-c", PROD,
-                   "--config", str(ROOT / "fixtures" / "config" / "most-allocated.yaml"),
-                   "--cordon", "topology.kubernetes.io/zone=us-east-1a", "--add-node", "general-b-01:2", "--no-color")
+    by_flags = run(
+        "schedule",
+        str(ROOT / "fixtures" / "pods" / "rollout.yaml"),
+        "-c",
+        PROD,
+        "--config",
+        str(ROOT / "fixtures" / "config" / "most-allocated.yaml"),
+        "--cordon",
+        "topology.kubernetes.io/zone=us-east-1a",
+        "--add-node",
+        "general-b-01:2",
+        "--no-color",
+    )
     assert by_file.exit_code == by_flags.exit_code == 0
     assert by_file.stdout == by_flags.stdout
     assert "general-b-01-copy-1" in by_file.stdout
@@ -37,6 +48,7 @@ def test_scenario_json_validates_and_the_schema_is_published():
     scenario_schema = json.loads(run("schema", "--scenario").stdout)
     jsonschema.Draft202012Validator.check_schema(scenario_schema)
     import yaml
+
     with open(SCENARIO) as f:
         assert not list(jsonschema.Draft202012Validator(scenario_schema).iter_errors(yaml.safe_load(f)))
 
@@ -48,23 +60,31 @@ def write(tmp_path, text):
 
 
 def test_inline_pods_and_the_pending_pods_default(tmp_path):
-    f = write(tmp_path, "edits:\n- label: 'general-c-04:team=ml'\npods:\n"
-                        "- {kind: Pod, metadata: {name: ml, namespace: default},\n"
-                        "   spec: {nodeSelector: {team: ml}, containers: [{name: c, image: x}]}}\n")
+    f = write(
+        tmp_path,
+        "edits:\n- label: 'general-c-04:team=ml'\npods:\n"
+        "- {kind: Pod, metadata: {name: ml, namespace: default},\n"
+        "   spec: {nodeSelector: {team: ml}, containers: [{name: c, image: x}]}}\n",
+    )
     r = run("run", f, "-o", "json")
     doc = json.loads(r.stdout)
     assert r.exit_code == 0 and doc["results"][0]["selectedNode"] == "general-c-04"
     r = run("run", write(tmp_path, "edits: [{cordon: pool=general}]\n"), "-o", "json")
     assert {res["pod"] for res in json.loads(r.stdout)["results"]} == {
-        "shop/checkout-6b8c9d7f5-h2j4k", "batch/reporting-28391745-x7k2q"}
+        "shop/checkout-6b8c9d7f5-h2j4k",
+        "batch/reporting-28391745-x7k2q",
+    }
 
 
 def test_inline_workloads_become_their_pods(tmp_path):
-    f = write(tmp_path, "edits: [{addNode: 'general-b-01:2'}]\npods:\n"
-                        "- apiVersion: apps/v1\n  kind: Deployment\n  metadata: {name: api2, namespace: shop}\n"
-                        "  spec:\n    replicas: 3\n    selector: {matchLabels: {app: api2}}\n"
-                        "    template:\n      metadata: {labels: {app: api2}}\n"
-                        "      spec: {containers: [{name: c, image: x, resources: {requests: {cpu: '2'}}}]}\n")
+    f = write(
+        tmp_path,
+        "edits: [{addNode: 'general-b-01:2'}]\npods:\n"
+        "- apiVersion: apps/v1\n  kind: Deployment\n  metadata: {name: api2, namespace: shop}\n"
+        "  spec:\n    replicas: 3\n    selector: {matchLabels: {app: api2}}\n"
+        "    template:\n      metadata: {labels: {app: api2}}\n"
+        "      spec: {containers: [{name: c, image: x, resources: {requests: {cpu: '2'}}}]}\n",
+    )
     r = run("run", f, "-o", "json")
     doc = json.loads(r.stdout)
     assert r.exit_code == 0 and len(doc["results"]) == 3

@@ -8,6 +8,7 @@ is rendered through the CLI as a piped terminal of that width, and each line is 
 - no non-breaking space (the views' glue) reaches the output.
 Then the cases issue 12 named, one by one, on the lines they used to break.
 """
+
 from __future__ import annotations
 
 import re
@@ -87,9 +88,20 @@ def names_in_play() -> set[str]:
         t = pods.read_text()
         for m in re.finditer(r"^  name: (\S+)\n  namespace: (\S+)", t, re.M):
             names.add(f"{m.group(2)}/{m.group(1)}")
-    names |= {"NodeResourcesBalancedAllocation", "NodeResourcesFit", "PodTopologySpread", "InterPodAffinity",
-              "TaintToleration", "NodeUnschedulable", "VolumeRestrictions", "NodeVolumeLimits", "ImageLocality",
-              "DynamicResources", "nvidia.com/gpu", "ephemeral-storage"}
+    names |= {
+        "NodeResourcesBalancedAllocation",
+        "NodeResourcesFit",
+        "PodTopologySpread",
+        "InterPodAffinity",
+        "TaintToleration",
+        "NodeUnschedulable",
+        "VolumeRestrictions",
+        "NodeVolumeLimits",
+        "ImageLocality",
+        "DynamicResources",
+        "nvidia.com/gpu",
+        "ephemeral-storage",
+    }
     return {n for n in names if len(n) > 4}
 
 
@@ -119,8 +131,11 @@ def problems(out: str, width: int) -> list[str]:
         if prev.strip():
             last, first = prev.split()[-1], token.split()[0]
             joined = last + first
-            if last not in NAMES and any(n.startswith(joined) or (joined.startswith(n) and len(last) < len(n))
-                                         for n in NAMES if n.startswith(last)):
+            if last not in NAMES and any(
+                n.startswith(joined) or (joined.startswith(n) and len(last) < len(n))
+                for n in NAMES
+                if n.startswith(last)
+            ):
                 found.append(f"lines {i}-{i + 1} break a name: {last!r} / {first!r}")
     return found
 
@@ -167,6 +182,7 @@ def test_the_checks_catch_what_issue_12_saw():
 
 # ----------------------------------------------------------------------------- issue 12, point by point
 
+
 def lines_of(argv: list[str], width: int = 80) -> list[str]:
     return render(argv, width).splitlines()
 
@@ -193,13 +209,15 @@ def test_raw_scores_and_resources_names_are_never_cut(pods_dir, monkeypatch):
     out = lines_of(["explain", "fixtures/pods/checkout.yaml", "-c", PROD, "--raw"])
     assert any(re.search(r"^\s+NodeResourcesBalancedAllocation\s+\d+\s+\d+\s+1\s+\d+\s*$", x) for x in out)
     out = lines_of(["explain", str(pods_dir / "gpu.yaml"), "-c", PROD])
-    assert on_one_line(out, "nvidia.com/gpu 2")                   # the pod's need, in the header
+    assert on_one_line(out, "nvidia.com/gpu 2")  # the pod's need, in the header
     assert on_one_line(out, "memory 29.8Gi of 30Gi") and on_one_line(out, "✗ nvidia.com/gpu 0 of 0")
     # 120 columns: a column per resource again, each cell on one line
     out = lines_of(["explain", str(pods_dir / "gpu.yaml"), "-c", PROD], 120)
     assert any(re.search(r"nvidia\.com/gpu\s*$", x) for x in out)
-    assert any(re.search(r"general-b-05\s+56 of 58\s+7\.76 of 7\.91\s+29\.8Gi of 30Gi\s+95Gi of 95Gi\s+✗ 0 of 0", x)
-               for x in out)
+    assert any(
+        re.search(r"general-b-05\s+56 of 58\s+7\.76 of 7\.91\s+29\.8Gi of 30Gi\s+95Gi of 95Gi\s+✗ 0 of 0", x)
+        for x in out
+    )
     out = lines_of(["explain", str(pods_dir / "gpu.yaml"), "-c", PROD, "--node", "gpu-a-01"])
     assert any(re.search(r"^\s+ephemeral-storage\s+95Gi\s+0\s+95Gi\s+10Gi\s+✓\s*$", x) for x in out)
     assert any(re.search(r"^\s+nvidia\.com/gpu\s+1\s+0\s+1\s+2\s+✗ short by 1\s*$", x) for x in out)
@@ -209,7 +227,7 @@ def test_schedule_reasons_wrap_under_the_row_not_the_pod_column(monkeypatch):
     monkeypatch.chdir(ROOT)
     out = lines_of(["schedule", "fixtures/pods/rollout.yaml", "-c", PROD])
     row = next(i for i, x in enumerate(out) if "batch/reporting-28391745-x7k2q" in x)
-    reason = out[row + 1:row + 4]
+    reason = out[row + 1 : row + 4]
     assert [x[:8] for x in reason] == [" " * 8] * 3 and all(x[8] != " " for x in reason)
     assert reason[-1].endswith("+3 more reasons")
     assert on_one_line(out, "batch/reporting-28391745-x7k2q")
@@ -221,12 +239,13 @@ def test_schedule_reasons_wrap_under_the_row_not_the_pod_column(monkeypatch):
 def test_wording(pods_dir, monkeypatch, tmp_path):
     monkeypatch.chdir(ROOT)
     text = " ".join(" ".join(lines_of(["explain", "fixtures/pods/web-spread.yaml", "-c", PROD], 200)).split())
-    assert "us-east-1b 2 2 + 1 − 2 = 1 ≤ 1 ✓ 4 of 7 nodes" in text        # zone b has 7 nodes, 4 asked about
+    assert "us-east-1b 2 2 + 1 − 2 = 1 ≤ 1 ✓ 4 of 7 nodes" in text  # zone b has 7 nodes, 4 asked about
     preempt = " ".join(" ".join(lines_of(["preempt", "fixtures/pods/payments.yaml", "-c", PROD], 200)).split())
     assert "13 nodes where preemption might help, 13 evaluated, 12 candidates found" in preempt
     assert "kube-scheduler evaluates every one" in preempt and "stops at" not in preempt
-    node = " ".join(" ".join(lines_of(["explain", "fixtures/pods/payments.yaml", "-c", PROD, "--node",
-                                       "general-a-01"])).split())
+    node = " ".join(
+        " ".join(lines_of(["explain", "fixtures/pods/payments.yaml", "-c", PROD, "--node", "general-a-01"])).split()
+    )
     assert "(ranked lower: more PDB violations)" in node and "pdbViolations" not in node
     host = " ".join(" ".join(lines_of(["explain", str(pods_dir / "hostname-spread.yaml"), "-c", PROD])).split())
     assert "general-b-05 0 not asked: TaintToleration rejected it" in host
@@ -255,6 +274,6 @@ def test_glue_binds_counts_and_reasons():
     nb = "\xa0"
     assert bind_numbers("weight 2.30") == f"weight{nb}2.30"
     assert bind_numbers("us-east-1b (2), us-east-1c (2)") == f"us-east-1b{nb}(2), us-east-1c{nb}(2)"
-    assert bind_numbers("cpu, 13 Insufficient") == f"cpu, 13{nb}Insufficient"   # a comma stays a break
+    assert bind_numbers("cpu, 13 Insufficient") == f"cpu, 13{nb}Insufficient"  # a comma stays a break
     msg = glue_message("0/20 nodes are available: 13 Insufficient cpu, 3 node(s) had untolerated taint {a: b}.")
     assert f"13{nb}Insufficient{nb}cpu" in msg and f"{{a:{nb}b}}" in msg

@@ -1,5 +1,6 @@
 """Workloads become the pods their controllers would create (kschedcli.workloads), and `explain` /
 `schedule` read them: a chart's rendered output (fixtures/chart/shop.yaml) and small hand-built ones."""
+
 from __future__ import annotations
 
 import json
@@ -50,8 +51,10 @@ def cluster_of(nodes, pods=(), objects=()):
 
 
 def template(labels=None, cpu="100m", **spec):
-    return {"metadata": {"labels": labels or {"app": "web"}},
-            "spec": {"containers": [{"name": "c", "image": "app:1", "resources": {"requests": {"cpu": cpu}}}], **spec}}
+    return {
+        "metadata": {"labels": labels or {"app": "web"}},
+        "spec": {"containers": [{"name": "c", "image": "app:1", "resources": {"requests": {"cpu": cpu}}}], **spec},
+    }
 
 
 def expand(objs, cluster, **kw):
@@ -59,25 +62,34 @@ def expand(objs, cluster, **kw):
 
 
 def deployment(name="web", replicas=3, ns="shop", tpl=None, **extra):
-    return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": name, "namespace": ns},
-            "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": "web"}}, "template": tpl or template(),
-                     **extra}}
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": name, "namespace": ns},
+        "spec": {
+            "replicas": replicas,
+            "selector": {"matchLabels": {"app": "web"}},
+            "template": tpl or template(),
+            **extra,
+        },
+    }
 
 
 # -- the controllers' naming ---------------------------------------------------------------------
+
 
 def test_safe_encode_and_fnv_are_the_go_functions():
     # FNV-32a's published test vectors; SafeEncodeString maps each byte onto the 27-character alphabet
     assert fnv32a(b"") == 0x811C9DC5
     assert fnv32a(b"a") == 0xE40C292C
     assert fnv32a(b"foobar") == 0xBF9CF968
-    assert safe_encode("0123456789") == "456789bcdf"   # 48 % 27 = 21 -> "4", 54 % 27 = 0 -> "b"
+    assert safe_encode("0123456789") == "456789bcdf"  # 48 % 27 = 21 -> "4", 54 % 27 = 0 -> "b"
 
 
 def test_template_hash_depends_on_template_and_collision_count():
     t = template()
     h = template_hash(t)
-    assert h == template_hash(json.loads(json.dumps(t)))          # stable for equal templates
+    assert h == template_hash(json.loads(json.dumps(t)))  # stable for equal templates
     assert h != template_hash(template(cpu="200m"))
     assert h != template_hash(t, 1)
     assert set(h) <= set("bcdfghjklmnpqrstvwxz2456789") and 1 <= len(h) <= 10
@@ -96,6 +108,7 @@ def test_generated_names_are_deterministic_and_unique():
 
 
 # -- Deployment, ReplicaSet, ReplicationController -----------------------------------------------
+
 
 def test_deployment_pods_replicaset_and_default_spreading():
     c = cluster_of([node("n1"), node("n2")])
@@ -120,12 +133,19 @@ def test_deployment_pods_replicaset_and_default_spreading():
 
 def test_deployment_in_the_snapshot_reuses_its_replicaset_and_adds_the_missing_pods():
     tpl = template()
-    rs = {"apiVersion": "apps/v1", "kind": "ReplicaSet",
-          "metadata": {"name": "web-5f7c9", "namespace": "shop",
-                       "ownerReferences": [{"apiVersion": "apps/v1", "kind": "Deployment", "name": "web",
-                                            "controller": True}]},
-          "spec": {"selector": {"matchLabels": {"app": "web", "pod-template-hash": "5f7c9"}},
-                   "template": {**tpl, "metadata": {"labels": {"app": "web", "pod-template-hash": "5f7c9"}}}}}
+    rs = {
+        "apiVersion": "apps/v1",
+        "kind": "ReplicaSet",
+        "metadata": {
+            "name": "web-5f7c9",
+            "namespace": "shop",
+            "ownerReferences": [{"apiVersion": "apps/v1", "kind": "Deployment", "name": "web", "controller": True}],
+        },
+        "spec": {
+            "selector": {"matchLabels": {"app": "web", "pod-template-hash": "5f7c9"}},
+            "template": {**tpl, "metadata": {"labels": {"app": "web", "pod-template-hash": "5f7c9"}}},
+        },
+    }
     owner = [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web-5f7c9", "controller": True}]
     running = [pod(f"web-5f7c9-{i}", ns="shop", node_name="n1", labels={"app": "web"}) for i in range(2)]
     for p in running:
@@ -144,13 +164,21 @@ def test_deployment_in_the_snapshot_reuses_its_replicaset_and_adds_the_missing_p
 
 
 def test_replicaset_and_replication_controller():
-    rc = {"apiVersion": "v1", "kind": "ReplicationController", "metadata": {"name": "legacy"},
-          "spec": {"replicas": 2, "template": template({"app": "legacy"})}}
-    rs = {"apiVersion": "apps/v1", "kind": "ReplicaSet", "metadata": {"name": "plain", "namespace": "a"},
-          "spec": {"selector": {"matchLabels": {"app": "web"}}, "template": template()}}
+    rc = {
+        "apiVersion": "v1",
+        "kind": "ReplicationController",
+        "metadata": {"name": "legacy"},
+        "spec": {"replicas": 2, "template": template({"app": "legacy"})},
+    }
+    rs = {
+        "apiVersion": "apps/v1",
+        "kind": "ReplicaSet",
+        "metadata": {"name": "plain", "namespace": "a"},
+        "spec": {"selector": {"matchLabels": {"app": "web"}}, "template": template()},
+    }
     c = cluster_of([node("n1")])
     w_rc, w_rs = expand([rc, rs], c).workloads
-    assert [p.namespace for p in w_rc.pods] == ["default", "default"] and len(w_rs.pods) == 1   # replicas default 1
+    assert [p.namespace for p in w_rc.pods] == ["default", "default"] and len(w_rs.pods) == 1  # replicas default 1
     assert w_rc.pods[0].controller_ref()["apiVersion"] == "v1"
     # the RC's selector defaults to its template's labels, and default spreading reads it
     assert c.get("ReplicationController", "default", "legacy")["spec"]["selector"] == {"app": "legacy"}
@@ -160,21 +188,39 @@ def test_replicaset_and_replication_controller():
 
 # -- StatefulSet ---------------------------------------------------------------------------------
 
+
 def statefulset(replicas=3, claims=True, **extra):
-    spec = {"serviceName": "db", "replicas": replicas, "selector": {"matchLabels": {"app": "db"}},
-            "template": template({"app": "db"}, volumes=[{"name": "data", "emptyDir": {}},
-                                                         {"name": "conf", "configMap": {"name": "c"}}]), **extra}
+    spec = {
+        "serviceName": "db",
+        "replicas": replicas,
+        "selector": {"matchLabels": {"app": "db"}},
+        "template": template(
+            {"app": "db"}, volumes=[{"name": "data", "emptyDir": {}}, {"name": "conf", "configMap": {"name": "c"}}]
+        ),
+        **extra,
+    }
     if claims:
-        spec["volumeClaimTemplates"] = [{"metadata": {"name": "data", "labels": {"tier": "db"}},
-                                         "spec": {"accessModes": ["ReadWriteOnce"], "storageClassName": "gp3",
-                                                  "resources": {"requests": {"storage": "1Gi"}}}}]
+        spec["volumeClaimTemplates"] = [
+            {
+                "metadata": {"name": "data", "labels": {"tier": "db"}},
+                "spec": {
+                    "accessModes": ["ReadWriteOnce"],
+                    "storageClassName": "gp3",
+                    "resources": {"requests": {"storage": "1Gi"}},
+                },
+            }
+        ]
     meta = {"name": "db", "namespace": "shop"}
     return {"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": meta, "spec": spec}
 
 
 def test_statefulset_pods_labels_and_claims():
-    existing_claim = {"kind": "PersistentVolumeClaim", "metadata": {"name": "data-db-1", "namespace": "shop"},
-                      "spec": {"volumeName": "pv-1"}, "status": {"phase": "Bound"}}
+    existing_claim = {
+        "kind": "PersistentVolumeClaim",
+        "metadata": {"name": "data-db-1", "namespace": "shop"},
+        "spec": {"volumeName": "pv-1"},
+        "status": {"phase": "Bound"},
+    }
     c = cluster_of([node("n1")], objects=[existing_claim])
     (w,) = expand([statefulset()], c).workloads
     assert [p.name for p in w.pods] == ["db-0", "db-1", "db-2"]
@@ -184,11 +230,13 @@ def test_statefulset_pods_labels_and_claims():
     assert p1.labels["controller-revision-hash"].startswith("db-")
     assert p1.raw["spec"]["hostname"] == "db-1" and p1.raw["spec"]["subdomain"] == "db"
     # the claim replaces the template's volume of the same name; the others are kept
-    assert p1.volumes == [{"name": "data", "persistentVolumeClaim": {"claimName": "data-db-1"}},
-                          {"name": "conf", "configMap": {"name": "c"}}]
+    assert p1.volumes == [
+        {"name": "data", "persistentVolumeClaim": {"claimName": "data-db-1"}},
+        {"name": "conf", "configMap": {"name": "c"}},
+    ]
     created = c.get("PersistentVolumeClaim", "shop", "data-db-0")
     assert created["metadata"]["labels"] == {"tier": "db", "app": "db"} and created["spec"]["storageClassName"] == "gp3"
-    assert c.get("PersistentVolumeClaim", "shop", "data-db-1") is existing_claim      # the snapshot's is kept
+    assert c.get("PersistentVolumeClaim", "shop", "data-db-1") is existing_claim  # the snapshot's is kept
     assert p1.controller_ref()["kind"] == "StatefulSet" and c.get("StatefulSet", "shop", "db") is not None
 
 
@@ -204,53 +252,85 @@ def test_statefulset_in_the_snapshot_creates_the_missing_ordinals():
 
 # -- DaemonSet -----------------------------------------------------------------------------------
 
+
 def daemonset(**spec):
-    return {"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": "agent", "namespace": "kube-system"},
-            "spec": {"selector": {"matchLabels": {"app": "agent"}}, "template": template({"app": "agent"}, **spec)}}
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "DaemonSet",
+        "metadata": {"name": "agent", "namespace": "kube-system"},
+        "spec": {"selector": {"matchLabels": {"app": "agent"}}, "template": template({"app": "agent"}, **spec)},
+    }
 
 
 def test_daemon_tolerations_are_the_controllers():
-    added = daemon_tolerations([{"key": "node.kubernetes.io/unschedulable", "operator": "Exists",
-                                 "effect": "NoSchedule", "tolerationSeconds": 5}, {"key": "x"}], False)
+    added = daemon_tolerations(
+        [
+            {
+                "key": "node.kubernetes.io/unschedulable",
+                "operator": "Exists",
+                "effect": "NoSchedule",
+                "tolerationSeconds": 5,
+            },
+            {"key": "x"},
+        ],
+        False,
+    )
     assert added[0] == {"key": "node.kubernetes.io/unschedulable", "operator": "Exists", "effect": "NoSchedule"}
     assert added[1] == {"key": "x"}
-    assert [t["key"] for t in added[2:]] == ["node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable",
-                                             "node.kubernetes.io/disk-pressure", "node.kubernetes.io/memory-pressure",
-                                             "node.kubernetes.io/pid-pressure"]
+    assert [t["key"] for t in added[2:]] == [
+        "node.kubernetes.io/not-ready",
+        "node.kubernetes.io/unreachable",
+        "node.kubernetes.io/disk-pressure",
+        "node.kubernetes.io/memory-pressure",
+        "node.kubernetes.io/pid-pressure",
+    ]
     assert daemon_tolerations([], True)[-1]["key"] == "node.kubernetes.io/network-unavailable"
 
 
 def test_pin_replaces_only_the_required_node_affinity():
-    aff = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
-        {"matchExpressions": [{"key": "pool", "operator": "In", "values": ["a"]}]}]},
-        "preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 1, "preference": {}}]},
-        "podAntiAffinity": {"x": 1}}
+    aff = {
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [{"matchExpressions": [{"key": "pool", "operator": "In", "values": ["a"]}]}]
+            },
+            "preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 1, "preference": {}}],
+        },
+        "podAntiAffinity": {"x": 1},
+    }
     pinned = pin_to_node(aff, "n7")
-    assert pinned["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"] == {"nodeSelectorTerms": [
-        {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["n7"]}]}]}
+    assert pinned["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"] == {
+        "nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["n7"]}]}]
+    }
     preferred = pinned["nodeAffinity"]["preferredDuringSchedulingIgnoredDuringExecution"]
     assert preferred == [{"weight": 1, "preference": {}}]
     assert pinned["podAntiAffinity"] == {"x": 1}
     assert aff["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"][0].get(
-        "matchExpressions")   # the input is not modified
+        "matchExpressions"
+    )  # the input is not modified
 
 
 def test_daemonset_runs_where_the_controller_would():
-    nodes = [node("a", labels={"pool": "a"}),
-             node("b", labels={"pool": "a"}, unschedulable=True,
-                  taints=[{"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"}]),
-             node("c", labels={"pool": "a"}, taints=[{"key": "gpu", "value": "yes", "effect": "NoSchedule"}]),
-             node("d", labels={"pool": "b"}),
-             node("e", labels={"pool": "a"}, taints=[{"key": "soft", "effect": "PreferNoSchedule"}])]
+    nodes = [
+        node("a", labels={"pool": "a"}),
+        node(
+            "b",
+            labels={"pool": "a"},
+            unschedulable=True,
+            taints=[{"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"}],
+        ),
+        node("c", labels={"pool": "a"}, taints=[{"key": "gpu", "value": "yes", "effect": "NoSchedule"}]),
+        node("d", labels={"pool": "b"}),
+        node("e", labels={"pool": "a"}, taints=[{"key": "soft", "effect": "PreferNoSchedule"}]),
+    ]
     running = pod("agent-old", ns="kube-system", node_name="e")
     running.owner_refs = [{"apiVersion": "apps/v1", "kind": "DaemonSet", "name": "agent", "controller": True}]
     c = cluster_of(nodes, [running])
     (w,) = expand([daemonset(nodeSelector={"pool": "a"})], c).workloads
     by_node = {d.node: d for d in w.daemon_nodes}
-    assert [d.node for d in w.daemon_nodes if d.eligible] == ["a", "b", "e"]     # cordoned b tolerated
+    assert [d.node for d in w.daemon_nodes if d.eligible] == ["a", "b", "e"]  # cordoned b tolerated
     assert by_node["c"].reason == "untolerated taint {gpu: yes}"
     assert by_node["d"].reason == "node(s) didn't match Pod's node affinity/selector"
-    assert by_node["e"].existing and not by_node["e"].pod                      # already runs there
+    assert by_node["e"].existing and not by_node["e"].pod  # already runs there
     assert len(w.pods) == 2 and w.existing == 1
     p = w.pods[1]
     assert by_node["b"].pod == p.key
@@ -258,6 +338,7 @@ def test_daemonset_runs_where_the_controller_would():
     assert p.labels["pod-template-generation"] == "1" and "controller-revision-hash" in p.labels
     # scheduled: each pod lands on its node, the cordoned one included
     from builders import scheduler
+
     sched = scheduler(nodes, [running])
     sched.cluster = c
     results = sched.run_sequence(w.pods)
@@ -272,30 +353,39 @@ def test_daemonset_summary_says_per_node_whether_it_fits():
     from builders import scheduler
 
     from kschedcli.workloads import summarize
+
     sched = scheduler(nodes, [full])
     results = sched.run_sequence(ex.pods)
     (doc,) = summarize(ex, results)
     fits = {n["node"]: (n["fits"], n["message"]) for n in doc["nodes"]}
     assert fits["a"] == (True, None)
     assert fits["b"][0] is False and "Insufficient cpu" in fits["b"][1]
-    assert [n["failure"] for n in doc["nodes"]] == [None, None]    # not annotated: the views did not run
+    assert [n["failure"] for n in doc["nodes"]] == [None, None]  # not annotated: the views did not run
     assert doc["results"] == {"schedulable": 1, "preemption": 0, "unschedulable": 1, "error": 0}
 
 
 # -- Job, CronJob --------------------------------------------------------------------------------
 
+
 def job(name="batch", **spec):
-    return {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": name, "namespace": "jobs", "uid": "u-1"},
-            "spec": {"template": template({"app": "batch"}, restartPolicy="Never"), **spec}}
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": name, "namespace": "jobs", "uid": "u-1"},
+        "spec": {"template": template({"app": "batch"}, restartPolicy="Never"), **spec},
+    }
 
 
-@pytest.mark.parametrize("spec,status,count", [
-    ({}, {}, 1),
-    ({"parallelism": 4}, {}, 4),
-    ({"parallelism": 4, "completions": 3}, {}, 3),
-    ({"parallelism": 4, "completions": 6}, {"succeeded": 4}, 2),
-    ({"parallelism": 2, "suspend": True}, {}, 0),
-])
+@pytest.mark.parametrize(
+    "spec,status,count",
+    [
+        ({}, {}, 1),
+        ({"parallelism": 4}, {}, 4),
+        ({"parallelism": 4, "completions": 3}, {}, 3),
+        ({"parallelism": 4, "completions": 6}, {"succeeded": 4}, 2),
+        ({"parallelism": 2, "suspend": True}, {}, 0),
+    ],
+)
 def test_job_active_pods(spec, status, count):
     obj = job(**spec)
     obj["status"] = status
@@ -310,10 +400,15 @@ def test_indexed_job_and_cronjob_run():
     (w,) = expand([job(parallelism=3, completions=3, completionMode="Indexed")], cluster_of([node("n")])).workloads
     assert [p.annotations["batch.kubernetes.io/job-completion-index"] for p in w.pods] == ["0", "1", "2"]
     assert w.pods[2].name.startswith("batch-2-") and w.pods[2].raw["spec"]["hostname"] == "batch-2"
-    cj = {"apiVersion": "batch/v1", "kind": "CronJob",
-          "metadata": {"name": "nightly", "namespace": "jobs", "creationTimestamp": "2026-01-01T00:00:00Z"},
-          "spec": {"schedule": "0 2 * * *", "jobTemplate": {"spec": {"parallelism": 2,
-                                                                    "template": template(restartPolicy="Never")}}}}
+    cj = {
+        "apiVersion": "batch/v1",
+        "kind": "CronJob",
+        "metadata": {"name": "nightly", "namespace": "jobs", "creationTimestamp": "2026-01-01T00:00:00Z"},
+        "spec": {
+            "schedule": "0 2 * * *",
+            "jobTemplate": {"spec": {"parallelism": 2, "template": template(restartPolicy="Never")}},
+        },
+    }
     c = cluster_of([node("n")])
     (w,) = expand([cj], c).workloads
     minutes = 1767225600 // 60
@@ -326,16 +421,27 @@ def test_indexed_job_and_cronjob_run():
 
 # -- input handling ------------------------------------------------------------------------------
 
+
 def test_chart_output_expands_and_ignores_what_makes_no_pod():
     c = load_cluster([PROD, STORAGE])
     from kschedcli.workloads import load_workloads
+
     ex = load_workloads(CHART, c)
-    assert [w.key for w in ex.workloads] == ["Deployment shop/shop-storefront", "StatefulSet shop/shop-redis",
-                                             "DaemonSet shop/shop-node-agent", "Job shop/shop-db-migrate",
-                                             "CronJob shop/shop-nightly-report"]
-    assert dict(ex.ignored) == {"ServiceAccount": 1, "Secret": 1, "ConfigMap": 1, "HorizontalPodAutoscaler": 1,
-                                "Ingress": 1}
-    assert c.get("Service", "shop", "shop-storefront") is not None       # the chart's Service joins the cluster
+    assert [w.key for w in ex.workloads] == [
+        "Deployment shop/shop-storefront",
+        "StatefulSet shop/shop-redis",
+        "DaemonSet shop/shop-node-agent",
+        "Job shop/shop-db-migrate",
+        "CronJob shop/shop-nightly-report",
+    ]
+    assert dict(ex.ignored) == {
+        "ServiceAccount": 1,
+        "Secret": 1,
+        "ConfigMap": 1,
+        "HorizontalPodAutoscaler": 1,
+        "Ingress": 1,
+    }
+    assert c.get("Service", "shop", "shop-storefront") is not None  # the chart's Service joins the cluster
     assert c.get("PodDisruptionBudget", "shop", "shop-storefront") is not None
     assert len(ex.pods) == 3 + 3 + 14 + 1 + 2
 
@@ -396,7 +502,7 @@ def test_cli_schedule_of_the_chart_groups_by_workload():
     assert by_kind["DaemonSet"]["results"]["schedulable"] == 14
     nodes = {n["node"]: n for n in by_kind["DaemonSet"]["nodes"]}
     assert nodes["gpu-a-01"]["eligible"] is False and nodes["gpu-a-01"]["fits"] is None
-    assert nodes["general-c-05"]["fits"] is True          # cordoned: the daemon pod tolerates it
+    assert nodes["general-c-05"]["fits"] is True  # cordoned: the daemon pod tolerates it
     # the storefront's three replicas spread over the three zones (matchLabelKeys: pod-template-hash)
     placed = {x["pod"]: x["selectedNode"] for x in doc["results"]}
     zones = {placed[p].split("-")[1] for p in by_kind["Deployment"]["pods"]}
@@ -408,9 +514,12 @@ def test_cli_schedule_of_the_chart_groups_by_workload():
 def test_cli_schedule_reads_a_pipe_and_is_byte_deterministic():
     text = Path(CHART).read_text()
     cmd = [sys.executable, "-m", "kschedcli", "schedule", "-", "-c", PROD, "-c", STORAGE, "-o", "json"]
-    outs = [subprocess.run(cmd, input=text, capture_output=True, text=True, env={"PYTHONHASHSEED": seed,
-                                                                                  "PATH": "/usr/bin:/bin"})
-            for seed in ("1", "2")]
+    outs = [
+        subprocess.run(
+            cmd, input=text, capture_output=True, text=True, env={"PYTHONHASHSEED": seed, "PATH": "/usr/bin:/bin"}
+        )
+        for seed in ("1", "2")
+    ]
     assert outs[0].returncode == 0, outs[0].stderr
     assert outs[0].stdout == outs[1].stdout
     assert json.loads(outs[0].stdout)["results"][0]["pod"].startswith("shop/shop-storefront-")

@@ -1,4 +1,5 @@
 """CycleState: per-cycle plugin data, cloned for preemption's what-if runs."""
+
 from __future__ import annotations
 
 from typing import Any

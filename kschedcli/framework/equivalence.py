@@ -11,6 +11,7 @@ cache). Each plugin has its own class key, built only from the pod fields that p
 Only the plugins listed here are cached; any other plugin, and every plugin of a profile whose
 registry replaced the in-tree implementation, runs on every node as usual.
 """
+
 from __future__ import annotations
 
 import json
@@ -19,8 +20,8 @@ from typing import Any
 
 from ..model import scoring_requests
 
-STATIC = "static"           # depends on the Node object only
-BY_GENERATION = "gen"       # depends on the pods on the node
+STATIC = "static"  # depends on the Node object only
+BY_GENERATION = "gen"  # depends on the pods on the node
 
 
 def _dump(v: Any) -> str:
@@ -104,7 +105,7 @@ SCORES: dict[str, tuple[str, Callable]] = {
 _IN_TREE_PREFIX = "kschedcli.plugins."
 
 
-UNKNOWN = object()      # a column entry not computed yet (None is a verdict: Success)
+UNKNOWN = object()  # a column entry not computed yet (None is a verdict: Success)
 
 
 class Column:
@@ -129,7 +130,7 @@ class Column:
         changes = snapshot.changes
         if not self.static and self.seen < len(changes):
             vals = list(vals)
-            for i in changes[self.seen:]:
+            for i in changes[self.seen :]:
                 vals[i] = UNKNOWN
             self.values = vals
         self.seen = len(changes)
@@ -172,5 +173,5 @@ class EquivalenceCache:
             col = Column(validity == STATIC)
             if len(self._columns) >= self.max_classes:
                 self._columns.pop(next(iter(self._columns)))
-        self._columns[key] = col     # most recently used last
+        self._columns[key] = col  # most recently used last
         return col

@@ -2,6 +2,7 @@
 
 The scheduler writes it into a cycle's result, and DefaultPreemption into its own status when no
 candidate is left; both build it here, so a plugin needs nothing from the scheduler."""
+
 from __future__ import annotations
 
 from collections import Counter
@@ -13,8 +14,7 @@ if TYPE_CHECKING:
 NO_NODE_AVAILABLE = "0/{} nodes are available:"
 
 
-def fit_error_message(num_nodes: int, prefilter_msg: str, statuses: NodeStatuses | None,
-                      post_filter_msg: str) -> str:
+def fit_error_message(num_nodes: int, prefilter_msg: str, statuses: NodeStatuses | None, post_filter_msg: str) -> str:
     """FitError.Error(): reasons counted over nodes, each `count reason`, sorted as strings."""
     msg = NO_NODE_AVAILABLE.format(num_nodes)
     if prefilter_msg:

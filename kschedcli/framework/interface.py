@@ -10,6 +10,7 @@ A plugin may also decide many nodes in one call, for speed (BatchFilterPlugin, B
 the framework then uses these, and they must agree with filter/score node by node
 (tests/test_batch_columns.py holds them to it).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -65,6 +66,7 @@ class PreFilterResult:
 @dataclass
 class ClusterEvent:
     """A cluster change that could make a rejected pod schedulable (EventsToRegister)."""
+
     resource: str
     action: str
     hint: str = ""
@@ -101,41 +103,49 @@ class Plugin:
 # methods of one extension point. They are runtime-checkable so the runtime can ask once which of
 # the optional forms (extensions, many-node methods) a plugin offers.
 
+
 @runtime_checkable
 class NamedPlugin(Protocol):
     """Plugin: every extension point's plugin has a name."""
+
     name: str
 
 
 @runtime_checkable
 class PreEnqueuePlugin(NamedPlugin, Protocol):
     """PreEnqueuePlugin: may keep a pod out of the active queue (a rejection ends the cycle)."""
+
     def pre_enqueue(self, pod: Pod) -> Status | None: ...
 
 
 @runtime_checkable
 class QueueSortPlugin(NamedPlugin, Protocol):
     """QueueSortPlugin: the scheduling queue's order."""
+
     def less(self, a: Pod, b: Pod) -> bool: ...
 
 
 @runtime_checkable
 class EnqueueExtensions(NamedPlugin, Protocol):
     """EnqueueExtensions: the cluster events that may make a pod this plugin rejected schedulable."""
+
     def events_to_register(self) -> list[ClusterEvent]: ...
 
 
 @runtime_checkable
 class PreFilterPlugin(NamedPlugin, Protocol):
     """PreFilterPlugin: runs once per cycle before Filter; may narrow the nodes, or Skip its Filter."""
-    def pre_filter(self, state: CycleState, pod: Pod,
-                   nodes: list[NodeInfo]) -> tuple[PreFilterResult | None, Status | None]: ...
+
+    def pre_filter(
+        self, state: CycleState, pod: Pod, nodes: list[NodeInfo]
+    ) -> tuple[PreFilterResult | None, Status | None]: ...
 
 
 @runtime_checkable
 class PreFilterExtensions(NamedPlugin, Protocol):
     """PreFilterExtensions: update the PreFilter state as if a pod were added to or removed from a
     node (preemption's what-if runs)."""
+
     def add_pod(self, state: CycleState, pod: Pod, pod_to_add: Pod, node_info: NodeInfo) -> Status | None: ...
 
     def remove_pod(self, state: CycleState, pod: Pod, pod_to_remove: Pod, node_info: NodeInfo) -> Status | None: ...
@@ -144,43 +154,51 @@ class PreFilterExtensions(NamedPlugin, Protocol):
 @runtime_checkable
 class FilterPlugin(NamedPlugin, Protocol):
     """FilterPlugin: can the pod run on this node?"""
+
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None: ...
 
 
 @runtime_checkable
 class BatchFilterPlugin(FilterPlugin, Protocol):
     """A Filter that also decides many nodes in one call: a verdict per node, in their order."""
+
     def filter_nodes(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> list[Status | None]: ...
 
 
 @runtime_checkable
 class PostFilterPlugin(NamedPlugin, Protocol):
     """PostFilterPlugin: runs when no node is feasible (preemption); may nominate a node."""
-    def post_filter(self, state: CycleState, pod: Pod,
-                    node_statuses: NodeStatuses) -> tuple[PostFilterResult | None, Status | None]: ...
+
+    def post_filter(
+        self, state: CycleState, pod: Pod, node_statuses: NodeStatuses
+    ) -> tuple[PostFilterResult | None, Status | None]: ...
 
 
 @runtime_checkable
 class PreScorePlugin(NamedPlugin, Protocol):
     """PreScorePlugin: runs once over the feasible nodes before Score; may Skip its Score."""
+
     def pre_score(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> Status | None: ...
 
 
 @runtime_checkable
 class ScorePlugin(NamedPlugin, Protocol):
     """ScorePlugin: ranks a feasible node (an integer, in [0, MAX_NODE_SCORE] once normalized)."""
+
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]: ...
 
 
 @runtime_checkable
 class BatchScorePlugin(ScorePlugin, Protocol):
     """A Score that also scores many nodes in one call: a score per node, in their order."""
+
     def score_nodes(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> tuple[list[int], Status | None]: ...
 
 
 @runtime_checkable
 class ScoreExtensions(NamedPlugin, Protocol):
     """ScoreExtensions.NormalizeScore: rewrites the scores (node name -> score) in place."""
+
     def normalize_score(self, state: CycleState, pod: Pod, scores: dict[str, int]) -> Status | None: ...
 
 
@@ -188,43 +206,50 @@ class ScoreExtensions(NamedPlugin, Protocol):
 class ReservePlugin(NamedPlugin, Protocol):
     """ReservePlugin: assumes what the pod will use on the chosen node. (A what-if run never fails
     after Reserve, so no Unreserve is ever called.)"""
+
     def reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status | None: ...
 
 
 @runtime_checkable
 class PermitPlugin(NamedPlugin, Protocol):
     """PermitPlugin: approves, rejects or delays (a timeout in seconds) the binding."""
+
     def permit(self, state: CycleState, pod: Pod, node_name: str) -> tuple[Status | None, float]: ...
 
 
 @runtime_checkable
 class PreBindPlugin(NamedPlugin, Protocol):
     """PreBindPlugin: work before the binding (volumes, claims)."""
+
     def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None: ...
 
 
 @runtime_checkable
 class BindPlugin(NamedPlugin, Protocol):
     """BindPlugin: binds the pod to the node."""
+
     def bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None: ...
 
 
 @runtime_checkable
 class PostBindPlugin(NamedPlugin, Protocol):
     """PostBindPlugin: informational, after a successful bind."""
+
     def post_bind(self, state: CycleState, pod: Pod, node_name: str) -> None: ...
 
 
 # -- ksched's own hooks (no kube-scheduler counterpart; result.Explainer is one too) --------------
 
+
 @runtime_checkable
 class BindObserver(NamedPlugin, Protocol):
     """Told when a sequence binds a pod (in any profile), to assume what Reserve would have."""
+
     def on_bind(self, pod: Pod, node_name: str) -> None: ...
 
 
 @runtime_checkable
 class CacheHolder(NamedPlugin, Protocol):
     """Keeps a memo between cycles that `clear_caches` forgets (for timing one cycle cold)."""
-    def clear_caches(self) -> None: ...
 
+    def clear_caches(self) -> None: ...

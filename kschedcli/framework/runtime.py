@@ -1,4 +1,5 @@
 """The framework runtime: one profile's plugins in order, run at each extension point."""
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
@@ -37,14 +38,16 @@ class Handle:
     """What plugins may reach beyond their args: the snapshot, the cluster's objects, the framework,
     and the kube-scheduler release whose behaviour they follow."""
 
-    def __init__(self, snapshot: Snapshot, cluster: Cluster, release: Release = REFERENCE,
-                 nominator: Nominator | None = None):
+    def __init__(
+        self, snapshot: Snapshot, cluster: Cluster, release: Release = REFERENCE, nominator: Nominator | None = None
+    ):
         self.snapshot = snapshot
         self.cluster = cluster
         self.release = release
         self.framework: Framework | None = None
         if nominator is None:
             from ..nominator import Nominator
+
             nominator = Nominator()
         # the pods waiting for a node they preempted on (NominatedPodsForNode)
         self.nominator = nominator
@@ -90,13 +93,17 @@ class Framework:
         self.score_plugins: list[ScorePlugin] = at("score")
         # the optional forms each plugin offers, asked once (structural checks are not cheap)
         self.pre_filter_extensions_of: dict[str, PreFilterExtensions] = {
-            pl.name: pl for pl in self.pre_filter_plugins if isinstance(pl, PreFilterExtensions)}
+            pl.name: pl for pl in self.pre_filter_plugins if isinstance(pl, PreFilterExtensions)
+        }
         self.batch_filters: dict[str, BatchFilterPlugin] = {
-            pl.name: pl for pl in self.filter_plugins if isinstance(pl, BatchFilterPlugin)}
+            pl.name: pl for pl in self.filter_plugins if isinstance(pl, BatchFilterPlugin)
+        }
         self.batch_scorers: dict[str, BatchScorePlugin] = {
-            pl.name: pl for pl in self.score_plugins if isinstance(pl, BatchScorePlugin)}
+            pl.name: pl for pl in self.score_plugins if isinstance(pl, BatchScorePlugin)
+        }
         self.normalizers: dict[str, ScoreExtensions] = {
-            pl.name: pl for pl in self.score_plugins if isinstance(pl, ScoreExtensions)}
+            pl.name: pl for pl in self.score_plugins if isinstance(pl, ScoreExtensions)
+        }
         self.weights = profile.score_weights
         # node-local plugin results shared between cycles of equivalent pods (see equivalence.py)
         self.equivalence = EquivalenceCache()
@@ -140,8 +147,11 @@ class Framework:
             result = r if result is None else result.merge(r)
             if result is not None and not result.all_nodes() and not result.node_names:
                 names = sorted(out.plugins_with_nodes)
-                msg = (f"node(s) didn't satisfy plugin {names[0]}" if len(names) == 1
-                       else f"node(s) didn't satisfy plugin(s) [{' '.join(names)}] simultaneously")
+                msg = (
+                    f"node(s) didn't satisfy plugin {names[0]}"
+                    if len(names) == 1
+                    else f"node(s) didn't satisfy plugin(s) [{' '.join(names)}] simultaneously"
+                )
                 out.status = Status(UNRESOLVABLE, msg)
                 out.result = result
                 break
@@ -150,29 +160,36 @@ class Framework:
             out.result = result
         return out
 
-    def run_pre_filter_add_pod(self, state: CycleState, pod: Pod, pod_to_add: Pod,
-                               node_info: NodeInfo) -> Status | None:
+    def run_pre_filter_add_pod(
+        self, state: CycleState, pod: Pod, pod_to_add: Pod, node_info: NodeInfo
+    ) -> Status | None:
         return self._run_pre_filter_extension("add_pod", "AddPod", state, pod, pod_to_add, node_info)
 
-    def run_pre_filter_remove_pod(self, state: CycleState, pod: Pod, pod_to_remove: Pod,
-                                  node_info: NodeInfo) -> Status | None:
+    def run_pre_filter_remove_pod(
+        self, state: CycleState, pod: Pod, pod_to_remove: Pod, node_info: NodeInfo
+    ) -> Status | None:
         return self._run_pre_filter_extension("remove_pod", "RemovePod", state, pod, pod_to_remove, node_info)
 
     def pre_filter_extensions(self, method: str, state: CycleState) -> list[tuple[PreFilterExtensions, Any]]:
         """(plugin, its add_pod or remove_pod) of every PreFilter plugin that did not Skip."""
         skip = state.skip_filter_plugins
         extensions = self.pre_filter_extensions_of
-        return [(ext, getattr(ext, method)) for pl in self.pre_filter_plugins
-                if pl.name not in skip and (ext := extensions.get(pl.name)) is not None]
+        return [
+            (ext, getattr(ext, method))
+            for pl in self.pre_filter_plugins
+            if pl.name not in skip and (ext := extensions.get(pl.name)) is not None
+        ]
 
-    def _run_pre_filter_extension(self, method: str, go_name: str, state: CycleState, pod: Pod,
-                                  other: Pod, node_info: NodeInfo) -> Status | None:
+    def _run_pre_filter_extension(
+        self, method: str, go_name: str, state: CycleState, pod: Pod, other: Pod, node_info: NodeInfo
+    ) -> Status | None:
         """PreFilterExtensions.AddPod/RemovePod of every PreFilter plugin that did not Skip."""
         for pl, fn in self.pre_filter_extensions(method, state):
             st = fn(state, pod, other, node_info)
             if st is not None and not st.is_success():
-                return Status(ERROR, f'running {go_name} on PreFilter plugin "{pl.name}": {st.message()}',
-                              plugin=pl.name)
+                return Status(
+                    ERROR, f'running {go_name} on PreFilter plugin "{pl.name}": {st.message()}', plugin=pl.name
+                )
         return None
 
     # -- Filter ----------------------------------------------------------------------
@@ -189,8 +206,9 @@ class Framework:
                 return st.with_plugin(pl.name)
         return None
 
-    def add_nominated_pods(self, state: CycleState, pod: Pod, node_info: NodeInfo,
-                           nominated: list[Pod]) -> tuple[CycleState, NodeInfo] | Status:
+    def add_nominated_pods(
+        self, state: CycleState, pod: Pod, node_info: NodeInfo, nominated: list[Pod]
+    ) -> tuple[CycleState, NodeInfo] | Status:
         """addGENominatedPods: copies of the cycle state and the node with the given nominated pods
         added (each through the PreFilter extensions' AddPod), or the error status of an AddPod."""
         state_out = state.clone()
@@ -202,8 +220,9 @@ class Framework:
                 return st
         return state_out, node_out
 
-    def run_filter_plugins_with_nominated_pods(self, state: CycleState, pod: Pod, node_info: NodeInfo,
-                                               nominated: list[Pod]) -> Status | None:
+    def run_filter_plugins_with_nominated_pods(
+        self, state: CycleState, pod: Pod, node_info: NodeInfo, nominated: list[Pod]
+    ) -> Status | None:
         """RunFilterPluginsWithNominatedPods: with `nominated` (the node's nominated pods of at least
         the pod's priority) the filters run twice, first with those pods added, then, only if every
         filter passed, without them; without nominated pods, once."""
@@ -217,9 +236,14 @@ class Framework:
             return st
         return self.run_filter_plugins(state, pod, node_info)
 
-    def filter_node_with_nominated_pods(self, state: CycleState, pod: Pod, node_info: NodeInfo,
-                                        nominated: list[Pod], without: dict[str, Status | None] | None = None
-                                        ) -> tuple[Status | None, dict[str, Status | None], bool]:
+    def filter_node_with_nominated_pods(
+        self,
+        state: CycleState,
+        pod: Pod,
+        node_info: NodeInfo,
+        nominated: list[Pod],
+        without: dict[str, Status | None] | None = None,
+    ) -> tuple[Status | None, dict[str, Status | None], bool]:
         """The two passes on one node, every filter plugin (that did not Skip) run on its own:
         (the node's first failure, each plugin's status, whether the second pass ran).
 
@@ -245,8 +269,10 @@ class Framework:
         first_pass = {pl.name: one(pl, with_state, pod, with_node) for pl in plugins}
         failure = _first_failure(first_pass)
         second_pass = alone()
-        statuses = {name: (st if st is not None and st.code != SUCCESS else second_pass.get(name))
-                    for name, st in first_pass.items()}
+        statuses = {
+            name: (st if st is not None and st.code != SUCCESS else second_pass.get(name))
+            for name, st in first_pass.items()
+        }
         if failure is not None:
             return failure, statuses, False
         return _first_failure(second_pass), statuses, True
@@ -285,7 +311,7 @@ class Framework:
         # explicit Success statuses (plugins rarely return them) are read as None
         first: list = [None] * len(nodes)
         for col in columns.values():
-            if not any(col):    # a column of passes only changes nothing
+            if not any(col):  # a column of passes only changes nothing
                 continue
             if any(st.code == SUCCESS for st in set(filter(None, col))):
                 col = [None if st is not None and st.code == SUCCESS else st for st in col]
@@ -314,8 +340,9 @@ class Framework:
         return st
 
     # -- PostFilter --------------------------------------------------------------------
-    def run_post_filter(self, state: CycleState, pod: Pod, node_statuses: NodeStatuses
-                        ) -> tuple[PostFilterResult | None, Status, dict[str, Any]]:
+    def run_post_filter(
+        self, state: CycleState, pod: Pod, node_statuses: NodeStatuses
+    ) -> tuple[PostFilterResult | None, Status, dict[str, Any]]:
         result = None
         reasons: list[str] = []
         rejector = ""
@@ -385,17 +412,21 @@ class Framework:
                 scores = dict(zip(names, raw))
                 st = normalizer.normalize_score(state, pod, scores)
                 if st is not None and not st.is_success():
-                    raise PluginError(pl.name, f'running Normalize on Score plugins: plugin "{pl.name}" failed with: '
-                                               f'{st.message()}')
+                    raise PluginError(
+                        pl.name, f'running Normalize on Score plugins: plugin "{pl.name}" failed with: {st.message()}'
+                    )
                 # NormalizeScore rewrites the values in place: the keys keep their order
                 normalized = list(scores.values()) if len(scores) == len(names) else [scores[n] for n in names]
             else:
                 normalized = raw
             if normalized and (max(normalized) > MAX_NODE_SCORE or min(normalized) < 0):
                 bad = next(s for s in normalized if s > MAX_NODE_SCORE or s < 0)
-                raise PluginError(pl.name, f'applying score defaultWeights on Score plugins: plugin "{pl.name}" '
-                                          f"returns an invalid score {bad}, it should in the range of [0, "
-                                          f"{MAX_NODE_SCORE}] after normalizing")
+                raise PluginError(
+                    pl.name,
+                    f'applying score defaultWeights on Score plugins: plugin "{pl.name}" '
+                    f"returns an invalid score {bad}, it should in the range of [0, "
+                    f"{MAX_NODE_SCORE}] after normalizing",
+                )
             out.append((pl.name, raw, normalized, self.weights.get(pl.name, 1)))
         return out
 

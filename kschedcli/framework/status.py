@@ -1,4 +1,5 @@
 """framework Status: a code, reasons and the plugin that returned it."""
+
 from __future__ import annotations
 
 SUCCESS = "Success"

@@ -20,6 +20,7 @@ a file's documents and objects), `yaml_reader` (libyaml and the line-by-line rea
 (a JSON List item by item), `yaml_bounds` (what kubectl's YAML reader refuses: excessive aliasing,
 depth), `workers` (large files in worker processes), `objects` (Lists, the transform, object locations).
 """
+
 from __future__ import annotations
 
 from .documents import iter_located, iter_objects, load_documents, parse_documents
@@ -27,6 +28,20 @@ from .json_stream import decode_json_items
 from .objects import Location, Transform, describe, is_list, no_gc, where
 from .sources import is_stream, read_bytes, read_once_check, read_text
 
-__all__ = ["Location", "Transform", "decode_json_items", "describe", "is_list", "is_stream", "iter_located",
-           "iter_objects", "load_documents", "no_gc", "parse_documents", "read_bytes", "read_once_check", "read_text",
-           "where"]
+__all__ = [
+    "Location",
+    "Transform",
+    "decode_json_items",
+    "describe",
+    "is_list",
+    "is_stream",
+    "iter_located",
+    "iter_objects",
+    "load_documents",
+    "no_gc",
+    "parse_documents",
+    "read_bytes",
+    "read_once_check",
+    "read_text",
+    "where",
+]

@@ -1,6 +1,7 @@
 """Reading a file's documents, whatever its format: JSON when it starts as JSON (a List streamed,
 large ones by worker processes), else multi-document YAML (large files by worker processes);
 and the objects they hold, each with its location for messages."""
+
 from __future__ import annotations
 
 import json
@@ -28,9 +29,10 @@ def parse_documents(text: str, source: str) -> list:
         except json.JSONDecodeError:
             pass  # YAML is a superset of JSON; let the YAML parser report where it breaks
         except RecursionError:
-            raise InputError("nested too deeply (over about 1,000 levels) for ksched's JSON reader",
-                             source=source) from None
-        except ValueError:   # an integer past Python's digit limit
+            raise InputError(
+                "nested too deeply (over about 1,000 levels) for ksched's JSON reader", source=source
+            ) from None
+        except ValueError:  # an integer past Python's digit limit
             raise InputError(_LONG_NUMBER, source=source) from None
     try:
         return [d for d in yaml_docs(text) if d is not None]
@@ -44,15 +46,15 @@ def parse_documents(text: str, source: str) -> list:
         raise InputError("nested too deeply (over about 1,000 levels)", source=source) from None
 
 
-def load_documents(path: str, transform: Transform | None = None,
-                   on_items: Callable[[list], None] | None = None) -> list:
+def load_documents(
+    path: str, transform: Transform | None = None, on_items: Callable[[list], None] | None = None
+) -> list:
     """The non-empty documents of a file (see _load_documents); nesting too deep for Python's
     readers (JSON past about 1,000 levels) is one error, not a RecursionError."""
     try:
         return _load_documents(path, transform, on_items)
     except RecursionError:
-        raise InputError("nested too deeply (over about 1,000 levels) for ksched's JSON reader",
-                         source=path) from None
+        raise InputError("nested too deeply (over about 1,000 levels) for ksched's JSON reader", source=path) from None
     except ValueError as e:
         if "integer string conversion" not in str(e):
             raise
@@ -62,8 +64,9 @@ def load_documents(path: str, transform: Transform | None = None,
 _LONG_NUMBER = "a number of more than 4,300 digits (Python's limit; no Kubernetes field holds one)"
 
 
-def _load_documents(path: str, transform: Transform | None = None,
-                    on_items: Callable[[list], None] | None = None) -> list:
+def _load_documents(
+    path: str, transform: Transform | None = None, on_items: Callable[[list], None] | None = None
+) -> list:
     """The non-empty documents of a file, every object passed through `transform` as it is read
     (a List's items one by one). Same result as `parse_documents` on the whole text.
 
@@ -90,8 +93,10 @@ def _load_documents(path: str, transform: Transform | None = None,
             read, f = json_file_reader(path, data)
             split = seek = None
             if f is not None:
+
                 def split_items(offset: int, pattern: bytes, sep_len: int):
                     return workers.json_parallel(path, size, offset, pattern, sep_len, transform, task, on_items)
+
                 split, seek = split_items, f.seek
             try:
                 header, items = stream_json(read, transform, task, split, seek)
@@ -100,7 +105,7 @@ def _load_documents(path: str, transform: Transform | None = None,
             else:
                 if items is None:
                     return [transform_doc(header, transform)]
-                doc = {**header, "items": items}   # kubectl writes the List's kind after its items
+                doc = {**header, "items": items}  # kubectl writes the List's kind after its items
                 return [doc if is_list(doc) else transform_doc(doc, transform)]
             finally:
                 if f is not None:
@@ -123,16 +128,18 @@ def _load_documents(path: str, transform: Transform | None = None,
             text = decode_utf8(data, path)
         del data
         try:
-            docs = [transform_doc(d, transform) for d in yaml_docs(text, task, size / max(1, len(text)))
-                    if d is not None]
+            docs = [
+                transform_doc(d, transform) for d in yaml_docs(text, task, size / max(1, len(text))) if d is not None
+            ]
         except yaml.YAMLError as e:
             raise yaml_error(e, path) from None
         task.update(size)
         return docs
 
 
-def iter_objects(path: str, transform: Transform | None = None,
-                 on_items: Callable[[list], None] | None = None) -> Iterator[tuple[dict, str]]:
+def iter_objects(
+    path: str, transform: Transform | None = None, on_items: Callable[[list], None] | None = None
+) -> Iterator[tuple[dict, str]]:
     """Every object in the file, flattening Lists, each with its location (`items[3] (Pod ns/n)`).
 
     `transform`, when given, is applied to each object as it is read (possibly in a worker
@@ -142,15 +149,15 @@ def iter_objects(path: str, transform: Transform | None = None,
         yield obj, where(obj, loc)
 
 
-def iter_located(path: str, transform: Transform | None = None,
-                 on_items: Callable[[list], None] | None = None) -> Iterator[tuple[dict, Location]]:
+def iter_located(
+    path: str, transform: Transform | None = None, on_items: Callable[[list], None] | None = None
+) -> Iterator[tuple[dict, Location]]:
     """iter_objects, with each object's location left for `where` to spell out (when needed)."""
     docs = load_documents(path, transform, on_items)
     single = len(docs) == 1
     for di, doc in enumerate(docs):
         if not isinstance(doc, dict):
-            raise InputError("expected a Kubernetes object or a List", source=path,
-                             where=f"document {di + 1}")
+            raise InputError("expected a Kubernetes object or a List", source=path, where=f"document {di + 1}")
         if is_list(doc):
             items = doc.get("items") or []
             if not isinstance(items, list):

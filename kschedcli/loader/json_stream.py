@@ -1,6 +1,7 @@
 """A JSON List streamed: the file read in blocks, each item decoded on its own (the standard library's
 C scanner), so the tree of a 750 MB file never exists; runs of items handed to orjson where it reads
 exactly as the standard library does."""
+
 from __future__ import annotations
 
 import codecs
@@ -12,20 +13,19 @@ from typing import Any
 from .objects import Transform
 
 _orjson: Any
-try:   # a faster decoder for large JSON snapshots; the standard library's decides all else
+try:  # a faster decoder for large JSON snapshots; the standard library's decides all else
     import orjson as _orjson
 except ImportError:  # pragma: no cover - installed with ksched; a bare checkout may lack it
     _orjson = None
 
 
-_BLOCK = 8 << 20                 # JSON streaming block
-_MIN_BATCH = 1 << 20             # decode runs of items at least this long in one call
+_BLOCK = 8 << 20  # JSON streaming block
+_MIN_BATCH = 1 << 20  # decode runs of items at least this long in one call
 _WS = re.compile(r"[ \t\n\r]*")
 
 
 class NotStreamable(Exception):
     """Not a well-formed JSON object: read the file the plain way (which reports the error)."""
-
 
 
 FIRST_KEY = re.compile(r'\{[ \t\n\r]*"(?:[^"\\\x00-\x1f]|\\.)*"')
@@ -39,7 +39,7 @@ def _may_hold_long_integer(data: bytes) -> bool:
     """Whether a JSON number in `data` may have 19 digits or more: orjson reads an integer
     beyond 64 bits as a float. A run of 19 digits counts when it starts a value (after `[`, `,`
     or a key's `":`), so digests and ids inside strings rarely do."""
-    zeros = data.translate(_DIGITS_AS_ZERO)    # every digit a '0': runs found by a plain search
+    zeros = data.translate(_DIGITS_AS_ZERO)  # every digit a '0': runs found by a plain search
     at = zeros.find(_NINETEEN_DIGITS)
     while at >= 0:
         if _starts_a_value(data, at):
@@ -51,18 +51,18 @@ def _may_hold_long_integer(data: bytes) -> bool:
 def _starts_a_value(data: bytes, at: int) -> bool:
     """Whether the digits at `at` (after an optional minus) begin a JSON value."""
     i = at - 1
-    if i >= 0 and data[i] == 0x2D:   # '-'
+    if i >= 0 and data[i] == 0x2D:  # '-'
         i -= 1
     while i >= 0 and data[i] in b" \t\r\n":
         i -= 1
     if i < 0 or data[i] in b"[,":
         return True
-    if data[i] != 0x3A:   # ':'
+    if data[i] != 0x3A:  # ':'
         return False
     i -= 1
     while i >= 0 and data[i] in b" \t\r\n":
         i -= 1
-    return i >= 0 and data[i] == 0x22   # the '"' closing a key
+    return i >= 0 and data[i] == 0x22  # the '"' closing a key
 
 
 def decode_json_items(data: bytes) -> list:
@@ -79,9 +79,13 @@ def decode_json_items(data: bytes) -> list:
     return json.loads("[" + data.decode("utf-8") + "]")
 
 
-def stream_json(read: Callable[[], bytes], transform: Transform | None, task,
-                 split: Callable[[int, bytes, int], tuple[list, int] | None] | None = None,
-                 seek: Callable[[int], None] | None = None):
+def stream_json(
+    read: Callable[[], bytes],
+    transform: Transform | None,
+    task,
+    split: Callable[[int, bytes, int], tuple[list, int] | None] | None = None,
+    seek: Callable[[int], None] | None = None,
+):
     """A top-level JSON object from successive blocks of bytes, its `items` decoded one by one.
     Returns (other members, items or None). `split(offset, pattern, separator length)`, when
     given, may take the items from byte `offset` (where the second item starts) on, and return
@@ -101,7 +105,7 @@ def stream_json(read: Callable[[], bytes], transform: Transform | None, task,
             s = dec.decode(chunk, final=st["eof"])
         except UnicodeDecodeError:
             raise NotStreamable from None
-        st["buf"] = st["buf"][st["i"]:] + s
+        st["buf"] = st["buf"][st["i"] :] + s
         st["i"] = 0
         task.update(st["read"])
         return True
@@ -162,7 +166,7 @@ def stream_json(read: Callable[[], bytes], transform: Transform | None, task,
                 if char() == "]":
                     step()
                 else:
-                    sep = None      # the text between two items, learnt from the first two
+                    sep = None  # the text between two items, learnt from the first two
                     batching = True
                     while True:
                         skip_ws()
@@ -175,13 +179,12 @@ def stream_json(read: Callable[[], bytes], transform: Transform | None, task,
                             cut = buf.rfind(sep, i)
                             if cut > i + _MIN_BATCH:
                                 try:
-                                    batch = json.loads("[" + buf[i:cut + 1] + "]")
+                                    batch = json.loads("[" + buf[i : cut + 1] + "]")
                                 except ValueError:
                                     batching = False
                                 else:
                                     if transform is not None:
-                                        batch = [transform(x) if type(x) is dict and "kind" in x else x
-                                                 for x in batch]
+                                        batch = [transform(x) if type(x) is dict and "kind" in x else x for x in batch]
                                     items.extend(batch)
                                     st["i"] = cut + len(sep) - 1
                                     continue
@@ -202,9 +205,10 @@ def stream_json(read: Callable[[], bytes], transform: Transform | None, task,
                                 sep = "}" + st["buf"][end:start] + "{"
                                 m = FIRST_KEY.match(st["buf"], start) if split is not None else None
                                 if m is not None and split is not None and seek is not None:
-                                    offset = (st["read"] - len(dec.getstate()[0])
-                                              - len(st["buf"][start:].encode("utf-8")))
-                                    pattern = ("}" + st["buf"][end:m.end()]).encode("utf-8")
+                                    offset = (
+                                        st["read"] - len(dec.getstate()[0]) - len(st["buf"][start:].encode("utf-8"))
+                                    )
+                                    pattern = ("}" + st["buf"][end : m.end()]).encode("utf-8")
                                     got = split(offset, pattern, len(sep.encode("utf-8")))
                                     if got is not None:
                                         part, resume = got
@@ -232,7 +236,7 @@ def stream_json(read: Callable[[], bytes], transform: Transform | None, task,
 
 def json_file_reader(path: str, data: bytes | None):
     if data is not None:
-        blocks = iter([data[i:i + _BLOCK] for i in range(0, len(data), _BLOCK)] + [b""])
+        blocks = iter([data[i : i + _BLOCK] for i in range(0, len(data), _BLOCK)] + [b""])
         return (lambda: next(blocks, b"")), None
     f = open(path, "rb")  # noqa: SIM115 -- closed by the caller, which reads it block by block
     return (lambda: f.read(_BLOCK)), f

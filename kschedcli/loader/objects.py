@@ -1,5 +1,6 @@
 """What documents hold: Kubernetes objects and Lists of them, the transform applied to each object
 as it is read, and how an object is named in messages (`items[3] (Pod ns/name)`)."""
+
 from __future__ import annotations
 
 import gc
@@ -36,8 +37,12 @@ def transform_doc(doc, transform: Transform | None):
         items = doc.get("items")
         if isinstance(items, list):
             typed = doc.get("kind") != "List"
-            doc = {**doc, "items": [transform(it) if isinstance(it, dict) and not (typed and "kind" not in it)
-                                    else it for it in items]}
+            doc = {
+                **doc,
+                "items": [
+                    transform(it) if isinstance(it, dict) and not (typed and "kind" not in it) else it for it in items
+                ],
+            }
         return doc
     return transform(doc)
 

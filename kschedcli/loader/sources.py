@@ -5,6 +5,7 @@ A regular file can be read again (the format sniffer peeks at its head, worker p
 pieces from it); anything else (stdin, a FIFO such as `<(kubectl get ...)`, a device) is read once,
 whole, and its bytes kept for whoever asks for the same input again in this process (the pending-pod
 lookup reads the snapshot the cluster was built from)."""
+
 from __future__ import annotations
 
 import os
@@ -81,7 +82,7 @@ def read_bytes(path: str) -> bytes:
         return data
     except OSError as e:
         raise open_error(path, e) from None
-    except ValueError:   # a NUL in the path
+    except ValueError:  # a NUL in the path
         raise InputError("no such file", source=path) from None
 
 
@@ -94,7 +95,7 @@ def read_text(path: str) -> str:
         return Path(path).read_text(encoding="utf-8")
     except OSError as e:
         raise open_error(path, e) from None
-    except ValueError as e:   # not UTF-8, or a NUL in the path
+    except ValueError as e:  # not UTF-8, or a NUL in the path
         if isinstance(e, UnicodeDecodeError):
             raise InputError(f"cannot read: {e}", source=path) from None
         raise InputError("no such file", source=path) from None
@@ -121,5 +122,6 @@ def read_once_check(named: list[tuple[str, str | None]]) -> None:
     `named`: (option, path) pairs, a path None when the option was not given."""
     takers = [option for option, path in named if path == "-"]
     if len(takers) > 1:
-        raise InputError(f"stdin is named twice ({' and '.join(dict.fromkeys(takers))}); it can be read only once",
-                         source="-")
+        raise InputError(
+            f"stdin is named twice ({' and '.join(dict.fromkeys(takers))}); it can be read only once", source="-"
+        )

@@ -2,6 +2,7 @@
 stream cut at its `---` lines, a JSON List cut between items; each piece parsed in a forked worker,
 the results joined in order. A piece that does not read on its own sends the caller back to the
 plain, whole-file read, which reports any error exactly."""
+
 from __future__ import annotations
 
 import marshal
@@ -17,7 +18,7 @@ from .json_stream import decode_json_items
 from .objects import Transform, no_gc, reset_transform, transform_doc
 from .yaml_reader import clear_caches, yaml_docs
 
-_PARALLEL_MIN_BYTES = 24 << 20   # below this, worker processes cost more than they save
+_PARALLEL_MIN_BYTES = 24 << 20  # below this, worker processes cost more than they save
 _JSON_PIECES_PER_WORKER = 12
 
 _DOC_START = re.compile(rb"\n---(?=[ \t\r\n])")
@@ -66,7 +67,6 @@ def _unpack(data: bytes) -> list:
     return marshal.loads(view) if data[:1] == b"M" else pickle.loads(view)
 
 
-
 def _read_piece(path: str, start: int, end: int) -> str:
     """Worker: bytes [start, end) of a file as text (UnicodeDecodeError when they are not UTF-8)."""
     with open(path, "rb") as f:
@@ -81,12 +81,11 @@ def _parse_yaml_piece(path: str, start: int, end: int, transform: Transform | No
         try:
             return _pack([transform_doc(d, transform) for d in yaml_docs(_read_piece(path, start, end))])
         except (UnicodeDecodeError, yaml.YAMLError, RecursionError, ValueError):
-            return None   # read again whole by the caller, which reports it exactly
+            return None  # read again whole by the caller, which reports it exactly
         finally:
             # the scalars shared within a piece would otherwise pin this worker's memory
             clear_caches()
             reset_transform(transform)
-
 
 
 def worker_count() -> int:
@@ -103,8 +102,9 @@ def worker_count() -> int:
     return max(1, min(n, 8))
 
 
-def yaml_parallel(path: str, size: int, transform: Transform | None, task,
-                   on_items: Callable[[list], None] | None = None) -> list | None:
+def yaml_parallel(
+    path: str, size: int, transform: Transform | None, task, on_items: Callable[[list], None] | None = None
+) -> list | None:
     """The documents of a large YAML file parsed by worker processes; None when that cannot be
     done here (no processes, one core, a piece that does not parse on its own)."""
     workers = worker_count()
@@ -119,11 +119,13 @@ def yaml_parallel(path: str, size: int, transform: Transform | None, task,
         nonlocal done
         done += end - start
         task.update(done)
+
     return _run_pieces(workers, path, pieces, _parse_yaml_piece, transform, on_items, report)
 
 
-def _run_pieces(workers: int, path: str, pieces: list[tuple[int, int]], parse, transform,
-                on_items, report) -> list | None:
+def _run_pieces(
+    workers: int, path: str, pieces: list[tuple[int, int]], parse, transform, on_items, report
+) -> list | None:
     """`parse(path, start, end, transform)` on each piece in forked workers, the results joined
     in order (each handed to `on_items` as it arrives, `report(start, end)` after it); None when
     a piece does not read on its own (the caller then reads the plain way, for the exact error)
@@ -158,10 +160,10 @@ def _fork_pool(workers: int):
     which need not be import-safe)."""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
+
     if "fork" not in multiprocessing.get_all_start_methods():
         return None
     return ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("fork"))
-
 
 
 def _parse_json_piece(path: str, start: int, end: int, transform: Transform | None):
@@ -213,8 +215,16 @@ def _find_backward(f, lower: int, size: int, pattern: bytes) -> int | None:
     return None
 
 
-def json_parallel(path: str, size: int, pos: int, pattern: bytes, sep_len: int,
-                   transform: Transform | None, task, on_items: Callable[[list], None] | None = None):
+def json_parallel(
+    path: str,
+    size: int,
+    pos: int,
+    pattern: bytes,
+    sep_len: int,
+    transform: Transform | None,
+    task,
+    on_items: Callable[[list], None] | None = None,
+):
     """The items of a JSON List from byte `pos` (where an item starts) on, decoded by worker
     processes, one per core: the rest of the file is cut just before items that start as the
     second item did (`pattern`: the end of an item, the separator and `{"firstkey"`), and each
@@ -245,6 +255,7 @@ def json_parallel(path: str, size: int, pos: int, pattern: bytes, sep_len: int,
         return None
     starts = [pos] + [o + sep_len - 1 for o in found]
     pieces = list(zip(starts, [o + 1 for o in found]))
-    items = _run_pieces(workers, path, pieces, _parse_json_piece, transform, on_items,
-                        lambda _start, end: task.update(end))
+    items = _run_pieces(
+        workers, path, pieces, _parse_json_piece, transform, on_items, lambda _start, end: task.update(end)
+    )
     return None if items is None else (items, starts[-1])

@@ -10,15 +10,16 @@ refused here too before anything is built from it:
 * nesting deeper than 10,000 levels (go-yaml's max depth; libyaml's composer, which recurses in C,
   would crash the process some levels further).
 """
+
 from __future__ import annotations
 
 import re
 
 import yaml
 
-MAX_DEPTH = 10000                   # go-yaml's max_flow_level and max_indents
-_ALIAS_RATIO_LOW = 400000           # decodes up to which 99% may come from aliases
-_ALIAS_RATIO_HIGH = 4000000         # decodes from which 10% may
+MAX_DEPTH = 10000  # go-yaml's max_flow_level and max_indents
+_ALIAS_RATIO_LOW = 400000  # decodes up to which 99% may come from aliases
+_ALIAS_RATIO_HIGH = 4000000  # decodes from which 10% may
 # an alias token: `*` where a node starts (elsewhere it is inside a scalar or a comment, which at
 # worst costs the exact count below)
 _MAY_ALIAS = re.compile(r"(?:^|[\s\[{,:?-])\*", re.M)
@@ -50,10 +51,10 @@ def check_aliasing(root: yaml.Node) -> None:
     aliasing, or an anchor containing itself. Walks the document as go-yaml decodes it (an alias's
     target once per alias), stopping as soon as go-yaml would; a document within the bound costs
     at most about 100 times its own size (go-yaml's allowance), a larger one is refused first."""
-    decodes = 1          # the document node
+    decodes = 1  # the document node
     aliased = 0
-    seen: set[int] = set()          # nodes met at their definition
-    alias_refs: set[tuple[int, int]] = set()   # (parent, child index) that are aliases
+    seen: set[int] = set()  # nodes met at their definition
+    alias_refs: set[tuple[int, int]] = set()  # (parent, child index) that are aliases
     on_path: set[int] = set()
     # (node, parent id, index in parent, within an alias, leaving)
     stack: list[tuple[yaml.Node, int, int, bool, bool]] = [(root, 0, 0, False, False)]
@@ -72,7 +73,7 @@ def check_aliasing(root: yaml.Node) -> None:
         if is_alias:
             if nid in on_path:
                 raise YAMLBoundError("an anchor's value contains an alias of itself", node.start_mark)
-            decodes += 1            # the alias node
+            decodes += 1  # the alias node
             if in_alias:
                 aliased += 1
             in_alias = True

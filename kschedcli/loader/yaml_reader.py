@@ -1,5 +1,6 @@
 """YAML as PyYAML's safe load reads it, fast: libyaml (PyYAML's C parser) with a lean node-to-object
 conversion, and a line-by-line reader for the block-style documents kubectl and PyYAML write."""
+
 from __future__ import annotations
 
 import json
@@ -90,17 +91,26 @@ if _CParser is not None:
             yaml.constructor.SafeConstructor.__init__(self)
             yaml.resolver.Resolver.__init__(self)
             self.last_index = 0
-            self.may_alias = True   # the caller says when the stream cannot hold an alias
+            self.may_alias = True  # the caller says when the stream cannot hold an alias
 
         if _FAST_RESOLVE:  # no path resolvers registered: these are no-ops in Resolver too
+
             def descend_resolver(self, current_node, current_index):
                 pass
 
             def ascend_resolver(self):
                 pass
 
-            def resolve(self, kind, value, implicit, _scalar=yaml.nodes.ScalarNode,
-                        _seq=yaml.nodes.SequenceNode, _get=_RESOLVERS.get, _wild=_WILDCARD):
+            def resolve(
+                self,
+                kind,
+                value,
+                implicit,
+                _scalar=yaml.nodes.ScalarNode,
+                _seq=yaml.nodes.SequenceNode,
+                _get=_RESOLVERS.get,
+                _wild=_WILDCARD,
+            ):
                 if kind is _scalar:
                     if implicit[0]:
                         for tag, regexp in _get(value[:1], _wild):
@@ -114,7 +124,7 @@ if _CParser is not None:
             if not self.check_node():
                 raise StopIteration
             node = self.get_node()
-            assert node is not None   # check_node said there is one
+            assert node is not None  # check_node said there is one
             self.last_index = node.end_mark.index
             if self.may_alias:
                 # aliases are shared by the constructor (never copied, as _convert would), within
@@ -140,7 +150,8 @@ _PLAIN_BAD_START = frozenset("[]{}#&*!|>'\"%@`,")
 # directives, document end markers, and characters YAML does not allow in a stream (libyaml
 # reports them): such streams are read by libyaml alone
 _NOT_PLAIN_STREAM = re.compile(
-    "^%|^\\.\\.\\.(?:[ \\t\\n]|$)|[^\\t\\n\\x20-\\x7e\\x85\\xa0-\\ud7ff\\ue000-\\ufffd\\U00010000-\\U0010ffff]", re.M)
+    "^%|^\\.\\.\\.(?:[ \\t\\n]|$)|[^\\t\\n\\x20-\\x7e\\x85\\xa0-\\ud7ff\\ue000-\\ufffd\\U00010000-\\U0010ffff]", re.M
+)
 _DOC_MARK = re.compile(r"^---(?=[ \t\n]|$)", re.M)
 _ASCII_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 
@@ -156,15 +167,22 @@ def _plain_stream(text: str) -> bool:
             return not _NOT_PLAIN_STREAM.search(text)
         return True
     if "\x85" in text or "\u2028" in text or "\u2029" in text:
-        return False   # line breaks to YAML (NEL, LS, PS) that the line reader would keep in values
+        return False  # line breaks to YAML (NEL, LS, PS) that the line reader would keep in values
     return not _NOT_PLAIN_STREAM.search(text)
 
 
 def _plain(text: str, ctor):
     """A plain scalar as SafeLoader resolves and constructs it; raises _Fallback when unsure."""
     c = text[:1]
-    if (not text or c in _PLAIN_BAD_START or ": " in text or " #" in text or "\t" in text
-            or text[-1] == ":" or (c in "-?:" and (len(text) == 1 or text[1] == " "))):
+    if (
+        not text
+        or c in _PLAIN_BAD_START
+        or ": " in text
+        or " #" in text
+        or "\t" in text
+        or text[-1] == ":"
+        or (c in "-?:" and (len(text) == 1 or text[1] == " "))
+    ):
         raise _Fallback
     for tag, regexp in _RESOLVERS.get(c, _WILDCARD):  # noqa: B007 -- the matched tag is read after the loop
         if regexp.match(text):
@@ -185,7 +203,7 @@ def _plain(text: str, ctor):
     raise _Fallback  # merge keys, `=`, ...
 
 
-_SCALARS: dict[str, Any] = {}     # text -> value, for the immutable scalars; shared by documents
+_SCALARS: dict[str, Any] = {}  # text -> value, for the immutable scalars; shared by documents
 
 
 def _scalar(text: str, ctor):
@@ -228,8 +246,8 @@ def _scalar_uncached(text: str, ctor):
     return _plain(text, ctor)
 
 
-_KEYS: dict[str, str] = {}        # key text -> key
-_MAX_SIMPLE_KEY = 1000            # libyaml's limit is 1024 characters from the key's start
+_KEYS: dict[str, str] = {}  # key text -> key
+_MAX_SIMPLE_KEY = 1000  # libyaml's limit is 1024 characters from the key's start
 
 
 def _tokens(lines: list[str], ctor) -> list:
@@ -268,7 +286,7 @@ def _tokens(lines: list[str], ctor) -> list:
         raw_key = body[:pos]
         key = _KEYS.get(raw_key)
         if key is None:
-            if len(raw_key) > _MAX_SIMPLE_KEY:   # (never cached: checked on every use)
+            if len(raw_key) > _MAX_SIMPLE_KEY:  # (never cached: checked on every use)
                 raise _Fallback  # libyaml refuses an implicit key over 1024 characters: it says where
             key = _plain(raw_key.rstrip(" "), ctor)
             if type(key) is not str:
@@ -276,7 +294,7 @@ def _tokens(lines: list[str], ctor) -> list:
             if len(_KEYS) > 100000:
                 _KEYS.clear()
             _KEYS[raw_key] = key
-        value = body[pos + 1:].strip(" ")
+        value = body[pos + 1 :].strip(" ")
         append((indent, False, key, value or None))
     return out
 
@@ -296,6 +314,7 @@ def _block_document(lines: list[str], ctor):
 
 # (module-level functions, not closures: nested functions calling each other would form
 # reference cycles that hold every document's tokens while the collector is paused)
+
 
 def _block_map(toks: list, i: int, indent: int, ctor):
     d = {}
@@ -373,7 +392,7 @@ def _yaml_docs_by_lines(text: str, task, scale: float) -> Iterator[Any]:
         lines = chunk.split("\n")
         if marked:
             if lines[0].strip(" \t") != "---":
-                doc = _libyaml_piece(text, start, end)   # `--- content` on the marker line
+                doc = _libyaml_piece(text, start, end)  # `--- content` on the marker line
                 yield from doc
                 continue
             lines = lines[1:]
@@ -401,7 +420,7 @@ def _libyaml_piece(text: str, start: int, end: int) -> Iterator[Any]:
 
 
 def _yaml_docs_libyaml(text: str, task=None, scale: float = 1.0) -> Iterator[Any]:
-    check_depth(text)    # before libyaml's composer recurses into it
+    check_depth(text)  # before libyaml's composer recurses into it
     loader = _FastLoader(text)
     loader.may_alias = may_alias(text)
     n = 0
@@ -417,7 +436,6 @@ def _yaml_docs_libyaml(text: str, task=None, scale: float = 1.0) -> Iterator[Any
             yield doc
     finally:
         loader.dispose()
-
 
 
 def clear_caches() -> None:

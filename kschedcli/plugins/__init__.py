@@ -1,4 +1,5 @@
 """In-tree plugins, one module each, registered under kube-scheduler's names."""
+
 from __future__ import annotations
 
 from ..framework.interface import Plugin
@@ -23,9 +24,28 @@ from .volumebinding import VolumeBinding
 from .volumerestrictions import VolumeRestrictions
 from .volumezone import VolumeZone
 
-REGISTRY: dict[str, type[Plugin]] = {cls.name: cls for cls in (
-    SchedulingGates, PrioritySort, NodeUnschedulable, NodeName, TaintToleration, NodeAffinity,
-    NodePorts, NodeResourcesFit, VolumeRestrictions, NodeVolumeLimits, VolumeBinding, VolumeZone,
-    PodTopologySpread, InterPodAffinity, DynamicResources, DefaultPreemption,
-    NodeResourcesBalancedAllocation, ImageLocality, DefaultBinder, NodeDeclaredFeatures,
-)}
+REGISTRY: dict[str, type[Plugin]] = {
+    cls.name: cls
+    for cls in (
+        SchedulingGates,
+        PrioritySort,
+        NodeUnschedulable,
+        NodeName,
+        TaintToleration,
+        NodeAffinity,
+        NodePorts,
+        NodeResourcesFit,
+        VolumeRestrictions,
+        NodeVolumeLimits,
+        VolumeBinding,
+        VolumeZone,
+        PodTopologySpread,
+        InterPodAffinity,
+        DynamicResources,
+        DefaultPreemption,
+        NodeResourcesBalancedAllocation,
+        ImageLocality,
+        DefaultBinder,
+        NodeDeclaredFeatures,
+    )
+}

@@ -1,4 +1,5 @@
 """DefaultBinder: binding is the in-memory assume of the Scheduler (see Scheduler.bind)."""
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
@@ -9,7 +10,6 @@ if TYPE_CHECKING:
     from ..framework.cycle_state import CycleState
     from ..framework.status import Status
     from ..model import Pod
-
 
 
 class DefaultBinder(Plugin, BindPlugin):

@@ -14,6 +14,7 @@ kube-scheduler stops the dry run once it has enough candidates (minCandidateNode
 minCandidateNodesAbsolute, from a random offset); ksched evaluates every potential node, as the
 conformance corpus does, and reports the count kube-scheduler would have aimed for.
 """
+
 from __future__ import annotations
 
 import math
@@ -49,11 +50,12 @@ NOT_HELPFUL_MSG = "Preemption is not helpful for scheduling"
 # pickOneNodeForPreemption's criteria, in order; a candidate's decided_by names the one it lost on
 CRITERIA = ("pdbViolations", "highestVictimPriority", "victimPrioritySum", "victimCount", "latestStartTime")
 
-_INT32_OFFSET = (1 << 31)  # math.MaxInt32 + 1: keeps every summed priority non-negative
+_INT32_OFFSET = 1 << 31  # math.MaxInt32 + 1: keeps every summed priority non-negative
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 # -- pods' importance ----------------------------------------------------------------------------
+
 
 def start_time_ns(pod) -> int | None:
     """status.startTime as Unix nanoseconds; None when unset (kube-scheduler then uses time.Now())."""
@@ -81,6 +83,7 @@ def more_important(now_ns: int):
     A pod without status.startTime counts as starting "now", and kube-scheduler reads the clock anew
     on every call: of two such pods the first one asked about is always the earlier. The comparison
     is reproduced as is (it is what decides the order of such victims)."""
+
     def less(p1, p2) -> bool:
         if p1.priority != p2.priority:
             return p1.priority > p2.priority
@@ -88,6 +91,7 @@ def more_important(now_ns: int):
         if t1 is None and t2 is None:
             return True
         return (now_ns if t1 is None else t1) < (now_ns if t2 is None else t2)
+
     less.now_ns = now_ns  # type: ignore[attr-defined]  # sort_by_importance reads the clock it used
     return less
 
@@ -154,6 +158,7 @@ def terminating_by_preemption(pod) -> bool:
 
 # -- PodDisruptionBudgets --------------------------------------------------------------------------
 
+
 @dataclass
 class _Budget:
     key: str
@@ -167,10 +172,10 @@ class Budgets:
 
     def __init__(self, raw_pdbs):
         self.items: list[_Budget] = []
-        self.by_ns: dict[str, list[int]] = {}                    # budgets without a key=value term
+        self.by_ns: dict[str, list[int]] = {}  # budgets without a key=value term
         self.by_label: dict[tuple[str, str, str], list[int]] = {}  # (ns, key, value) -> budgets
-        self.keys_by_ns: dict[str, list[str]] = {}               # the label keys by_label uses
-        self._matches: dict[int, tuple] = {}                     # id(pod) -> (pod, matching budgets)
+        self.keys_by_ns: dict[str, list[str]] = {}  # the label keys by_label uses
+        self._matches: dict[int, tuple] = {}  # id(pod) -> (pod, matching budgets)
         for raw in raw_pdbs:
             if not isinstance(raw, dict):
                 continue
@@ -189,8 +194,14 @@ class Budgets:
                 allowed = 0
             disrupted = status.get("disruptedPods") or {}
             idx = len(self.items)
-            self.items.append(_Budget(f"{ns}/{meta.get('name', '')}", sel, allowed,
-                                      frozenset(disrupted) if isinstance(disrupted, dict) else frozenset()))
+            self.items.append(
+                _Budget(
+                    f"{ns}/{meta.get('name', '')}",
+                    sel,
+                    allowed,
+                    frozenset(disrupted) if isinstance(disrupted, dict) else frozenset(),
+                )
+            )
             # index by one key=value requirement when there is one: a pod lacking that label
             # cannot match, so it never needs to see the budget
             pairs = sel.equality_pairs()
@@ -230,8 +241,11 @@ class Budgets:
         labels = pod.labels
         if labels and self.items:
             items = self.items
-            found = tuple(i for i in self._matching_candidates(pod)
-                          if items[i].selector.matches(labels) and pod.name not in items[i].disrupted)
+            found = tuple(
+                i
+                for i in self._matching_candidates(pod)
+                if items[i].selector.matches(labels) and pod.name not in items[i].disrupted
+            )
         self._matches[id(pod)] = (pod, found)
         return found
 
@@ -296,8 +310,8 @@ class _VictimOrder:
     priority or above. Only built when every pod has a start time (else the order depends on
     when the clock is read); `last_tie` is the last position whose pod ties with the next one
     (-1 for none), which Go's sort may order differently above 12 pods."""
-    __slots__ = ("pods", "neg_priority", "requests", "cpu_upto", "mem_upto", "eph_upto", "last_tie",
-                 "_budgets")
+
+    __slots__ = ("pods", "neg_priority", "requests", "cpu_upto", "mem_upto", "eph_upto", "last_tie", "_budgets")
     pods: list[Pod]
     neg_priority: list[int]
     requests: list[tuple[int, int, int]]
@@ -365,6 +379,7 @@ def _prefix_sums(xs: list[int]) -> list[int]:
 
 # -- the plugin ------------------------------------------------------------------------------------
 
+
 class DefaultPreemption(Plugin, PreEnqueuePlugin, PostFilterPlugin, Explainer):
     name = "DefaultPreemption"
 
@@ -385,8 +400,9 @@ class DefaultPreemption(Plugin, PreEnqueuePlugin, PostFilterPlugin, Explainer):
         # still evicting victims; ksched evicts nothing, so no pod is ever held.
         return None
 
-    def post_filter(self, state: CycleState, pod: Pod,
-                    node_statuses: NodeStatuses) -> tuple[PostFilterResult | None, Status | None]:
+    def post_filter(
+        self, state: CycleState, pod: Pod, node_statuses: NodeStatuses
+    ) -> tuple[PostFilterResult | None, Status | None]:
         now_ns = time.time_ns()
         detail = PreemptionResult(nominated_node=None, victims=[], equally_good=[], message="")
 
@@ -405,10 +421,12 @@ class DefaultPreemption(Plugin, PreEnqueuePlugin, PostFilterPlugin, Explainer):
         explicit, absent = node_statuses.explicit, node_statuses.absent
         statuses = [explicit.get(ni.node.name, absent) for ni in all_nodes]
         potential = [ni for ni, st in zip(all_nodes, statuses) if st.code == UNSCHEDULABLE]
-        why_of: dict[int, str] = {id(st): _unresolvable_why(st) for st in set(statuses)
-                                  if st.code != UNSCHEDULABLE}   # nodes failing alike share one status
-        detail.not_helpful = {ni.node.name: why_of[id(st)] for ni, st in zip(all_nodes, statuses)
-                              if st.code != UNSCHEDULABLE}
+        why_of: dict[int, str] = {
+            id(st): _unresolvable_why(st) for st in set(statuses) if st.code != UNSCHEDULABLE
+        }  # nodes failing alike share one status
+        detail.not_helpful = {
+            ni.node.name: why_of[id(st)] for ni, st in zip(all_nodes, statuses) if st.code != UNSCHEDULABLE
+        }
         detail.potential_nodes = len(potential)
         detail.num_candidates = self.calculate_num_candidates(len(potential)) if potential else 0
 
@@ -479,9 +497,12 @@ class DefaultPreemption(Plugin, PreEnqueuePlugin, PostFilterPlugin, Explainer):
             outcomes = (self.select_victims_on_node(state, pod, ni, budgets, less) for ni in plain)
         if counted:
             by_node = dict(zip((ni.node.name for ni in plain), outcomes, strict=True))
-            outcomes = [by_node[ni.node.name] if ni.node.name not in counted else
-                        self.select_victims_with_nominated(state, pod, ni, budgets, less, counted[ni.node.name])
-                        for ni in potential]
+            outcomes = [
+                by_node[ni.node.name]
+                if ni.node.name not in counted
+                else self.select_victims_with_nominated(state, pod, ni, budgets, less, counted[ni.node.name])
+                for ni in potential
+            ]
         for ni, (victims, n_violating, st) in zip(potential, outcomes):
             if st is None and victims:
                 c = Candidate(ni.node.name, victims, n_violating)
@@ -506,10 +527,15 @@ class DefaultPreemption(Plugin, PreEnqueuePlugin, PostFilterPlugin, Explainer):
         request totals (until its pods change), so the lower-priority pods are a suffix of that
         order, the node without them a subtraction and each reprieve a comparison."""
         fw = self.handle.framework
-        assert fw is not None   # plugins run inside their profile's framework
+        assert fw is not None  # plugins run inside their profile's framework
         fit, rest = _reprieve_filters(fw, state)
-        if (fit is None or rest or not fit_is_in_tree(fit) or fw.pre_filter_extensions("remove_pod", state)
-                or fw.pre_filter_extensions("add_pod", state)):
+        if (
+            fit is None
+            or rest
+            or not fit_is_in_tree(fit)
+            or fw.pre_filter_extensions("remove_pod", state)
+            or fw.pre_filter_extensions("add_pod", state)
+        ):
             return None
         req = fit.prefilter_requests(state)
         if req is None or req.scalars:
@@ -519,7 +545,7 @@ class DefaultPreemption(Plugin, PreEnqueuePlugin, PostFilterPlugin, Explainer):
         before: list = [None] * len(potential)
         after: list = [None] * len(potential)
         seen_fit = False
-        known = state.filter_columns or {}   # this cycle's verdicts, in snapshot order
+        known = state.filter_columns or {}  # this cycle's verdicts, in snapshot order
         positions = None
         for pl in fw.filter_plugins:
             if pl.name in skip:
@@ -550,11 +576,11 @@ class DefaultPreemption(Plugin, PreEnqueuePlugin, PostFilterPlugin, Explainer):
             order = derived.get(_VICTIM_ORDER, _MISSING) if derived else _MISSING
             if order is _MISSING:
                 order = ni.derive(_VICTIM_ORDER, build)
-            if order is None:   # a pod without a start time: Go's own sort decides
+            if order is None:  # a pod without a start time: Go's own sort decides
                 low = [p for p in ni.pods if p.priority < prio]
                 out.append(general(state, pod, ni, low, fit, budgets, less) if low else ([], 0, no_victims))
                 continue
-            k = bisect_right(order.neg_priority, -prio)   # the first pod of lower priority
+            k = bisect_right(order.neg_priority, -prio)  # the first pod of lower priority
             n = len(order.pods)
             if k == n:
                 out.append(([], 0, no_victims))
@@ -572,7 +598,7 @@ class DefaultPreemption(Plugin, PreEnqueuePlugin, PostFilterPlugin, Explainer):
             max_pods = alloc.allowed_pods
             # room left once the preemptor is in; a resource it does not ask for is never compared
             cpu_upto, mem_upto, eph_upto = order.cpu_upto, order.mem_upto, order.eph_upto
-            low_cpu = cpu_upto[n] - cpu_upto[k]   # what the lower-priority pods request
+            low_cpu = cpu_upto[n] - cpu_upto[k]  # what the lower-priority pods request
             low_mem = mem_upto[n] - mem_upto[k]
             low_eph = eph_upto[n] - eph_upto[k]
             free_cpu = alloc.milli_cpu - used.milli_cpu + low_cpu - cpu if cpu > 0 else math.inf
@@ -594,7 +620,7 @@ class DefaultPreemption(Plugin, PreEnqueuePlugin, PostFilterPlugin, Explainer):
             reqs = order.requests
             victims = []
             n_violating = 0
-            room = max_pods - 1 - k   # pods that may still come back
+            room = max_pods - 1 - k  # pods that may still come back
             for group, violates in ((violating, True), (fine, False)):
                 if not violates and group and type(group) is range:
                     # pods k.. in order: the reprieve keeps the longest run whose running totals
@@ -641,14 +667,15 @@ class DefaultPreemption(Plugin, PreEnqueuePlugin, PostFilterPlugin, Explainer):
         if fit is not None and not rest and not adders and not removers and fit_is_in_tree(fit):
             return self._select_victims_by_arithmetic(state, pod, node_info, potential, fit, budgets, less)
         if removers or adders:
-            state = state.clone()   # the extensions change it; without them it is only read
+            state = state.clone()  # the extensions change it; without them it is only read
 
         def extend(runners, go_name: str, p) -> None:
             for pl, fn in runners:
                 st = fn(state, pod, p, ni)
                 if st is not None and not st.is_success():
-                    raise _DryRunError(Status(
-                        ERROR, f'running {go_name} on PreFilter plugin "{pl.name}": {st.message()}'))
+                    raise _DryRunError(
+                        Status(ERROR, f'running {go_name} on PreFilter plugin "{pl.name}": {st.message()}')
+                    )
 
         def remove(p):
             ni.remove_pod(p)
@@ -722,8 +749,9 @@ class DefaultPreemption(Plugin, PreEnqueuePlugin, PostFilterPlugin, Explainer):
             for pl, fn in runners:
                 st = fn(state, pod, p, ni)
                 if st is not None and not st.is_success():
-                    raise _DryRunError(Status(
-                        ERROR, f'running {go_name} on PreFilter plugin "{pl.name}": {st.message()}'))
+                    raise _DryRunError(
+                        Status(ERROR, f'running {go_name} on PreFilter plugin "{pl.name}": {st.message()}')
+                    )
 
         def fits() -> Status | None:
             return fw.run_filter_plugins_with_nominated_pods(state, pod, ni, nominated)
@@ -850,6 +878,7 @@ NODE_ONLY_FILTERS = frozenset({"NodeUnschedulable", "NodeName", "TaintToleration
 def fit_is_in_tree(pl) -> bool:
     """The NodeResourcesFit plugin is ksched's own (a registry may replace it)."""
     from .noderesources.fit import NodeResourcesFit
+
     return type(pl) is NodeResourcesFit
 
 

@@ -8,6 +8,7 @@ allocator over ResourceSlices) is not modelled: such a pod is rejected at PreFil
 that says so, rather than judged wrongly. DRAExtendedResource is off in v1.34 (alpha), so extended
 resources are left to NodeResourcesFit.
 """
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
@@ -46,7 +47,7 @@ class _ClaimsState:
     __slots__ = ("claims", "selectors", "unavailable")
 
     def __init__(self, claims, selectors=None):
-        self.claims = claims            # the pod's ResourceClaim objects, in spec order
+        self.claims = claims  # the pod's ResourceClaim objects, in spec order
         self.selectors = selectors or {}  # claim index -> NodeSelector of its allocation
         self.unavailable: set[int] = set()
 
@@ -69,12 +70,23 @@ def _claim_name(pod, pc: dict):
             if isinstance(st, dict) and st.get("name") == pc.get("name"):
                 return st.get("resourceClaimName"), True
         raise ValueError(f'pod "{pod.namespace}/{pod.name}": ResourceClaim not created yet')
-    raise ValueError(f'pod "{pod.namespace}/{pod.name}", spec.resourceClaim "{pc.get("name", "")}": '
-                     f'none of the supported fields are set')
+    raise ValueError(
+        f'pod "{pod.namespace}/{pod.name}", spec.resourceClaim "{pc.get("name", "")}": '
+        f"none of the supported fields are set"
+    )
 
 
-class DynamicResources(Plugin, PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, PostFilterPlugin, ScorePlugin,
-                       ScoreExtensions, ReservePlugin, PreBindPlugin):
+class DynamicResources(
+    Plugin,
+    PreEnqueuePlugin,
+    PreFilterPlugin,
+    FilterPlugin,
+    PostFilterPlugin,
+    ScorePlugin,
+    ScoreExtensions,
+    ReservePlugin,
+    PreBindPlugin,
+):
     name = "DynamicResources"
 
     def __init__(self, args: dict, handle: Handle):
@@ -110,10 +122,16 @@ class DynamicResources(Plugin, PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, 
             if meta.get("deletionTimestamp") is not None:
                 raise ValueError(f'resourceclaim "{meta.get("name", name)}" is being deleted')
             if check_owner:
-                owned = any(isinstance(o, dict) and o.get("controller") and o.get("uid") == pod.uid
-                            for o in meta.get("ownerReferences") or [])
-                fields = {"claim_ns": meta.get("namespace") or pod.namespace, "claim": meta.get("name", name),
-                          "pod_ns": pod.namespace, "pod": pod.name}
+                owned = any(
+                    isinstance(o, dict) and o.get("controller") and o.get("uid") == pod.uid
+                    for o in meta.get("ownerReferences") or []
+                )
+                fields = {
+                    "claim_ns": meta.get("namespace") or pod.namespace,
+                    "claim": meta.get("name", name),
+                    "pod_ns": pod.namespace,
+                    "pod": pod.name,
+                }
                 release = self.handle.release
                 if fields["claim_ns"] != pod.namespace:
                     raise ValueError(release.message("DynamicResources.OtherNamespace", **fields))
@@ -131,8 +149,9 @@ class DynamicResources(Plugin, PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, 
             return unresolvable(str(e))
         return None
 
-    def pre_filter(self, state: CycleState, pod: Pod,
-                   nodes: list[NodeInfo]) -> tuple[PreFilterResult | None, Status | None]:
+    def pre_filter(
+        self, state: CycleState, pod: Pod, nodes: list[NodeInfo]
+    ) -> tuple[PreFilterResult | None, Status | None]:
         if not self.enabled:
             return None, skip()
         state.write(_KEY, _ClaimsState([]))
@@ -214,8 +233,9 @@ class DynamicResources(Plugin, PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, 
             return unresolvable("resourceclaim not available on the node")
         return None
 
-    def post_filter(self, state: CycleState, pod: Pod,
-                    node_statuses: NodeStatuses) -> tuple[PostFilterResult | None, Status | None]:
+    def post_filter(
+        self, state: CycleState, pod: Pod, node_statuses: NodeStatuses
+    ) -> tuple[PostFilterResult | None, Status | None]:
         if not self.enabled:
             return None, Status(UNSCHEDULABLE, "plugin disabled")
         try:
@@ -230,8 +250,9 @@ class DynamicResources(Plugin, PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, 
         for i in sorted(s.unavailable):
             status = s.claims[i].get("status") if isinstance(s.claims[i].get("status"), dict) else {}
             reserved = status.get("reservedFor") or []
-            if not reserved or (len(reserved) == 1 and isinstance(reserved[0], dict)
-                                and reserved[0].get("uid") == pod.uid):
+            if not reserved or (
+                len(reserved) == 1 and isinstance(reserved[0], dict) and reserved[0].get("uid") == pod.uid
+            ):
                 return None, Status(UNSCHEDULABLE, "deallocation of ResourceClaim completed")
         return None, Status(UNSCHEDULABLE, "still not schedulable")
 

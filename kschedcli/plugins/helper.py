@@ -1,4 +1,5 @@
 """Shared plugin helpers (kube-scheduler's plugins/helper)."""
+
 from __future__ import annotations
 
 from ..framework.interface import MAX_NODE_SCORE

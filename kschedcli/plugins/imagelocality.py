@@ -1,4 +1,5 @@
 """ImageLocality: favour nodes that already hold the pod's images, scaled by how widely spread they are."""
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING

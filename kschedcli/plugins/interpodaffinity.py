@@ -7,6 +7,7 @@ only looks the node's topology values up in those counts. PreScore sums weights 
 from the incoming pod's preferred terms and the existing pods' required (hardPodAffinityWeight) and
 preferred terms; Score adds the sums for the node's values; NormalizeScore maps [min, max] to [0, 100].
 """
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
@@ -60,6 +61,7 @@ Pair = tuple  # (topology key, topology value)
 
 
 # ----------------------------------------------------------------------------- counting helpers
+
 
 def _add(counts: dict, node_labels, key: str, value: int) -> None:
     """topologyToMatchedTermCount.update: only nodes with the key count; zero entries disappear."""
@@ -141,11 +143,20 @@ class _LazySample:
 
 # ----------------------------------------------------------------------------- cycle states
 
+
 class PreFilterState:
     """preFilterState: the three count tables, the incoming pod's resolved terms, its namespace labels."""
 
-    __slots__ = ("existing_anti_counts", "affinity_counts", "anti_counts", "pod", "affinity_terms",
-                 "anti_terms", "ns_labels", "trace")
+    __slots__ = (
+        "existing_anti_counts",
+        "affinity_counts",
+        "anti_counts",
+        "pod",
+        "affinity_terms",
+        "anti_terms",
+        "ns_labels",
+        "trace",
+    )
 
     def __init__(self, pod, affinity_terms, anti_terms, ns_labels):
         self.pod = pod
@@ -155,7 +166,7 @@ class PreFilterState:
         self.existing_anti_counts: dict[Pair, int] = {}
         self.affinity_counts: dict[Pair, int] = {}
         self.anti_counts: dict[Pair, int] = {}
-        self.trace: dict | None = None     # samples for explain(); shared by clones
+        self.trace: dict | None = None  # samples for explain(); shared by clones
 
     def clone(self) -> PreFilterState:
         c = PreFilterState(self.pod, self.affinity_terms, self.anti_terms, self.ns_labels)
@@ -196,8 +207,18 @@ class PreScoreState:
 
 # ----------------------------------------------------------------------------- the plugin
 
-class InterPodAffinity(Plugin, PreFilterPlugin, PreFilterExtensions, BatchFilterPlugin, PreScorePlugin, ScorePlugin,
-                       ScoreExtensions, EnqueueExtensions, Explainer):
+
+class InterPodAffinity(
+    Plugin,
+    PreFilterPlugin,
+    PreFilterExtensions,
+    BatchFilterPlugin,
+    PreScorePlugin,
+    ScorePlugin,
+    ScoreExtensions,
+    EnqueueExtensions,
+    Explainer,
+):
     name = "InterPodAffinity"
 
     def __init__(self, args, handle):
@@ -222,12 +243,13 @@ class InterPodAffinity(Plugin, PreFilterPlugin, PreFilterExtensions, BatchFilter
         return self._all_namespace_labels(pod)[pod.namespace]
 
     # -- PreFilter ----------------------------------------------------------------------
-    def pre_filter(self, state: CycleState, pod: Pod,
-                   nodes: list[NodeInfo]) -> tuple[PreFilterResult | None, Status | None]:
+    def pre_filter(
+        self, state: CycleState, pod: Pod, nodes: list[NodeInfo]
+    ) -> tuple[PreFilterResult | None, Status | None]:
         terms = pod_terms(pod)
         if terms.error:
             return None, unresolvable(f"parsing pod: {terms.error}")
-        all_ns: dict = {}   # read only to resolve the terms below
+        all_ns: dict = {}  # read only to resolve the terms below
         if terms.required_affinity or terms.required_anti_affinity:
             all_ns = self._all_namespace_labels(pod)
         aff = tuple(t.with_namespaces_resolved(all_ns) for t in terms.required_affinity)
@@ -273,9 +295,16 @@ class InterPodAffinity(Plugin, PreFilterPlugin, PreFilterExtensions, BatchFilter
                         if (REQUIRED_ANTI_AFFINITY, id(t)) in matched:
                             if len(sample.items) >= SAMPLE_LIMIT:
                                 return
-                            sample.items.append({"pod": ep.key, "node": ni.node.name, "term": i,
-                                                 "topologyKey": t.topology_key,
-                                                 "domain": labels.get(t.topology_key)})
+                            sample.items.append(
+                                {
+                                    "pod": ep.key,
+                                    "node": ni.node.name,
+                                    "term": i,
+                                    "topologyKey": t.topology_key,
+                                    "domain": labels.get(t.topology_key),
+                                }
+                            )
+
         return _LazySample(total, fill)
 
     def _count_incoming(self, s: PreFilterState, nodes, trace) -> None:
@@ -379,8 +408,9 @@ class InterPodAffinity(Plugin, PreFilterPlugin, PreFilterExtensions, BatchFilter
         return out
 
     # -- PreScore -------------------------------------------------------------------------
-    def pre_score(self, state: CycleState, pod: Pod, nodes: list[NodeInfo],
-                  all_nodes: list[NodeInfo] | None = None) -> Status | None:
+    def pre_score(
+        self, state: CycleState, pod: Pod, nodes: list[NodeInfo], all_nodes: list[NodeInfo] | None = None
+    ) -> Status | None:
         has_constraints = _has_preferred(pod.pod_affinity) or _has_preferred(pod.pod_anti_affinity)
         if self.ignore_preferred_terms_of_existing_pods and not has_constraints:
             return skip()
@@ -389,12 +419,14 @@ class InterPodAffinity(Plugin, PreFilterPlugin, PreFilterExtensions, BatchFilter
         terms = pod_terms(pod)
         if terms.error:
             return error(f"failed to parse pod: {terms.error}")
-        all_ns = self._all_namespace_labels(pod) if has_constraints else {}   # {}: no preferred terms to resolve
+        all_ns = self._all_namespace_labels(pod) if has_constraints else {}  # {}: no preferred terms to resolve
         pref_aff = tuple(t.with_namespaces_resolved(all_ns) for t in terms.preferred_affinity)
         pref_anti = tuple(t.with_namespaces_resolved(all_ns) for t in terms.preferred_anti_affinity)
         s = PreScoreState(pod, self._namespace_labels(pod))
-        trace: dict[str, Any] = {"preferredAffinity": [_Sample() for _ in pref_aff],
-                 "preferredAntiAffinity": [_Sample() for _ in pref_anti]}
+        trace: dict[str, Any] = {
+            "preferredAffinity": [_Sample() for _ in pref_aff],
+            "preferredAntiAffinity": [_Sample() for _ in pref_anti],
+        }
         s.trace = trace
         score = s.topology_score
         ns_labels = s.ns_labels
@@ -410,8 +442,10 @@ class InterPodAffinity(Plugin, PreFilterPlugin, PreFilterExtensions, BatchFilter
         # the incoming pod's preferred terms against every existing pod (nodes that may hold a match)
         if has_constraints:
             all_nodes = snapshot.list()
-            for sign, lst, samples in ((1, pref_aff, trace["preferredAffinity"]),
-                                       (-1, pref_anti, trace["preferredAntiAffinity"])):
+            for sign, lst, samples in (
+                (1, pref_aff, trace["preferredAffinity"]),
+                (-1, pref_anti, trace["preferredAntiAffinity"]),
+            ):
                 for i, t in enumerate(lst):
                     pred = t.compile()
                     key = t.topology_key
@@ -450,9 +484,11 @@ class InterPodAffinity(Plugin, PreFilterPlugin, PreFilterExtensions, BatchFilter
                     continue
                 for ep in ni.pods_with_affinity:
                     et = pod_terms(ep)
-                    for kind, lst in ((REQUIRED_AFFINITY, et.required_affinity),
-                                      (PREFERRED_AFFINITY, et.preferred_affinity),
-                                      (PREFERRED_ANTI_AFFINITY, et.preferred_anti_affinity)):
+                    for kind, lst in (
+                        (REQUIRED_AFFINITY, et.required_affinity),
+                        (PREFERRED_AFFINITY, et.preferred_affinity),
+                        (PREFERRED_ANTI_AFFINITY, et.preferred_anti_affinity),
+                    ):
                         for i, t in enumerate(lst):
                             w = matched.get((kind, id(t)))
                             if w is None:
@@ -462,9 +498,17 @@ class InterPodAffinity(Plugin, PreFilterPlugin, PreFilterExtensions, BatchFilter
                                 continue
                             if len(sample.items) >= SAMPLE_LIMIT:
                                 return
-                            sample.items.append({"pod": ep.key, "node": ni.node.name,
-                                                 "term": f"{KIND_NAMES[kind]}[{i}]",
-                                                 "topologyKey": t.topology_key, "domain": tv, "weight": w})
+                            sample.items.append(
+                                {
+                                    "pod": ep.key,
+                                    "node": ni.node.name,
+                                    "term": f"{KIND_NAMES[kind]}[{i}]",
+                                    "topologyKey": t.topology_key,
+                                    "domain": tv,
+                                    "weight": w,
+                                }
+                            )
+
         trace["existing"] = _LazySample(total, fill)
 
         if not score:
@@ -504,11 +548,17 @@ class InterPodAffinity(Plugin, PreFilterPlugin, PreFilterExtensions, BatchFilter
     # -- queueing -------------------------------------------------------------------------
     def events_to_register(self) -> list[ClusterEvent]:
         return [
-            ClusterEvent("Pod", "Add|UpdatePodLabel|Delete",
-                         "a bound pod matching the pod's affinity appears (or gets matching labels), "
-                         "or a pod its anti-affinity (or whose anti-affinity) rejects it goes away"),
-            ClusterEvent("Node", "Add|UpdateNodeLabel",
-                         "a node gets the topology key of the pod's (anti-)affinity terms, or moves domain"),
+            ClusterEvent(
+                "Pod",
+                "Add|UpdatePodLabel|Delete",
+                "a bound pod matching the pod's affinity appears (or gets matching labels), "
+                "or a pod its anti-affinity (or whose anti-affinity) rejects it goes away",
+            ),
+            ClusterEvent(
+                "Node",
+                "Add|UpdateNodeLabel",
+                "a node gets the topology key of the pod's (anti-)affinity terms, or moves domain",
+            ),
         ]
 
     # -- explanation ----------------------------------------------------------------------
@@ -518,28 +568,41 @@ class InterPodAffinity(Plugin, PreFilterPlugin, PreFilterExtensions, BatchFilter
         if pf is not None and pf.trace is not None:
             if pf.affinity_terms:
                 out["requiredAffinity"] = [
-                    {"term": i, **t.describe(), **pf.trace["affinity"][i].doc(),
-                     "domains": _domains(pf.affinity_counts, t.topology_key)}
-                    for i, t in enumerate(pf.affinity_terms)]
+                    {
+                        "term": i,
+                        **t.describe(),
+                        **pf.trace["affinity"][i].doc(),
+                        "domains": _domains(pf.affinity_counts, t.topology_key),
+                    }
+                    for i, t in enumerate(pf.affinity_terms)
+                ]
                 if not pf.affinity_counts:
                     out["firstPodOfSeries"] = matches_all(pf.affinity_terms, pod)
             if pf.anti_terms:
                 out["requiredAntiAffinity"] = [
-                    {"term": i, **t.describe(), **pf.trace["anti"][i].doc(),
-                     "domains": _domains(pf.anti_counts, t.topology_key)}
-                    for i, t in enumerate(pf.anti_terms)]
+                    {
+                        "term": i,
+                        **t.describe(),
+                        **pf.trace["anti"][i].doc(),
+                        "domains": _domains(pf.anti_counts, t.topology_key),
+                    }
+                    for i, t in enumerate(pf.anti_terms)
+                ]
             if pf.existing_anti_counts or pf.trace["existing"].items:
-                out["existingAntiAffinity"] = {**pf.trace["existing"].doc(),
-                                               "domains": _domains(pf.existing_anti_counts, None)}
+                out["existingAntiAffinity"] = {
+                    **pf.trace["existing"].doc(),
+                    "domains": _domains(pf.existing_anti_counts, None),
+                }
         ps = state.get(PRE_SCORE_KEY)
         if ps is not None and ps.trace is not None:
             terms = pod_terms(pod)
             sc: dict = {}
-            for name, lst in (("preferredAffinity", terms.preferred_affinity),
-                              ("preferredAntiAffinity", terms.preferred_anti_affinity)):
+            for name, lst in (
+                ("preferredAffinity", terms.preferred_affinity),
+                ("preferredAntiAffinity", terms.preferred_anti_affinity),
+            ):
                 if lst:
-                    sc[name] = [{"term": i, **t.describe(), **ps.trace[name][i].doc()}
-                                for i, t in enumerate(lst)]
+                    sc[name] = [{"term": i, **t.describe(), **ps.trace[name][i].doc()} for i, t in enumerate(lst)]
             if ps.trace["existing"].items:
                 sc["existingPodsTerms"] = ps.trace["existing"].doc()
             sc["topologyScore"] = _bounded_topology_score(ps.topology_score)
@@ -548,6 +611,7 @@ class InterPodAffinity(Plugin, PreFilterPlugin, PreFilterExtensions, BatchFilter
 
 
 # ----------------------------------------------------------------------------- filter checks
+
 
 def satisfies_existing_pods_anti_affinity(s: PreFilterState, node_labels) -> bool:
     counts = s.existing_anti_counts
@@ -574,7 +638,7 @@ def satisfies_pod_affinity(s: PreFilterState, node_labels) -> bool:
     for t in s.affinity_terms:
         tv = node_labels.get(t.topology_key)
         if tv is None:
-            return False      # every topology key must be on the node
+            return False  # every topology key must be on the node
         if counts.get((t.topology_key, tv), 0) <= 0:
             pods_exist = False
     if pods_exist:
@@ -586,6 +650,7 @@ def satisfies_pod_affinity(s: PreFilterState, node_labels) -> bool:
 
 # ----------------------------------------------------------------------------- helpers
 
+
 def _all_of(preds):
     if len(preds) == 1:
         return preds[0]
@@ -595,12 +660,13 @@ def _all_of(preds):
             if not f(p):
                 return False
         return True
+
     return every
 
 
 def _sample_pods(sample: _Sample, hits, ni, tv) -> None:
     room = SAMPLE_LIMIT - len(sample.items)
-    for p in hits[:max(room, 0)]:
+    for p in hits[: max(room, 0)]:
         sample.items.append({"pod": p.key, "node": ni.node.name, "domain": tv})
     if len(hits) > room:
         sample.more += len(hits) - max(room, 0)
@@ -614,8 +680,10 @@ def _domains(counts: dict, key: str | None) -> list[dict]:
     """The count table's entries (for one topology key, or all), largest first, bounded."""
     rows = [(k, v, n) for (k, v), n in counts.items() if key is None or k == key]
     rows.sort(key=lambda r: (-r[2], r[0], r[1]))
-    out = [{"topologyKey": k, "domain": v, "count": n} if key is None else {"domain": v, "count": n}
-           for k, v, n in rows[:DOMAIN_LIMIT]]
+    out = [
+        {"topologyKey": k, "domain": v, "count": n} if key is None else {"domain": v, "count": n}
+        for k, v, n in rows[:DOMAIN_LIMIT]
+    ]
     if len(rows) > DOMAIN_LIMIT:
         out.append({"more": len(rows) - DOMAIN_LIMIT})
     return out

@@ -6,6 +6,7 @@ one of the label values an `In`/`=` requirement asks for; the term is still chec
 pods. The index follows the snapshot node by node (NodeInfo identity and generation), so binds and any
 other change are picked up at the next cycle by re-reading only the nodes that changed.
 """
+
 from __future__ import annotations
 
 import weakref
@@ -24,10 +25,10 @@ class _NodeTracker:
 
     def __init__(self, snapshot):
         self.snapshot = snapshot
-        self.node_infos: list = []   # the snapshot's list last indexed (compared by identity)
+        self.node_infos: list = []  # the snapshot's list last indexed (compared by identity)
         self.objs: list = []
         self.gens: list = []
-        self.seen = -1   # the last generation any NodeInfo had when this was brought up to date
+        self.seen = -1  # the last generation any NodeInfo had when this was brought up to date
         self._reset(0)
 
     def _reset(self, n: int) -> None:
@@ -40,7 +41,7 @@ class _NodeTracker:
         nis = self.snapshot.node_infos
         latest = latest_generation()
         if latest == self.seen and nis is self.node_infos and len(nis) == len(self.objs):
-            return   # no NodeInfo anywhere has changed since
+            return  # no NodeInfo anywhere has changed since
         self.seen = latest
         if nis is not self.node_infos or len(nis) != len(self.objs):
             self.node_infos = nis
@@ -187,8 +188,8 @@ class ExistingTermsIndex(_NodeTracker):
     __slots__ = ("contribs", "entries")
 
     def _reset(self, n: int) -> None:
-        self.contribs: list = [None] * n   # per position: {(kind, id(term)): (term, {tv: n})}
-        self.entries: dict = {}            # (kind, id(term)) -> TermEntry
+        self.contribs: list = [None] * n  # per position: {(kind, id(term)): (term, {tv: n})}
+        self.entries: dict = {}  # (kind, id(term)) -> TermEntry
 
     def holders(self, keys) -> list:
         """The snapshot's NodeInfos carrying any of the terms `keys`, in node order."""
@@ -197,6 +198,7 @@ class ExistingTermsIndex(_NodeTracker):
 
     def _reindex(self, i: int, ni) -> None:
         from .interpodaffinity_terms import pod_terms
+
         entries = self.entries
         old = self.contribs[i]
         if old:
@@ -223,10 +225,12 @@ class ExistingTermsIndex(_NodeTracker):
             labels = ni.node.labels
             for ep in ni.pods_with_affinity:
                 et = pod_terms(ep)
-                for kind, lst in ((REQUIRED_AFFINITY, et.required_affinity),
-                                  (PREFERRED_AFFINITY, et.preferred_affinity),
-                                  (PREFERRED_ANTI_AFFINITY, et.preferred_anti_affinity),
-                                  (REQUIRED_ANTI_AFFINITY, et.required_anti_affinity)):
+                for kind, lst in (
+                    (REQUIRED_AFFINITY, et.required_affinity),
+                    (PREFERRED_AFFINITY, et.preferred_affinity),
+                    (PREFERRED_ANTI_AFFINITY, et.preferred_anti_affinity),
+                    (REQUIRED_ANTI_AFFINITY, et.required_anti_affinity),
+                ):
                     for t in lst:
                         key = (kind, id(t))
                         tv = labels.get(t.topology_key)

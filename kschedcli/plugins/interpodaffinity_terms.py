@@ -5,6 +5,7 @@ kube-scheduler v1.34.1 never looks at them (framework/types.go builds AffinityTe
 namespaces and namespaceSelector only); the API server folds them into labelSelector when it creates the
 pod, so objects read back from a cluster already carry those requirements.
 """
+
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -22,8 +23,14 @@ class AffinityTerm:
 
     __slots__ = ("namespaces", "selector", "topology_key", "ns_selector", "weight", "all_namespaces")
 
-    def __init__(self, namespaces: frozenset[str], selector: LabelSelector, topology_key: str,
-                 ns_selector: LabelSelector, weight: int = 0):
+    def __init__(
+        self,
+        namespaces: frozenset[str],
+        selector: LabelSelector,
+        topology_key: str,
+        ns_selector: LabelSelector,
+        weight: int = 0,
+    ):
         self.namespaces = namespaces
         self.selector = selector
         self.topology_key = topology_key
@@ -34,8 +41,11 @@ class AffinityTerm:
 
     def matches(self, pod, ns_labels: Mapping[str, str] | None) -> bool:
         """AffinityTerm.Matches: the pod's namespace is listed or selected, and its labels match."""
-        if pod.namespace in self.namespaces or self.all_namespaces or (
-                not self.ns_selector.is_nothing and self.ns_selector.matches(ns_labels or _EMPTY)):
+        if (
+            pod.namespace in self.namespaces
+            or self.all_namespaces
+            or (not self.ns_selector.is_nothing and self.ns_selector.matches(ns_labels or _EMPTY))
+        ):
             return self.selector.matches(pod.labels)
         return False
 
@@ -61,8 +71,7 @@ class AffinityTerm:
             return lambda p: self.matches(p, None)
         ns = self.namespaces
         all_ns = self.all_namespaces
-        eq = tuple((r.key, next(iter(r.values))) for r in sel.requirements
-                   if r.op == "In" and len(r.values) == 1)
+        eq = tuple((r.key, next(iter(r.values))) for r in sel.requirements if r.op == "In" and len(r.values) == 1)
         rest = tuple(r for r in sel.requirements if not (r.op == "In" and len(r.values) == 1))
         if not rest and len(eq) == 1:
             k, v = eq[0]
@@ -86,6 +95,7 @@ class AffinityTerm:
                 if not r.matches(labels):
                     return False
             return True
+
         return match
 
     def describe(self) -> dict:
@@ -107,11 +117,22 @@ class AffinityTerm:
 class PodTerms:
     """PodInfo's four term lists for one pod."""
 
-    __slots__ = ("required_affinity", "required_anti_affinity", "preferred_affinity",
-                 "preferred_anti_affinity", "error")
+    __slots__ = (
+        "required_affinity",
+        "required_anti_affinity",
+        "preferred_affinity",
+        "preferred_anti_affinity",
+        "error",
+    )
 
-    def __init__(self, required_affinity=(), required_anti_affinity=(), preferred_affinity=(),
-                 preferred_anti_affinity=(), error: str = ""):
+    def __init__(
+        self,
+        required_affinity=(),
+        required_anti_affinity=(),
+        preferred_affinity=(),
+        preferred_anti_affinity=(),
+        error: str = "",
+    ):
         self.required_affinity: tuple[AffinityTerm, ...] = tuple(required_affinity)
         self.required_anti_affinity: tuple[AffinityTerm, ...] = tuple(required_anti_affinity)
         self.preferred_affinity: tuple[AffinityTerm, ...] = tuple(preferred_affinity)
@@ -165,8 +186,10 @@ def _required(pod, section: dict | None, field: str) -> tuple[AffinityTerm, ...]
     raw_terms = section.get("requiredDuringSchedulingIgnoredDuringExecution") or []
     if not isinstance(raw_terms, list):
         raise FieldError(f"{field}.requiredDuringSchedulingIgnoredDuringExecution", "must be a list")
-    return tuple(_new_term(pod, t, f"{field}.requiredDuringSchedulingIgnoredDuringExecution[{i}]", 0)
-                 for i, t in enumerate(raw_terms))
+    return tuple(
+        _new_term(pod, t, f"{field}.requiredDuringSchedulingIgnoredDuringExecution[{i}]", 0)
+        for i, t in enumerate(raw_terms)
+    )
 
 
 def _preferred(pod, section: dict | None, field: str) -> tuple[AffinityTerm, ...]:
@@ -229,10 +252,11 @@ def _parse_terms(pod) -> PodTerms:
     lists: list[tuple[AffinityTerm, ...]] = []
     errors = []
     for label, fn, section, field in (
-            ("requiredAffinityTerms", _required, pod.pod_affinity, "spec.affinity.podAffinity"),
-            ("requiredAntiAffinityTerms", _required, pod.pod_anti_affinity, "spec.affinity.podAntiAffinity"),
-            ("preferredAffinityTerms", _preferred, pod.pod_affinity, "spec.affinity.podAffinity"),
-            ("preferredAntiAffinityTerms", _preferred, pod.pod_anti_affinity, "spec.affinity.podAntiAffinity")):
+        ("requiredAffinityTerms", _required, pod.pod_affinity, "spec.affinity.podAffinity"),
+        ("requiredAntiAffinityTerms", _required, pod.pod_anti_affinity, "spec.affinity.podAntiAffinity"),
+        ("preferredAffinityTerms", _preferred, pod.pod_affinity, "spec.affinity.podAffinity"),
+        ("preferredAntiAffinityTerms", _preferred, pod.pod_anti_affinity, "spec.affinity.podAntiAffinity"),
+    ):
         try:
             lists.append(fn(pod, section, field))
         except FieldError as e:

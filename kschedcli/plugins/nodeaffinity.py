@@ -1,4 +1,5 @@
 """NodeAffinity: nodeSelector, required/preferred node affinity, and the profile's addedAffinity."""
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
@@ -40,8 +41,9 @@ def required_node_affinity_matches(pod, node) -> bool:
     return req is None or req.matches(labels, node.name)
 
 
-class NodeAffinity(Plugin, PreFilterPlugin, BatchFilterPlugin, PreScorePlugin, ScorePlugin, ScoreExtensions,
-                   EnqueueExtensions):
+class NodeAffinity(
+    Plugin, PreFilterPlugin, BatchFilterPlugin, PreScorePlugin, ScorePlugin, ScoreExtensions, EnqueueExtensions
+):
     name = "NodeAffinity"
 
     def __init__(self, args, handle):
@@ -52,13 +54,19 @@ class NodeAffinity(Plugin, PreFilterPlugin, BatchFilterPlugin, PreScorePlugin, S
         # NewPreferredSchedulingTerms: a non-empty list makes the scorer exist (so PreScore never
         # skips), even when every term has weight 0 and so never counts
         pref = added.get("preferredDuringSchedulingIgnoredDuringExecution") or []
-        self.added_preferred = [
-            (t.get("weight", 0), parse_node_selector_term(t.get("preference") or {}, "addedAffinity", strict=True))
-            for t in pref if t.get("weight", 0) and _non_empty_term(t.get("preference"))
-        ] if pref else None
+        self.added_preferred = (
+            [
+                (t.get("weight", 0), parse_node_selector_term(t.get("preference") or {}, "addedAffinity", strict=True))
+                for t in pref
+                if t.get("weight", 0) and _non_empty_term(t.get("preference"))
+            ]
+            if pref
+            else None
+        )
 
-    def pre_filter(self, state: CycleState, pod: Pod,
-                   nodes: list[NodeInfo]) -> tuple[PreFilterResult | None, Status | None]:
+    def pre_filter(
+        self, state: CycleState, pod: Pod, nodes: list[NodeInfo]
+    ) -> tuple[PreFilterResult | None, Status | None]:
         req = pod.required_node_affinity
         no_affinity = req is None
         if no_affinity and self.added_selector is None and not _has_node_selector(pod):
@@ -98,11 +106,14 @@ class NodeAffinity(Plugin, PreFilterPlugin, BatchFilterPlugin, PreScorePlugin, S
         enforced = pod_mismatch = None
         if added is None and req is None and len(selector) == 1:
             # one nodeSelector label, the usual pinning to a pool
-            (k, v), = selector
+            ((k, v),) = selector
             pod_mismatch = unresolvable(ERR_REASON_POD)
             snapshot = getattr(self.handle, "snapshot", None)
-            values = (snapshot.label_column(k) if snapshot is not None and nodes is snapshot.node_infos
-                      else [ni.node.labels.get(k) for ni in nodes])
+            values = (
+                snapshot.label_column(k)
+                if snapshot is not None and nodes is snapshot.node_infos
+                else [ni.node.labels.get(k) for ni in nodes]
+            )
             return [None if x == v else pod_mismatch for x in values]
         out: list[Status | None] = []
         for ni in nodes:
@@ -156,8 +167,9 @@ class NodeAffinity(Plugin, PreFilterPlugin, BatchFilterPlugin, PreScorePlugin, S
         return None
 
     def events_to_register(self) -> list[ClusterEvent]:
-        return [ClusterEvent("Node", "Add|UpdateNodeLabel",
-                             "a node gets labels matching the pod's node affinity/selector")]
+        return [
+            ClusterEvent("Node", "Add|UpdateNodeLabel", "a node gets labels matching the pod's node affinity/selector")
+        ]
 
 
 def _has_node_selector(pod) -> bool:

@@ -9,6 +9,7 @@ RestartAllContainers) and UserNamespacesHostNetworkSupport (hostNetwork with hos
 The others (in-place resize of pod-level resources and of init containers, websockets to the
 kubelet) matter only to updates. Without the gate (v1.35) the plugin is registered but idle.
 """
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
@@ -62,8 +63,9 @@ class NodeDeclaredFeatures(Plugin, PreFilterPlugin, FilterPlugin, EnqueueExtensi
         super().__init__(args, handle)
         self.enabled = handle.release.gate("NodeDeclaredFeatures")
 
-    def pre_filter(self, state: CycleState, pod: Pod,
-                   nodes: list[NodeInfo]) -> tuple[PreFilterResult | None, Status | None]:
+    def pre_filter(
+        self, state: CycleState, pod: Pod, nodes: list[NodeInfo]
+    ) -> tuple[PreFilterResult | None, Status | None]:
         if not self.enabled:
             return None, skip()
         need = required_features(pod)
@@ -82,5 +84,7 @@ class NodeDeclaredFeatures(Plugin, PreFilterPlugin, FilterPlugin, EnqueueExtensi
     def events_to_register(self) -> list[ClusterEvent]:
         if not self.enabled:
             return []
-        return [ClusterEvent("Node", "Add|UpdateNodeDeclaredFeature", "a node declares the features the pod needs"),
-                ClusterEvent("Pod", "Update", "the pod's feature requirements change")]
+        return [
+            ClusterEvent("Node", "Add|UpdateNodeDeclaredFeature", "a node declares the features the pod needs"),
+            ClusterEvent("Pod", "Update", "the pod's feature requirements change"),
+        ]

@@ -1,4 +1,5 @@
 """NodeName: a pod naming spec.nodeName fits only that node."""
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING

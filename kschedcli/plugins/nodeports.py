@@ -1,4 +1,5 @@
 """NodePorts: a hostPort the pod wants must be free on the node (by protocol and host IP)."""
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
@@ -43,8 +44,9 @@ def fits_ports(wanted, node_info) -> bool:
 class NodePorts(Plugin, PreFilterPlugin, FilterPlugin, EnqueueExtensions):
     name = "NodePorts"
 
-    def pre_filter(self, state: CycleState, pod: Pod,
-                   nodes: list[NodeInfo]) -> tuple[PreFilterResult | None, Status | None]:
+    def pre_filter(
+        self, state: CycleState, pod: Pod, nodes: list[NodeInfo]
+    ) -> tuple[PreFilterResult | None, Status | None]:
         if not pod.host_ports:
             return None, skip()
         state.write(_KEY, list(pod.host_ports))
@@ -57,5 +59,7 @@ class NodePorts(Plugin, PreFilterPlugin, FilterPlugin, EnqueueExtensions):
         return None
 
     def events_to_register(self) -> list[ClusterEvent]:
-        return [ClusterEvent("Pod", "Delete", "a pod using a conflicting host port is deleted"),
-                ClusterEvent("Node", "Add", "a node is added")]
+        return [
+            ClusterEvent("Pod", "Delete", "a pod using a conflicting host port is deleted"),
+            ClusterEvent("Node", "Add", "a node is added"),
+        ]

@@ -1,4 +1,5 @@
 """NodeUnschedulable: cordoned nodes reject pods that do not tolerate the unschedulable taint."""
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
@@ -34,6 +35,9 @@ class NodeUnschedulable(Plugin, BatchFilterPlugin, EnqueueExtensions):
         return [st if ni.node.unschedulable else None for ni in nodes]
 
     def events_to_register(self) -> list[ClusterEvent]:
-        return [ClusterEvent("Node", "Add|UpdateNodeTaint", "a node is added or uncordoned"),
-                ClusterEvent("Pod", "UpdatePodToleration", "the pod gains a toleration for "
-                                                           "node.kubernetes.io/unschedulable")]
+        return [
+            ClusterEvent("Node", "Add|UpdateNodeTaint", "a node is added or uncordoned"),
+            ClusterEvent(
+                "Pod", "UpdatePodToleration", "the pod gains a toleration for node.kubernetes.io/unschedulable"
+            ),
+        ]

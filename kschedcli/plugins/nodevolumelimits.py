@@ -1,6 +1,7 @@
 """NodeVolumeLimits (CSILimits): the CSI volumes a node may attach per driver, from CSINode
 `allocatable.count`, counting the node's pods' volumes, VolumeAttachments and the new pod's volumes
 (migrated in-tree volumes count under their CSI driver)."""
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
@@ -64,13 +65,17 @@ def volume_limits(csi_node: dict | None) -> dict[str, int]:
 class NodeVolumeLimits(CatalogMixin, Plugin, PreFilterPlugin, FilterPlugin, EnqueueExtensions):
     name = "NodeVolumeLimits"
 
-    def pre_filter(self, state: CycleState, pod: Pod,
-                   nodes: list[NodeInfo]) -> tuple[PreFilterResult | None, Status | None]:
+    def pre_filter(
+        self, state: CycleState, pod: Pod, nodes: list[NodeInfo]
+    ) -> tuple[PreFilterResult | None, Status | None]:
         for v in pod.volumes:
             if not isinstance(v, dict):
                 continue
-            if v.get("persistentVolumeClaim") is not None or v.get("ephemeral") is not None \
-                    or csi.inline_plugin(v) is not None:
+            if (
+                v.get("persistentVolumeClaim") is not None
+                or v.get("ephemeral") is not None
+                or csi.inline_plugin(v) is not None
+            ):
                 return None, None
         return None, skip()
 

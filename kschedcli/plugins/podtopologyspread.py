@@ -7,6 +7,7 @@ into a node score that NormalizeScore inverts (fewer matching pods, higher score
 Pods without constraints get the profile's default constraints (System: hostname 3 and zone 5,
 ScheduleAnyway) with a selector deduced from the Services and the controller that own them.
 """
+
 from __future__ import annotations
 
 from collections import OrderedDict
@@ -61,7 +62,7 @@ ERR_REASON_NODE_LABEL_NOT_MATCH = ERR_REASON_CONSTRAINTS_NOT_MATCH + " (missing 
 PRE_FILTER_KEY = "PreFilter" + NAME
 PRE_SCORE_KEY = "PreScore" + NAME
 
-_EXPLAIN_LIMIT = 200   # most domains / nodes listed per constraint in explain()
+_EXPLAIN_LIMIT = 200  # most domains / nodes listed per constraint in explain()
 
 
 class CriticalPaths:
@@ -108,8 +109,9 @@ class PreFilterState:
 
     __slots__ = ("constraints", "critical_paths", "counts")
 
-    def __init__(self, constraints: list[Constraint], critical_paths: list[CriticalPaths],
-                 counts: list[dict[str, int]]):
+    def __init__(
+        self, constraints: list[Constraint], critical_paths: list[CriticalPaths], counts: list[dict[str, int]]
+    ):
         self.constraints = constraints
         self.critical_paths = critical_paths
         self.counts = counts
@@ -122,8 +124,9 @@ class PreFilterState:
 
     def clone(self) -> PreFilterState:
         # constraints never change within a cycle: shared
-        return PreFilterState(self.constraints, [p.clone() for p in self.critical_paths],
-                              [dict(m) for m in self.counts])
+        return PreFilterState(
+            self.constraints, [p.clone() for p in self.critical_paths], [dict(m) for m in self.counts]
+        )
 
 
 class PreScoreState:
@@ -133,7 +136,7 @@ class PreScoreState:
 
     def __init__(self):
         self.constraints: list[Constraint] = []
-        self.counters: list = []   # per constraint: node_info -> matching pods on that node
+        self.counters: list = []  # per constraint: node_info -> matching pods on that node
         self.ignored_nodes: set[str] = set()
         self.counts: list[dict[str, int]] = []
         self.weights: list[float] = []
@@ -143,7 +146,7 @@ class PreScoreState:
         self.node_counts: list[dict[str, int] | None] = []
 
     def clone(self) -> PreScoreState:
-        return self   # read-only after PreScore
+        return self  # read-only after PreScore
 
 
 def _has_all_keys(labels, constraints) -> bool:
@@ -188,6 +191,7 @@ def _pod_counter(namespace: str, selector):
                     if p.namespace == namespace and p.labels.get(key) == value and not p.deleting:
                         n += 1
                 return n
+
             return count_one
 
         def match(labels) -> bool:
@@ -204,6 +208,7 @@ def _pod_counter(namespace: str, selector):
             if p.namespace == namespace and not p.deleting and match(p.labels):
                 n += 1
         return n
+
     return count_any
 
 
@@ -240,7 +245,7 @@ class _MatchCountCache:
                 for p in snapshot.pods_matching(namespace, selector):
                     if not p.deleting:
                         tally[p.node_name] = tally.get(p.node_name, 0) + 1
-            fresh: dict[str, tuple[Any, int, int]] = {}   # name -> (NodeInfo, its generation, count)
+            fresh: dict[str, tuple[Any, int, int]] = {}  # name -> (NodeInfo, its generation, count)
             entry = tables[key] = (tally, as_of, fresh, len(snapshot.changes) if snapshot is not None else 0)
             while len(tables) > self.limit:
                 tables.popitem(last=False)
@@ -259,7 +264,7 @@ class _MatchCountCache:
             if e is not None and e[0] is node_info and e[1] == node_info.generation:
                 return e[2]
             n = recount(node_info.pods)
-            if mine:   # a clone (preemption) is counted, not kept
+            if mine:  # a clone (preemption) is counted, not kept
                 recounted[name] = (node_info, node_info.generation, n)
             return n
 
@@ -320,8 +325,18 @@ class _NodeEligibility:
         return True
 
 
-class PodTopologySpread(Plugin, PreFilterPlugin, PreFilterExtensions, BatchFilterPlugin, PreScorePlugin,
-                        BatchScorePlugin, ScoreExtensions, EnqueueExtensions, Explainer, CacheHolder):
+class PodTopologySpread(
+    Plugin,
+    PreFilterPlugin,
+    PreFilterExtensions,
+    BatchFilterPlugin,
+    PreScorePlugin,
+    BatchScorePlugin,
+    ScoreExtensions,
+    EnqueueExtensions,
+    Explainer,
+    CacheHolder,
+):
     name = NAME
 
     def __init__(self, args, handle):
@@ -382,8 +397,9 @@ class PodTopologySpread(Plugin, PreFilterPlugin, PreFilterExtensions, BatchFilte
         return cons
 
     # -- PreFilter -------------------------------------------------------------------
-    def pre_filter(self, state: CycleState, pod: Pod,
-                   nodes: list[NodeInfo]) -> tuple[PreFilterResult | None, Status | None]:
+    def pre_filter(
+        self, state: CycleState, pod: Pod, nodes: list[NodeInfo]
+    ) -> tuple[PreFilterResult | None, Status | None]:
         try:
             constraints, _ = self.constraints_for(pod, DO_NOT_SCHEDULE)
         except FieldError as e:
@@ -398,8 +414,7 @@ class PodTopologySpread(Plugin, PreFilterPlugin, PreFilterExtensions, BatchFilte
         counts: list[dict[str, int]] = [{} for _ in range(n)]
         counters = self._counters(pod.namespace, constraints)
         snapshot = self.handle.snapshot
-        if (snapshot is not None and nodes is snapshot.node_infos
-                and all(hasattr(f, "holders") for f in counters)):
+        if snapshot is not None and nodes is snapshot.node_infos and all(hasattr(f, "holders") for f in counters):
             # Every eligible node makes its domain exist (count 0); only the nodes that may hold
             # a matching pod can add to a count.
             keys = [c.topology_key for c in constraints]
@@ -507,9 +522,10 @@ class PodTopologySpread(Plugin, PreFilterPlugin, PreFilterExtensions, BatchFilte
             return [error(f'reading "{PRE_FILTER_KEY}" from cycleState: {e}')] * len(nodes)
         if not s.constraints:
             return [None] * len(nodes)
-        checks = [(c.topology_key, s.counts[i],
-                   (1 if c.selector.matches(pod.labels) else 0) - s.min_match_num(i), c.max_skew)
-                  for i, c in enumerate(s.constraints)]
+        checks = [
+            (c.topology_key, s.counts[i], (1 if c.selector.matches(pod.labels) else 0) - s.min_match_num(i), c.max_skew)
+            for i, c in enumerate(s.constraints)
+        ]
         st_label = unresolvable(ERR_REASON_NODE_LABEL_NOT_MATCH)
         st_skew = unschedulable(ERR_REASON_CONSTRAINTS_NOT_MATCH)
         out = []
@@ -528,8 +544,9 @@ class PodTopologySpread(Plugin, PreFilterPlugin, PreFilterExtensions, BatchFilte
         return out
 
     # -- PreScore / Score ----------------------------------------------------------------
-    def pre_score(self, state: CycleState, pod: Pod, nodes: list[NodeInfo],
-                  all_nodes: list[NodeInfo] | None = None) -> Status | None:
+    def pre_score(
+        self, state: CycleState, pod: Pod, nodes: list[NodeInfo], all_nodes: list[NodeInfo] | None = None
+    ) -> Status | None:
         all_nodes = all_nodes if all_nodes is not None else self.handle.snapshot.list()
         if not all_nodes:
             return skip()
@@ -553,7 +570,7 @@ class PodTopologySpread(Plugin, PreFilterPlugin, PreFilterExtensions, BatchFilte
                 continue
             for i, c in enumerate(constraints):
                 if c.topology_key == HOSTNAME_KEY:
-                    continue   # per-node counts are taken in Score
+                    continue  # per-node counts are taken in Score
                 value = labels.get(c.topology_key, "")
                 if value not in s.counts[i]:
                     s.counts[i][value] = 0
@@ -582,7 +599,7 @@ class PodTopologySpread(Plugin, PreFilterPlugin, PreFilterExtensions, BatchFilte
             for i, c in enumerate(constraints):
                 m = s.counts[i]
                 if not m:
-                    continue   # no feasible node in any domain (always so for hostname)
+                    continue  # no feasible node in any domain (always so for hostname)
                 value = labels.get(c.topology_key, "")
                 if value in m and elig.includes(c):
                     m[value] += counters[i](ni)
@@ -670,7 +687,7 @@ class PodTopologySpread(Plugin, PreFilterPlugin, PreFilterExtensions, BatchFilte
                 min_score = sc
             if sc > max_score:
                 max_score = sc
-        lowest = 0 if min_score is None else min_score   # None only when every node is ignored
+        lowest = 0 if min_score is None else min_score  # None only when every node is ignored
         for name, sc in scores.items():
             if name in ignored:
                 scores[name] = 0
@@ -683,12 +700,17 @@ class PodTopologySpread(Plugin, PreFilterPlugin, PreFilterExtensions, BatchFilte
     # -- queueing ------------------------------------------------------------------------
     def events_to_register(self) -> list[ClusterEvent]:
         return [
-            ClusterEvent("Pod", "Add|UpdatePodLabel|UpdatePodToleration|Delete",
-                         "a pod matching a spread constraint's selector is added, relabelled or deleted "
-                         "in the pod's namespace, or the pod gains a toleration (nodeTaintsPolicy: Honor)"),
-            ClusterEvent("Node", "Add|Delete|UpdateNodeLabel|UpdateNodeTaint",
-                         "a node carrying every topology key is added or deleted, or its topology labels or taints "
-                         "change"),
+            ClusterEvent(
+                "Pod",
+                "Add|UpdatePodLabel|UpdatePodToleration|Delete",
+                "a pod matching a spread constraint's selector is added, relabelled or deleted "
+                "in the pod's namespace, or the pod gains a toleration (nodeTaintsPolicy: Honor)",
+            ),
+            ClusterEvent(
+                "Node",
+                "Add|Delete|UpdateNodeLabel|UpdateNodeTaint",
+                "a node carrying every topology key is added or deleted, or its topology labels or taints change",
+            ),
         ]
 
     # -- explanation ---------------------------------------------------------------------
@@ -702,8 +724,11 @@ class PodTopologySpread(Plugin, PreFilterPlugin, PreFilterExtensions, BatchFilte
             out["score"] = self._explain_score(ps, pod, result)
         if not out:
             return None
-        source = "pod" if pod.spread_constraints else ("system defaults" if self.system_defaulted
-                                                       else "defaultConstraints (List)")
+        source = (
+            "pod"
+            if pod.spread_constraints
+            else ("system defaults" if self.system_defaulted else "defaultConstraints (List)")
+        )
         out["constraintsFrom"] = source
         return out
 
@@ -712,13 +737,14 @@ class PodTopologySpread(Plugin, PreFilterPlugin, PreFilterExtensions, BatchFilte
         names = []
         feasible = set(result.feasible) if result is not None else set()
         columns = getattr(result.filters, "columns", None) if result is not None else None
-        if columns is not None:   # a FilterTable: read this plugin's column, not every row
+        if columns is not None:  # a FilterTable: read this plugin's column, not every row
             col = columns.get(NAME)
             if col is None:
                 return [n for n in result.filters if n in feasible]
-            return [n for n, st in zip(result.filters, col)
-                    if n in feasible or (st is not None and not st.is_success())]
-        for name, nf in (result.filters.items() if result is not None else ()):
+            return [
+                n for n, st in zip(result.filters, col) if n in feasible or (st is not None and not st.is_success())
+            ]
+        for name, nf in result.filters.items() if result is not None else ():
             st = nf.plugins.get(NAME) if nf.plugins else None
             if name in feasible or (st is not None and not st.is_success()):
                 names.append(name)
@@ -763,9 +789,18 @@ class PodTopologySpread(Plugin, PreFilterPlugin, PreFilterExtensions, BatchFilte
                 self_match = cons_out[i]["selfMatch"]
                 min_match = cons_out[i]["minMatch"]
                 skew = match + self_match - min_match
-                rows.append({"topologyKey": c.topology_key, "domain": value, "matchNum": match,
-                             "selfMatch": self_match, "minMatch": min_match, "skew": skew,
-                             "maxSkew": c.max_skew, "passes": skew <= c.max_skew})
+                rows.append(
+                    {
+                        "topologyKey": c.topology_key,
+                        "domain": value,
+                        "matchNum": match,
+                        "selfMatch": self_match,
+                        "minMatch": min_match,
+                        "skew": skew,
+                        "maxSkew": c.max_skew,
+                        "passes": skew <= c.max_skew,
+                    }
+                )
             per_node[name] = rows
         out: dict[str, Any] = {"constraints": cons_out, "nodes": per_node}
         if len(nodes) > _EXPLAIN_LIMIT:

@@ -2,6 +2,7 @@
 
 Kept apart from the plugin so the arithmetic and the constraint building can be tested on their own.
 """
+
 from __future__ import annotations
 
 import math
@@ -29,11 +30,28 @@ SYSTEM_DEFAULT_CONSTRAINTS = (
 class Constraint:
     """One topology spread constraint as the plugin uses it: the selector parsed and merged."""
 
-    __slots__ = ("max_skew", "topology_key", "selector", "min_domains", "node_affinity_policy",
-                 "node_taints_policy", "when_unsatisfiable", "text")
+    __slots__ = (
+        "max_skew",
+        "topology_key",
+        "selector",
+        "min_domains",
+        "node_affinity_policy",
+        "node_taints_policy",
+        "when_unsatisfiable",
+        "text",
+    )
 
-    def __init__(self, max_skew: int, topology_key: str, selector: LabelSelector, min_domains: int,
-                 node_affinity_policy: str, node_taints_policy: str, when_unsatisfiable: str, text: str):
+    def __init__(
+        self,
+        max_skew: int,
+        topology_key: str,
+        selector: LabelSelector,
+        min_domains: int,
+        node_affinity_policy: str,
+        node_taints_policy: str,
+        when_unsatisfiable: str,
+        text: str,
+    ):
         self.max_skew = max_skew
         self.topology_key = topology_key
         self.selector = selector
@@ -60,6 +78,7 @@ class Constraint:
 
 # ------------------------------------------------------------------ selector text (labels.Selector.String)
 
+
 def _requirement_text(key: str, op: str, values) -> str:
     vals = sorted(values)
     if op == "=":
@@ -81,8 +100,9 @@ def _raw_selector_items(sel: Any) -> list[tuple[str, str]]:  # a selector parse_
     for k, v in (sel.get("matchLabels") or {}).items():
         items.append((k, _requirement_text(k, "=", ["" if v is None else str(v)])))
     for e in sel.get("matchExpressions") or []:
-        items.append((e.get("key"), _requirement_text(e.get("key"), e.get("operator"),
-                                                      [str(v) for v in e.get("values") or []])))
+        items.append(
+            (e.get("key"), _requirement_text(e.get("key"), e.get("operator"), [str(v) for v in e.get("values") or []]))
+        )
     return items
 
 
@@ -91,6 +111,7 @@ def _str_labels(d) -> dict[str, str]:
 
 
 # ------------------------------------------------------------------ building constraints
+
 
 def _sorted_requirements(reqs) -> tuple[Requirement, ...]:
     return tuple(sorted(reqs, key=lambda r: r.key))
@@ -104,8 +125,9 @@ def merge_label_set(match_labels: Mapping[str, str], selector: LabelSelector) ->
     return LabelSelector(_sorted_requirements(reqs + list(selector.requirements)))
 
 
-def build_constraints(raw_constraints: list, pod_labels: Mapping[str, str], action: str,
-                      field: str = "spec.topologySpreadConstraints") -> list[Constraint]:
+def build_constraints(
+    raw_constraints: list, pod_labels: Mapping[str, str], action: str, field: str = "spec.topologySpreadConstraints"
+) -> list[Constraint]:
     """filterTopologySpreadConstraints: the constraints with this whenUnsatisfiable, parsed.
 
     matchLabelKeys: the incoming pod's values for those keys are merged into the selector (keys the pod
@@ -130,16 +152,18 @@ def build_constraints(raw_constraints: list, pod_labels: Mapping[str, str], acti
                 items = [(k, _requirement_text(k, "=", [v])) for k, v in merged.items()] + items
         text = "<nothing>" if selector.is_nothing else (_join_text(items) or "<everything>")
         min_domains = c.get("minDomains")
-        out.append(Constraint(
-            max_skew=int(c.get("maxSkew") or 0),
-            topology_key=c.get("topologyKey") or "",
-            selector=selector,
-            min_domains=1 if min_domains is None else int(min_domains),
-            node_affinity_policy=c.get("nodeAffinityPolicy") or HONOR,
-            node_taints_policy=c.get("nodeTaintsPolicy") or IGNORE,
-            when_unsatisfiable=action,
-            text=text,
-        ))
+        out.append(
+            Constraint(
+                max_skew=int(c.get("maxSkew") or 0),
+                topology_key=c.get("topologyKey") or "",
+                selector=selector,
+                min_domains=1 if min_domains is None else int(min_domains),
+                node_affinity_policy=c.get("nodeAffinityPolicy") or HONOR,
+                node_taints_policy=c.get("nodeTaintsPolicy") or IGNORE,
+                when_unsatisfiable=action,
+                text=text,
+            )
+        )
     return out
 
 

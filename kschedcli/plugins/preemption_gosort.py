@@ -8,6 +8,7 @@ victims get reprieved, so a stable Python sort would pick different victims on l
 `go_sort_slice(items, less)` sorts the list in place with `less(a, b)` (a strict "a before b").
 The comparison need not be consistent: the sequence of comparisons and swaps is Go's own.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable

@@ -1,4 +1,5 @@
 """PrioritySort: the queue's order, higher priority first, then earlier queue time."""
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
@@ -7,7 +8,6 @@ from ..framework.interface import Plugin, QueueSortPlugin
 
 if TYPE_CHECKING:
     from ..model import Pod
-
 
 
 class PrioritySort(Plugin, QueueSortPlugin):

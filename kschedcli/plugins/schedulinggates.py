@@ -1,4 +1,5 @@
 """SchedulingGates: a gated pod never enters a scheduling cycle (PreEnqueue)."""
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
@@ -9,7 +10,6 @@ from ..framework.status import unresolvable
 if TYPE_CHECKING:
     from ..framework.status import Status
     from ..model import Pod
-
 
 
 class SchedulingGates(Plugin, PreEnqueuePlugin, EnqueueExtensions):

@@ -1,4 +1,5 @@
 """TaintToleration: NoSchedule/NoExecute taints filter, PreferNoSchedule taints score."""
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
@@ -59,8 +60,9 @@ class TaintToleration(Plugin, BatchFilterPlugin, PreScorePlugin, BatchScorePlugi
         return unresolvable(self.handle.release.message("TaintToleration.Untolerated", key=t.key, value=t.value))
 
     def filter_nodes(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> list[Status | None]:
-        return _per_taint_set(nodes, lambda ni: self.filter(state, pod, ni), None,
-                              getattr(self.handle, "snapshot", None))
+        return _per_taint_set(
+            nodes, lambda ni: self.filter(state, pod, ni), None, getattr(self.handle, "snapshot", None)
+        )
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> Status | None:
         state.write(_PRESCORE_KEY, [t for t in pod.tolerations if t.effect in ("", "PreferNoSchedule")])
@@ -75,14 +77,16 @@ class TaintToleration(Plugin, BatchFilterPlugin, PreScorePlugin, BatchScorePlugi
         return n, None
 
     def score_nodes(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> tuple[list[int], Status | None]:
-        return _per_taint_set(nodes, lambda ni: self.score(state, pod, ni)[0], 0,
-                              getattr(self.handle, "snapshot", None)), None
+        return _per_taint_set(
+            nodes, lambda ni: self.score(state, pod, ni)[0], 0, getattr(self.handle, "snapshot", None)
+        ), None
 
     def normalize_score(self, state: CycleState, pod: Pod, scores: dict[str, int]) -> Status | None:
         default_normalize_score(scores, reverse=True)
         return None
 
     def events_to_register(self) -> list[ClusterEvent]:
-        return [ClusterEvent("Node", "Add|UpdateNodeTaint",
-                             "a node without the taint appears, or the taint is removed"),
-                ClusterEvent("Pod", "UpdatePodToleration", "the pod gains a matching toleration")]
+        return [
+            ClusterEvent("Node", "Add|UpdateNodeTaint", "a node without the taint appears, or the taint is removed"),
+            ClusterEvent("Pod", "UpdatePodToleration", "the pod gains a matching toleration"),
+        ]

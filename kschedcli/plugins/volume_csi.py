@@ -1,6 +1,7 @@
 """In-tree volume plugins and their CSI drivers (csi-translation-lib), as far as the scheduler's
 volume plugins use them: which in-tree plugin a volume or PV belongs to, whether its migration is
 on for a node, and the CSI driver / volume handle / node affinity the translation produces."""
+
 from __future__ import annotations
 
 import copy
@@ -90,8 +91,9 @@ def ebs_volume_id(kubernetes_id: str) -> str:
         return kubernetes_id
     aws_id = urlparse(kubernetes_id).path.strip("/")
     if not _AWS_VOL.match(aws_id):
-        raise VolumeError(f"failed to translate Kubernetes ID to EBS Volume ID "
-                          f"Invalid format for AWS volume ({kubernetes_id})")
+        raise VolumeError(
+            f"failed to translate Kubernetes ID to EBS Volume ID Invalid format for AWS volume ({kubernetes_id})"
+        )
     return aws_id
 
 
@@ -112,7 +114,7 @@ def _gce_region(zones: list[str]) -> str:
 
 
 def _azure_disk_handle(src: dict) -> str:
-    kind = src.get("kind") or "Shared"      # API defaulting of AzureDiskVolumeSource.kind
+    kind = src.get("kind") or "Shared"  # API defaulting of AzureDiskVolumeSource.kind
     if str(kind).lower() != "managed":
         raise VolumeError(f"kind({kind}) is not supported in csi migration")
     return str(src.get("diskURI") or "")
@@ -121,7 +123,7 @@ def _azure_disk_handle(src: dict) -> str:
 def inline_csi(vol: dict, pod_namespace: str) -> tuple[str, str]:
     """TranslateInTreeInlineVolumeToCSI: (driver, volume handle); raises VolumeError."""
     found = _source(vol)
-    assert found is not None   # the callers ask only about migratable volumes (inline_plugin)
+    assert found is not None  # the callers ask only about migratable volumes (inline_plugin)
     key, src = found
     plugin, driver = SOURCES[key]
     if plugin == AWS_EBS:
@@ -138,13 +140,13 @@ def inline_csi(vol: dict, pod_namespace: str) -> tuple[str, str]:
         return driver, f"#{account}#{src.get('shareName') or ''}#{vol.get('name') or ''}#{ns}"
     if plugin == VSPHERE:
         return driver, str(src.get("volumePath") or "")
-    return driver, str(src.get("volumeID") or "")   # cinder, portworx
+    return driver, str(src.get("volumeID") or "")  # cinder, portworx
 
 
 def pv_csi(pv: PV) -> tuple[str, str, dict | None]:
     """TranslateInTreePVToCSI: (driver, volume handle, translated spec.nodeAffinity); raises VolumeError."""
     found = _source(pv.spec)
-    assert found is not None   # the callers ask only about migratable PVs
+    assert found is not None  # the callers ask only about migratable PVs
     key, src = found
     plugin, driver = SOURCES[key]
     affinity = pv.spec.get("nodeAffinity")
@@ -179,6 +181,7 @@ def pv_csi(pv: PV) -> tuple[str, str, dict | None]:
 
 # -- node affinity translation (translateTopologyFromInTreeToCSI) -----------------------------------
 
+
 def _terms(aff) -> list:
     if not isinstance(aff, dict) or not isinstance(aff.get("required"), dict):
         return []
@@ -187,8 +190,12 @@ def _terms(aff) -> list:
 
 
 def _key_exists(aff, key: str) -> bool:
-    return any(isinstance(r, dict) and r.get("key") == key
-               for t in _terms(aff) if isinstance(t, dict) for r in (t.get("matchExpressions") or []))
+    return any(
+        isinstance(r, dict) and r.get("key") == key
+        for t in _terms(aff)
+        if isinstance(t, dict)
+        for r in (t.get("matchExpressions") or [])
+    )
 
 
 def _topology_labels(pv: PV, aff) -> tuple[str, str]:

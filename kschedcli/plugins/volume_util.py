@@ -5,6 +5,7 @@ selector terms, and the lookups every volume plugin does through its listers.
 The views are built once per source object and cached per cluster (keyed by the object's identity),
 so the per-node loops of the filters stay dictionary lookups.
 """
+
 from __future__ import annotations
 
 import weakref
@@ -51,6 +52,7 @@ class VolumeError(Exception):
 
 
 # -- small helpers on raw dicts ---------------------------------------------------------------
+
 
 def _d(v) -> dict:
     return v if isinstance(v, dict) else {}
@@ -99,12 +101,27 @@ def pod_pvc_names(pod) -> list[str]:
 
 # -- views ----------------------------------------------------------------------------------------
 
+
 class Claim:
     """A PersistentVolumeClaim as the scheduler reads it."""
 
-    __slots__ = ("raw", "namespace", "name", "uid", "annotations", "storage_class", "volume_name",
-                 "phase", "deleting", "access_modes", "request", "volume_mode", "vac", "selector",
-                 "owner_refs")
+    __slots__ = (
+        "raw",
+        "namespace",
+        "name",
+        "uid",
+        "annotations",
+        "storage_class",
+        "volume_name",
+        "phase",
+        "deleting",
+        "access_modes",
+        "request",
+        "volume_mode",
+        "vac",
+        "selector",
+        "owner_refs",
+    )
 
     def __init__(self, raw: dict, default_class: str | None):
         self.raw = raw
@@ -162,8 +179,9 @@ class Claim:
 def volume_is_for_pod(pod, claim: Claim) -> None:
     """ephemeral.VolumeIsForPod."""
     if claim.namespace != pod.namespace or not claim.controlled_by(pod):
-        raise VolumeError(f"PVC {claim.namespace}/{claim.name} was not created for pod "
-                          f"{pod.namespace}/{pod.name} (pod is not owner)")
+        raise VolumeError(
+            f"PVC {claim.namespace}/{claim.name} was not created for pod {pod.namespace}/{pod.name} (pod is not owner)"
+        )
 
 
 class PVAffinity:
@@ -174,7 +192,7 @@ class PVAffinity:
     __slots__ = ("terms",)
 
     def __init__(self, terms: list[tuple[tuple[Requirement, ...], bool]] | None):
-        self.terms = terms   # None: no required affinity (matches everything)
+        self.terms = terms  # None: no required affinity (matches everything)
 
     def matches(self, labels: Mapping[str, str]) -> bool:
         if self.terms is None:
@@ -219,7 +237,7 @@ def parse_pv_affinity(node_affinity) -> PVAffinity:
         t = _d(t)
         exprs, fields = _l(t.get("matchExpressions")), _l(t.get("matchFields"))
         if not exprs and not fields:
-            continue     # an empty term selects nothing
+            continue  # an empty term selects nothing
         ok = True
         reqs: list[Requirement] = []
         try:
@@ -237,9 +255,23 @@ def parse_pv_affinity(node_affinity) -> PVAffinity:
 class PV:
     """A PersistentVolume as the scheduler reads it."""
 
-    __slots__ = ("raw", "name", "labels", "annotations", "storage_class", "claim_ref", "capacity",
-                 "volume_mode", "vac", "deleting", "phase", "access_modes", "affinity", "csi",
-                 "spec")
+    __slots__ = (
+        "raw",
+        "name",
+        "labels",
+        "annotations",
+        "storage_class",
+        "claim_ref",
+        "capacity",
+        "volume_mode",
+        "vac",
+        "deleting",
+        "phase",
+        "access_modes",
+        "affinity",
+        "csi",
+        "spec",
+    )
 
     def __init__(self, raw: dict):
         self.raw = raw
@@ -250,8 +282,11 @@ class PV:
         self.name = _str(meta.get("name"))
         self.labels = {str(k): _str(v) for k, v in _d(meta.get("labels")).items()}
         self.annotations = {str(k): _str(v) for k, v in _d(meta.get("annotations")).items()}
-        self.storage_class = (self.annotations[ANN_BETA_STORAGE_CLASS] if ANN_BETA_STORAGE_CLASS in self.annotations
-                              else _str(spec.get("storageClassName")))
+        self.storage_class = (
+            self.annotations[ANN_BETA_STORAGE_CLASS]
+            if ANN_BETA_STORAGE_CLASS in self.annotations
+            else _str(spec.get("storageClassName"))
+        )
         cr = spec.get("claimRef")
         self.claim_ref = cr if isinstance(cr, dict) else None
         cap = _storage(spec.get("capacity"))
@@ -282,11 +317,20 @@ class PV:
         meta = dict(_d(self.raw.get("metadata")))
         spec = dict(self.spec)
         cr = self.claim_ref
-        if (cr is None or _str(cr.get("name")) != claim.name or _str(cr.get("namespace")) != claim.namespace
-                or _str(cr.get("uid")) != claim.uid):
-            spec["claimRef"] = {"kind": "PersistentVolumeClaim", "apiVersion": "v1", "namespace": claim.namespace,
-                                "name": claim.name, "uid": claim.uid,
-                                "resourceVersion": _str(_d(claim.raw.get("metadata")).get("resourceVersion"))}
+        if (
+            cr is None
+            or _str(cr.get("name")) != claim.name
+            or _str(cr.get("namespace")) != claim.namespace
+            or _str(cr.get("uid")) != claim.uid
+        ):
+            spec["claimRef"] = {
+                "kind": "PersistentVolumeClaim",
+                "apiVersion": "v1",
+                "namespace": claim.namespace,
+                "name": claim.name,
+                "uid": claim.uid,
+                "resourceVersion": _str(_d(claim.raw.get("metadata")).get("resourceVersion")),
+            }
             dirty = True
         ann = dict(_d(meta.get("annotations")))
         if not was_bound and ANN_BOUND_BY_CONTROLLER not in ann:
@@ -327,7 +371,7 @@ def match_topology_selector_terms(terms: list, labels: Mapping[str, str]) -> boo
             key = e.get("key")
             values = [_str(v) for v in _l(e.get("values"))]
             if not valid_label_key(key) or not values or not all(valid_label_value(v) for v in values):
-                ok = False        # an invalid requirement makes the term unusable
+                ok = False  # an invalid requirement makes the term unusable
                 break
             if labels.get(key) not in values:
                 ok = False
@@ -352,6 +396,7 @@ def check_access_modes(claim: Claim, pv: PV) -> bool:
 
 
 # -- the per-cluster catalog ---------------------------------------------------------------------
+
 
 class Catalog:
     """Typed, cached views of the cluster's storage objects (what the plugins' listers return)."""
@@ -442,7 +487,7 @@ def migrated_plugins(csi_node: dict | None) -> set[str]:
 class CatalogMixin:
     """Gives a plugin `_catalog()`: the catalog of its handle's cluster, looked up once."""
 
-    handle: Handle   # the plugin's (Plugin.__init__ sets it)
+    handle: Handle  # the plugin's (Plugin.__init__ sets it)
 
     def _catalog(self) -> Catalog:
         cluster = self.handle.cluster

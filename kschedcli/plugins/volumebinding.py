@@ -10,6 +10,7 @@ or `on_bind` from Scheduler.bind), the PVs chosen for its claims are assumed pre
 claims to provision get the selected-node annotation, so later pods of a sequence see that.
 Volume capacity scoring needs the StorageCapacityScoring feature gate, off in v1.34: Score is skipped.
 """
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
@@ -95,7 +96,7 @@ class _State:
         self.all_bound = False
 
     def clone(self):
-        return self     # shared across preemption's copies, as kube-scheduler's stateData
+        return self  # shared across preemption's copies, as kube-scheduler's stateData
 
 
 class Candidates:
@@ -128,6 +129,7 @@ class Candidates:
     def seal(self) -> None:
         def key(pv):
             return pv.capacity, pv.name
+
         self.universal.sort(key=key)
         self.others.sort(key=key)
         for by_value in self.by_label.values():
@@ -210,8 +212,19 @@ def _quantity(v) -> int | None:
         return None
 
 
-class VolumeBinding(CatalogMixin, Plugin, PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, ReservePlugin,
-                    PreBindPlugin, EnqueueExtensions, Explainer, BindObserver):
+class VolumeBinding(
+    CatalogMixin,
+    Plugin,
+    PreFilterPlugin,
+    FilterPlugin,
+    PreScorePlugin,
+    ScorePlugin,
+    ReservePlugin,
+    PreBindPlugin,
+    EnqueueExtensions,
+    Explainer,
+    BindObserver,
+):
     name = "VolumeBinding"
 
     def __init__(self, args, handle):
@@ -256,8 +269,9 @@ class VolumeBinding(CatalogMixin, Plugin, PreFilterPlugin, FilterPlugin, PreScor
                     return has, f'waiting for ephemeral volume controller to create the persistentvolumeclaim "{name}"'
                 return has, str(e)
             if claim.phase == "Lost":
-                return has, (f'persistentvolumeclaim "{claim.name}" bound to non-existent persistentvolume '
-                             f'"{claim.volume_name}"')
+                return has, (
+                    f'persistentvolumeclaim "{claim.name}" bound to non-existent persistentvolume "{claim.volume_name}"'
+                )
             if claim.deleting:
                 return has, f'persistentvolumeclaim "{claim.name}" is being deleted'
             if ephemeral:
@@ -304,8 +318,9 @@ class VolumeBinding(CatalogMixin, Plugin, PreFilterPlugin, FilterPlugin, PreScor
                 pvc.candidates[claim.key] = _matching_candidates(claim, by_class[claim.storage_class])
         return pvc
 
-    def pre_filter(self, state: CycleState, pod: Pod,
-                   nodes: list[NodeInfo]) -> tuple[PreFilterResult | None, Status | None]:
+    def pre_filter(
+        self, state: CycleState, pod: Pod, nodes: list[NodeInfo]
+    ) -> tuple[PreFilterResult | None, Status | None]:
         has, problem = self._check_claims_exist(pod)
         if problem is not None:
             return None, unresolvable(problem)
@@ -516,7 +531,7 @@ class VolumeBinding(CatalogMixin, Plugin, PreFilterPlugin, FilterPlugin, PreScor
         """The pod was bound by a sequence: assume its volume bindings (Reserve's effect)."""
         fw = self.handle.framework
         if fw is not None and fw.name != pod.scheduler_name:
-            return      # another profile's plugin has its own assume cache
+            return  # another profile's plugin has its own assume cache
         ni = self.handle.snapshot.get(node_name)
         if ni is None:
             return
@@ -539,8 +554,7 @@ class VolumeBinding(CatalogMixin, Plugin, PreFilterPlugin, FilterPlugin, PreScor
         if s is None or s.claims is None:
             return None
         c = s.claims
-        d: dict = {"boundClaims": [x.key for x in c.bound],
-                   "claimsToBind": [x.key for x in c.unbound_delay]}
+        d: dict = {"boundClaims": [x.key for x in c.bound], "claimsToBind": [x.key for x in c.unbound_delay]}
         vols = s.by_node.get(result.selected_node) if result.selected_node else None
         if vols is not None:
             d["bindOnSelectedNode"] = [f"{cl.key} -> {pv.name}" for pv, cl in vols.static_bindings]

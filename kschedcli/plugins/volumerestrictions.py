@@ -1,5 +1,6 @@
 """VolumeRestrictions: inline disk conflicts (GCE PD, AWS EBS, iSCSI, Ceph RBD) with the node's pods,
 and ReadWriteOncePod claims already used by a scheduled pod."""
+
 from __future__ import annotations
 
 import contextlib
@@ -63,23 +64,33 @@ def _volume_conflict(vol: dict, existing_pod) -> bool:
         if not isinstance(ev, dict):
             continue
         a, b = vol.get("gcePersistentDisk"), ev.get("gcePersistentDisk")
-        if (isinstance(a, dict) and isinstance(b, dict)
-                and (a.get("pdName") or "") == (b.get("pdName") or "") and not _both_read_only(a, b)):
+        if (
+            isinstance(a, dict)
+            and isinstance(b, dict)
+            and (a.get("pdName") or "") == (b.get("pdName") or "")
+            and not _both_read_only(a, b)
+        ):
             return True
         a, b = vol.get("awsElasticBlockStore"), ev.get("awsElasticBlockStore")
         if isinstance(a, dict) and isinstance(b, dict) and (a.get("volumeID") or "") == (b.get("volumeID") or ""):
             return True
         a, b = vol.get("iscsi"), ev.get("iscsi")
-        if (isinstance(a, dict) and isinstance(b, dict)
-                and (a.get("iqn") or "") == (b.get("iqn") or "") and not _both_read_only(a, b)):
+        if (
+            isinstance(a, dict)
+            and isinstance(b, dict)
+            and (a.get("iqn") or "") == (b.get("iqn") or "")
+            and not _both_read_only(a, b)
+        ):
             return True
         a, b = vol.get("rbd"), ev.get("rbd")
         if isinstance(a, dict) and isinstance(b, dict):
             mons = set(a.get("monitors") or [])
-            if (mons & set(b.get("monitors") or [])
-                    and (a.get("pool") or "rbd") == (b.get("pool") or "rbd")
-                    and (a.get("image") or "") == (b.get("image") or "")
-                    and not _both_read_only(a, b)):
+            if (
+                mons & set(b.get("monitors") or [])
+                and (a.get("pool") or "rbd") == (b.get("pool") or "rbd")
+                and (a.get("image") or "") == (b.get("image") or "")
+                and not _both_read_only(a, b)
+            ):
                 return True
     return False
 
@@ -103,8 +114,9 @@ def used_pvc_keys(snapshot) -> set[str]:
 class VolumeRestrictions(CatalogMixin, Plugin, PreFilterPlugin, PreFilterExtensions, FilterPlugin, EnqueueExtensions):
     name = "VolumeRestrictions"
 
-    def pre_filter(self, state: CycleState, pod: Pod,
-                   nodes: list[NodeInfo]) -> tuple[PreFilterResult | None, Status | None]:
+    def pre_filter(
+        self, state: CycleState, pod: Pod, nodes: list[NodeInfo]
+    ) -> tuple[PreFilterResult | None, Status | None]:
         needs_check = any(_needs_check(v) for v in pod.volumes)
         cat = self._catalog()
         rwop = set()

@@ -1,4 +1,5 @@
 """VolumeZone: the zone/region labels of the pod's bound PersistentVolumes must match the node's."""
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
@@ -79,7 +80,7 @@ class VolumeZone(CatalogMixin, Plugin, PreFilterPlugin, FilterPlugin, EnqueueExt
                 except NotFoundError as e:
                     return None, unresolvable(str(e))
                 if sc.wait_for_first_consumer:
-                    continue        # not bound yet: VolumeBinding decides
+                    continue  # not bound yet: VolumeBinding decides
                 return None, unresolvable("PersistentVolume had no name")
             try:
                 pv = cat.pv(claim.volume_name)
@@ -88,8 +89,9 @@ class VolumeZone(CatalogMixin, Plugin, PreFilterPlugin, FilterPlugin, EnqueueExt
             out.extend(pv_topologies(pv))
         return out, None
 
-    def pre_filter(self, state: CycleState, pod: Pod,
-                   nodes: list[NodeInfo]) -> tuple[PreFilterResult | None, Status | None]:
+    def pre_filter(
+        self, state: CycleState, pod: Pod, nodes: list[NodeInfo]
+    ) -> tuple[PreFilterResult | None, Status | None]:
         topologies, st = self._topologies(pod)
         if st is not None:
             return None, st
@@ -108,7 +110,7 @@ class VolumeZone(CatalogMixin, Plugin, PreFilterPlugin, FilterPlugin, EnqueueExt
                 return st
         labels = node_info.node.labels
         if not any(k in labels for k in TOPOLOGY_LABELS):
-            return None     # a node without topology labels (single-zone cluster) fits
+            return None  # a node without topology labels (single-zone cluster) fits
         for _pv, key, values in topologies:
             v = labels.get(key)
             if v is None:
@@ -121,8 +123,7 @@ class VolumeZone(CatalogMixin, Plugin, PreFilterPlugin, FilterPlugin, EnqueueExt
         topologies = state.get(_STATE_KEY)
         if not topologies:
             return None
-        return {"volumeTopologies": [f"{pv}: {key} in ({', '.join(sorted(values))})"
-                                     for pv, key, values in topologies]}
+        return {"volumeTopologies": [f"{pv}: {key} in ({', '.join(sorted(values))})" for pv, key, values in topologies]}
 
     def events_to_register(self) -> list[ClusterEvent]:
         return [

@@ -5,6 +5,7 @@ Everything here is plain data (JSON-ready); the terminal views and the JSON/YAML
 read it, so `-o json` carries what the tables show. It must be computed right after the cycle (before
 the pod is bound), because it reads the snapshot as the cycle saw it.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -16,6 +17,7 @@ GROUP_THRESHOLD = 12
 
 
 # -------------------------------------------------------------------- formatting of quantities
+
 
 def fmt_cpu(milli: int) -> str:
     """Millicores as kubectl writes them: 250m, 2, 2.26."""
@@ -58,11 +60,12 @@ def short_reason(reason: str) -> str:
         reason = reason[8:]
         for verb in ("had ", "were "):
             if reason.startswith(verb):
-                return reason[len(verb):]
+                return reason[len(verb) :]
     return reason
 
 
 # -------------------------------------------------------------------- node groups
+
 
 def _status_key(st) -> tuple:
     if st is None:
@@ -80,8 +83,7 @@ def node_groups(result) -> list[dict]:
     for name in sorted(result.filters):
         nf = result.filters[name]
         ff = nf.first_failure
-        row = tuple((p, _status_key(nf.plugins.get(p)) if p in nf.plugins else ("-",))
-                    for p in result.filter_plugins)
+        row = tuple((p, _status_key(nf.plugins.get(p)) if p in nf.plugins else ("-",)) for p in result.filter_plugins)
         key = (_status_key(ff), ff.plugin if ff is not None else "", row)
         g = groups.get(key)
         if g is None:
@@ -91,9 +93,12 @@ def node_groups(result) -> list[dict]:
                 if st is not None and not st.is_success() and (ff is None or p != ff.plugin):
                     also.append({"plugin": p, "code": st.code, "reasons": list(st.reasons)})
             g = groups[key] = {
-                "nodes": [], "count": 0, "feasible": ff is None,
-                "firstFailure": None if ff is None else {"plugin": ff.plugin, "code": ff.code,
-                                                         "reasons": list(ff.reasons)},
+                "nodes": [],
+                "count": 0,
+                "feasible": ff is None,
+                "firstFailure": None
+                if ff is None
+                else {"plugin": ff.plugin, "code": ff.code, "reasons": list(ff.reasons)},
                 "alsoFailing": also,
                 "skipped": [p for p in result.filter_plugins if p not in nf.plugins],
             }
@@ -103,8 +108,14 @@ def node_groups(result) -> list[dict]:
 
     def sort_key(g):
         ff = g["firstFailure"]
-        return (not g["feasible"], -g["count"], order.get(ff["plugin"], 99) if ff else -1,
-                ff["reasons"] if ff else [], g["nodes"][0])
+        return (
+            not g["feasible"],
+            -g["count"],
+            order.get(ff["plugin"], 99) if ff else -1,
+            ff["reasons"] if ff else [],
+            g["nodes"][0],
+        )
+
     return sorted(groups.values(), key=sort_key)
 
 
@@ -137,6 +148,7 @@ def rejecting_plugins(result) -> list[str]:
 
 # -------------------------------------------------------------------- breakdowns
 
+
 def resource_rows(pod, node_info, fit_plugin=None) -> list[dict]:
     """Per resource the pod requests (and pods): request, allocatable, requested, free, fits."""
     alloc = node_info.node.allocatable
@@ -149,8 +161,16 @@ def resource_rows(pod, node_info, fit_plugin=None) -> list[dict]:
             short = set()
     rows = []
     npods = len(node_info.pods)
-    rows.append({"resource": "pods", "request": 1, "allocatable": alloc.allowed_pods, "requested": npods,
-                 "free": alloc.allowed_pods - npods, "fits": "pods" not in short})
+    rows.append(
+        {
+            "resource": "pods",
+            "request": 1,
+            "allocatable": alloc.allowed_pods,
+            "requested": npods,
+            "free": alloc.allowed_pods - npods,
+            "fits": "pods" not in short,
+        }
+    )
     req = pod.requests
     names = ["cpu", "memory"]
     if req.ephemeral_storage:
@@ -161,8 +181,9 @@ def resource_rows(pod, node_info, fit_plugin=None) -> list[dict]:
         have = alloc.get(r)
         u = used.get(r)
         fits = r not in short if fit_plugin is not None else (want == 0 or want <= have - u)
-        rows.append({"resource": r, "request": want, "allocatable": have, "requested": u,
-                     "free": have - u, "fits": fits})
+        rows.append(
+            {"resource": r, "request": want, "allocatable": have, "requested": u, "free": have - u, "fits": fits}
+        )
     return rows
 
 
@@ -211,8 +232,13 @@ def taints_breakdown(result, snapshot) -> dict[str, list[dict]]:
 
 def _requirement_doc(r, labels: dict) -> dict:
     values = sorted(r.values) if r.op not in ("Gt", "Lt") else [str(v) for v in r.values]
-    return {"key": r.key, "operator": r.op, "values": values, "nodeValue": labels.get(r.key),
-            "matches": r.matches(labels)}
+    return {
+        "key": r.key,
+        "operator": r.op,
+        "values": values,
+        "nodeValue": labels.get(r.key),
+        "matches": r.matches(labels),
+    }
 
 
 def node_affinity_breakdown(result, snapshot) -> dict[str, dict]:
@@ -229,16 +255,17 @@ def node_affinity_breakdown(result, snapshot) -> dict[str, dict]:
         labels = ni.node.labels
         d: dict[str, Any] = {}
         if pod.node_selector:
-            d["nodeSelector"] = [{"key": k, "want": v, "nodeValue": labels.get(k), "matches": labels.get(k) == v}
-                                 for k, v in sorted(pod.node_selector.items())]
+            d["nodeSelector"] = [
+                {"key": k, "want": v, "nodeValue": labels.get(k), "matches": labels.get(k) == v}
+                for k, v in sorted(pod.node_selector.items())
+            ]
         req = pod.required_node_affinity
         if req is not None:
             terms = []
             for t in req.terms:
                 exprs = [_requirement_doc(r, labels) for r in t.expressions]
                 fields = [_requirement_doc(r, {"metadata.name": name}) for r in t.fields]
-                terms.append({"matchExpressions": exprs, "matchFields": fields,
-                              "matches": t.matches(labels, name)})
+                terms.append({"matchExpressions": exprs, "matchFields": fields, "matches": t.matches(labels, name)})
             d["requiredTerms"] = terms
         if not d:
             d["enforced"] = True  # the profile's addedAffinity rejected it
@@ -247,6 +274,7 @@ def node_affinity_breakdown(result, snapshot) -> dict[str, dict]:
 
 
 # -------------------------------------------------------------------- retry events
+
 
 def retry_events(result, framework) -> dict[str, list[dict]]:
     """Per rejecting plugin, the cluster events it registers (EventsToRegister): the changes after
@@ -267,6 +295,7 @@ def retry_events(result, framework) -> dict[str, list[dict]]:
 
 
 # -------------------------------------------------------------------- putting it together
+
 
 def pod_info(pod) -> dict:
     d = {

@@ -1,4 +1,5 @@
 """`ksched diff -o json|yaml`: the document of a diff.DiffReport (the terminal view: terminal/diff.py)."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -20,11 +21,17 @@ def _outcome_doc(o: Outcome | None) -> dict[str, Any] | None:
 
 def _world_doc(w: WorldSummary) -> dict[str, Any]:
     return {
-        "world": w.name, "nodes": w.nodes, "pods": w.pods, "scheduled": w.scheduled,
-        "needPreemption": w.preemption, "unschedulable": w.unschedulable, "nodesUsed": w.nodes_used,
+        "world": w.name,
+        "nodes": w.nodes,
+        "pods": w.pods,
+        "scheduled": w.scheduled,
+        "needPreemption": w.preemption,
+        "unschedulable": w.unschedulable,
+        "nodesUsed": w.nodes_used,
         "nodesReceivingPods": w.nodes_receiving,
-        "utilisation": {res: {"mean": s.mean, "stdev": s.stdev, "min": s.min, "max": s.max}
-                        for res, s in w.spread.items()},
+        "utilisation": {
+            res: {"mean": s.mean, "stdev": s.stdev, "min": s.min, "max": s.max} for res, s in w.spread.items()
+        },
     }
 
 
@@ -33,8 +40,13 @@ def diff_doc(report: DiffReport, edits: list) -> dict[str, Any]:
     if edits:
         doc["edits"] = [a.doc() for a in edits]
     doc["diff"] = {
-        "pods": report.mode, "same": report.same, "a": _world_doc(report.a), "b": _world_doc(report.b),
-        "changes": [{"pod": c.pod, "priority": c.priority, "a": _outcome_doc(c.a), "b": _outcome_doc(c.b)}
-                    for c in report.changes],
+        "pods": report.mode,
+        "same": report.same,
+        "a": _world_doc(report.a),
+        "b": _world_doc(report.b),
+        "changes": [
+            {"pod": c.pod, "priority": c.priority, "a": _outcome_doc(c.a), "b": _outcome_doc(c.b)}
+            for c in report.changes
+        ],
     }
     return doc

@@ -1,4 +1,5 @@
 """The result model as a JSON-ready document: FORMAT.md's fields first, then ksched's extras."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -57,9 +58,13 @@ def preemption_doc(p: PreemptionResult | None) -> dict | None:
 
 def _filters_doc(ft) -> dict:
     if not isinstance(ft, FilterTable):
-        return {node: {"firstFailure": status_doc(nf.first_failure),
-                       "plugins": {p: _plugin_status(st) for p, st in sorted(nf.plugins.items())}}
-                for node, nf in sorted(ft.items())}
+        return {
+            node: {
+                "firstFailure": status_doc(nf.first_failure),
+                "plugins": {p: _plugin_status(st) for p, st in sorted(nf.plugins.items())},
+            }
+            for node, nf in sorted(ft.items())
+        }
     # Read column by column; one status object (shared by many nodes) gives one shared part of
     # the document: the document is read-only, and the YAML writer never writes aliases.
     firsts: dict[int, dict | None] = {}
@@ -93,8 +98,7 @@ def _scores_doc(r: CycleResult) -> dict:
             key = (s.raw, s.normalized, s.weight)
             d = parts.get(key)
             if d is None:
-                d = parts[key] = {"raw": s.raw, "normalized": s.normalized, "weight": s.weight,
-                                  "weighted": s.weighted}
+                d = parts[key] = {"raw": s.raw, "normalized": s.normalized, "weight": s.weight, "weighted": s.weighted}
             per[p] = d
         out[node] = {"plugins": per, "total": r.totals[node]}
     return out
@@ -135,8 +139,11 @@ def result_doc(r: CycleResult) -> dict:
     if "nodeGroups" in ann:
         doc["nodeGroups"] = ann["nodeGroups"]
         doc["failingPlugins"] = ann["failingPlugins"]
-        doc["breakdowns"] = {"resources": ann["resources"], "taints": ann["taints"],
-                             "nodeAffinity": ann["nodeAffinity"]}
+        doc["breakdowns"] = {
+            "resources": ann["resources"],
+            "taints": ann["taints"],
+            "nodeAffinity": ann["nodeAffinity"],
+        }
     if r.details:
         doc["details"] = {k: r.details[k] for k in sorted(r.details)}
     if r.events:
@@ -146,8 +153,10 @@ def result_doc(r: CycleResult) -> dict:
     if r.nominated_node_tried is not None:
         doc["nominatedNodeTried"] = r.nominated_node_tried
     if r.nominated:
-        doc["nominatedPods"] = {n: {"pods": list(v.pods), "secondPass": v.second_pass, "firstTry": v.first_try}
-                                for n, v in sorted(r.nominated.items())}
+        doc["nominatedPods"] = {
+            n: {"pods": list(v.pods), "secondPass": v.second_pass, "firstTry": v.first_try}
+            for n, v in sorted(r.nominated.items())
+        }
     if r.error:
         doc["error"] = r.error
     return doc
@@ -157,8 +166,11 @@ def version_fields(version: Choice | None) -> dict:
     """ksched's version, the kube-scheduler release followed and why it was chosen."""
     if version is None:
         return {"kschedVersion": __version__, "kubernetesVersion": KUBE_SCHEDULER_VERSION}
-    return {"kschedVersion": __version__, "kubernetesVersion": version.release.patch_release,
-            "kubernetesVersionChosenBy": version.as_doc()}
+    return {
+        "kschedVersion": __version__,
+        "kubernetesVersion": version.release.patch_release,
+        "kubernetesVersionChosenBy": version.as_doc(),
+    }
 
 
 def explain_doc(r: CycleResult, edits: list | None = None, version: Choice | None = None) -> dict:
@@ -182,9 +194,11 @@ def carried_out_doc(run) -> dict:
     """`schedule --preemption=carry-out`'s additions to the run document: the evictions, the
     nominations cleared, and every pod's final placement."""
     return {
-        "evictions": [{"pod": e.pod, "node": e.node, "preemptor": e.preemptor, "cycle": e.cycle}
-                      for e in run.evictions],
+        "evictions": [
+            {"pod": e.pod, "node": e.node, "preemptor": e.preemptor, "cycle": e.cycle} for e in run.evictions
+        ],
         "clearedNominations": [{"pod": pod, "node": node} for pod, node in run.cleared],
-        "placements": [{"pod": p.pod, "node": p.node, "attempts": p.attempts, "evicted": p.evicted}
-                       for p in run.placements],
+        "placements": [
+            {"pod": p.pod, "node": p.node, "attempts": p.attempts, "evicted": p.evicted} for p in run.placements
+        ],
     }

@@ -1,4 +1,5 @@
 """`ksched drain -o json|yaml`: the document of a drain.DrainReport (the terminal view: terminal/drain.py)."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -10,8 +11,13 @@ from .analysis import verdict_of
 
 def _move(o: PodOutcome) -> dict[str, Any]:
     r = o.result
-    d: dict[str, Any] = {"pod": o.pod.key, "fromNode": o.node, "priority": o.pod.priority,
-                         "owner": o.owner or None, "round": o.round}
+    d: dict[str, Any] = {
+        "pod": o.pod.key,
+        "fromNode": o.node,
+        "priority": o.pod.priority,
+        "owner": o.owner or None,
+        "round": o.round,
+    }
     if o.pdb:
         d["pdb"] = o.pdb
     if r is None:
@@ -31,12 +37,28 @@ def drain_doc(report: DrainReport, edits: list, allow_preemption: bool) -> dict[
     nodes = []
     for n in report.nodes:
         problems = n.problems(allow_preemption)
-        nodes.append({
-            "node": n.name, "drainable": not problems, "problems": problems, "errors": list(n.errors),
-            "warnings": list(n.warnings),
-            "pods": [{"pod": o.pod.key, "action": o.action, **({"message": o.message} if o.message else {}),
-                      **({"pdb": o.pdb} if o.pdb else {})} for o in n.pods],
-        })
-    doc["drain"] = {"drainable": report.drainable(allow_preemption), "rounds": report.rounds, "nodes": nodes,
-                    "evicted": [_move(o) for o in report.evicted]}
+        nodes.append(
+            {
+                "node": n.name,
+                "drainable": not problems,
+                "problems": problems,
+                "errors": list(n.errors),
+                "warnings": list(n.warnings),
+                "pods": [
+                    {
+                        "pod": o.pod.key,
+                        "action": o.action,
+                        **({"message": o.message} if o.message else {}),
+                        **({"pdb": o.pdb} if o.pdb else {}),
+                    }
+                    for o in n.pods
+                ],
+            }
+        )
+    doc["drain"] = {
+        "drainable": report.drainable(allow_preemption),
+        "rounds": report.rounds,
+        "nodes": nodes,
+        "evicted": [_move(o) for o in report.evicted],
+    }
     return doc

@@ -5,6 +5,7 @@ terminal; otherwise nothing is ever drawn. A task shows up only once it has run 
 and the display disappears when it ends (transient), so quick commands and their output are
 untouched.
 """
+
 from __future__ import annotations
 
 import os
@@ -71,9 +72,18 @@ class RichReporter:
                 return Text(f"{text.plain} {task.fields.get('unit', '')}", style=text.style)
 
         console = self.console or Console(stderr=True)
-        return Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), Amount(),
-                        TimeElapsedColumn(), TextColumn("eta"), TimeRemainingColumn(),
-                        console=console, transient=True, refresh_per_second=8)
+        return Progress(
+            SpinnerColumn(),
+            TextColumn("{task.description}"),
+            BarColumn(),
+            Amount(),
+            TimeElapsedColumn(),
+            TextColumn("eta"),
+            TimeRemainingColumn(),
+            console=console,
+            transient=True,
+            refresh_per_second=8,
+        )
 
     def show(self, task: _Task) -> None:
         with self.lock:
@@ -82,8 +92,9 @@ class RichReporter:
             if self.progress is None:
                 self.progress = self._make()
                 self.progress.start()
-            task.task_id = self.progress.add_task(task.description, total=task.total or None,
-                                                  completed=task.done, unit=task.unit)
+            task.task_id = self.progress.add_task(
+                task.description, total=task.total or None, completed=task.done, unit=task.unit
+            )
 
     @contextmanager
     def __call__(self, description: str, total: int, unit: str):
@@ -116,5 +127,6 @@ def install(stream=None) -> bool:
     if not tty or os.environ.get("TERM") == "dumb" or os.environ.get("KSCHED_NO_PROGRESS"):
         return False
     from .. import progress
+
     progress.set_reporter(RichReporter())
     return True

@@ -3,6 +3,7 @@
 Until v1.35 a node scores the balance it would have with the pod; from v1.36 the change in
 balance the pod makes, 50 + (50 + with - without) / 2 (balancedResourceScorer), so a node the pod
 evens out beats one that is merely even."""
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
@@ -69,5 +70,5 @@ class NodeResourcesBalancedAllocation(Plugin, PreScorePlugin, BatchScorePlugin):
                     fm = 1.0
                 out.append(int((1 - abs((fc - fm) / 2)) * 100.0))
             else:
-                out.append(100)   # fewer than two fractions: no deviation
+                out.append(100)  # fewer than two fractions: no deviation
         return out, None

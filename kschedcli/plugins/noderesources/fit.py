@@ -1,4 +1,5 @@
 """NodeResourcesFit: the pod's requests against the node's free allocatable; resource scoring."""
+
 from __future__ import annotations
 
 import math
@@ -32,7 +33,7 @@ if TYPE_CHECKING:
 
 
 _PREFILTER_KEY = "PreFilterNodeResourcesFit"
-_LACKING = object()   # filter_nodes' mark for a node whose reasons are still to be told
+_LACKING = object()  # filter_nodes' mark for a node whose reasons are still to be told
 _PRESCORE_KEY = "PreScoreNodeResourcesFit"
 
 
@@ -48,18 +49,26 @@ class InsufficientResource:
         self.unresolvable = unresolvable
 
     def to_dict(self) -> dict:
-        return {"resource": self.resource, "reason": self.reason, "requested": self.requested,
-                "used": self.used, "capacity": self.capacity, "unresolvable": self.unresolvable}
+        return {
+            "resource": self.resource,
+            "reason": self.reason,
+            "requested": self.requested,
+            "used": self.used,
+            "capacity": self.capacity,
+            "unresolvable": self.unresolvable,
+        }
 
 
 def fits_request(req, node_info, ignored: set[str], ignored_groups: set[str]) -> list[InsufficientResource]:
     """fitsRequest: pod count first, then cpu, memory, ephemeral-storage, then scalar resources."""
-    return fits_request_on(req, node_info.node.allocatable, node_info.requested, len(node_info.pods),
-                           ignored, ignored_groups)
+    return fits_request_on(
+        req, node_info.node.allocatable, node_info.requested, len(node_info.pods), ignored, ignored_groups
+    )
 
 
-def fits_request_on(req, alloc, used, npods: int, ignored: set[str],
-                    ignored_groups: set[str]) -> list[InsufficientResource]:
+def fits_request_on(
+    req, alloc, used, npods: int, ignored: set[str], ignored_groups: set[str]
+) -> list[InsufficientResource]:
     """fitsRequest against a node's allocatable, its requested resources and pod count."""
     out = []
     if npods + 1 > alloc.allowed_pods:
@@ -67,22 +76,41 @@ def fits_request_on(req, alloc, used, npods: int, ignored: set[str],
     if req.milli_cpu == 0 and req.memory == 0 and req.ephemeral_storage == 0 and not req.scalars:
         return out
     if req.milli_cpu > 0 and req.milli_cpu > alloc.milli_cpu - used.milli_cpu:
-        out.append(InsufficientResource("cpu", "Insufficient cpu", req.milli_cpu, used.milli_cpu,
-                                        alloc.milli_cpu, req.milli_cpu > alloc.milli_cpu))
+        out.append(
+            InsufficientResource(
+                "cpu",
+                "Insufficient cpu",
+                req.milli_cpu,
+                used.milli_cpu,
+                alloc.milli_cpu,
+                req.milli_cpu > alloc.milli_cpu,
+            )
+        )
     if req.memory > 0 and req.memory > alloc.memory - used.memory:
-        out.append(InsufficientResource("memory", "Insufficient memory", req.memory, used.memory,
-                                        alloc.memory, req.memory > alloc.memory))
+        out.append(
+            InsufficientResource(
+                "memory", "Insufficient memory", req.memory, used.memory, alloc.memory, req.memory > alloc.memory
+            )
+        )
     if req.ephemeral_storage > 0 and req.ephemeral_storage > alloc.ephemeral_storage - used.ephemeral_storage:
-        out.append(InsufficientResource("ephemeral-storage", "Insufficient ephemeral-storage", req.ephemeral_storage,
-                                        used.ephemeral_storage, alloc.ephemeral_storage,
-                                        req.ephemeral_storage > alloc.ephemeral_storage))
+        out.append(
+            InsufficientResource(
+                "ephemeral-storage",
+                "Insufficient ephemeral-storage",
+                req.ephemeral_storage,
+                used.ephemeral_storage,
+                alloc.ephemeral_storage,
+                req.ephemeral_storage > alloc.ephemeral_storage,
+            )
+        )
     # Go walks this map in random order; sorted keeps ksched's output deterministic.
     for name in sorted(req.scalars):
         q = req.scalars[name]
         if q == 0:
             continue
         if is_extended_resource(name) and (
-                name in ignored or (ignored_groups and name.split("/", 1)[0] in ignored_groups)):
+            name in ignored or (ignored_groups and name.split("/", 1)[0] in ignored_groups)
+        ):
             continue
         cap = alloc.scalars.get(name, 0)
         u = used.scalars.get(name, 0)
@@ -120,8 +148,9 @@ class NodeResourcesFit(Plugin, PreFilterPlugin, BatchFilterPlugin, PreScorePlugi
         else:
             self.scorer = least_allocated(self.resources)
 
-    def pre_filter(self, state: CycleState, pod: Pod,
-                   nodes: list[NodeInfo]) -> tuple[PreFilterResult | None, Status | None]:
+    def pre_filter(
+        self, state: CycleState, pod: Pod, nodes: list[NodeInfo]
+    ) -> tuple[PreFilterResult | None, Status | None]:
         state.write(_PREFILTER_KEY, pod.requests)
         return None, None
 
@@ -130,8 +159,9 @@ class NodeResourcesFit(Plugin, PreFilterPlugin, BatchFilterPlugin, PreScorePlugi
             req = state.read(_PREFILTER_KEY)
         except KeyError as e:
             return error(str(e))
-        return _verdict(fits_request(req, node_info, self.ignored, self.ignored_groups),
-                        self.above_allocatable_unresolvable)
+        return _verdict(
+            fits_request(req, node_info, self.ignored, self.ignored_groups), self.above_allocatable_unresolvable
+        )
 
     def prefilter_requests(self, state):
         """What PreFilter kept of the pod's requests, or None when PreFilter did not run."""
@@ -143,8 +173,10 @@ class NodeResourcesFit(Plugin, PreFilterPlugin, BatchFilterPlugin, PreScorePlugi
             req = state.read(_PREFILTER_KEY)
         except KeyError as e:
             return error(str(e))
-        return _verdict(fits_request_on(req, node.allocatable, used, npods, self.ignored, self.ignored_groups),
-                        self.above_allocatable_unresolvable)
+        return _verdict(
+            fits_request_on(req, node.allocatable, used, npods, self.ignored, self.ignored_groups),
+            self.above_allocatable_unresolvable,
+        )
 
     def filter_nodes(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> list[Status | None]:
         """filter over many nodes: each node's room and free resources against the requests (the
@@ -166,11 +198,13 @@ class NodeResourcesFit(Plugin, PreFilterPlugin, BatchFilterPlugin, PreScorePlugi
         m = req.memory if req.memory > 0 else -math.inf
         eph = req.ephemeral_storage if req.ephemeral_storage > 0 else -math.inf
         # _LACKING marks the nodes whose statuses are made below
-        out: list[Any] = [None if r > 0 and c <= fc and m <= fm and eph <= fe else _LACKING
-                          for r, fc, fm, fe in zip(room, free_cpu, free_mem, free_eph)]
+        out: list[Any] = [
+            None if r > 0 and c <= fc and m <= fm and eph <= fe else _LACKING
+            for r, fc, fm, fe in zip(room, free_cpu, free_mem, free_eph)
+        ]
         if _LACKING not in out:
             return out
-        shared: dict[tuple, Status | None] = {}   # nodes failing alike share one status
+        shared: dict[tuple, Status | None] = {}  # nodes failing alike share one status
         for i, v in enumerate(out):
             if v is _LACKING:
                 lacking = fits_request(req, nodes[i], self.ignored, self.ignored_groups)
@@ -195,10 +229,13 @@ class NodeResourcesFit(Plugin, PreFilterPlugin, BatchFilterPlugin, PreScorePlugi
         max_pods = alloc.allowed_pods
 
         def fits(used, npods: int) -> bool:
-            return (npods < max_pods
-                    and (cpu <= 0 or cpu <= alloc.milli_cpu - used.milli_cpu)
-                    and (mem <= 0 or mem <= alloc.memory - used.memory)
-                    and (eph <= 0 or eph <= alloc.ephemeral_storage - used.ephemeral_storage))
+            return (
+                npods < max_pods
+                and (cpu <= 0 or cpu <= alloc.milli_cpu - used.milli_cpu)
+                and (mem <= 0 or mem <= alloc.memory - used.memory)
+                and (eph <= 0 or eph <= alloc.ephemeral_storage - used.ephemeral_storage)
+            )
+
         return fits
 
     def insufficient(self, pod, node_info) -> list[InsufficientResource]:
@@ -245,6 +282,11 @@ class NodeResourcesFit(Plugin, PreFilterPlugin, BatchFilterPlugin, PreScorePlugi
         return out, None
 
     def events_to_register(self) -> list[ClusterEvent]:
-        return [ClusterEvent("Pod", "Delete|UpdatePodScaleDown", "an assigned pod is deleted or scaled down"),
-                ClusterEvent("Node", "Add|UpdateNodeAllocatable|UpdateNodeTaint|UpdateNodeLabel",
-                             "a node is added or its allocatable grows")]
+        return [
+            ClusterEvent("Pod", "Delete|UpdatePodScaleDown", "an assigned pod is deleted or scaled down"),
+            ClusterEvent(
+                "Node",
+                "Add|UpdateNodeAllocatable|UpdateNodeTaint|UpdateNodeLabel",
+                "a node is added or its allocatable grows",
+            ),
+        ]

@@ -1,4 +1,5 @@
 """resourceAllocationScorer: the shared scoring walk over the configured resources."""
+
 from __future__ import annotations
 
 import math
@@ -59,6 +60,7 @@ def _go_div(a: int, b: int) -> int:
 def _weighted_mean(resources, resource_score):
     """The shared shape of LeastAllocated and MostAllocated: a weighted integer mean over the
     resources the node has, each scored by `resource_score(requested, capacity)`."""
+
     def scorer(requested, allocatable):
         node_score = weight_sum = 0
         for i, r in enumerate(resources):
@@ -68,6 +70,7 @@ def _weighted_mean(resources, resource_score):
             node_score += resource_score(requested[i], cap) * r["weight"]
             weight_sum += r["weight"]
         return 0 if weight_sum == 0 else _go_div(node_score, weight_sum)
+
     return scorer
 
 
@@ -88,12 +91,15 @@ def broken_linear(shape: list[tuple[int, int]]):
                 pu, ps = shape[i - 1]
                 return ps + _go_div((s - ps) * (p - pu), (u - pu))
         return shape[-1][1]
+
     return f
 
 
 def requested_to_capacity_ratio(resources, shape_points: list[dict]):
-    shape = [(p.get("utilization", 0), p.get("score", 0) * (MAX_NODE_SCORE // MAX_CUSTOM_PRIORITY_SCORE))
-             for p in shape_points]
+    shape = [
+        (p.get("utilization", 0), p.get("score", 0) * (MAX_NODE_SCORE // MAX_CUSTOM_PRIORITY_SCORE))
+        for p in shape_points
+    ]
     raw = broken_linear(shape)
 
     def resource_score(req, cap):
@@ -114,6 +120,7 @@ def requested_to_capacity_ratio(resources, shape_points: list[dict]):
             return 0
         # math.Round(float64(nodeScore) / float64(weightSum)): each operand rounded to float64 first
         return _go_round(float(node_score) / float(weight_sum))
+
     return scorer
 
 

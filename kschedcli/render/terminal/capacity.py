@@ -1,5 +1,6 @@
 """`ksched capacity` in the terminal: copies that fit per template, where they went (per node and per
 zone / pool label), and what stopped each template (its last copy, explained as `explain` does)."""
+
 from __future__ import annotations
 
 from rich.console import Console
@@ -19,23 +20,28 @@ def _counts_table(title: str, counts: dict[str, int], style: str = "node"):
 
 def capacity_renderables(doc: dict, top: int) -> list:
     blocks: list = []
-    head = section("Capacity", "copies scheduled one after another, each bound before the next; "
-                                "preemption off: copies evict nothing")
+    head = section(
+        "Capacity",
+        "copies scheduled one after another, each bound before the next; preemption off: copies evict nothing",
+    )
     summary = new_table()
     summary.add_column("Template", style="pod", overflow="fold")
     summary.add_column("Copies that fit", justify="right", no_wrap=True)
     summary.add_column("Stopped by")
     for t in doc["perTemplate"]:
-        stopped = {"max": f"--max {doc['max']}", "unschedulable": "a copy that fits nowhere",
-                   "error": "an error"}[t["stoppedBy"]]
+        stopped = {"max": f"--max {doc['max']}", "unschedulable": "a copy that fits nowhere", "error": "an error"}[
+            t["stoppedBy"]
+        ]
         summary.add_row(t["template"], str(t["replicas"]), stopped)
     total = Text(f"{plural(doc['replicas'], 'copy', 'copies')} fit in total", style="ok" if doc["replicas"] else "bad")
     blocks.append([head, indent(summary, 2), total])
     if doc["perNode"]:
         nodes = dict(doc["perNode"])
         shown = dict(sorted(nodes.items(), key=lambda kv: (-kv[1], kv[0]))[:top]) if top else nodes
-        where = [section("Where", f"copies per node ({plural(len(nodes), 'node')} took some)"),
-                 indent(_counts_table("Node", shown), 2)]
+        where = [
+            section("Where", f"copies per node ({plural(len(nodes), 'node')} took some)"),
+            indent(_counts_table("Node", shown), 2),
+        ]
         if len(shown) < len(nodes):
             where.append(Text(f"  … {len(nodes) - len(shown)} more nodes (--top 0 lists all)", style="muted"))
         for label, counts in doc["perLabel"].items():
@@ -50,18 +56,21 @@ def stop_explanation(label: str, result, session, *, no_color: bool = False, wid
     import io
 
     from .explain import render_explain
+
     base = make_console(no_color)
     buf = io.StringIO()
-    console = make_console(no_color, file=buf, width=width or base.width,
-                           force_terminal=base.is_terminal and not no_color)
+    console = make_console(
+        no_color, file=buf, width=width or base.width, force_terminal=base.is_terminal and not no_color
+    )
     console.print(section(f"Stopped: {label}", "the first copy that fits nowhere, explained"))
     console.print()
     render_explain(result, session, console)
     return buf.getvalue()
 
 
-def render_capacity(doc: dict, stops: list[str], console: Console | None = None, *, top: int = 10,
-                    no_color: bool = False) -> None:
+def render_capacity(
+    doc: dict, stops: list[str], console: Console | None = None, *, top: int = 10, no_color: bool = False
+) -> None:
     """The capacity report, then each stop's explanation (from stop_explanation)."""
     console = console or make_console(no_color)
     first = True

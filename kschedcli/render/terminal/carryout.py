@@ -1,5 +1,6 @@
 """`schedule --preemption=carry-out`: the schedule table, then the evictions, the retries and where
 every pod ended."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -15,8 +16,12 @@ def carried_out_lines(run) -> list[Any]:
     """What carrying preemption out did: per preempting cycle its evictions, each retry's outcome,
     then the final placement of every pod of the sequence."""
     out: list[Any] = []
-    out.append(section("Preemption carried out",
-                       "victims deleted, the preemptor nominated to the node and retried after the other pods"))
+    out.append(
+        section(
+            "Preemption carried out",
+            "victims deleted, the preemptor nominated to the node and retried after the other pods",
+        )
+    )
     by_cycle: dict[int, list] = {}
     for e in run.evictions:
         by_cycle.setdefault(e.cycle, []).append(e)

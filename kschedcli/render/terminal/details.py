@@ -1,4 +1,5 @@
 """Plugins' explanations no other view lays out, and what would make kube-scheduler retry the pod."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -16,7 +17,7 @@ def other_details_section(result, shown: set[str]) -> list[Any]:
             continue
         d = result.details[name]
         lines = Text()
-        for k, v in (d.items() if isinstance(d, dict) else []):
+        for k, v in d.items() if isinstance(d, dict) else []:
             if v in (None, [], {}):
                 continue
             lines.append(f"  {k}: ", style="muted")
@@ -40,8 +41,7 @@ def retry_section(result) -> list[Any]:
     events = result.events or {}
     if result.schedulable or not events:
         return []
-    out: list[Any] = [section("What would make kube-scheduler retry it",
-                               "events the rejecting plugins register")]
+    out: list[Any] = [section("What would make kube-scheduler retry it", "events the rejecting plugins register")]
     for plugin, evs in events.items():
         out.append(Text.assemble("  ", (plugin, "plugin")))
         for e in evs:
@@ -58,4 +58,3 @@ def retry_section(result) -> list[Any]:
     if result.preemption is not None and result.preemption.nominated_node:
         out.append(Text("  and the pod is retried on the nominated node once its victims are gone", style="muted"))
     return out
-

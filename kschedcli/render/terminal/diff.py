@@ -1,4 +1,5 @@
 """`ksched diff`: the terminal view of a diff.DiffReport (the worlds, aggregates side by side, the pods that differ)."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -14,7 +15,6 @@ _MODES = {
     "pending": "the snapshot's pending pods",
     "all": "every bound pod, re-placed from an empty cluster",
 }
-
 
 
 def _cell(o: Outcome | None) -> Text:
@@ -37,18 +37,25 @@ def _num(a: float, b: float, unit: str = "") -> tuple[str, str, Text]:
 
 def diff_renderables(report: DiffReport, console: Console) -> list[list[Any]]:
     a, b = report.a, report.b
-    head = section("Diff", f"{plural(a.pods, 'pod')} ({_MODES[report.mode]}) scheduled in two worlds, "
-                            "highest priority first, each bound before the next")
+    head = section(
+        "Diff",
+        f"{plural(a.pods, 'pod')} ({_MODES[report.mode]}) scheduled in two worlds, "
+        "highest priority first, each bound before the next",
+    )
     worlds = [Text.assemble(("  A  ", "title"), a.name), Text.assemble(("  B  ", "title"), b.name)]
     t = new_table()
     t.add_column("", no_wrap=True)
     t.add_column("A", justify="right", no_wrap=True)
     t.add_column("B", justify="right", no_wrap=True)
     t.add_column("B − A", justify="right", no_wrap=True)
-    rows = [("nodes", a.nodes, b.nodes), ("scheduled", a.scheduled, b.scheduled),
-            ("need preemption", a.preemption, b.preemption), ("unschedulable", a.unschedulable, b.unschedulable),
-            ("nodes running workload pods", a.nodes_used, b.nodes_used),
-            ("nodes receiving pods", a.nodes_receiving, b.nodes_receiving)]
+    rows = [
+        ("nodes", a.nodes, b.nodes),
+        ("scheduled", a.scheduled, b.scheduled),
+        ("need preemption", a.preemption, b.preemption),
+        ("unschedulable", a.unschedulable, b.unschedulable),
+        ("nodes running workload pods", a.nodes_used, b.nodes_used),
+        ("nodes receiving pods", a.nodes_receiving, b.nodes_receiving),
+    ]
     for label, va, vb in rows:
         t.add_row(label, *_num(va, vb))
     for res in ("cpu", "memory"):
@@ -56,8 +63,10 @@ def diff_renderables(report: DiffReport, console: Console) -> list[list[Any]]:
         t.add_row(f"{res} requested, mean", *_num(sa.mean, sb.mean, "%"))
         t.add_row(f"{res} requested, stdev", *_num(sa.stdev, sb.stdev, "%"))
         t.add_row(f"{res} requested, min–max", f"{sa.min:.0f}–{sa.max:.0f}%", f"{sb.min:.0f}–{sb.max:.0f}%", "")
-    blocks: list[list[Any]] = [[head, *worlds], [section("Aggregates", "over the schedulable nodes after the run"),
-                                                 indent(t)]]
+    blocks: list[list[Any]] = [
+        [head, *worlds],
+        [section("Aggregates", "over the schedulable nodes after the run"), indent(t)],
+    ]
     if report.changes:
         c = new_table()
         c.add_column("Pod", style="pod", overflow="fold")
@@ -66,8 +75,9 @@ def diff_renderables(report: DiffReport, console: Console) -> list[list[Any]]:
         c.add_column("B", no_wrap=True)
         for ch in report.changes:
             c.add_row(ch.pod, str(ch.priority), _cell(ch.a), _cell(ch.b))
-        blocks.append([section("Changes", f"{plural(len(report.changes), 'pod')} whose verdict or node differs"),
-                       indent(c)])
+        blocks.append(
+            [section("Changes", f"{plural(len(report.changes), 'pod')} whose verdict or node differs"), indent(c)]
+        )
         blocks.append([Text(f"≠ {plural(len(report.changes), 'pod')} placed differently", style="warn")])
     else:
         blocks.append([Text("= every pod gets the same verdict and node in both worlds", style="ok")])

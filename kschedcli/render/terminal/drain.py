@@ -1,4 +1,5 @@
 """`ksched drain`: the terminal view of a drain.DrainReport (per node, why, where each evicted pod goes)."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -30,7 +31,6 @@ _ACTION_TEXT = {
 }
 
 
-
 def _outcome(o: PodOutcome) -> Text:
     r = o.result
     if r is None:
@@ -57,8 +57,11 @@ def _why(o: PodOutcome) -> str:
 
 def drain_renderables(report: DrainReport, console: Console, allow_preemption: bool) -> list[list[Any]]:
     blocks: list[list[Any]] = []
-    head = section("Drain", f"{plural(len(report.nodes), 'node')} cordoned; what kubectl drain would evict, "
-                             "then each replacement scheduled, highest priority first, bound before the next")
+    head = section(
+        "Drain",
+        f"{plural(len(report.nodes), 'node')} cordoned; what kubectl drain would evict, "
+        "then each replacement scheduled, highest priority first, bound before the next",
+    )
     table = new_table()
     table.add_column("Node", style="node", no_wrap=True)
     table.add_column("Drainable", no_wrap=True)
@@ -91,13 +94,23 @@ def drain_renderables(report: DrainReport, console: Console, allow_preemption: b
         t.add_column("Why", style="muted", overflow="fold")
         for i, o in enumerate(report.evicted, start=1):
             t.add_row(str(i), o.pod.key, str(o.pod.priority), o.node, _outcome(o), _why(o))
-        rounds = f" in {report.rounds} rounds (refused evictions retried once replacements were placed)" \
-            if report.rounds > 1 else ""
-        blocks.append([section("Rescheduled", f"{plural(len(report.evicted), 'replacement')}{rounds}"),
-                       indent(t)])
+        rounds = (
+            f" in {report.rounds} rounds (refused evictions retried once replacements were placed)"
+            if report.rounds > 1
+            else ""
+        )
+        blocks.append([section("Rescheduled", f"{plural(len(report.evicted), 'replacement')}{rounds}"), indent(t)])
     ok = report.drainable(allow_preemption)
-    blocks.append([Text("✔ every node can be drained: every evicted pod finds a node" if ok else
-                        "✘ not every node can be drained cleanly (see Why)", style="ok" if ok else "bad")])
+    blocks.append(
+        [
+            Text(
+                "✔ every node can be drained: every evicted pod finds a node"
+                if ok
+                else "✘ not every node can be drained cleanly (see Why)",
+                style="ok" if ok else "bad",
+            )
+        ]
+    )
     return blocks
 
 

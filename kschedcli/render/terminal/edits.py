@@ -1,4 +1,5 @@
 """The terminal block that states the cluster edits a command applied (edits.Applied)."""
+
 from __future__ import annotations
 
 from typing import Any

@@ -1,4 +1,5 @@
 """`ksched explain`: the pod, the verdict, the filter matrix, the scores and every breakdown (or one node)."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -20,8 +21,16 @@ from .spread import domain_nodes_of, spread_section
 from .taints import taints_section
 
 
-def explain_renderables(result, session, console: Console, *, node: str | None = None, all_nodes: bool = False,
-                        top: int = 10, raw: bool = False) -> list[list[Any]]:
+def explain_renderables(
+    result,
+    session,
+    console: Console,
+    *,
+    node: str | None = None,
+    all_nodes: bool = False,
+    top: int = 10,
+    raw: bool = False,
+) -> list[list[Any]]:
     blocks: list[list[Any]] = [[pod_line(result)], [verdict(result)]]
     if result.error:
         return blocks
@@ -43,9 +52,22 @@ def explain_renderables(result, session, console: Console, *, node: str | None =
     return blocks
 
 
-def render_explain(result, session, console: Console | None = None, *, node: str | None = None,
-                   all_nodes: bool = False, top: int = 10, raw: bool = False, no_color: bool = False) -> None:
+def render_explain(
+    result,
+    session,
+    console: Console | None = None,
+    *,
+    node: str | None = None,
+    all_nodes: bool = False,
+    top: int = 10,
+    raw: bool = False,
+    no_color: bool = False,
+) -> None:
     console = console or make_console(no_color)
-    print_blocks(console, [*explain_renderables(result, session, console, node=node, all_nodes=all_nodes,
-                                                top=top, raw=raw), version_block(session)])
-
+    print_blocks(
+        console,
+        [
+            *explain_renderables(result, session, console, node=node, all_nodes=all_nodes, top=top, raw=raw),
+            version_block(session),
+        ],
+    )

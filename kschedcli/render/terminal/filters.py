@@ -1,4 +1,5 @@
 """The filter matrix: nodes × the filter plugins that rejected some node, grouped when many."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -86,8 +87,13 @@ def filter_matrix(result, *, all_nodes: bool = False, width: int = 80) -> list[A
     ran_somewhere = {p for nf in result.filters.values() for p in nf.plugins}
     skipped = [p for p in result.filter_plugins if p not in ran_somewhere]
     passed = [p for p in result.filter_plugins if p in ran_somewhere and p not in failing]
-    out.append(section("Filters", f"{plural(n, 'node')} × {plural(len(result.filter_plugins), 'plugin')}"
-                        + (", alike nodes grouped" if grouped else "")))
+    out.append(
+        section(
+            "Filters",
+            f"{plural(n, 'node')} × {plural(len(result.filter_plugins), 'plugin')}"
+            + (", alike nodes grouped" if grouped else ""),
+        )
+    )
     notes: list[Any] = []
     if passed:
         notes.append(Text.assemble(("  passed on every node: ", "muted"), (", ".join(passed), "")))
@@ -124,7 +130,7 @@ def filter_matrix(result, *, all_nodes: bool = False, width: int = 80) -> list[A
                 t.append(r, style="bad" if k == "first" else "also")
                 out.append(t)
     out.extend(notes)
-    legend = Text("  ")   # each mark glued to its words: the legend wraps between entries only
+    legend = Text("  ")  # each mark glued to its words: the legend wraps between entries only
     legend.append(FIRST, style="bad")
     legend.append(glue(" first failure (what kube-scheduler reports)") + "  ", style="muted")
     legend.append(ALSO, style="also")
@@ -136,4 +142,3 @@ def filter_matrix(result, *, all_nodes: bool = False, width: int = 80) -> list[A
     if grouped:
         out.append(Text("  --all-nodes lists every node, --node NAME explains one", style="muted"))
     return out
-

@@ -1,4 +1,5 @@
 """The first two blocks of explain and preempt: the pod line and the verdict."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -23,8 +24,11 @@ def pod_line(result) -> Group:
     r = Text("requests ", style="muted")
     r.append(fmt_requests(pod.requests.as_dict()) or "none", style="")
     if (pod.non0_cpu, pod.non0_mem) != (pod.requests.milli_cpu, pod.requests.memory):
-        r.append(f"  (scoring counts cpu {fmt_cpu(pod.non0_cpu)}, memory {fmt_quantity('memory', pod.non0_mem)}"
-                 " for containers without requests)", style="muted")
+        r.append(
+            f"  (scoring counts cpu {fmt_cpu(pod.non0_cpu)}, memory {fmt_quantity('memory', pod.non0_mem)}"
+            " for containers without requests)",
+            style="muted",
+        )
     if pod.preemption_policy == "Never":
         r.append("  preemptionPolicy ", style="muted")
         r.append("Never", style="")
@@ -55,8 +59,10 @@ def verdict(result, *, allow_preemption_hint: bool = True) -> Group:
         if len(result.top_nodes) > 1:
             tie = Text("  tie: ", style="warn")
             tie.append(name_list(result.top_nodes, 6), style="node")
-            tie.append(f" share the top score; kube-scheduler picks one at random (ksched shows "
-                       f"{result.selected_node})", style="muted")
+            tie.append(
+                f" share the top score; kube-scheduler picks one at random (ksched shows {result.selected_node})",
+                style="muted",
+            )
             parts.append(tie)
         return Group(*[hang(x) for x in parts])
     if v == "preemption":
@@ -73,7 +79,6 @@ def verdict(result, *, allow_preemption_hint: bool = True) -> Group:
     parts.append(t)
     parts.append(Text("  " + glue_message(result.message)))
     return Group(*[hang(x) for x in parts])
-
 
 
 def version_block(session) -> list[Text]:

@@ -1,4 +1,5 @@
 """The inter-pod affinity breakdown: which existing pods satisfy or violate each term, and where."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -53,8 +54,11 @@ def affinity_section(result) -> list[Any]:
             t.append(" — nodes elsewhere are rejected", style="muted")
         else:
             if d.get("firstPodOfSeries"):
-                t.append("no matching pod anywhere, but the pod matches its own terms: allowed anywhere "
-                         "with the topology key (first pod of a series)", style="warn")
+                t.append(
+                    "no matching pod anywhere, but the pod matches its own terms: allowed anywhere "
+                    "with the topology key (first pod of a series)",
+                    style="warn",
+                )
             else:
                 t.append("no matching pod anywhere: every node is rejected", style="bad")
         out.append(t)
@@ -63,8 +67,7 @@ def affinity_section(result) -> list[Any]:
         out.append(_term_header("required anti-affinity", term))
         doms = [x for x in term.get("domains") or [] if "domain" in x]
         t = Text("    blocked: ", style="muted")
-        t.append(", ".join(f"{x['domain']} ({x['count']})" for x in doms) or "nowhere",
-                 style="bad" if doms else "ok")
+        t.append(", ".join(f"{x['domain']} ({x['count']})" for x in doms) or "nowhere", style="bad" if doms else "ok")
         out.append(t)
         out.append(Text("    matching pods: " + _pods_text(term), style="muted"))
     ex = d.get("existingAntiAffinity")
@@ -73,14 +76,18 @@ def affinity_section(result) -> list[Any]:
         t.append("existing pods' anti-affinity", style="bold")
         t.append(" against this pod: ", style="muted")
         doms = [x for x in ex.get("domains") or [] if "domain" in x]
-        t.append(", ".join(f"{x.get('topologyKey', '')}={x['domain']} ({x['count']})" for x in doms) or "none",
-                 style="bad" if doms else "ok")
+        t.append(
+            ", ".join(f"{x.get('topologyKey', '')}={x['domain']} ({x['count']})" for x in doms) or "none",
+            style="bad" if doms else "ok",
+        )
         out.append(t)
         out.append(Text("    from: " + _pods_text(ex), style="muted"))
     sc = d.get("score")
     if sc and result.schedulable:
-        for kind, key in (("preferred affinity", "preferredAffinity"),
-                          ("preferred anti-affinity", "preferredAntiAffinity")):
+        for kind, key in (
+            ("preferred affinity", "preferredAffinity"),
+            ("preferred anti-affinity", "preferredAntiAffinity"),
+        ):
             for term in sc.get(key) or []:
                 out.append(_term_header(kind, term))
                 out.append(Text("    matching pods: " + _pods_text(term), style="muted"))
@@ -89,9 +96,14 @@ def affinity_section(result) -> list[Any]:
         ts = sc.get("topologyScore") or {}
         for key, vals in ts.items():
             items = [f"{k} {v:+d}" if isinstance(v, int) else f"{k} {v}" for k, v in vals.items()]
-            out.append(Text(f"    raw score per {key}: " + ", ".join(items[:8]) +
-                            (f", … {len(items) - 8} more" if len(items) > 8 else ""), style="muted"))
+            out.append(
+                Text(
+                    f"    raw score per {key}: "
+                    + ", ".join(items[:8])
+                    + (f", … {len(items) - 8} more" if len(items) > 8 else ""),
+                    style="muted",
+                )
+            )
     if len(out) == 1:
         return []
     return out
-

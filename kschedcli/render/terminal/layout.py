@@ -1,5 +1,6 @@
 """Shared pieces of the terminal views: the console and its theme, the marks, section titles, tables,
 text that hangs under its first character, and printing a view's blocks with a blank line between them."""
+
 from __future__ import annotations
 
 import os
@@ -18,33 +19,51 @@ from rich.theme import Theme
 
 from ..analysis import fmt_quantity
 
-THEME = Theme({
-    "ok": "green",
-    "bad": "bold red",
-    "warn": "yellow",
-    "also": "red",
-    "muted": "dim",
-    "node": "cyan",
-    "plugin": "magenta",
-    "title": "bold",
-    "pod": "bold cyan",
-    "num": "bold",
-})
+THEME = Theme(
+    {
+        "ok": "green",
+        "bad": "bold red",
+        "warn": "yellow",
+        "also": "red",
+        "muted": "dim",
+        "node": "cyan",
+        "plugin": "magenta",
+        "title": "bold",
+        "pod": "bold cyan",
+        "num": "bold",
+    }
+)
 
 PASS, FIRST, ALSO, SKIP = "✓", "▶", "✗", "–"
 
-def make_console(no_color: bool = False, *, record: bool = False, width: int | None = None,
-                 force_terminal: bool | None = None, file=None) -> Console:
+
+def make_console(
+    no_color: bool = False,
+    *,
+    record: bool = False,
+    width: int | None = None,
+    force_terminal: bool | None = None,
+    file=None,
+) -> Console:
     no_color = no_color or "NO_COLOR" in os.environ and os.environ.get("NO_COLOR", "") != ""
-    return Console(file=file, theme=THEME, no_color=no_color, record=record, width=width,
-                   force_terminal=force_terminal, highlight=False, emoji=False, soft_wrap=False)
+    return Console(
+        file=file,
+        theme=THEME,
+        no_color=no_color,
+        record=record,
+        width=width,
+        force_terminal=force_terminal,
+        highlight=False,
+        emoji=False,
+        soft_wrap=False,
+    )
 
 
 def indent(renderable, n: int = 2) -> Padding:
     return Padding(renderable, (0, 0, 0, n), expand=False)
 
 
-GLUE = "\u00a0"   # a space the views never break at (printed as a plain space)
+GLUE = "\u00a0"  # a space the views never break at (printed as a plain space)
 
 # a count or quantity: 13, 0/20, 2.30, +3, 300s, 29.8Gi, 13×, (2)
 _NUMBER = re.compile(r"\(?[+−-]?\d[\d.,/]*[A-Za-z%×]*\)?")
@@ -67,12 +86,14 @@ def bind_numbers(plain: str) -> str:
         if ch != " " or i == 0 or i == last or plain[i - 1] in " \n" or plain[i + 1] in " \n":
             continue
         j = max(plain.rfind(" ", 0, i), plain.rfind("\n", 0, i), plain.rfind(GLUE, 0, i))
-        left = plain[j + 1:i]
+        left = plain[j + 1 : i]
         if left[-1] in ",;:":
             continue
-        k = min((x for x in (plain.find(" ", i + 1), plain.find("\n", i + 1), plain.find(GLUE, i + 1)) if x >= 0),
-                default=len(plain))
-        right = plain[i + 1:k].rstrip(",;:.")
+        k = min(
+            (x for x in (plain.find(" ", i + 1), plain.find("\n", i + 1), plain.find(GLUE, i + 1)) if x >= 0),
+            default=len(plain),
+        )
+        right = plain[i + 1 : k].rstrip(",;:.")
         if _NUMBER.fullmatch(left) or _NUMBER.fullmatch(right):
             chars[i] = GLUE
     return "".join(chars)
@@ -82,11 +103,13 @@ def glue_message(message: str, short: int = 24) -> str:
     """kube-scheduler's `0/20 nodes are available: 13 Insufficient cpu, 1 node(s) had ...` with each
     short reason and each braced taint glued, so that a count never leaves its reason."""
     message = re.sub(r"\{[^{}]{0,40}\}", lambda m: glue(m.group()), message)
+
     def item(text: str) -> str:
         if len(text) <= short:
             return glue(text)
-        head, sep, tail = text.rpartition(": ")     # `... are available: 13 Insufficient cpu`
+        head, sep, tail = text.rpartition(": ")  # `... are available: 13 Insufficient cpu`
         return head + sep + glue(tail) if sep and len(tail) <= short else text
+
     return ", ".join(item(x) for x in message.split(", "))
 
 
@@ -109,21 +132,21 @@ def _break_offsets(plain: str, width: int) -> list[int]:
         if col and start:
             offsets.append(start)
             col = 0
-        if size > width:                       # one word wider than a line: cut it
+        if size > width:  # one word wider than a line: cut it
             for cut in range(0, len(word), width)[1:]:
                 offsets.append(start + cut)
-            col = cell_len(word[len(word) // width * width:])
+            col = cell_len(word[len(word) // width * width :])
         else:
             col = cell_len(word)
 
     place(0, plain, _WORD)
     # no widow: a last line of one word takes the word before it along (`... the taint is` / `removed`)
-    tail = plain[offsets[-1]:].strip(" ") if offsets else ""
+    tail = plain[offsets[-1] :].strip(" ") if offsets else ""
     if tail and plain[offsets[-1] - 1] == " " and len(tail) <= 12 and not set(tail) & {" ", GLUE}:
         start = offsets[-2] if len(offsets) > 1 else 0
-        before = plain[start:offsets[-1]].rstrip(" ")
+        before = plain[start : offsets[-1]].rstrip(" ")
         j = before.rfind(" ")
-        if j > 0 and GLUE not in before[j + 1:] and cell_len(plain[start + j + 1:].rstrip(" ")) <= width:
+        if j > 0 and GLUE not in before[j + 1 :] and cell_len(plain[start + j + 1 :].rstrip(" ")) <= width:
             offsets[-1] = start + j + 1
     return offsets
 
@@ -164,8 +187,8 @@ class Hang:
         first = wrap_lines(text, max(10, options.max_width - self.n))
         lines = first[:1]
         if len(first) > 1:
-            rest = text[len(first[0].plain):]
-            rest = rest[len(rest.plain) - len(rest.plain.lstrip(" " + GLUE)):]
+            rest = text[len(first[0].plain) :]
+            rest = rest[len(rest.plain) - len(rest.plain.lstrip(" " + GLUE)) :]
             lines += wrap_lines(rest, max(10, options.max_width - self.rest))
         out = Text(no_wrap=True, overflow="ignore")
         for i, line in enumerate(lines):
@@ -197,7 +220,7 @@ def fmt_cores(milli: int, decimals: int) -> str:
     """Millicores as cores with exactly `decimals` decimals (exact: the amounts are whole millicores)."""
     whole, frac = divmod(abs(milli), 1000)
     sign = "-" if milli < 0 else ""
-    return f"{sign}{whole}" + (f".{frac:03d}"[:decimals + 1] if decimals else "")
+    return f"{sign}{whole}" + (f".{frac:03d}"[: decimals + 1] if decimals else "")
 
 
 def quantities(resource: str, amounts) -> Callable[[int], str]:
@@ -227,7 +250,7 @@ def hang(item):
 def name_list(nodes: list[str], limit: int = 3) -> str:
     if len(nodes) <= limit:
         return ", ".join(nodes)
-    return f"{', '.join(nodes[:limit - 1])}, … +{len(nodes) - limit + 1} more"
+    return f"{', '.join(nodes[: limit - 1])}, … +{len(nodes) - limit + 1} more"
 
 
 def plural(n: int, word: str, many: str | None = None) -> str:
@@ -244,8 +267,9 @@ def section(title: str, subtitle: str = "") -> Text:
 
 
 def new_table(*, expand: bool = False) -> Table:
-    return Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, expand=expand,
-                 header_style="bold", padding=(0, 1))
+    return Table(
+        box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, expand=expand, header_style="bold", padding=(0, 1)
+    )
 
 
 def node_label(nodes: list[str], grouped: bool) -> Text:
@@ -268,4 +292,3 @@ def print_blocks(console: Console, blocks: Iterable[list[Any]]) -> None:
         for item in block:
             console.print(hang(item))
         first = False
-

@@ -1,4 +1,5 @@
 """`explain --node NAME`: one node's filter verdicts, resources, taints, pods, spread, scores, preemption."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -32,9 +33,13 @@ def node_view(result, session, name: str) -> list[list[Any]]:
             head.append("  cordoned", style="warn")
     out.append(head)
     if result.pre_filter is not None:
-        out.append(Text(f"  no node was filtered: {result.pre_filter.plugin} rejected the pod at "
-                        f"{'PreEnqueue' if result.pre_filter.plugin == 'SchedulingGates' else 'PreFilter'}",
-                        style="warn"))
+        out.append(
+            Text(
+                f"  no node was filtered: {result.pre_filter.plugin} rejected the pod at "
+                f"{'PreEnqueue' if result.pre_filter.plugin == 'SchedulingGates' else 'PreFilter'}",
+                style="warn",
+            )
+        )
     elif nf is not None:
         table = new_table()
         table.add_column("", no_wrap=True)
@@ -75,8 +80,9 @@ def node_view(result, session, name: str) -> list[list[Any]]:
             # one precision across the row: cpu 7.910, 0.150, 7.760, 7.000
             q = quantities(r["resource"], (r["allocatable"], r["requested"], r["free"], r["request"], short))
             verdict = Text(PASS, style="ok") if r["fits"] else Text(glue(f"{ALSO} short by {q(short)}"), style="bad")
-            table.add_row(r["resource"], q(r["allocatable"]), q(r["requested"]), q(r["free"]), q(r["request"]),
-                          prose(verdict))
+            table.add_row(
+                r["resource"], q(r["allocatable"]), q(r["requested"]), q(r["free"]), q(r["request"]), prose(verdict)
+            )
         out.append(indent(table, 2))
         taints = untolerated_taints(result.pod, node)
         if node.taints:
@@ -101,8 +107,9 @@ def node_view(result, session, name: str) -> list[list[Any]]:
     per = result.scores.get(name)
     if per:
         ranked = dict((n, r) for r, n in ranking(result))
-        out.append(section("Scores",
-                           f"rank {ranked.get(name)} of {len(result.scores)}, total {result.totals.get(name)}"))
+        out.append(
+            section("Scores", f"rank {ranked.get(name)} of {len(result.scores)}, total {result.totals.get(name)}")
+        )
         table = new_table()
         table.add_column("Score plugin", style="plugin")
         table.add_column("Raw", justify="right")
@@ -150,8 +157,6 @@ def _node_pods(ni, limit: int = 10) -> list[Any]:
     return out
 
 
-
-
 class _OnlyNode:
     """A view of a result whose annotations hold one node's node-affinity rows."""
 
@@ -163,4 +168,3 @@ class _OnlyNode:
 
     def __getattr__(self, item):
         return getattr(self._r, item)
-

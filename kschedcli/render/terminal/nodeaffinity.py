@@ -1,4 +1,5 @@
 """The node affinity breakdown: the pod's requirements and the nodes they fail on."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -63,15 +64,22 @@ def node_affinity_section(result) -> list[Any]:
     for key in order:
         vals = rows[key]
         n = sum(len(v) for v in vals.values())
-        have = ", ".join(f"{v} ×{len(nodes)}" if len(nodes) > 1 else f"{v} ({nodes[0]})"
-                         for v, nodes in sorted(vals.items(), key=lambda kv: (-len(kv[1]), kv[0])) if v)
+        have = ", ".join(
+            f"{v} ×{len(nodes)}" if len(nodes) > 1 else f"{v} ({nodes[0]})"
+            for v, nodes in sorted(vals.items(), key=lambda kv: (-len(kv[1]), kv[0]))
+            if v
+        )
         table.add_row(key, plural(n, "node"), have)
     if order:
         out.append(indent(table, 2))
     if nterms > 1:
         out.append(Text("  required terms are ORed: a node must match every expression of one term", style="muted"))
     if enforced:
-        out.append(Text(f"  {plural(len(enforced), 'node')} rejected by the profile's addedAffinity "
-                        f"(scheduler-enforced): {name_list(enforced)}", style="warn"))
+        out.append(
+            Text(
+                f"  {plural(len(enforced), 'node')} rejected by the profile's addedAffinity "
+                f"(scheduler-enforced): {name_list(enforced)}",
+                style="warn",
+            )
+        )
     return out
-

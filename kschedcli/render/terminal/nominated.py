@@ -1,5 +1,6 @@
 """The explain view's part on nominated pods: which pods waiting for a node (after a preemption)
 counted when the pod was filtered there, and how the two filter passes went."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -28,8 +29,13 @@ def nominated_lines(result, node: str | None = None) -> list[Any]:
     rows = {n: v for n, v in result.nominated.items() if node is None or n == node}
     if not rows and (tried is None or (node is not None and node != tried)):
         return out
-    out.append(section("Nominated pods", f"waiting for the node they preempted on; those of priority ≥ "
-                                         f"{result.pod.priority} count there as if running (scores never see them)"))
+    out.append(
+        section(
+            "Nominated pods",
+            f"waiting for the node they preempted on; those of priority ≥ "
+            f"{result.pod.priority} count there as if running (scores never see them)",
+        )
+    )
     if tried is not None:
         t = Text("  ")
         t.append("first try ", style="muted")

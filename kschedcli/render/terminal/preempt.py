@@ -1,5 +1,6 @@
 """`ksched preempt`: the dry run, the nominated node and its victims in eviction order, every candidate
 and the criterion that ranked it lower, and the nodes where preemption cannot help."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -28,8 +29,15 @@ def preempt_blocks(result, width: int = 80) -> list[list[Any]]:
     if result.schedulable:
         return [[Text("  the pod fits without preemption; nothing would be evicted", style="ok")]]
     if p is None:
-        return [[Text("  preemption was not attempted (no PostFilter plugin in the profile, or the pod was "
-                      "rejected before filtering)", style="warn")]]
+        return [
+            [
+                Text(
+                    "  preemption was not attempted (no PostFilter plugin in the profile, or the pod was "
+                    "rejected before filtering)",
+                    style="warn",
+                )
+            ]
+        ]
     if p.ineligible:
         blocks.append([section("Preemption", "the pod cannot preempt"), Text("  " + p.ineligible, style="warn")])
     det = (result.details or {}).get("DefaultPreemption") or {}
@@ -37,13 +45,16 @@ def preempt_blocks(result, width: int = 80) -> list[list[Any]]:
         blocks.append([section("Dry run", _dry_run_text(det))])
     if p.nominated_node:
         nominated = next((c for c in p.candidates if c.node == p.nominated_node), None)
-        block: list[Any] = [section("Nominated node",
-                                    "status.nominatedNodeName; the victims are evicted in this order")]
+        block: list[Any] = [
+            section("Nominated node", "status.nominatedNodeName; the victims are evicted in this order")
+        ]
         t = Text("  ")
         t.append(p.nominated_node, style="node bold")
         if nominated is not None:
-            t.append(f"  {plural(nominated.pdb_violations, 'PDB violation')}",
-                     style="warn" if nominated.pdb_violations else "muted")
+            t.append(
+                f"  {plural(nominated.pdb_violations, 'PDB violation')}",
+                style="warn" if nominated.pdb_violations else "muted",
+            )
         block.append(t)
         table = new_table()
         table.add_column("#", justify="right", style="muted")
@@ -61,12 +72,22 @@ def preempt_blocks(result, width: int = 80) -> list[list[Any]]:
             table.add_row(*row)
         block.append(indent(table, 4))
         if len(p.equally_good) > 1:
-            block.append(Text("  equally good (kube-scheduler's choice among them is arbitrary): "
-                              + ", ".join(c.node for c in p.equally_good), style="warn"))
+            block.append(
+                Text(
+                    "  equally good (kube-scheduler's choice among them is arbitrary): "
+                    + ", ".join(c.node for c in p.equally_good),
+                    style="warn",
+                )
+            )
         blocks.append(block)
     if p.candidates:
-        block = [section("Candidates", "as kube-scheduler ranks them: fewest PDB violations, lowest top victim "
-                          "priority, lowest priority sum, fewest victims, latest start")]
+        block = [
+            section(
+                "Candidates",
+                "as kube-scheduler ranks them: fewest PDB violations, lowest top victim "
+                "priority, lowest priority sum, fewest victims, latest start",
+            )
+        ]
         cands = _ordered_candidates(p)
         node_w = max(len(c.node) for c in cands)
         vic_w = max((len(v) for c in cands for v in c.victims), default=6)
@@ -83,10 +104,15 @@ def preempt_blocks(result, width: int = 80) -> list[list[Any]]:
             table.add_column("Decided by", no_wrap=True)
             for c in cands:
                 cr = criteria(c)
-                table.add_row(Text(c.node, style="node bold" if c.node == p.nominated_node else "node"),
-                              "\n".join(c.victims) or "(none)", str(cr["pdb"]),
-                              "" if cr["highest"] is None else str(cr["highest"]), str(cr["sum"]), str(cr["count"]),
-                              _decided(p, c))
+                table.add_row(
+                    Text(c.node, style="node bold" if c.node == p.nominated_node else "node"),
+                    "\n".join(c.victims) or "(none)",
+                    str(cr["pdb"]),
+                    "" if cr["highest"] is None else str(cr["highest"]),
+                    str(cr["sum"]),
+                    str(cr["count"]),
+                    _decided(p, c),
+                )
             block.append(indent(table, 2))
         else:
             for c in cands:
@@ -96,8 +122,13 @@ def preempt_blocks(result, width: int = 80) -> list[list[Any]]:
                 t.append("  ")
                 t.append_text(_decided(p, c))
                 block.append(t)
-                block.append(Text(f"    PDB violations {cr['pdb']}, top priority {cr['highest']}, "
-                                  f"priority sum {cr['sum']}, {plural(cr['count'], 'victim')}", style="muted"))
+                block.append(
+                    Text(
+                        f"    PDB violations {cr['pdb']}, top priority {cr['highest']}, "
+                        f"priority sum {cr['sum']}, {plural(cr['count'], 'victim')}",
+                        style="muted",
+                    )
+                )
                 block.append(Text("    evicts " + (", ".join(c.victims) or "nothing")))
         blocks.append(block)
     if p.not_helpful:
@@ -124,8 +155,10 @@ def _dry_run_text(det: dict) -> str:
     potential, evaluated = det.get("potentialNodes"), det.get("evaluatedNodes")
     found, limit = det.get("candidatesFound"), det.get("numCandidates")
     pct, absolute = det.get("minCandidateNodesPercentage"), det.get("minCandidateNodesAbsolute")
-    text = (f"{plural(potential or 0, 'node')} where preemption might help, {evaluated} evaluated, "
-            f"{plural(found or 0, 'candidate')} found ")
+    text = (
+        f"{plural(potential or 0, 'node')} where preemption might help, {evaluated} evaluated, "
+        f"{plural(found or 0, 'candidate')} found "
+    )
     settings = f"minCandidateNodesPercentage {pct}%, minCandidateNodesAbsolute {absolute}"
     if isinstance(limit, int) and isinstance(potential, int) and limit >= potential:
         return text + f"(kube-scheduler evaluates every one: {settings} ask for {limit} or more)"
@@ -134,10 +167,12 @@ def _dry_run_text(det: dict) -> str:
 
 def _ordered_candidates(p) -> list:
     """Nominated first, then ties, then the others by the ranking criteria."""
+
     def key(c):
         cr = criteria(c)
         tier = 0 if c.node == p.nominated_node else (1 if any(e.node == c.node for e in p.equally_good) else 2)
         return (tier, cr["pdb"], cr["highest"] if cr["highest"] is not None else 0, cr["sum"], cr["count"], c.node)
+
     return sorted(p.candidates, key=key)
 
 
@@ -148,4 +183,3 @@ def preempt_renderables(result, session, console: Console) -> list[list[Any]]:
 def render_preempt(result, session, console: Console | None = None, *, no_color: bool = False) -> None:
     console = console or make_console(no_color)
     print_blocks(console, [*preempt_renderables(result, session, console), version_block(session)])
-

@@ -1,5 +1,6 @@
 """Preemption in explain: the nominated node and its victims, or why preemption cannot make room;
 and the pieces of a preemption result the preempt view shares."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -15,9 +16,14 @@ def preemption_summary(result) -> list[Any]:
         return []
     out: list[Any] = []
     if p.nominated_node:
-        out.append(section("Preemption", f"{plural(len(p.candidates), 'candidate')}"
-                            + (f", {plural(len(p.not_helpful), 'node')} where it cannot help" if p.not_helpful else "")
-                            + " · ksched preempt shows every candidate"))
+        out.append(
+            section(
+                "Preemption",
+                f"{plural(len(p.candidates), 'candidate')}"
+                + (f", {plural(len(p.not_helpful), 'node')} where it cannot help" if p.not_helpful else "")
+                + " · ksched preempt shows every candidate",
+            )
+        )
         t = Text("  nominate ")
         t.append(p.nominated_node, style="node bold")
         t.append(", evict: ", style="muted")
@@ -37,8 +43,13 @@ def preemption_summary(result) -> list[Any]:
         if by_why:
             for why in sorted(by_why, key=lambda w: (-len(by_why[w]), w)):
                 nodes = by_why[why]
-                out.append(Text.assemble(("  " + plural(len(nodes), "node") + ": ", "num"), (why, "warn"),
-                                         (f"  ({name_list(nodes, 2)})", "muted")))
+                out.append(
+                    Text.assemble(
+                        ("  " + plural(len(nodes), "node") + ": ", "num"),
+                        (why, "warn"),
+                        (f"  ({name_list(nodes, 2)})", "muted"),
+                    )
+                )
         else:
             out.append(Text("  " + (msg or "no candidate node"), style="warn"))
     return out
@@ -58,8 +69,12 @@ def preemption_part(message: str) -> str:
 
 def criteria(c) -> dict:
     prios = list(c.victim_priorities)
-    return {"pdb": c.pdb_violations, "highest": max(prios) if prios else None,
-            "sum": sum(prios) if prios else 0, "count": len(c.victims)}
+    return {
+        "pdb": c.pdb_violations,
+        "highest": max(prios) if prios else None,
+        "sum": sum(prios) if prios else 0,
+        "count": len(c.victims),
+    }
 
 
 # why a candidate ranked below the nominated node, in words (kube-scheduler's criteria, in order)

@@ -1,4 +1,5 @@
 """The resources breakdown: each node's free allocatable against the pod's requests."""
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -34,18 +35,23 @@ def resources_section(result, *, all_nodes: bool = False, limit: int = 8, width:
     def closeness(name):
         rows = res[name]
         return (sum(1 for r in rows if not r["fits"]), name)
+
     failing.sort(key=closeness)
     order = ([selected] if selected else []) + failing
     shown = order if all_nodes else order[:limit]
     rows0 = res[shown[0]]
     # one precision per resource over the rows shown: 2.260 beside 6.594
-    fmts = [quantities(r["resource"], [v for n in shown for v in (res[n][i]["free"], res[n][i]["allocatable"])])
-            for i, r in enumerate(rows0)]
+    fmts = [
+        quantities(r["resource"], [v for n in shown for v in (res[n][i]["free"], res[n][i]["allocatable"])])
+        for i, r in enumerate(rows0)
+    ]
     out: list[Any] = []
     what = "free allocatable for the pod's requests"
     if failing:
-        what += (f"; {plural(len(failing), 'node')} {'lacks' if len(failing) == 1 else 'lack'} resources, "
-                 "closest to fitting first")
+        what += (
+            f"; {plural(len(failing), 'node')} {'lacks' if len(failing) == 1 else 'lack'} resources, "
+            "closest to fitting first"
+        )
     out.append(section("Resources", what))
     labels = []
     for name in shown:
@@ -54,8 +60,12 @@ def resources_section(result, *, all_nodes: bool = False, limit: int = 8, width:
             label.append(" (selected)", style="ok")
         labels.append(label)
     cells = [[unglued(_res_cell(r, fmts[i])) for i, r in enumerate(res[name])] for name in shown]
-    heads = [("pods", "free slots") if r["resource"] == "pods" else
-             (r["resource"], f"needs {fmt_quantity(r['resource'], r['request'])}") for r in rows0]
+    heads = [
+        ("pods", "free slots")
+        if r["resource"] == "pods"
+        else (r["resource"], f"needs {fmt_quantity(r['resource'], r['request'])}")
+        for r in rows0
+    ]
     col_w = [max([len(h[0]), len(h[1])] + [len(row[i].plain) for row in cells]) for i, h in enumerate(heads)]
     natural = 2 + max(len(x.plain) for x in labels) + sum(w + 3 for w in col_w)
     table = new_table()
@@ -67,8 +77,9 @@ def resources_section(result, *, all_nodes: bool = False, limit: int = 8, width:
             table.add_row(label, *row)
     else:
         # too wide for a column per resource: each node's resources as words that wrap between them
-        needs = ", ".join(f"{r['resource']} {fmt_quantity(r['resource'], r['request'])}" for r in rows0
-                          if r["resource"] != "pods")
+        needs = ", ".join(
+            f"{r['resource']} {fmt_quantity(r['resource'], r['request'])}" for r in rows0 if r["resource"] != "pods"
+        )
         table.add_column(prose(Text(f"Free of allocatable (the pod needs {needs} and a pod slot)", style="bold")))
         for label, name in zip(labels, shown, strict=True):
             line = Text()
@@ -79,6 +90,5 @@ def resources_section(result, *, all_nodes: bool = False, limit: int = 8, width:
             table.add_row(label, prose(line))
     out.append(indent(table, 2))
     if len(shown) < len(order):
-        out.append(Text(f"  … {plural(len(order) - len(shown), 'more node')} (--all-nodes lists them)",
-                        style="muted"))
+        out.append(Text(f"  … {plural(len(order) - len(shown), 'more node')} (--all-nodes lists them)", style="muted"))
     return out

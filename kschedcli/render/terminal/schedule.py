@@ -1,4 +1,5 @@
 """`ksched schedule`: one row per pod in queue order, its outcome and why, and the counts."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -53,21 +54,25 @@ def _why(r) -> str:
 _COLUMNS = [("#", True), ("Pod", False), ("Prio", True), ("Result", False)]
 _WIDE = [("Score", True), ("Feasible", True), ("Nominated", False), ("Victims", True)]
 _GAP = 3
-_MIN_WHY = 30      # narrower than this, the reason goes on its own lines under the row
+_MIN_WHY = 30  # narrower than this, the reason goes on its own lines under the row
 
 
 def _wide_cells(r, node_count: int) -> list[Text]:
     """Score of the selected node, feasible nodes of all, the nominated node and how many victims its
     preemption evicts; – where there is none."""
+
     def none() -> Text:
         return Text("–", style="muted")
+
     score = r.totals.get(r.selected_node) if r.schedulable and r.selected_node else None
     p = r.preemption if not r.schedulable else None
     nominated, victims = (p.nominated_node, len(p.victims)) if p is not None and p.nominated_node else (None, 0)
-    return [Text(str(score)) if score is not None else none(),
-            Text(f"{len(r.feasible)}/{node_count}") if not r.error else none(),
-            Text(nominated, style="node") if nominated else none(),
-            Text(str(victims)) if nominated else none()]
+    return [
+        Text(str(score)) if score is not None else none(),
+        Text(f"{len(r.feasible)}/{node_count}") if not r.error else none(),
+        Text(nominated, style="node") if nominated else none(),
+        Text(str(victims)) if nominated else none(),
+    ]
 
 
 def schedule_table(results, node_count: int, width: int, *, wide: bool = False, headers: bool = True) -> Text:
@@ -81,22 +86,24 @@ def schedule_table(results, node_count: int, width: int, *, wide: bool = False, 
         if wide:
             cells += _wide_cells(r, node_count)
         rows.append((cells, Text(bind_numbers(glue_message(_why(r))), style="muted")))
-    widths = [max([len(h) if headers else 0] + [cell_len(cells[k].plain) for cells, _ in rows])
-              for k, (h, _) in enumerate(columns)]
+    widths = [
+        max([len(h) if headers else 0] + [cell_len(cells[k].plain) for cells, _ in rows])
+        for k, (h, _) in enumerate(columns)
+    ]
     extras: list[Text] = []
     if wide and 2 + sum(w + _GAP for w in widths) - _GAP > width:
         # the wide columns do not fit beside the others: each row's go on a labelled line under it
-        columns, widths = columns[:len(_COLUMNS)], widths[:len(_COLUMNS)]
+        columns, widths = columns[: len(_COLUMNS)], widths[: len(_COLUMNS)]
         for cells, _ in rows:
             labelled = Text()
-            for (head, _), cell in zip(_WIDE, cells[len(_COLUMNS):], strict=True):
+            for (head, _), cell in zip(_WIDE, cells[len(_COLUMNS) :], strict=True):
                 if labelled:
                     labelled.append("   ")
                 labelled.append(head.lower() + GLUE, style="muted")
                 labelled.append_text(cell)
             extras.append(labelled)
-            del cells[len(_COLUMNS):]
-    lead = 2 + sum(w + _GAP for w in widths)          # where the Why column starts
+            del cells[len(_COLUMNS) :]
+    lead = 2 + sum(w + _GAP for w in widths)  # where the Why column starts
     why_w = max((cell_len(why.plain) for _, why in rows), default=0)
     inline = lead + max(why_w, 3) <= width or width - lead >= _MIN_WHY
     why_w = min(why_w, max(width - lead, 3)) if inline else 0
@@ -151,8 +158,9 @@ def schedule_table(results, node_count: int, width: int, *, wide: bool = False, 
     return table
 
 
-def schedule_renderables(results, session, console: Console, *, wide: bool = False,
-                         headers: bool = True) -> list[list[Any]]:
+def schedule_renderables(
+    results, session, console: Console, *, wide: bool = False, headers: bool = True
+) -> list[list[Any]]:
     counts = {"schedulable": 0, "preemption": 0, "unschedulable": 0, "error": 0}
     for r in results:
         counts[verdict_of(r)] += 1
@@ -160,10 +168,13 @@ def schedule_renderables(results, session, console: Console, *, wide: bool = Fal
     n = ann_nodes if ann_nodes is not None else len(session.scheduler.snapshot.list())
     # a Group: printed as laid out, not re-wrapped like a line of text
     table = Group(schedule_table(results, n, console.width, wide=wide, headers=headers))
-    if not headers:                 # --no-headers: the rows alone, for scripts
+    if not headers:  # --no-headers: the rows alone, for scripts
         return [[table]] if results else []
-    head = section("Schedule", f"{plural(len(results), 'pod')}, one after another, on {plural(n, 'node')}; "
-                               "each one placed is bound before the next")
+    head = section(
+        "Schedule",
+        f"{plural(len(results), 'pod')}, one after another, on {plural(n, 'node')}; "
+        "each one placed is bound before the next",
+    )
     summary = Text()
     summary.append(glue(f"✔ {counts['schedulable']} scheduled"), style="ok")
     summary.append("   ")
@@ -176,18 +187,33 @@ def schedule_renderables(results, session, console: Console, *, wide: bool = Fal
     return [[head, table, summary, hint]]
 
 
-def render_schedule(results, session, console: Console | None = None, *, no_color: bool = False,
-                    wide: bool = False, headers: bool = True) -> None:
+def render_schedule(
+    results,
+    session,
+    console: Console | None = None,
+    *,
+    no_color: bool = False,
+    wide: bool = False,
+    headers: bool = True,
+) -> None:
     console = console or make_console(no_color)
     # the release followed ends the view, except for --no-headers (rows only, for scripts)
-    print_blocks(console, [*schedule_renderables(results, session, console, wide=wide, headers=headers),
-                           version_block(session) if headers else []])
+    print_blocks(
+        console,
+        [
+            *schedule_renderables(results, session, console, wide=wide, headers=headers),
+            version_block(session) if headers else [],
+        ],
+    )
 
 
 def unschedulable_names(results, *, allow_preemption: bool = False) -> str:
     """`schedule -o name`: the pods that are not schedulable, `namespace/name` one a line, in queue
     order: exactly the pods that make the exit status 1 (with --allow-preemption, a pod preemption
     would place is not listed)."""
-    names = [r.pod.key for r in results
-             if verdict_of(r) != "schedulable" and not (allow_preemption and verdict_of(r) == "preemption")]
+    names = [
+        r.pod.key
+        for r in results
+        if verdict_of(r) != "schedulable" and not (allow_preemption and verdict_of(r) == "preemption")
+    ]
     return "".join(f"{k}\n" for k in names)

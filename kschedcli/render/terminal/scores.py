@@ -1,4 +1,5 @@
 """The score table: feasible nodes best first, weighted scores per plugin (or raw, normalized, weight)."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -60,8 +61,11 @@ def score_table(result, console_width: int, *, top: int = 10, raw: bool = False)
             weights[p] = s.weight
     top_of = f"top {len(shown)} of " if len(shown) < len(ranked) else ""
     sub = f"{top_of}{plural(len(ranked), 'feasible node')}, best first"
-    sub += ("; " + glue("raw → normalized × weight = weighted") if raw else
-            "; weighted scores " + glue("(--raw for raw and normalized)"))
+    sub += (
+        "; " + glue("raw → normalized × weight = weighted")
+        if raw
+        else "; weighted scores " + glue("(--raw for raw and normalized)")
+    )
     out.append(section("Scores", sub))
     skipped = [p for p in result.score_plugins if p not in plugins]
     if raw:
@@ -80,29 +84,33 @@ def score_table(result, console_width: int, *, top: int = 10, raw: bool = False)
             per = result.scores[name]
             mark = "▶" if name == result.selected_node else ("=" if name in top_set else "")
             row_style = "ok" if name == result.selected_node else ""
-            table.add_row(f"{mark}{rank}", Text(name, style="node " + row_style if row_style else "node"),
-                          *[str(per[p].weighted) if p in per else "" for p in plugins],
-                          str(result.totals[name]))
+            table.add_row(
+                f"{mark}{rank}",
+                Text(name, style="node " + row_style if row_style else "node"),
+                *[str(per[p].weighted) if p in per else "" for p in plugins],
+                str(result.totals[name]),
+            )
         out.append(indent(table, 2))
         if not full:
             legend = ", ".join(f"{SHORT_PLUGIN[p]}={p}" for p in plugins if p in SHORT_PLUGIN)
             out.append(Text("  " + legend, style="muted"))
     if len(shown) < len(ranked):
-        out.append(Text(f"  … {plural(len(ranked) - len(shown), 'more feasible node')} (--top 0 shows all)",
-                        style="muted"))
+        out.append(
+            Text(f"  … {plural(len(ranked) - len(shown), 'more feasible node')} (--top 0 shows all)", style="muted")
+        )
     if skipped:
         out.append(Text("  not scored (PreScore returned Skip): " + ", ".join(skipped), style="muted"))
     return out
-
 
 
 def _raw_table(result, shown: list[tuple[int, str]], plugins: list[str], width: int):
     """Raw, normalized, weight and weighted score per plugin and node. A Node column when it fits;
     narrower, each node heads its own rows; narrower still, short headers. Plugin names are never cut."""
     rows = {name: [(p, result.scores[name][p]) for p in plugins if p in result.scores[name]] for _, name in shown}
-    numbers = [max([len(h)] + [len(str(getattr(s, a))) for r in rows.values() for _, s in r])
-               for h, a in (("Raw", "raw"), ("Normalized", "normalized"), ("Weight", "weight"),
-                            ("Weighted", "weighted"))]
+    numbers = [
+        max([len(h)] + [len(str(getattr(s, a))) for r in rows.values() for _, s in r])
+        for h, a in (("Raw", "raw"), ("Normalized", "normalized"), ("Weight", "weight"), ("Weighted", "weighted"))
+    ]
     plugin_w = max([len("total")] + [len(p) for r in rows.values() for p, _ in r])
     node_w = max(len(name) for _, name in shown)
     rank_w = max(len(str(rank)) for rank, _ in shown)
@@ -113,7 +121,7 @@ def _raw_table(result, shown: list[tuple[int, str]], plugins: list[str], width: 
     if with_node_column:
         table.add_column("Node", style="node", no_wrap=True)
     table.add_column("Plugin" if with_node_column else "Node / plugin", no_wrap=True)
-    for head in (("Raw", "Norm.", "Wt", "Score") if short else ("Raw", "Normalized", "Weight", "Weighted")):
+    for head in ("Raw", "Norm.", "Wt", "Score") if short else ("Raw", "Normalized", "Weight", "Weighted"):
         table.add_column(head, justify="right", no_wrap=True, style="bold" if head in ("Weighted", "Score") else "")
     for rank, name in shown:
         lead = [str(rank), Text(name, style="node")] if with_node_column else [str(rank)]
@@ -121,9 +129,22 @@ def _raw_table(result, shown: list[tuple[int, str]], plugins: list[str], width: 
             table.add_row(str(rank), Text(name, style="node"), "", "", "", "")
             lead = [""]
         for p, s in rows[name]:
-            table.add_row(*lead, p if with_node_column else "  " + p, str(s.raw), str(s.normalized), str(s.weight),
-                          str(s.weighted))
+            table.add_row(
+                *lead,
+                p if with_node_column else "  " + p,
+                str(s.raw),
+                str(s.normalized),
+                str(s.weight),
+                str(s.weighted),
+            )
             lead = ["", ""] if with_node_column else [""]
-        table.add_row(*([""] * (2 if with_node_column else 1)), Text("total" if with_node_column else "  total",
-                      style="bold"), "", "", "", Text(str(result.totals[name]), style="bold"), end_section=True)
+        table.add_row(
+            *([""] * (2 if with_node_column else 1)),
+            Text("total" if with_node_column else "  total", style="bold"),
+            "",
+            "",
+            "",
+            Text(str(result.totals[name]), style="bold"),
+            end_section=True,
+        )
     return table

@@ -1,4 +1,5 @@
 """The topology spread breakdown: hard constraints with the skew arithmetic per domain, soft ones scored."""
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -26,6 +27,7 @@ def domain_nodes_of(snapshot) -> DomainNodes:
                     table.setdefault(value, []).append(ni.node.name)
             cache[key] = table
         return cache[key]
+
     return lookup
 
 
@@ -62,13 +64,17 @@ def spread_section(result, *, node: str | None = None, domain_nodes: DomainNodes
             out.append(t)
             if c.get("minDomains", 1) > 1 or c.get("minDomainsApplies"):
                 if c.get("minDomainsApplies"):
-                    out.append(Text(f"    minDomains {c.get('minDomains')} but only "
-                                    f"{c.get('eligibleDomains')} eligible "
-                                    "domains: the global minimum counts as 0", style="warn"))
+                    out.append(
+                        Text(
+                            f"    minDomains {c.get('minDomains')} but only "
+                            f"{c.get('eligibleDomains')} eligible "
+                            "domains: the global minimum counts as 0",
+                            style="warn",
+                        )
+                    )
                 else:
                     eligible = plural(c.get("eligibleDomains") or 0, "eligible domain")
-                    out.append(Text(f"    minDomains {c.get('minDomains')}: {eligible}, "
-                                    "no effect", style="muted"))
+                    out.append(Text(f"    minDomains {c.get('minDomains')}: {eligible}, no effect", style="muted"))
             # per domain: the nodes asked about there, and matchNum + selfMatch - minMatch against maxSkew
             by_domain: dict[str, dict] = {}
             missing: list[str] = []
@@ -126,23 +132,36 @@ def spread_section(result, *, node: str | None = None, domain_nodes: DomainNodes
                 table.add_row(*cells)
             out.append(indent(table, 4))
             if partial:
-                out.append(Text("    a domain's other nodes were rejected by another filter (the matrix above "
-                                "shows which)", style="muted"))
+                out.append(
+                    Text(
+                        "    a domain's other nodes were rejected by another filter (the matrix above shows which)",
+                        style="muted",
+                    )
+                )
             omitted = c.get("domainsOmitted")
             if omitted:
                 out.append(Text(f"    … {plural(omitted, 'more domain')}", style="muted"))
             if missing:
-                out.append(Text(f"    without the {c.get('topologyKey')} label (rejected): "
-                                f"{name_list(sorted(missing), 4)}",
-                                style="warn"))
+                out.append(
+                    Text(
+                        f"    without the {c.get('topologyKey')} label (rejected): {name_list(sorted(missing), 4)}",
+                        style="warn",
+                    )
+                )
         if filt.get("nodesOmitted"):
             out.append(Text(f"    ({plural(filt['nodesOmitted'], 'more node')} not detailed)", style="muted"))
     sc = d.get("score")
     if sc and sc.get("constraints") and result.schedulable and node is None:
         if out:
             out.append(Text(""))
-        out.append(section("Topology spread", f"soft constraints (ScheduleAnyway) scored, from {src}" if src else
-                            "soft constraints (ScheduleAnyway) scored"))
+        out.append(
+            section(
+                "Topology spread",
+                f"soft constraints (ScheduleAnyway) scored, from {src}"
+                if src
+                else "soft constraints (ScheduleAnyway) scored",
+            )
+        )
         for c in sc["constraints"]:
             out.append(_constraint_header(c, weight=c.get("weight")))
             counts = c.get("perNode") or c.get("domains") or {}

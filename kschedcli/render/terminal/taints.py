@@ -1,4 +1,5 @@
 """The taints breakdown: the taints the pod does not tolerate, by node, and what it tolerates."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -40,4 +41,3 @@ def _toleration(t) -> str:
     if t.seconds is not None:
         s += f" for {t.seconds}s"
     return s
-

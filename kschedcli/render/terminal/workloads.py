@@ -1,5 +1,6 @@
 """The schedule's results grouped by workload (`ksched schedule` of Deployments, DaemonSets, ...):
 one row per workload, and for a DaemonSet, the nodes where its pod does not fit or is not made."""
+
 from __future__ import annotations
 
 from rich.console import Console
@@ -10,8 +11,12 @@ from .layout import indent, make_console, new_table, plural, section
 
 def _outcome(counts: dict) -> Text:
     t = Text()
-    parts = [("schedulable", "✔ {} scheduled", "ok"), ("preemption", "⚠ {} need preemption", "warn"),
-             ("unschedulable", "✘ {} unschedulable", "bad"), ("error", "✘ {} errors", "bad")]
+    parts = [
+        ("schedulable", "✔ {} scheduled", "ok"),
+        ("preemption", "⚠ {} need preemption", "warn"),
+        ("unschedulable", "✘ {} unschedulable", "bad"),
+        ("error", "✘ {} errors", "bad"),
+    ]
     for key, fmt, style in parts:
         if counts.get(key) or key == "schedulable":
             if t.plain:
@@ -33,8 +38,13 @@ def workloads_renderables(summary: list[dict]) -> list:
         if w["kind"] == "DaemonSet":
             nodes = w["nodes"]
             wanted = f"{sum(1 for n in nodes if n['eligible'])}/{len(nodes)} nodes"
-        table.add_row(f"{w['kind']} {w['namespace']}/{w['name']}", wanted, str(w["existing"]), str(len(w["pods"])),
-                      _outcome(w["results"]))
+        table.add_row(
+            f"{w['kind']} {w['namespace']}/{w['name']}",
+            wanted,
+            str(w["existing"]),
+            str(len(w["pods"])),
+            _outcome(w["results"]),
+        )
         if w.get("note"):
             notes.append(Text(f"{w['kind']} {w['namespace']}/{w['name']}: {w['note']}", style="muted"))
         if w["kind"] == "DaemonSet":
@@ -49,16 +59,22 @@ def workloads_renderables(summary: list[dict]) -> list:
                 for n in left_out:
                     t.add_row(n["node"], Text(f"not run here: {n['reason']}", style="muted"))
                 notes.append(t)
-    fits_everywhere = [w for w in summary if w["kind"] == "DaemonSet"
-                       and all(n["fits"] is not False for n in w["nodes"])]
+    fits_everywhere = [
+        w for w in summary if w["kind"] == "DaemonSet" and all(n["fits"] is not False for n in w["nodes"])
+    ]
     head = section("Workloads", f"{plural(len(summary), 'workload')}: the pods their controllers would create")
     block: list = [head, indent(table, 2)]
     for n in notes:
         block += [Text(""), indent(n, 2)]
     for w in fits_everywhere:
         eligible = sum(1 for n in w["nodes"] if n["eligible"])
-        block.append(Text(f"✔ DaemonSet {w['namespace']}/{w['name']} fits on every node it runs on "
-                          f"({eligible} of {len(w['nodes'])})", style="ok"))
+        block.append(
+            Text(
+                f"✔ DaemonSet {w['namespace']}/{w['name']} fits on every node it runs on "
+                f"({eligible} of {len(w['nodes'])})",
+                style="ok",
+            )
+        )
     return block
 
 
