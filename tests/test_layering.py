@@ -16,7 +16,9 @@ PACKAGE = pathlib.Path(__file__).resolve().parent.parent / "kschedcli"
 # the modules that make up the command line; everything else (outside render/) is the core
 CLI_MODULES = {
     "kschedcli.cli",
+    "kschedcli.cli_common",
     "kschedcli.cli_errors",
+    "kschedcli.cli_whatif",
     "kschedcli.completion",
     "kschedcli.editflags",
     "kschedcli.__main__",
