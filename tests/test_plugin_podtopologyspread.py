@@ -13,9 +13,9 @@ from kschedcli.plugins.podtopologyspread import (
     ERR_REASON_CONSTRAINTS_NOT_MATCH,
     ERR_REASON_NODE_LABEL_NOT_MATCH,
     PRE_FILTER_KEY,
-    CriticalPaths,
 )
 from kschedcli.plugins.podtopologyspread_common import go_log, go_round, topology_normalizing_weight
+from kschedcli.plugins.podtopologyspread_counting import CriticalPaths
 
 ZONE = "topology.kubernetes.io/zone"
 HOST = "kubernetes.io/hostname"

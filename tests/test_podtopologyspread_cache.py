@@ -123,7 +123,7 @@ def test_clear_caches_forgets_the_memo():
 
 def test_compiled_selectors_count_as_the_selector_matches():
     from kschedcli.labels import parse_label_selector
-    from kschedcli.plugins.podtopologyspread import _count_matching, _pod_counter
+    from kschedcli.plugins.podtopologyspread_counting import _count_matching, _pod_counter
 
     labels = [{"app": "web", "tier": "fe"}, {"app": "web"}, {"app": "web", "tier": "be"}, {"x": "y"}, {"tier": "fe"}]
     pods = [_web(f"p{i}", "a", labels=lab) for i, lab in enumerate(labels)] + [_web("q", "a", ns="x")]
