@@ -34,27 +34,30 @@ missing: the snapshot's bound pods it controls count. `replicas` overrides the n
 from __future__ import annotations
 
 import hashlib
-import json
-from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from datetime import datetime
 
 from .cluster import Cluster
+from .daemonset import DaemonNode as DaemonNode
+from .daemonset import daemon_tolerations as daemon_tolerations
+from .daemonset import pin_to_node as pin_to_node
+from .daemonset import should_run_daemon_pod as should_run_daemon_pod
 from .errors import FieldError, InputError
 from .loader import iter_objects
 from .model import Pod
-from .plugins.helper import find_untolerated_taint
-from .plugins.nodeaffinity import required_node_affinity_matches
+from .workload_names import fnv32a as fnv32a
+from .workload_names import generated_name as generated_name
+from .workload_names import safe_encode as safe_encode
+from .workload_names import template_hash as template_hash
+from .workload_results import Expansion as Expansion
+from .workload_results import Workload as Workload
+from .workload_results import summarize as summarize
 
 WORKLOAD_KINDS = ("Deployment", "ReplicaSet", "ReplicationController", "StatefulSet", "DaemonSet", "Job", "CronJob")
 # objects of the input that the scheduler reads once they exist: added to the cluster as they are
 CLUSTER_KINDS = ("Service", "PodDisruptionBudget", "PersistentVolumeClaim", "PriorityClass", "Namespace")
 # kinds that are not workloads and are certainly misplaced in a file of pods
 _REJECTED_KINDS = {"Node": "nodes belong in the snapshot (--cluster)"}
-
-_ALPHANUMS = "bcdfghjklmnpqrstvwxz2456789"
-_MAX_GENERATED_PREFIX = 63 - 5
 
 _API_VERSION = {
     "Deployment": "apps/v1",
@@ -65,121 +68,6 @@ _API_VERSION = {
     "Job": "batch/v1",
     "CronJob": "batch/v1",
 }
-
-
-# -- the controllers' naming -----------------------------------------------------------------------
-
-
-def safe_encode(s: str) -> str:
-    """rand.SafeEncodeString: each character mapped onto the alphabet without vowels."""
-    return "".join(_ALPHANUMS[ord(ch) % len(_ALPHANUMS)] for ch in s)
-
-
-def fnv32a(data: bytes) -> int:
-    h = 0x811C9DC5
-    for b in data:
-        h = ((h ^ b) * 0x01000193) & 0xFFFFFFFF
-    return h
-
-
-def template_hash(template: dict, collision_count: int | None = None) -> str:
-    """controller.ComputeHash's form: FNV-32a of the template, then the collision count as 8
-    little-endian bytes (its low 4 written), the decimal sum written with SafeEncodeString. The
-    template is read as canonical JSON (see the module's docstring)."""
-    data = json.dumps(template, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
-    raw = data.encode("utf-8")
-    if collision_count is not None:
-        raw += (collision_count & 0xFFFFFFFF).to_bytes(4, "little") + b"\0\0\0\0"
-    return safe_encode(str(fnv32a(raw)))
-
-
-def generated_name(prefix: str, identity: str, index: int, taken: set[str] | None = None, namespace: str = "") -> str:
-    """names.SimpleNameGenerator: the prefix cut to 58 characters and 5 characters of the
-    generator's alphabet. The characters come from SHA-256 of (identity, index) read 5 bits at a
-    time, skipping values past the alphabet as rand.String does, so the same input names the same
-    pods; a name already `taken` (keys NAMESPACE/NAME) draws again, as the API server retries on a conflict."""
-    base = prefix[:_MAX_GENERATED_PREFIX]
-    attempt = 0
-    while True:
-        digest = hashlib.sha256(f"{identity}\0{index}\0{attempt}".encode()).digest()
-        bits = int.from_bytes(digest, "big")
-        out: list[str] = []
-        while len(out) < 5 and bits:
-            idx = bits & 31
-            bits >>= 5
-            if idx < len(_ALPHANUMS):
-                out.append(_ALPHANUMS[idx])
-        name = base + "".join(out)
-        if taken is None or f"{namespace}/{name}" not in taken:
-            return name
-        attempt += 1
-
-
-# -- results -------------------------------------------------------------------------------------
-
-
-@dataclass
-class DaemonNode:
-    """One node as the DaemonSet controller sees it: whether it should run a daemon pod, and why not."""
-
-    node: str
-    eligible: bool
-    reason: str = ""  # why the controller leaves the node out
-    existing: bool = False  # the snapshot already runs the daemon pod there
-    pod: str = ""  # the new pod pinned to it (NAMESPACE/NAME)
-
-
-@dataclass
-class Workload:
-    kind: str
-    namespace: str
-    name: str
-    source: str
-    where: str
-    desired: int | None  # replicas / parallelism; None for a DaemonSet
-    existing: int  # pods of the snapshot it already controls
-    pods: list[Pod] = field(default_factory=list)
-    template: dict = field(default_factory=dict)  # the pod template its pods come from
-    template_field: str = "spec.template"
-    daemon_nodes: list[DaemonNode] = field(default_factory=list)
-    note: str = ""  # why it creates no pod (suspended, ...)
-
-    @property
-    def key(self) -> str:
-        return f"{self.kind} {self.namespace}/{self.name}"
-
-    def as_doc(self) -> dict:
-        doc: dict = {
-            "kind": self.kind,
-            "namespace": self.namespace,
-            "name": self.name,
-            "desired": self.desired,
-            "existing": self.existing,
-            "pods": [p.key for p in self.pods],
-        }
-        if self.kind == "DaemonSet":
-            doc["nodes"] = [
-                {"node": d.node, "eligible": d.eligible, "existing": d.existing, "reason": d.reason or None}
-                for d in self.daemon_nodes
-            ]
-        if self.note:
-            doc["note"] = self.note
-        return doc
-
-
-@dataclass
-class Expansion:
-    """The pods to schedule, in input order (a workload's pods in the order its controller makes
-    them), and the workload each came from (None for a Pod given as it is)."""
-
-    pods: list[Pod] = field(default_factory=list)
-    workloads: list[Workload] = field(default_factory=list)
-    origin: dict[str, Workload | None] = field(default_factory=dict)  # pod key -> workload
-    ignored: Counter = field(default_factory=Counter)  # kinds of the input left out
-    added: Counter = field(default_factory=Counter)  # objects added to the cluster
-
-    def workload_of(self, pod: Pod) -> Workload | None:
-        return self.origin.get(pod.key)
 
 
 # -- reading ---------------------------------------------------------------------------------------
@@ -679,67 +567,6 @@ def _scheduled_minutes(obj: dict) -> int:
     return 0
 
 
-# -- the DaemonSet controller's node checks -----------------------------------------------------------
-
-_DAEMON_TOLERATIONS = (
-    ("node.kubernetes.io/not-ready", "NoExecute"),
-    ("node.kubernetes.io/unreachable", "NoExecute"),
-    ("node.kubernetes.io/disk-pressure", "NoSchedule"),
-    ("node.kubernetes.io/memory-pressure", "NoSchedule"),
-    ("node.kubernetes.io/pid-pressure", "NoSchedule"),
-    ("node.kubernetes.io/unschedulable", "NoSchedule"),
-)
-
-
-def daemon_tolerations(tolerations: list[dict], host_network: bool) -> list[dict]:
-    """AddOrUpdateDaemonPodTolerations: each toleration added, replacing one of the same key,
-    operator, value and effect (AddOrUpdateTolerationInPodSpec), in order."""
-    out = list(tolerations)
-    wanted = list(_DAEMON_TOLERATIONS)
-    if host_network:
-        wanted.append(("node.kubernetes.io/network-unavailable", "NoSchedule"))
-    for key, effect in wanted:
-        tol = {"key": key, "operator": "Exists", "effect": effect}
-        same = [
-            i
-            for i, t in enumerate(out)
-            if t.get("key", "") == key
-            and t.get("effect", "") == effect
-            and (t.get("operator") or "Equal") == "Exists"
-            and (t.get("value") or "") == ""
-        ]
-        if same:
-            out = [tol if i in same else t for i, t in enumerate(out)]
-        else:
-            out.append(tol)
-    return out
-
-
-def pin_to_node(affinity, node_name: str) -> dict:
-    """ReplaceDaemonSetPodNodeNameNodeAffinity: the required node affinity becomes the one term
-    `matchFields metadata.name In [node]`; the rest of the affinity is kept."""
-    term = {"nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": [node_name]}]}]}
-    affinity = dict(affinity) if isinstance(affinity, dict) else {}
-    na = affinity.get("nodeAffinity")
-    na = dict(na) if isinstance(na, dict) else {}
-    req = na.get("requiredDuringSchedulingIgnoredDuringExecution")
-    na["requiredDuringSchedulingIgnoredDuringExecution"] = {**req, **term} if isinstance(req, dict) else term
-    affinity["nodeAffinity"] = na
-    return affinity
-
-
-def should_run_daemon_pod(probe: Pod, node, template_node: str) -> str:
-    """NodeShouldRunDaemonPod's shouldRun: "" when the node should run the daemon pod, else why not."""
-    if template_node and template_node != node.name:
-        return f"the pod template names node {template_node}"
-    if not required_node_affinity_matches(probe, node):
-        return "node(s) didn't match Pod's node affinity/selector"
-    taint = find_untolerated_taint(node.taints, probe.tolerations)
-    if taint is not None:
-        return f"untolerated taint {{{taint.key}: {taint.value}}}"
-    return ""
-
-
 # -- entry points ----------------------------------------------------------------------------------
 
 
@@ -865,50 +692,3 @@ def load_workloads(
     if not ex.pods and not ex.workloads:
         raise InputError("no Pod or workload found", source=path)
     return ex
-
-
-# -- results by workload ---------------------------------------------------------------------------
-
-
-def summarize(expansion: Expansion, results) -> list[dict]:
-    """Per workload, what became of its new pods: counts by verdict, and for a DaemonSet each node's
-    outcome (`fits`: its pod was scheduled there). `results` are the cycle results of the pods."""
-    by_pod = {r.pod.key: r for r in results}
-    out = []
-    for w in expansion.workloads:
-        doc = w.as_doc()
-        counts = {"schedulable": 0, "preemption": 0, "unschedulable": 0, "error": 0}
-        for p in w.pods:
-            r = by_pod.get(p.key)
-            if r is not None:
-                counts[_verdict(r)] += 1
-        doc["results"] = counts
-        if w.kind == "DaemonSet":
-            for d, node in zip(doc["nodes"], w.daemon_nodes):
-                r = by_pod.get(node.pod) if node.pod else None
-                d["pod"] = node.pod or None
-                # fits: its pod was scheduled there (true for a node already running it; null
-                # where the controller makes no pod)
-                d["fits"] = (True if node.existing else None) if r is None else r.schedulable
-                d["message"] = None if r is None or r.schedulable else r.message
-                d["failure"] = None if r is None or r.schedulable else _node_failure(r, node.node)
-        out.append(doc)
-    return out
-
-
-def _node_failure(r, node: str) -> str | None:
-    """The first filter that rejected `node` in the cycle (the verdict on the node its pod is
-    pinned to), from the node groups the views compute (None when the result was not annotated)."""
-    for g in (getattr(r, "annotations", None) or {}).get("nodeGroups", ()):
-        if node in g["nodes"] and g["firstFailure"]:
-            ff = g["firstFailure"]
-            return f"{ff['plugin']}: {', '.join(ff['reasons'])}"
-    return None
-
-
-def _verdict(r) -> str:
-    if r.error:
-        return "error"
-    if r.schedulable:
-        return "schedulable"
-    return "preemption" if r.preemption is not None and r.preemption.nominated_node else "unschedulable"
