@@ -10,7 +10,6 @@ from typing import overload
 from . import quantity
 from .errors import FieldError
 
-_NATIVE = {"cpu", "memory", "ephemeral-storage", "pods", "storage"}
 _ASCII_INT = re.compile(r"-?[0-9]{1,18}")  # str.isdigit takes "²" and "--5" apart
 
 
