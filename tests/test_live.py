@@ -307,6 +307,9 @@ def test_the_read_reports_its_progress_in_bytes(fake):
         seen.append((description, unit, updates))
         yield Task()
 
+    # more than a pipe holds (64 KiB): kubectl's writes block until ksched reads, so the read takes
+    # several pieces however the two processes are scheduled
+    fake.served.write_bytes(fake.served.read_bytes() + b" " * 200_000)
     progress.set_reporter(reporter)
     try:
         r = run("explain", "fixtures/pods/web.yaml")
