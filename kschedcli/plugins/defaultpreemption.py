@@ -77,6 +77,14 @@ class _DryRunError(Exception):
         self.status = status
 
 
+def _run_extensions(runners, go_name: str, state, pod, p, ni) -> None:
+    """The PreFilter extensions' AddPod/RemovePod of p on the dry run's node; a failure ends the dry run."""
+    for pl, fn in runners:
+        st = fn(state, pod, p, ni)
+        if st is not None and not st.is_success():
+            raise _DryRunError(Status(ERROR, f'running {go_name} on PreFilter plugin "{pl.name}": {st.message()}'))
+
+
 _VICTIM_ORDER = "DefaultPreemption.victim-order"
 _MISSING: Any = object()
 
@@ -373,17 +381,9 @@ class DefaultPreemption(Plugin, PreEnqueuePlugin, PostFilterPlugin, Explainer):
         if removers or adders:
             state = state.clone()  # the extensions change it; without them it is only read
 
-        def extend(runners, go_name: str, p) -> None:
-            for pl, fn in runners:
-                st = fn(state, pod, p, ni)
-                if st is not None and not st.is_success():
-                    raise _DryRunError(
-                        Status(ERROR, f'running {go_name} on PreFilter plugin "{pl.name}": {st.message()}')
-                    )
-
         def remove(p):
             ni.remove_pod(p)
-            extend(removers, "RemovePod", p)
+            _run_extensions(removers, "RemovePod", state, pod, p, ni)
 
         # The node without every lower-priority pod, built from the pods that stay (removing
         # them one by one is quadratic); the PreFilter extensions still see each removal in
@@ -392,7 +392,7 @@ class DefaultPreemption(Plugin, PreEnqueuePlugin, PostFilterPlugin, Explainer):
         ni = node_info.without(set(map(id, potential)))
         try:
             for p in potential:
-                extend(removers, "RemovePod", p)
+                _run_extensions(removers, "RemovePod", state, pod, p, ni)
             st = fw.run_filter_plugins(state, pod, ni)
             if st is not None:
                 return [], 0, st
@@ -415,7 +415,7 @@ class DefaultPreemption(Plugin, PreEnqueuePlugin, PostFilterPlugin, Explainer):
                         ni.remove_pod(p)
                         victims.append(p)
                         return False
-                extend(adders, "AddPod", p)
+                _run_extensions(adders, "AddPod", state, pod, p, ni)
                 for pl in rest:
                     st = pl.filter(state, pod, ni)
                     if st is not None and not st.is_success():
@@ -449,20 +449,12 @@ class DefaultPreemption(Plugin, PreEnqueuePlugin, PostFilterPlugin, Explainer):
         state = state.clone()
         ni = node_info.without(set(map(id, potential)))
 
-        def extend(runners, go_name: str, p) -> None:
-            for pl, fn in runners:
-                st = fn(state, pod, p, ni)
-                if st is not None and not st.is_success():
-                    raise _DryRunError(
-                        Status(ERROR, f'running {go_name} on PreFilter plugin "{pl.name}": {st.message()}')
-                    )
-
         def fits() -> Status | None:
             return fw.run_filter_plugins_with_nominated_pods(state, pod, ni, nominated)
 
         try:
             for p in potential:
-                extend(removers, "RemovePod", p)
+                _run_extensions(removers, "RemovePod", state, pod, p, ni)
             st = fits()
             if st is not None:
                 return [], 0, st
@@ -473,10 +465,10 @@ class DefaultPreemption(Plugin, PreEnqueuePlugin, PostFilterPlugin, Explainer):
             for group in (violating, fine):
                 for p in group:
                     ni.add_pod(p)
-                    extend(adders, "AddPod", p)
+                    _run_extensions(adders, "AddPod", state, pod, p, ni)
                     if fits() is not None:
                         ni.remove_pod(p)
-                        extend(removers, "RemovePod", p)
+                        _run_extensions(removers, "RemovePod", state, pod, p, ni)
                         victims.append(p)
                         n_violating += group is violating
         except _DryRunError as e:
