@@ -89,14 +89,15 @@ def test_alias_free_streams_are_read_as_before():
     ],
 )
 def test_nesting_beyond_kubectls_max_depth_is_one_error(text):
-    with pytest.raises(yaml.YAMLError, match="exceeded max depth of 10000"):
+    # go-yaml's message, or libyaml's own from 0.2.6 (PyYAML 6.0.4), which stops at 1,000 levels
+    with pytest.raises(yaml.YAMLError, match="exceeded max(imum nesting)? depth"):
         docs(text)
 
 
 def test_deep_but_allowed_nesting_reads():
-    text = "a: " + "[" * 3000 + "]" * 3000
+    text = "a: " + "[" * 900 + "]" * 900  # within go-yaml's and every libyaml's bound
     got = docs(text)[0]["a"]
-    for _ in range(2999):
+    for _ in range(899):
         got = got[0]
     assert got == []
 
