@@ -19,6 +19,7 @@ from .nodevolumelimits import NodeVolumeLimits
 from .podtopologyspread import PodTopologySpread
 from .queuesort import PrioritySort
 from .schedulinggates import SchedulingGates
+from .selectorspread import SelectorSpread
 from .tainttoleration import TaintToleration
 from .volumebinding import VolumeBinding
 from .volumerestrictions import VolumeRestrictions
@@ -47,5 +48,6 @@ REGISTRY: dict[str, type[Plugin]] = {
         ImageLocality,
         DefaultBinder,
         NodeDeclaredFeatures,
+        SelectorSpread,  # not in kube-scheduler v1.34.1: enabled by name only
     )
 }

@@ -86,4 +86,16 @@ def version_block(session) -> list[Text]:
     choice = getattr(session, "version", None)
     if choice is None:
         return []
-    return [Text("ksched " + choice.describe(), style="muted")]
+    return [Text("ksched " + choice.describe(), style="muted"), *additions_lines(session)]
+
+
+def additions_lines(session) -> list[Text]:
+    """The plugins a profile enables that the release followed does not have (SelectorSpread)."""
+    scheduler = getattr(session, "scheduler", None)
+    seen: dict[str, str] = {}
+    for fw in getattr(scheduler, "frameworks", {}).values():
+        for name, pl in fw.plugins.items():
+            note = getattr(pl, "not_in_release", None)
+            if note and name not in seen:
+                seen[name] = note
+    return [Text(f"{name}: {note}", style="warn") for name, note in sorted(seen.items())]

@@ -19,6 +19,7 @@ SHORT_PLUGIN = {
     "ImageLocality": "Image",
     "VolumeBinding": "Volume",
     "DynamicResources": "DRA",
+    "SelectorSpread": "SelSpread",
 }
 
 
