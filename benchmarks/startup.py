@@ -5,8 +5,11 @@
     python benchmarks/startup.py --runs 30 --imports
 
 Each command runs as a fresh process (the `ksched` next to this Python, else on PATH), as a shell
-would start it. Printed per command: the fastest and the median wall time, and the median CPU time
-(user + system) of the process, which moves less than wall time on a busy machine. `--imports` adds
+would start it, with bytecode caches written (as `pip install` leaves them; without them, e.g. under
+PYTHONDONTWRITEBYTECODE with an editable install, every run compiles the package's ~100 modules again,
+which costs more than the rest of `ksched explain`). The first row is the interpreter alone, the
+floor. Printed per command: the fastest and the median wall time, and the median CPU time (user +
+system) of the process, which moves less than wall time on a busy machine. `--imports` adds
 the modules that cost most to import in `ksched explain` (`python -X importtime`, cumulative).
 Nothing here asserts: figures are printed.
 """
@@ -25,6 +28,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXPLAIN = ["explain", "fixtures/pods/web.yaml", "-c", "fixtures/small-cluster.yaml"]
 COMMANDS = {
+    "python -c pass (the interpreter alone)": ["-c", "pass"],
     "ksched --help": ["--help"],
     "ksched version": ["version"],
     "ksched explain fixtures/pods/web.yaml -c fixtures/small-cluster.yaml": EXPLAIN,
@@ -34,7 +38,7 @@ COMMANDS = {
 COMPLETION_ENV = {
     "_KSCHED_COMPLETE": "complete_bash",
     "COMP_WORDS": "ksched explain x.yaml -c fixtures/small-cluster.yaml --node ",
-    "COMP_CWORD": "5",
+    "COMP_CWORD": "6",  # the word after --node: the node names, read from the snapshot
 }
 
 
@@ -90,6 +94,7 @@ def main() -> None:
     args = ap.parse_args()
     exe = ksched_executable()
     env = {**os.environ, "NO_COLOR": "1", "COLUMNS": "120"}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # the warm-up runs write the caches an installed package has
     print(
         f"{exe}, {args.runs} runs each after {args.warmup} warm-up; load average "
         + " ".join(f"{x:.2f}" for x in os.getloadavg())
@@ -98,6 +103,8 @@ def main() -> None:
     for label, argv in COMMANDS.items():
         if argv is None:
             figures = measure([exe], {**env, **COMPLETION_ENV}, args.runs, args.warmup)
+        elif argv[0] == "-c":
+            figures = measure([sys.executable, *argv], env, args.runs, args.warmup)
         else:
             figures = measure([exe, *argv], env, args.runs, args.warmup)
         print(

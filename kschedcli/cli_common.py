@@ -4,7 +4,6 @@ cli_whatif.py hold the commands)."""
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from enum import StrEnum
@@ -76,6 +75,8 @@ def _dump(doc: dict, output: Output) -> None:
             yaml.dump(doc, Dumper=Dumper, sort_keys=False, default_flow_style=False, width=1000, allow_unicode=True)
         )
     else:
+        import json
+
         sys.stdout.write(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
 
 
@@ -281,11 +282,10 @@ def _cluster(
 ) -> list[str]:
     """The snapshot files: --cluster's, else what kubectl reads from the live cluster (cliargs, live)."""
     from .cliargs import cluster_files
-    from .live import LiveOptions
 
     _VERBOSE["on"] = _VERBOSE["on"] or verbose
     try:
-        return cluster_files(cluster, LiveOptions(context, kubeconfig, request_timeout, save_snapshot), _VERBOSE["on"])
+        return cluster_files(cluster, context, kubeconfig, request_timeout, save_snapshot, _VERBOSE["on"])
     except InputError as e:
         _fail(e)
         raise
@@ -480,6 +480,7 @@ def _schedule_carrying_out(
 def _stream_json_sequence(session, pod_list, seed, expansion=None):
     """`schedule -o json`, written result by result: the same bytes as dumping the whole document,
     without holding every node's verdict of every cycle (gigabytes on a 5,000-node sequence)."""
+    import json
     import textwrap
 
     from .render.analysis import annotate

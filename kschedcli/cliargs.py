@@ -12,7 +12,6 @@ import sys
 from dataclasses import dataclass
 
 from .errors import InputError
-from .live import LiveOptions
 
 
 @dataclass(frozen=True)
@@ -23,24 +22,25 @@ class PodRef:
     is_file: bool
 
 
-def cluster_files(cluster: list[str] | None, live: LiveOptions, verbose: bool = False) -> list[str]:
+def cluster_files(
+    cluster: list[str] | None,
+    context: str | None = None,
+    kubeconfig: str | None = None,
+    request_timeout: str = "30s",
+    save_snapshot: str | None = None,
+    verbose: bool = False,
+) -> list[str]:
     """The snapshot files to read: those named with --cluster, else one holding what kubectl read
     from the live cluster (kept with --save-snapshot)."""
     if cluster:
-        given = [
-            flag
-            for flag, value in (
-                ("--context", live.context),
-                ("--kubeconfig", live.kubeconfig),
-                ("--save-snapshot", live.save_snapshot),
-            )
-            if value
-        ]
+        live_flags = (("--context", context), ("--kubeconfig", kubeconfig), ("--save-snapshot", save_snapshot))
+        given = [flag for flag, value in live_flags if value]
         if given:
             raise InputError(f"{given[0]} reads the live cluster: it does not go with --cluster", field=given[0])
         return list(cluster)
-    from .live import read_live_cluster
+    from .live import LiveOptions, read_live_cluster  # kubectl's code only when the cluster is live
 
+    live = LiveOptions(context, kubeconfig, request_timeout, save_snapshot)
     path, target = read_live_cluster(live)
     if verbose:
         saved = f", saved to {live.save_snapshot}" if live.save_snapshot else ""

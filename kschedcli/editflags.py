@@ -70,11 +70,13 @@ def with_edit_flags(fn: Callable[..., Any]) -> Callable[..., Any]:
 
     @functools.wraps(fn)
     def wrapper(**kwargs: Any) -> Any:
-        from .edits import ordered_edits  # the cluster layer, loaded when a command runs (not for --help)
-
         ctx = kwargs.pop("ksched_ctx")
         values = {flag: list(kwargs.pop(_PARAM[flag]) or []) for flag in _HELP}
-        edits: list[Edit] = ordered_edits(values, ctx.meta.get(_ARGV_KEY))
+        edits: list[Edit] = []
+        if any(values.values()):
+            from .edits import ordered_edits  # the edit layer only when an edit flag is given
+
+            edits = ordered_edits(values, ctx.meta.get(_ARGV_KEY))
         return fn(edits=edits, **kwargs)
 
     wrapper.__signature__ = sig.replace(parameters=params + extra, return_annotation=None)  # type: ignore[attr-defined]

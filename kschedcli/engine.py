@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from .cluster import Cluster, load_cluster, load_pending_pods
 from .config import SchedulerConfig, load_config
-from .edits import Applied, Edit, apply_edits
 from .model import Pod
 from .plugins import REGISTRY
 from .result import CycleResult
 from .scheduler import Scheduler, queue_sort
 from .versions import Choice, choose
+
+if TYPE_CHECKING:
+    from .edits import Applied, Edit
 
 
 @dataclass
@@ -44,7 +47,11 @@ def load_inputs(
     cluster = load_cluster(cluster_paths)
     cluster.follow(choose(kubernetes_version, cluster.nodes, server_version))
     config = load_config(config_path, REGISTRY, cluster.version.release)
-    applied = apply_edits(cluster, edits) if edits else []
+    applied: list[Applied] = []
+    if edits:
+        from .edits import apply_edits  # the edit layer, only for a run with edit flags
+
+        applied = apply_edits(cluster, edits)
     return cluster, config, applied
 
 

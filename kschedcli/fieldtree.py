@@ -17,10 +17,10 @@ from __future__ import annotations
 
 import difflib
 import json
+import os
 from dataclasses import dataclass
 from datetime import date
 from functools import lru_cache
-from importlib import resources
 from typing import Any
 
 _STRING_LEAVES = frozenset(("string", "UID", "byte"))
@@ -44,8 +44,10 @@ class FieldProblem:
 
 @lru_cache(maxsize=1)
 def _trees() -> dict:
-    text = resources.files("kschedcli.schemas").joinpath("fieldtrees.json").read_text(encoding="utf-8")
-    return json.loads(text)
+    # the file beside this package's modules (importlib.resources would cost more to import than the read)
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "schemas", "fieldtrees.json")
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
 
 
 def known_kinds() -> frozenset[str]:

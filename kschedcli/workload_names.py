@@ -3,7 +3,6 @@ followed from kubernetes and where ksched departs: the name suffix is drawn from
 
 from __future__ import annotations
 
-import hashlib
 import json
 
 _ALPHANUMS = "bcdfghjklmnpqrstvwxz2456789"
@@ -41,6 +40,8 @@ def generated_name(prefix: str, identity: str, index: int, taken: set[str] | Non
     generator's alphabet. The characters come from SHA-256 of (identity, index) read 5 bits at a
     time, skipping values past the alphabet as rand.String does, so the same input names the same
     pods; a name already `taken` (keys NAMESPACE/NAME) draws again, as the API server retries on a conflict."""
+    import hashlib  # here: OpenSSL's module costs each run that names no pod
+
     base = prefix[:_MAX_GENERATED_PREFIX]
     attempt = 0
     while True:

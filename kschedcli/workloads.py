@@ -33,7 +33,6 @@ missing: the snapshot's bound pods it controls count. `replicas` overrides the n
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterable
 from datetime import datetime
 
@@ -112,6 +111,8 @@ def _uid(obj: dict, kind: str, namespace: str, name: str) -> str:
     if isinstance(uid, str) and uid:
         return uid
     # a fixed stand-in: a UUID-shaped digest of the identity
+    import hashlib  # here: OpenSSL's module costs each run that reads no workload
+
     h = hashlib.sha256(f"{kind}/{namespace}/{name}".encode()).hexdigest()
     return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:32]}"
 

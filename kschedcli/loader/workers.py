@@ -7,10 +7,8 @@ from __future__ import annotations
 
 import marshal
 import os
-import pickle
 import re
 from collections.abc import Callable
-from concurrent.futures import BrokenExecutor
 
 import yaml
 
@@ -59,12 +57,18 @@ def _pack(objs: list) -> bytes:
     try:
         return b"M" + marshal.dumps(objs)
     except ValueError:
+        import pickle  # in the worker, rarely: not a cost of every run
+
         return b"P" + pickle.dumps(objs, pickle.HIGHEST_PROTOCOL)
 
 
 def _unpack(data: bytes) -> list:
     view = memoryview(data)[1:]
-    return marshal.loads(view) if data[:1] == b"M" else pickle.loads(view)
+    if data[:1] == b"M":
+        return marshal.loads(view)
+    import pickle
+
+    return pickle.loads(view)
 
 
 def _read_piece(path: str, start: int, end: int) -> str:
@@ -130,6 +134,8 @@ def _run_pieces(
     in order (each handed to `on_items` as it arrives, `report(start, end)` after it); None when
     a piece does not read on its own (the caller then reads the plain way, for the exact error)
     or no processes can be forked here."""
+    from concurrent.futures import BrokenExecutor  # with logging and threading: only for files this large
+
     try:
         pool = _fork_pool(workers)
         if pool is None:
