@@ -191,10 +191,12 @@ def run_capacity(
     group_by: list[str] | None = None,
     on_stop: Callable[[Template, CycleResult], None] | None = None,
     progress: Callable[[int], None] | None = None,
+    incremental: bool = True,
 ) -> CapacityReport:
     """Schedule copies of each template in turn, each bound before the next, until one fits
     nowhere or `max_copies` of that template fit. `on_stop(template, result)` sees the copy that did not
-    fit before anything else changes (to explain it against the cluster it saw)."""
+    fit before anything else changes (to explain it against the cluster it saw). incremental=False
+    runs every copy's full cycle (the incremental mode's reference)."""
     cluster = scheduler.cluster
     runs = []
     for t in templates:
@@ -204,7 +206,10 @@ def run_capacity(
             run.stopped_by = "max"
             continue
         for pod in copies(t, cluster):
-            r = scheduler.schedule(pod, seed, with_details=False)
+            if incremental:
+                r = scheduler.schedule_alike(pod, seed)
+            else:
+                r = scheduler.schedule(pod, seed, with_details=False)
             if not (r.schedulable and r.selected_node):
                 # the cycle again, with the plugins' explanations: nothing changed since
                 r = scheduler.schedule(pod, seed)

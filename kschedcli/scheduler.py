@@ -9,6 +9,7 @@ from . import progress
 from .batching import OpportunisticBatch
 from .cluster import Cluster
 from .config import SchedulerConfig
+from .framework.alike import FALLBACK, AlikeCycles
 from .framework.cycle_state import CycleState
 from .framework.fit_error import fit_error_message
 from .framework.interface import BindObserver, CacheHolder
@@ -57,6 +58,8 @@ class Scheduler:
         self.bind_observers: list[BindObserver] = [
             pl for fw in self.frameworks.values() for pl in fw.plugins.values() if isinstance(pl, BindObserver)
         ]
+        # per profile, the incremental state of a sequence of alike pods (schedule_alike)
+        self.alike = {name: AlikeCycles(fw) for name, fw in self.frameworks.items()}
         self.nominate(getattr(cluster, "nominated_pods", ()))
 
     def framework_for(self, pod: Pod) -> Framework | None:
@@ -216,6 +219,22 @@ class Scheduler:
             self._collect_details(fw, state, pod, res)
         return res
 
+    def schedule_alike(self, pod: Pod, seed: int | None = None) -> CycleResult:
+        """schedule(pod, seed, with_details=False) for a pod alike to the pods scheduled before it
+        (a copy differing in name only, sharing their `_cache`, as `ksched capacity` makes them):
+        the same node, found from the state the sequence keeps (framework/alike.py). A placed
+        pod's result holds its verdict and node only; a pod that fits nowhere, and any case the
+        incremental mode does not cover (a seed, nominated pods, ...), get the full cycle."""
+        fw = self.framework_for(pod)
+        if fw is not None and seed is None and not self.nominator and not self.batches:
+            node = self.alike[fw.name].place(pod)
+            if node is not None and node != FALLBACK:
+                self.cycles += 1
+                return CycleResult(
+                    pod=pod, profile=fw.name, schedulable=True, pre_filter=None, selected_node=node, top_nodes=[node]
+                )
+        return self.schedule(pod, seed, with_details=False)
+
     def _filter_nominated_node(
         self,
         fw: Framework,
@@ -299,6 +318,8 @@ class Scheduler:
         self.nominator.remove(pod)  # bound: no longer waiting for a node
         for pl in self.bind_observers:
             pl.on_bind(pod, node_name)
+        for seq in self.alike.values():
+            seq.bound(pod, node_name)
 
     def run_sequence(
         self, pods: list[Pod], seed: int | None = None, *, on_result=None, keep: bool = True
@@ -323,6 +344,8 @@ class Scheduler:
 
     def clear_caches(self) -> None:
         """Forget the results shared between cycles (equivalence classes); for timing one cycle."""
+        for seq in self.alike.values():
+            seq.reset()
         for fw in self.frameworks.values():
             fw.equivalence.clear()
             for pl in fw.plugins.values():

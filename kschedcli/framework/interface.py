@@ -253,3 +253,40 @@ class CacheHolder(NamedPlugin, Protocol):
     """Keeps a memo between cycles that `clear_caches` forgets (for timing one cycle cold)."""
 
     def clear_caches(self) -> None: ...
+
+
+@runtime_checkable
+class AlikeTracker(Protocol):
+    """A plugin's state across a sequence of alike pods (framework/alike.py), for a plugin whose
+    results on a node depend on other nodes' pods. It sorts the nodes by a key such that nodes of one
+    key get the same Filter verdict and the same raw Score, and follows the binds."""
+
+    def node_key(self, node_info: NodeInfo) -> Any: ...
+
+    def node_changed(self, node_info: NodeInfo, pod: Pod) -> None:
+        """`pod` was bound to the node (the node already holds it)."""
+        ...
+
+    def passes(self, key: Any) -> bool:
+        """Whether the Filter passes nodes of this key (asked only when the plugin's Filter runs)."""
+        ...
+
+    def normalized_scores(self, groups: list[tuple[Any, int]]) -> list[int]:
+        """The normalized Score of each (key, number of nodes) when exactly these are the feasible
+        nodes (asked only when the plugin's Score runs)."""
+        ...
+
+
+@runtime_checkable
+class AlikeAware(NamedPlugin, Protocol):
+    """Follows a sequence of alike pods itself: its tracker for this pod, or None when it cannot."""
+
+    def alike_tracker(self, state: CycleState, pod: Pod) -> AlikeTracker | None: ...
+
+
+@runtime_checkable
+class UnchangedByAlike(NamedPlugin, Protocol):
+    """Says when its Filter verdicts and raw Scores for `pod` stay the same on every node while pods
+    alike to `pod` are bound."""
+
+    def unchanged_by_alike(self, pod: Pod) -> bool: ...

@@ -24,6 +24,7 @@ from ..framework.interface import (
     PreScorePlugin,
     ScoreExtensions,
     ScorePlugin,
+    UnchangedByAlike,
 )
 from ..framework.status import error, skip, unresolvable, unschedulable
 from ..result import Explainer
@@ -218,6 +219,7 @@ class InterPodAffinity(
     ScoreExtensions,
     EnqueueExtensions,
     Explainer,
+    UnchangedByAlike,
 ):
     name = "InterPodAffinity"
 
@@ -241,6 +243,18 @@ class InterPodAffinity(
     def _namespace_labels(self, pod) -> dict:
         """GetNamespaceLabelsSnapshot for the pod's namespace."""
         return self._all_namespace_labels(pod)[pod.namespace]
+
+    def unchanged_by_alike(self, pod: Pod) -> bool:
+        """A pod without affinity terms: pods alike to it bring no terms, so neither the existing
+        pods' terms it meets nor the counts they read change as they are bound."""
+        t = pod_terms(pod)
+        return not (
+            t.error
+            or t.required_affinity
+            or t.required_anti_affinity
+            or t.preferred_affinity
+            or t.preferred_anti_affinity
+        )
 
     # -- PreFilter ----------------------------------------------------------------------
     def pre_filter(

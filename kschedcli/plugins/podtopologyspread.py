@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import FieldError
 from ..framework.cycle_state import NotFound
 from ..framework.interface import (
-    MAX_NODE_SCORE,
+    AlikeAware,
     BatchFilterPlugin,
     BatchScorePlugin,
     CacheHolder,
@@ -30,6 +30,7 @@ from ..framework.interface import (
 )
 from ..framework.status import error, skip, unresolvable, unschedulable
 from ..result import Explainer
+from .podtopologyspread_alike import SpreadTracker, normalized_spread_score
 from .podtopologyspread_common import (
     DO_NOT_SCHEDULE,
     HOSTNAME_KEY,
@@ -82,6 +83,7 @@ class PodTopologySpread(
     EnqueueExtensions,
     Explainer,
     CacheHolder,
+    AlikeAware,
 ):
     name = NAME
 
@@ -435,13 +437,14 @@ class PodTopologySpread(
                 max_score = sc
         lowest = 0 if min_score is None else min_score  # None only when every node is ignored
         for name, sc in scores.items():
-            if name in ignored:
-                scores[name] = 0
-            elif max_score == 0:
-                scores[name] = MAX_NODE_SCORE
-            else:
-                scores[name] = MAX_NODE_SCORE * (max_score + lowest - sc) // max_score
+            scores[name] = 0 if name in ignored else normalized_spread_score(sc, lowest, max_score)
         return None
+
+    # -- a sequence of alike pods (framework/alike.py) -------------------------------------
+    def alike_tracker(self, state: CycleState, pod: Pod) -> SpreadTracker | None:
+        pf = state.get(PRE_FILTER_KEY)
+        tracker = SpreadTracker(self, pf if isinstance(pf, PreFilterState) else None, pod)
+        return tracker if tracker.usable else None
 
     # -- queueing ------------------------------------------------------------------------
     def events_to_register(self) -> list[ClusterEvent]:

@@ -1,0 +1,231 @@
+"""The incremental mode of a sequence of alike pods (framework/alike.py, Scheduler.schedule_alike):
+`ksched capacity` places its copies from state kept across binds, and every copy must land where
+the full cycle puts it. Each case runs capacity twice on fresh clusters, once incrementally and
+once with every copy's full cycle, and compares placements and the message of the copy that fits
+nowhere; the cases the mode covers must actually run it (few full cycles)."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from builders import node, pod, scheduler
+
+from kschedcli.capacity import Template, run_capacity
+
+ZONE = "topology.kubernetes.io/zone"
+
+
+def world(seed: int, n_nodes: int = 14, *, service: bool = True):
+    """A small random cluster: three zones (a node or two without a zone label), uneven sizes, a few
+    PreferNoSchedule taints and images, pods of `app: web` and `app: api` already bound, some with
+    preferred anti-affinity to web pods; a Service selecting the web pods (system default spreading)."""
+    rng = random.Random(seed)
+    nodes = []
+    for i in range(n_nodes):
+        labels = {"pool": rng.choice(["general", "general", "highmem"])}
+        if rng.random() > 0.1:
+            labels[ZONE] = f"zone-{rng.randrange(3)}"
+        taints = [{"key": "spot", "value": "true", "effect": "PreferNoSchedule"}] if rng.random() < 0.25 else []
+        images = (
+            [{"names": ["registry.example/web:1"], "sizeBytes": rng.randrange(100, 900) * 1024 * 1024}]
+            if rng.random() < 0.3
+            else []
+        )
+        cpu = str(rng.choice([2, 4, 8]))
+        mem = f"{rng.choice([4, 8, 16])}Gi"
+        nodes.append(node(f"n{i:02d}", cpu=cpu, memory=mem, labels=labels, taints=taints, images=images))
+    bound = []
+    for k in range(n_nodes * 2):
+        app = rng.choice(["web", "api", "api"])
+        spec = {}
+        if app == "api" and rng.random() < 0.3:
+            spec = {
+                "affinity": {
+                    "podAntiAffinity": {
+                        "preferredDuringSchedulingIgnoredDuringExecution": [
+                            {
+                                "weight": rng.choice([10, 50]),
+                                "podAffinityTerm": {
+                                    "labelSelector": {"matchLabels": {"app": "web"}},
+                                    "topologyKey": rng.choice([ZONE, "kubernetes.io/hostname"]),
+                                },
+                            }
+                        ]
+                    }
+                }
+            }
+        bound.append(
+            pod(
+                f"{app}-{k}",
+                labels={"app": app},
+                requests={"cpu": rng.choice(["100m", "250m", "500m"]), "memory": "256Mi"},
+                node_name=rng.choice(nodes).name,
+                spec=spec,
+            )
+        )
+    services = [
+        {"kind": "Service", "metadata": {"name": "web", "namespace": "default"}, "spec": {"selector": {"app": "web"}}}
+    ]
+    return nodes, bound, services if service else []
+
+
+def template(name: str, labels: dict, cpu: str = "300m", spec: dict | None = None) -> Template:
+    obj = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": "default", "labels": labels},
+        "spec": {
+            "containers": [
+                {
+                    "name": "c",
+                    "image": "registry.example/web:1",
+                    "resources": {"requests": {"cpu": cpu, "memory": "512Mi"}},
+                }
+            ],
+            **(spec or {}),
+        },
+    }
+    return Template(obj, "test", "", f"Pod default/{name}")
+
+
+def capacity(seed: int, templates: list[Template], *, incremental: bool, max_copies=None, n_nodes=14, service=True):
+    nodes, bound, services = world(seed, n_nodes, service=service)
+    sched = scheduler(nodes, bound)
+    for s in services:
+        sched.cluster.objects["Service"][("default", s["metadata"]["name"])] = s
+    full = 0
+    schedule = sched.schedule
+
+    def counted(*a, **k):
+        nonlocal full
+        full += 1
+        return schedule(*a, **k)
+
+    sched.schedule = counted  # type: ignore[method-assign]
+    report = run_capacity(sched, templates, max_copies=max_copies, incremental=incremental)
+    return report, full
+
+
+def spread(key: str, when: str, max_skew: int = 1, **extra) -> dict:
+    return {
+        "maxSkew": max_skew,
+        "topologyKey": key,
+        "whenUnsatisfiable": when,
+        "labelSelector": {"matchLabels": {"app": "web"}},
+        **extra,
+    }
+
+
+CASES = {
+    # system default spreading (the Service's selector), TaintToleration, ImageLocality, InterPodAffinity
+    # scoring from the bound pods' preferred anti-affinity
+    "plain": lambda: [template("web", {"app": "web"})],
+    "zone-spread-hard": lambda: [
+        template("web", {"app": "web"}, spec={"topologySpreadConstraints": [spread(ZONE, "DoNotSchedule")]})
+    ],
+    "host-spread-hard-and-zone-soft": lambda: [
+        template(
+            "web",
+            {"app": "web"},
+            spec={
+                "topologySpreadConstraints": [
+                    spread("kubernetes.io/hostname", "DoNotSchedule", 2),
+                    spread(ZONE, "ScheduleAnyway"),
+                ]
+            },
+        )
+    ],
+    "min-domains-and-node-selector": lambda: [
+        template(
+            "web",
+            {"app": "web"},
+            spec={
+                "nodeSelector": {"pool": "general"},
+                "topologySpreadConstraints": [spread(ZONE, "DoNotSchedule", 1, minDomains=2)],
+            },
+        )
+    ],
+    "preferred-node-affinity": lambda: [
+        template(
+            "web",
+            {"app": "web"},
+            spec={
+                "affinity": {
+                    "nodeAffinity": {
+                        "preferredDuringSchedulingIgnoredDuringExecution": [
+                            {
+                                "weight": 40,
+                                "preference": {
+                                    "matchExpressions": [{"key": "pool", "operator": "In", "values": ["highmem"]}]
+                                },
+                            }
+                        ]
+                    }
+                }
+            },
+        )
+    ],
+    "several-templates": lambda: [
+        template("web", {"app": "web"}, cpu="700m"),
+        template(
+            "api", {"app": "api"}, cpu="200m", spec={"topologySpreadConstraints": [spread(ZONE, "ScheduleAnyway")]}
+        ),
+        template("web2", {"app": "web"}, cpu="100m"),
+    ],
+}
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_incremental_copies_land_where_full_cycles_put_them(case, seed):
+    inc, full_in_inc = capacity(seed, CASES[case](), incremental=True)
+    ref, full_in_ref = capacity(seed, CASES[case](), incremental=False)
+    assert [r.placements for r in inc.runs] == [r.placements for r in ref.runs]
+    assert [r.stop_message for r in inc.runs] == [r.stop_message for r in ref.runs]
+    assert [r.stopped_by for r in inc.runs] == [r.stopped_by for r in ref.runs]
+    total = inc.replicas
+    assert total > len(inc.runs) * 3, "too few copies to say anything"
+    # the mode ran: per template, the first copy's full cycle and the stopping copy's (twice: verdict
+    # and explanation) only
+    assert full_in_inc <= 3 * len(inc.runs) < full_in_ref
+
+
+def test_required_anti_affinity_copies_take_full_cycles_and_land_alike():
+    anti = {
+        "affinity": {
+            "podAntiAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": [
+                    {"labelSelector": {"matchLabels": {"app": "web"}}, "topologyKey": "kubernetes.io/hostname"}
+                ]
+            }
+        }
+    }
+    for seed in range(3):
+        inc, full_in_inc = capacity(seed, [template("web", {"app": "web"}, spec=anti)], incremental=True)
+        ref, _ = capacity(seed, [template("web", {"app": "web"}, spec=anti)], incremental=False)
+        assert inc.runs[0].placements == ref.runs[0].placements
+        assert len(set(inc.runs[0].placements)) == len(inc.runs[0].placements) > 3
+        assert full_in_inc > inc.replicas  # not covered: every copy's full cycle
+
+
+def test_a_bind_the_mode_was_not_told_of_rebuilds_its_state():
+    nodes, bound, _ = world(1)
+    sched = scheduler(nodes, bound)
+    t = template("web", {"app": "web"}, spec={"topologySpreadConstraints": [spread(ZONE, "DoNotSchedule")]})
+    from kschedcli.capacity import copies
+
+    it = copies(t, sched.cluster)
+    placed = []
+    for k in range(12):
+        p = next(it)
+        r = sched.schedule_alike(p)
+        full = sched.schedule(p, with_details=False)
+        assert r.selected_node == full.selected_node, k
+        sched.bind(p, r.selected_node)
+        placed.append(r.selected_node)
+        if k == 5:
+            # a pod of the same app bound behind the sequence's back (straight into the snapshot)
+            other = pod("web-extra", labels={"app": "web"}, requests={"cpu": "100m"})
+            sched.snapshot.bind(other, placed[0])
+    assert len(placed) == 12
