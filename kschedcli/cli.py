@@ -92,6 +92,14 @@ def explain(
     all_nodes: bool = typer.Option(False, "--all-nodes", help="List every node instead of grouping alike ones."),
     top: int = typer.Option(10, "--top", metavar="N", help="Rows of the score table (0: all)."),
     raw: bool = typer.Option(False, "--raw", help="Score table with raw and normalized scores and weights."),
+    fixes: int = typer.Option(
+        3,
+        "--fixes",
+        metavar="N",
+        min=0,
+        help="For a pod that does not fit (or only by preemption): the N best changes to the pod or the "
+        "cluster that would place it, each verified by a cycle (0: none).",
+    ),
     seed: int | None = SeedOpt,
     kubernetes_version: str | None = KubernetesVersionOpt,
     allow_preemption: bool = AllowPreemptionOpt,
@@ -121,6 +129,13 @@ def explain(
         kubernetes_version=kubernetes_version,
         validate=validate,
     )
+    if fixes and not (node is not None and output == Output.table):
+        from .fixes import find_fixes, needs_fixing
+
+        if needs_fixing(result):
+            result.suggestions = find_fixes(
+                session, result, fixes, seed=seed, before=session.before, given_kind=session.given_kind
+            )
     if output == Output.table:
         from .render.terminal import render_explain
 

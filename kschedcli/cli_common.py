@@ -213,6 +213,7 @@ def _load_one_pod(
                 raise InputError("a Pod has no other replica", field="--replica")
             return ex.pods[0], []
         w = ex.workloads[0]
+        session.given_kind = w.kind
         if not w.pods:
             why = f": {w.note}" if w.note else f" ({w.existing} already in the snapshot)"
             raise InputError(f"{w.key} creates no new pod{why}", source=pod)
@@ -385,6 +386,7 @@ def _run_one(
         session.scheduler.run_sequence(before, seed, keep=False)
     result = session.scheduler.schedule(p, seed)
     annotate(result, session)
+    session.before = before
     return session, result
 
 

@@ -23,6 +23,8 @@ class Session:
     config: SchedulerConfig
     scheduler: Scheduler
     edits: list[Applied] = field(default_factory=list)  # the cluster edits applied, in order
+    given_kind: str = "Pod"  # what the user gave for explain/preempt: a Pod, or the workload's kind
+    before: list[Pod] = field(default_factory=list)  # replicas of that workload bound before its pod
 
     @property
     def version(self) -> Choice:

@@ -160,6 +160,7 @@ class CycleResult:
     nominated: dict[str, NominatedOnNode] = field(default_factory=dict)
     nominated_node_tried: str | None = None  # status.nominatedNodeName, filtered first (evaluateNominatedNode)
     attempt: int | None = None  # the pod's attempt in a sequence carrying preemption out (1 for the first)
+    suggestions: Any = None  # fixes.FixSearch: what would make it fit, when asked for (explain --fixes)
 
 
 @runtime_checkable

@@ -162,3 +162,12 @@ def test_no_import_cycle_between_layers():
 )
 def test_cycle_finder(graph, expected):
     assert _cycle(graph) == expected
+
+
+def test_fixes_is_a_layer_over_the_core():
+    # what would make it fit (kschedcli/fixes) runs cycles through the scheduler and knows nothing of
+    # the views; the views read its result model only, never the search
+    assert "kschedcli.scheduler" in GRAPH["kschedcli.fixes.search"]
+    assert _offenders(("kschedcli.fixes",), ("rich", "typer", "kschedcli.render", *CLI_MODULES)) == []
+    assert _offenders(("kschedcli.render",), ("kschedcli.fixes",)) == []
+    assert _offenders(("kschedcli.scheduler", "kschedcli.engine", "kschedcli.framework"), ("kschedcli.fixes",)) == []

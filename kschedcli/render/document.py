@@ -159,6 +159,8 @@ def result_doc(r: CycleResult) -> dict:
         }
     if r.error:
         doc["error"] = r.error
+    if r.suggestions is not None:
+        doc["suggestions"] = r.suggestions.doc()
     return doc
 
 

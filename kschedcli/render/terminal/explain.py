@@ -8,6 +8,7 @@ from rich.console import Console
 
 from .details import other_details_section, retry_section
 from .filters import filter_matrix
+from .fixes import fixes_section
 from .header import pod_line, verdict, version_block
 from .interpodaffinity import affinity_section
 from .layout import make_console, print_blocks
@@ -48,6 +49,7 @@ def explain_renderables(
     blocks.append(affinity_section(result))
     blocks.append(other_details_section(result, {"PodTopologySpread", "InterPodAffinity"}))
     blocks.append(preemption_summary(result))
+    blocks.append(fixes_section(result))
     blocks.append(retry_section(result))
     return blocks
 

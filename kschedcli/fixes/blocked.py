@@ -1,0 +1,84 @@
+"""What keeps a pod off each node, read from its cycle's statuses: the failing plugins per node,
+grouped (nodes of a pool fail alike), for the candidate changes to aim at."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from ..framework.status import SUCCESS
+from ..result import CycleResult, FilterTable
+
+# taints the cluster's own controllers keep (not-ready, unreachable, cordoned, under memory
+# pressure, being deleted by the autoscaler, the control plane's): tolerating or removing one
+# would put the pod where the cluster means no pod to go, never a fix
+SYSTEM_TAINT_PREFIXES = (
+    "node.kubernetes.io/",
+    "node.cloudprovider.kubernetes.io/",
+    "node-role.kubernetes.io/",
+    "ToBeDeletedByClusterAutoscaler",
+    "DeletionCandidateOfClusterAutoscaler",
+    "karpenter.sh/disrupted",
+    "karpenter.sh/disruption",
+)
+
+
+def is_system_taint(key: str) -> bool:
+    return key.startswith(SYSTEM_TAINT_PREFIXES)
+
+
+@dataclass
+class Blocked:
+    """The pod's cycle: for every node the plugins that rejected it (empty: feasible), and the
+    nodes grouped by that set."""
+
+    result: CycleResult
+    names: list[str]
+    failing: list[frozenset[str]]
+    groups: dict[frozenset[str], list[int]] = field(default_factory=dict)
+
+    def nodes_failing_within(self, plugins: set[str] | frozenset[str]) -> list[int]:
+        """Indexes of the nodes every failing plugin of which is in `plugins` (at least one)."""
+        out: list[int] = []
+        for fs, idx in self.groups.items():
+            if fs and fs <= plugins:
+                out.extend(idx)
+        return sorted(out)
+
+    def plugins(self) -> set[str]:
+        return {p for fs in self.groups for p in fs}
+
+
+def blocked_of(result: CycleResult, node_names: list[str]) -> Blocked:
+    """Every node's failing plugins. A node whose plugins all passed but that the PreFilter result
+    left out (or that PreFilter rejected as a whole) fails the plugin PreFilter named."""
+    n = len(node_names)
+    sets: list[set[str]] = [set() for _ in range(n)]
+    ft = result.filters
+    if isinstance(ft, FilterTable) and len(ft.names) == n:
+        for plugin, col in ft.columns.items():
+            for i, st in enumerate(col):
+                if st is not None and st.code != SUCCESS:
+                    sets[i].add(plugin)
+        for i, f in enumerate(ft.first):
+            if f is not None and not sets[i]:
+                sets[i].add(f.plugin or _prefilter_plugin(result))
+    else:
+        whole = _prefilter_plugin(result)
+        for s in sets:
+            s.add(whole)
+    failing = [frozenset(s) for s in sets]
+    groups: dict[frozenset[str], list[int]] = defaultdict(list)
+    for i, fs in enumerate(failing):
+        groups[fs].append(i)
+    return Blocked(result, node_names, failing, dict(groups))
+
+
+def _prefilter_plugin(result: CycleResult) -> str:
+    st = result.pre_filter
+    if st is not None and st.plugin:
+        return st.plugin
+    for name, s in result.pre_filter_plugins.items():
+        if s is not None and s.code != SUCCESS:
+            return name
+    return "PreFilter"
