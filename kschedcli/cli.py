@@ -130,9 +130,11 @@ def explain(
         validate=validate,
     )
     if fixes and not (node is not None and output == Output.table):
-        from .fixes import find_fixes, needs_fixing
+        from .fixes.model import needs_fixing
 
         if needs_fixing(result):
+            from .fixes.search import find_fixes
+
             result.suggestions = find_fixes(
                 session, result, fixes, seed=seed, before=session.before, given_kind=session.given_kind
             )

@@ -30,6 +30,11 @@ KIND_RANK = {
 }
 
 
+def needs_fixing(result) -> bool:
+    """Unschedulable, or schedulable only through preemption (an error is not a fit problem)."""
+    return not result.schedulable and not result.error
+
+
 @dataclass
 class Change:
     """One candidate change. A pod change is `mutate` (a function changing a copy of the pod's

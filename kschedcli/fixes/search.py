@@ -23,7 +23,7 @@ from . import cluster_changes as cc
 from . import pod_changes as pc
 from .blocked import blocked_of
 from .mergepatch import create_merge_patch
-from .model import Change, FixSearch, Suggestion, Verdict
+from .model import Change, FixSearch, Suggestion, Verdict, needs_fixing
 
 if TYPE_CHECKING:
     from ..engine import Session
@@ -41,11 +41,6 @@ TEMPLATE_PATHS = {
     "CronJob": ("spec", "jobTemplate", "spec", "template"),
 }
 PAIR_POOL = 6  # the best single candidates that failed, paired with each other
-
-
-def needs_fixing(result: CycleResult) -> bool:
-    """Unschedulable, or schedulable only through preemption (no error: bad input is not a fit)."""
-    return not result.schedulable and not result.error
 
 
 def find_fixes(
