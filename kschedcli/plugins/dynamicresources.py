@@ -1,11 +1,12 @@
-"""DynamicResources (DRA, GA in v1.34): the pod's ResourceClaims.
+"""DynamicResources (DRA, GA in v1.34): the pod's ResourceClaims, allocated from ResourceSlices.
 
-Modelled as kube-scheduler's plugin does it: PreEnqueue and PreFilter look every claim up (missing,
-being deleted, not owned by the pod), PreFilter checks the device classes of claims still to be
-allocated, Filter keeps allocated claims to the nodes their allocation's nodeSelector names, and
-PostFilter's verdicts. Allocating devices for an unallocated claim (the structured-parameters
-allocator over ResourceSlices) is not modelled: such a pod is rejected at PreFilter with a reason
-that says so, rather than judged wrongly. DRAExtendedResource is off in v1.34 (alpha), so extended
+As kube-scheduler's plugin: PreEnqueue and PreFilter look every claim up (missing, being deleted,
+not owned by the pod) and check the device classes of the claims still to be allocated; Filter
+keeps allocated claims to the nodes their allocation's nodeSelector names and runs the structured
+allocator (kschedcli.dra.allocator) for the unallocated ones on each node; PostFilter's verdicts
+(deallocation is reported, not applied). When a sequence binds the pod, its claims get the
+allocation found on the chosen node and list the pod in reservedFor (Reserve and PreBind), so
+later pods see those devices taken. DRAExtendedResource is off in v1.34 (alpha), so extended
 resources are left to NodeResourcesFit.
 """
 
@@ -13,8 +14,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..errors import InputError
+from ..dra.allocator import AllocationError, Allocator
+from ..dra.tracker import Claim, Result, Tracker
 from ..framework.interface import (
+    BindObserver,
     FilterPlugin,
     Plugin,
     PostFilterPlugin,
@@ -28,7 +31,6 @@ from ..framework.interface import (
     ScorePlugin,
 )
 from ..framework.status import UNSCHEDULABLE, Status, error, skip, unresolvable
-from ..labels import parse_node_selector
 from .helper import default_normalize_score
 
 if TYPE_CHECKING:
@@ -40,16 +42,18 @@ if TYPE_CHECKING:
 
 
 _KEY = "DynamicResources"
-NOT_MODELLED = "ksched does not model ResourceClaims yet: the pod's claims cannot be evaluated"
 
 
 class _ClaimsState:
-    __slots__ = ("claims", "selectors", "unavailable")
+    __slots__ = ("claims", "selectors", "unavailable", "allocator", "node_allocations")
 
-    def __init__(self, claims, selectors=None):
-        self.claims = claims  # the pod's ResourceClaim objects, in spec order
+    def __init__(self, claims: list[Claim], selectors=None, allocator: Allocator | None = None):
+        self.claims = claims  # the pod's ResourceClaims, in spec order
         self.selectors = selectors or {}  # claim index -> NodeSelector of its allocation
         self.unavailable: set[int] = set()
+        self.allocator = allocator  # for the claims still to be allocated
+        # node -> the allocation Filter found there, one entry per claim to allocate
+        self.node_allocations: dict[str, list[tuple[list[Result], dict | None]]] = {}
 
     def clone(self):
         return self
@@ -86,6 +90,7 @@ class DynamicResources(
     ScoreExtensions,
     ReservePlugin,
     PreBindPlugin,
+    BindObserver,
 ):
     name = "DynamicResources"
 
@@ -93,6 +98,15 @@ class DynamicResources(
         super().__init__(args, handle)
         # without the DynamicResourceAllocation gate (v1.33) the plugin is registered but idle
         self.enabled = handle.release.gate("DynamicResourceAllocation")
+        self.prioritized_list = handle.release.gate("DRAPrioritizedList")
+        self._tracker: Tracker | None = None
+
+    @property
+    def tracker(self) -> Tracker:
+        """The run's claims, classes and slices, read from the cluster when first needed."""
+        if self._tracker is None:
+            self._tracker = Tracker(self.handle.cluster)
+        return self._tracker
 
     @classmethod
     def implements(cls, point: str, release: Release | None = None) -> bool:
@@ -101,24 +115,21 @@ class DynamicResources(
             return False
         return super().implements(point, release)
 
-    def _pod_claims(self, pod) -> list[dict]:
+    def _pod_claims(self, pod) -> list[Claim]:
         """foreachPodResourceClaim: every claim the pod references must exist, not be being
         deleted, and (for claims made from a template) be controlled by the pod."""
         out = []
-        cluster = self.handle.cluster
+        tracker = self.tracker
         for pc in pod.resource_claims:
             if not isinstance(pc, dict):
                 continue
             name, check_owner = _claim_name(pod, pc)
             if name is None:  # no claim was generated for this entry: nothing to do
                 continue
-            claim = cluster.get("ResourceClaim", pod.namespace, name) if cluster is not None else None
-            if claim is None and cluster is not None and pod.namespace == "default":
-                # a claim written without metadata.namespace lands in "default", as the API server puts it
-                claim = cluster.get("ResourceClaim", "", name)
+            claim = tracker.claim(pod.namespace, name)
             if claim is None:
                 raise ValueError(f'could not find ResourceClaim "{pod.namespace}/{name}"')
-            meta = _meta(claim)
+            meta = _meta(claim.raw)
             if meta.get("deletionTimestamp") is not None:
                 raise ValueError(f'resourceclaim "{meta.get("name", name)}" is being deleted')
             if check_owner:
@@ -126,12 +137,7 @@ class DynamicResources(
                     isinstance(o, dict) and o.get("controller") and o.get("uid") == pod.uid
                     for o in meta.get("ownerReferences") or []
                 )
-                fields = {
-                    "claim_ns": meta.get("namespace") or pod.namespace,
-                    "claim": meta.get("name", name),
-                    "pod_ns": pod.namespace,
-                    "pod": pod.name,
-                }
+                fields = {"claim_ns": claim.namespace, "claim": claim.name, "pod_ns": pod.namespace, "pod": pod.name}
                 release = self.handle.release
                 if fields["claim_ns"] != pod.namespace:
                     raise ValueError(release.message("DynamicResources.OtherNamespace", **fields))
@@ -164,56 +170,49 @@ class DynamicResources(
         if not claims:
             return None, skip()
         selectors = {}
-        to_allocate = 0
+        to_allocate = []
         for i, claim in enumerate(claims):
-            status = raw_status if isinstance(raw_status := claim.get("status"), dict) else {}
-            alloc = status.get("allocation")
-            if alloc is not None:
-                ns = alloc.get("nodeSelector") if isinstance(alloc, dict) else None
-                if ns is not None:
-                    try:
-                        selectors[i] = parse_node_selector(ns, "status.allocation.nodeSelector", strict=True)
-                    except InputError as e:
-                        return None, error(f"{e.field}: {e.message}")
+            # resourceclaim.CanBeReserved is always true in v1.34.1: a claim may be shared by
+            # any number of pods here (the API server bounds status.reservedFor)
+            if claim.allocation is not None:
+                if claim.selector_error is not None:
+                    return None, error(claim.selector_error)
+                if claim.allocation.selector is not None:
+                    selectors[i] = claim.allocation.selector
                 continue
-            to_allocate += 1
+            to_allocate.append(claim)
             st = self._check_requests(claim)
             if st is not None:
                 return None, st
-        state.write(_KEY, _ClaimsState(claims, selectors))
-        if to_allocate:
-            return None, unresolvable(NOT_MODELLED)
+        allocator = Allocator(self.tracker, to_allocate) if to_allocate else None
+        state.write(_KEY, _ClaimsState(claims, selectors, allocator))
         return None, None
 
-    def _check_requests(self, claim):
+    def _check_requests(self, claim: Claim):
         """PreFilter's walk over an unallocated claim's requests: each names an existing class."""
-        meta = _meta(claim)
-        ref = f"{meta.get('namespace', '')}/{meta.get('name', '')}"
-        spec = raw_spec if isinstance(raw_spec := claim.get("spec"), dict) else {}
-        devices = raw_devices if isinstance(raw_devices := spec.get("devices"), dict) else {}
-        for req in devices.get("requests") or []:
-            if not isinstance(req, dict):
-                continue
-            rname = req.get("name", "")
-            if req.get("exactly") is not None:
-                st = self._check_class((req["exactly"] or {}).get("deviceClassName", ""), rname)
+        for req in claim.spec.requests:
+            if req.exactly is not None:
+                st = self._check_class(req.exactly.class_name, req.name)
                 if st is not None:
                     return st
-            elif req.get("firstAvailable"):
-                for sub in req["firstAvailable"]:
-                    sub = sub if isinstance(sub, dict) else {}
-                    st = self._check_class(sub.get("deviceClassName", ""), f"{rname}/{sub.get('name', '')}")
+            elif req.first_available:
+                if not self.prioritized_list:
+                    return unresolvable(
+                        f"resource claim {claim.key}, request {req.name}: has subrequests, "
+                        "but the DRAPrioritizedList feature is disabled"
+                    )
+                for sub in req.first_available:
+                    st = self._check_class(sub.class_name, f"{req.name}/{sub.name}")
                     if st is not None:
                         return st
             else:
-                return unresolvable(f"resource claim {ref}, request {rname}: unknown request type")
+                return unresolvable(f"resource claim {claim.key}, request {req.name}: unknown request type")
         return None
 
     def _check_class(self, class_name: str, request_name: str):
         if not class_name:
             return error(f"request {request_name}: unsupported request type")
-        cluster = self.handle.cluster
-        if cluster is None or cluster.get("DeviceClass", "", class_name) is None:
+        if class_name not in self.tracker.classes:
             return unresolvable(f"request {request_name}: device class {class_name} does not exist")
         return None
 
@@ -227,10 +226,21 @@ class DynamicResources(
         if not s.claims:
             return None
         node = node_info.node
-        bad = [i for i, sel in s.selectors.items() if not sel.matches(node.labels, node.name)]
-        if bad:
-            s.unavailable.update(bad)
+        unavailable = [i for i, sel in s.selectors.items() if not sel.matches(node.labels, node.name)]
+        allocations = None
+        if s.allocator is not None:
+            # the allocator runs before the unavailable claims are reported: its verdict wins
+            try:
+                allocations = s.allocator.allocate(node)
+            except AllocationError as e:
+                return error(e.message)
+            if allocations is None:
+                return unresolvable("cannot allocate all claims")
+        if unavailable:
+            s.unavailable.update(unavailable)
             return unresolvable("resourceclaim not available on the node")
+        if allocations is not None:
+            s.node_allocations[node.name] = allocations
         return None
 
     def post_filter(
@@ -246,31 +256,52 @@ class DynamicResources(
         if not s.claims:
             return None, Status(UNSCHEDULABLE, "no new claims to deallocate")
         # Go walks a set in random order and deallocates the first claim reserved for no other
-        # pod; in index order here
+        # pod; whichever it finds, the verdict is the same
         for i in sorted(s.unavailable):
-            status = s.claims[i].get("status") if isinstance(s.claims[i].get("status"), dict) else {}
-            reserved = status.get("reservedFor") or []
-            if not reserved or (
-                len(reserved) == 1 and isinstance(reserved[0], dict) and reserved[0].get("uid") == pod.uid
-            ):
+            reserved = s.claims[i].reserved_for
+            if not reserved or (len(reserved) == 1 and reserved[0].get("uid") == pod.uid):
                 return None, Status(UNSCHEDULABLE, "deallocation of ResourceClaim completed")
         return None, Status(UNSCHEDULABLE, "still not schedulable")
 
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]:
         """v1.35's Score (with DRAPrioritizedList): per claim that Filter allocated on the node in
-        this cycle, 8 minus the index of the prioritized-list subrequest it got. Claims allocated
-        before the cycle do not count, and ksched allocates no devices (see the module's note:
-        such a pod stops at PreFilter), so every node it scores gets 0, as for pods without claims."""
+        this cycle, 8 minus the index of the prioritized-list subrequest it got. Not modelled:
+        every node scores 0, as for claims without subrequests."""
         return 0, None
 
     def normalize_score(self, state: CycleState, pod: Pod, scores: dict[str, int]) -> Status | None:
         default_normalize_score(scores, reverse=False)
         return None
 
-    # Reserve and PreBind write claim status through the API; nothing to model offline, but the
-    # plugin implements those extension points, which configuration validation checks.
+    # Reserve and PreBind write claim status through the API; a sequence's bind does it here
+    # (on_bind), for every profile's plugin, as they share the cluster's claims.
     def reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         return None
 
     def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         return None
+
+    def on_bind(self, pod: Pod, node_name: str) -> None:
+        """The pod was bound by a sequence: its unallocated claims get the allocation Filter
+        finds on the node (the same search on the same state), and all its claims list it in
+        reservedFor."""
+        if not self.enabled or not pod.resource_claims:
+            return
+        ni = self.handle.snapshot.get(node_name)
+        if ni is None:
+            return
+        try:
+            claims = self._pod_claims(pod)
+        except ValueError:
+            return
+        to_allocate = [c for c in claims if c.allocation is None]
+        found: dict[tuple[str, str], tuple[list[Result], dict | None]] = {}
+        if to_allocate:
+            try:
+                allocations = Allocator(self.tracker, to_allocate).allocate(ni.node)
+            except AllocationError:
+                return
+            if allocations is None:
+                return
+            found = {(c.namespace, c.name): a for c, a in zip(to_allocate, allocations)}
+        self.tracker.bind(pod, node_name, found)

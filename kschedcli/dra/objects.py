@@ -1,0 +1,235 @@
+"""The resource.k8s.io/v1 objects the allocator reads, parsed once: ResourceSlices (their devices),
+DeviceClasses, and the requests of ResourceClaims.
+
+Parsing is lenient: a field of the wrong type reads as absent, as the objects come from a cluster
+whose API server validated them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .. import quantity
+from .cel import quantity_value, semver_value
+
+DeviceID = tuple[str, str, str]  # (driver, pool, device)
+
+
+def _dict(v: Any) -> dict:
+    return v if isinstance(v, dict) else {}
+
+
+def _list(v: Any) -> list:
+    return v if isinstance(v, list) else []
+
+
+def _str(v: Any) -> str:
+    return v if isinstance(v, str) else ""
+
+
+def meta(obj: dict) -> dict:
+    return _dict(obj.get("metadata"))
+
+
+# distinct device contents get small numbers: CEL verdicts are cached per content
+_CONTENTS: dict[Any, int] = {}
+
+
+def _content_id(key: Any) -> int:
+    n = _CONTENTS.get(key)
+    if n is None:
+        n = _CONTENTS[key] = len(_CONTENTS)
+    return n
+
+
+def split_qualified(name: str, default_domain: str) -> tuple[str, str]:
+    """parseQualifiedName: (domain, id); a name without a domain is the driver's."""
+    domain, sep, ident = name.partition("/")
+    return (domain, ident) if sep else (default_domain, name)
+
+
+class Device:
+    """One device of a slice, with the maps its CEL selectors see."""
+
+    __slots__ = (
+        "name",
+        "id",
+        "driver",
+        "attributes",
+        "capacity",
+        "binding_conditions",
+        "consumes_counters",
+        "node_name",
+        "all_nodes",
+        "node_selector",
+        "cel_attributes",
+        "cel_capacity",
+        "value_error",
+        "content",
+        "raw",
+    )
+
+    def __init__(self, raw: dict, driver: str, pool: str):
+        self.raw = raw
+        self.name = _str(raw.get("name"))
+        self.driver = driver
+        self.id: DeviceID = (driver, pool, self.name)
+        # attribute name -> (kind, value) with kind one of int, bool, string, version
+        self.attributes: dict[str, tuple[str, Any]] = {}
+        self.value_error: str | None = None
+        cel_attrs: dict[str, dict[str, Any]] = {}
+        for name, attr in _dict(raw.get("attributes")).items():
+            a = _dict(attr)
+            kind, value = next(((k, a[k]) for k in ("int", "bool", "string", "version") if k in a), ("", None))
+            self.attributes[name] = (kind, value)
+            domain, ident = split_qualified(name, driver)
+            if kind == "version":
+                try:
+                    value = semver_value(str(value))
+                except ValueError as e:
+                    self.value_error = self.value_error or f"attribute {name}: parse semantic version: {e}"
+                    value = None
+            elif not kind:
+                self.value_error = self.value_error or f"attribute {name}: unsupported attribute value"
+            cel_attrs.setdefault(domain, {})[ident] = value
+        self.capacity: dict[str, int] = {}
+        cel_caps: dict[str, dict[str, Any]] = {}
+        for name, cap in _dict(raw.get("capacity")).items():
+            text = _dict(cap).get("value")
+            try:
+                nanos = quantity.parse_nanos(str(text)) if text is not None else 0
+            except quantity.QuantityError:
+                nanos = 0
+            self.capacity[name] = nanos
+            domain, ident = split_qualified(name, driver)
+            cel_caps.setdefault(domain, {})[ident] = quantity_value(nanos)
+        self.cel_attributes = cel_attrs
+        self.cel_capacity = cel_caps
+        self.binding_conditions = bool(_list(raw.get("bindingConditions")))
+        self.consumes_counters = bool(_list(raw.get("consumesCounters")))
+        self.node_name = _str(raw.get("nodeName"))
+        self.all_nodes = raw.get("allNodes") is True
+        self.node_selector = raw.get("nodeSelector")
+        self.content = _content_id(
+            (
+                driver,
+                tuple(sorted((k, repr(v)) for k, v in self.attributes.items())),
+                tuple(sorted(self.capacity.items())),
+            )
+        )
+
+
+class Slice:
+    __slots__ = (
+        "name",
+        "driver",
+        "pool",
+        "generation",
+        "slice_count",
+        "node_name",
+        "all_nodes",
+        "node_selector",
+        "per_device_node_selection",
+        "devices",
+    )
+
+    def __init__(self, raw: dict):
+        spec = _dict(raw.get("spec"))
+        pool = _dict(spec.get("pool"))
+        self.name = _str(meta(raw).get("name"))
+        self.driver = _str(spec.get("driver"))
+        self.pool = _str(pool.get("name"))
+        gen = pool.get("generation")
+        self.generation = gen if isinstance(gen, int) and not isinstance(gen, bool) else 0
+        count = pool.get("resourceSliceCount")
+        self.slice_count = count if isinstance(count, int) and not isinstance(count, bool) else 0
+        self.node_name = _str(spec.get("nodeName"))
+        self.all_nodes = spec.get("allNodes") is True
+        self.node_selector = spec.get("nodeSelector") if isinstance(spec.get("nodeSelector"), dict) else None
+        self.per_device_node_selection = spec.get("perDeviceNodeSelection")
+        self.devices = [Device(_dict(d), self.driver, self.pool) for d in _list(spec.get("devices"))]
+
+
+class Pool:
+    """The slices of one (driver, pool) that a node can reach, of the newest generation."""
+
+    __slots__ = ("driver", "name", "slices", "incomplete", "invalid", "invalid_reason", "devices")
+
+    def __init__(self, driver: str, name: str, first: Slice):
+        self.driver = driver
+        self.name = name
+        self.slices = [first]
+        self.incomplete = False
+        self.invalid = False
+        self.invalid_reason = ""
+        self.devices: list[tuple[Slice, Device]] = []
+
+    def finish(self) -> None:
+        self.incomplete = len(self.slices) != self.slices[0].slice_count
+        seen: set[str] = set()
+        for s in self.slices:
+            for d in s.devices:
+                if d.name in seen and not self.invalid:
+                    self.invalid, self.invalid_reason = True, f"duplicate device name {d.name}"
+                seen.add(d.name)
+                self.devices.append((s, d))
+
+
+class DeviceClass:
+    __slots__ = ("name", "selectors")
+
+    def __init__(self, raw: dict):
+        self.name = _str(meta(raw).get("name"))
+        self.selectors = _list(_dict(raw.get("spec")).get("selectors"))
+
+
+class Request:
+    """A request's `exactly` part, or one subrequest of `firstAvailable` (resource.k8s.io/v1
+    defaulting applied: ExactCount, count 1)."""
+
+    __slots__ = ("name", "class_name", "mode", "count", "admin_access", "selectors", "tolerations", "capacity")
+
+    def __init__(self, name: str, raw: dict, admin: bool = True):
+        self.name = name
+        self.class_name = _str(raw.get("deviceClassName"))
+        self.mode = _str(raw.get("allocationMode")) or "ExactCount"
+        count = raw.get("count")
+        self.count = count if isinstance(count, int) and not isinstance(count, bool) else 1
+        admin_access = raw.get("adminAccess")
+        self.admin_access: bool | None = admin_access if admin and isinstance(admin_access, bool) else None
+        self.selectors = _list(raw.get("selectors"))
+        self.tolerations = _list(raw.get("tolerations"))
+        self.capacity = raw.get("capacity")
+
+
+class DeviceRequest:
+    """One entry of spec.devices.requests: `exactly`, or the subrequests of `firstAvailable`."""
+
+    __slots__ = ("name", "exactly", "first_available")
+
+    def __init__(self, raw: dict):
+        self.name = _str(raw.get("name"))
+        ex = raw.get("exactly")
+        self.exactly = Request(self.name, _dict(ex)) if isinstance(ex, dict) else None
+        self.first_available = [
+            Request(_str(_dict(s).get("name")), _dict(s), admin=False) for s in _list(raw.get("firstAvailable"))
+        ]
+
+
+class Constraint:
+    __slots__ = ("requests", "match_attribute", "distinct_attribute")
+
+    def __init__(self, raw: dict):
+        self.requests = [r for r in _list(raw.get("requests")) if isinstance(r, str)]
+        match, distinct = raw.get("matchAttribute"), raw.get("distinctAttribute")
+        self.match_attribute: str | None = match if isinstance(match, str) else None
+        self.distinct_attribute: str | None = distinct if isinstance(distinct, str) else None
+
+
+class ClaimSpec:
+    __slots__ = ("requests", "constraints")
+
+    def __init__(self, claim: dict):
+        devices = _dict(_dict(claim.get("spec")).get("devices"))
+        self.requests = [DeviceRequest(_dict(r)) for r in _list(devices.get("requests"))]
+        self.constraints = [Constraint(_dict(c)) for c in _list(devices.get("constraints"))]
