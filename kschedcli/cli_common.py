@@ -88,14 +88,6 @@ ClusterOpt = typer.Option(
     help="Cluster snapshot: YAML, JSON or a List, as `kubectl get ... -o yaml|json` prints "
     "it ('-' for stdin). Repeatable. Default: the live cluster kubectl points at.",
 )
-SnapshotOpt = typer.Option(
-    ...,
-    "--cluster",
-    "-c",
-    metavar="SNAPSHOT",
-    help="Cluster snapshot: YAML, JSON or a List, as `kubectl get ... -o yaml|json` prints "
-    "it ('-' for stdin). Repeatable.",
-)
 ContextOpt = typer.Option(
     None, "--context", metavar="NAME", help="Live cluster: this kubeconfig context instead of the current one."
 )
@@ -281,7 +273,8 @@ def _cluster(
     save_snapshot: str | None,
     request_timeout: str,
 ) -> list[str]:
-    """The snapshot files: --cluster's, else what kubectl reads from the live cluster (cliargs, live)."""
+    """The snapshot files: --cluster's, else what kubectl reads from the live cluster (cliargs, live;
+    the list then also carries the API server's version, which _open and _load pass on)."""
     from .cliargs import cluster_files
 
     _VERBOSE["on"] = _VERBOSE["on"] or verbose
@@ -304,19 +297,49 @@ def _open(
     from .loader import read_once_check
 
     read_once_check([pods, *(("--cluster", c) for c in cluster), ("--config", config)])
-    session = open_session(list(cluster), config, edits, kubernetes_version)
+    session = open_session(list(cluster), config, edits, kubernetes_version, _server_version(cluster))
     if _VERBOSE["on"]:
-        _report_load(session)
+        _report_load(session.cluster)
     return session
+
+
+def _server_version(cluster: list[str]) -> str | None:
+    """The live cluster's API server version, when `cluster` came from kubectl (cliargs.ClusterFiles)."""
+    return getattr(cluster, "server_version", None)
+
+
+def _load(
+    cluster: list[str], config: str | None, edits: list[Edit] | None = None, kubernetes_version: str | None = None
+):
+    """engine.load_inputs over the snapshot files (drain, diff): the cluster, config and edits applied."""
+    from .engine import load_inputs
+
+    cluster_obj, config_obj, applied = load_inputs(
+        list(cluster), config, edits, kubernetes_version, _server_version(cluster)
+    )
+    if _VERBOSE["on"]:
+        _report_load(cluster_obj)
+    return cluster_obj, config_obj, applied
+
+
+def _source_name(cluster: list[str]) -> str:
+    """A world's snapshot as `diff` names it: `--cluster FILE...`, or `kubectl (context NAME)` for
+    what was read from the live cluster into a temporary file."""
+    from .errors import SOURCE_LABELS
+
+    labels = [SOURCE_LABELS.get(c) for c in cluster]
+    if cluster and all(labels):
+        return ", ".join(label for label in labels if label)
+    return "--cluster " + " ".join(cluster)
 
 
 def _count(n: int, word: str) -> str:
     return f"{n} {word}" + ("" if n == 1 else "s")
 
 
-def _report_load(session) -> None:
-    """The load summary of --verbose: counts of what the scheduler sees and of what it does not."""
-    c = session.cluster
+def _report_load(c) -> None:
+    """The load summary of --verbose: counts of what the scheduler sees (cluster.Cluster `c`) and of
+    what it does not."""
     seen = [_count(len(c.nodes), "node"), _count(len(c.pods), "bound pod")]
     if c.nominated_pods:
         seen.append(_count(len(c.nominated_pods), "nominated pod"))

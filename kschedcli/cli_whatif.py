@@ -9,20 +9,28 @@ import typer
 
 from .cli_common import (
     AllowPreemptionOpt,
+    ClusterOpt,
     ColorOpt,
     ConfigOpt,
+    ContextOpt,
+    KubeconfigOpt,
     KubernetesVersionOpt,
     Order,
     Output,
     OutputOpt,
+    RequestTimeoutOpt,
+    SaveSnapshotOpt,
     SeedOpt,
-    SnapshotOpt,
+    VerboseOpt,
+    _cluster,
     _dump,
     _fail,
+    _load,
     _open,
     _print_release,
     _run_and_show,
     _show_edits,
+    _source_name,
 )
 from .completion import complete_node
 from .editflags import with_edit_flags
@@ -39,7 +47,11 @@ def capacity(
         metavar="FILE...",
         help="Templates: Pods and workloads (Deployment, StatefulSet, Job, ...), taken in turn ('-' for stdin).",
     ),
-    cluster: list[str] = SnapshotOpt,
+    cluster: list[str] | None = ClusterOpt,
+    context: str | None = ContextOpt,
+    kubeconfig: str | None = KubeconfigOpt,
+    save_snapshot: str | None = SaveSnapshotOpt,
+    request_timeout: str = RequestTimeoutOpt,
     config: str | None = ConfigOpt,
     max_copies: int | None = typer.Option(
         None, "--max", metavar="N", min=0, help="Stop each template after N copies fit."
@@ -59,6 +71,7 @@ def capacity(
     seed: int | None = SeedOpt,
     kubernetes_version: str | None = KubernetesVersionOpt,
     no_color: bool = ColorOpt,
+    verbose: bool = VerboseOpt,
     edits: list[Edit] | None = None,
 ) -> None:
     """How many more copies of each template fit: copies scheduled one after another, each bound
@@ -71,6 +84,7 @@ def capacity(
     from .render.document import explain_doc, version_fields
 
     stops: list = []
+    cluster = _cluster(cluster, verbose, context, kubeconfig, save_snapshot, request_timeout)
     try:
         session = _open(cluster, config, edits, kubernetes_version)
         templates = read_templates(list(files))
@@ -118,7 +132,11 @@ def drain(
         autocompletion=complete_node,
         help="Nodes to drain: names, or label selectors (kubectl -l syntax).",
     ),
-    cluster: list[str] = SnapshotOpt,
+    cluster: list[str] | None = ClusterOpt,
+    context: str | None = ContextOpt,
+    kubeconfig: str | None = KubeconfigOpt,
+    save_snapshot: str | None = SaveSnapshotOpt,
+    request_timeout: str = RequestTimeoutOpt,
     config: str | None = ConfigOpt,
     output: Output = OutputOpt,
     delete_emptydir_data: bool = typer.Option(
@@ -129,6 +147,7 @@ def drain(
     kubernetes_version: str | None = KubernetesVersionOpt,
     allow_preemption: bool = AllowPreemptionOpt,
     no_color: bool = ColorOpt,
+    verbose: bool = VerboseOpt,
     edits: list[Edit] | None = None,
 ) -> None:
     """Can these nodes be drained? Cordon them, evict what kubectl drain would (PodDisruptionBudgets
@@ -138,10 +157,10 @@ def drain(
     preemption counts as not, unless --allow-preemption), 1 not, 2 bad input or usage.
     """
     from .drain import drain as run_drain
-    from .engine import load_inputs
 
+    cluster = _cluster(cluster, verbose, context, kubeconfig, save_snapshot, request_timeout)
     try:
-        cluster_obj, config_obj, applied = load_inputs(list(cluster), config, edits, kubernetes_version)
+        cluster_obj, config_obj, applied = _load(cluster, config, edits, kubernetes_version)
         report = run_drain(
             cluster_obj, config_obj, list(nodes), delete_emptydir_data=delete_emptydir_data, force=force, seed=seed
         )
@@ -169,7 +188,11 @@ def diff(
     pods: str | None = typer.Argument(
         None, metavar="PODS", help="File of pods to schedule ('-' for stdin); default: the snapshot's pending pods."
     ),
-    cluster: list[str] = SnapshotOpt,
+    cluster: list[str] | None = ClusterOpt,
+    context: str | None = ContextOpt,
+    kubeconfig: str | None = KubeconfigOpt,
+    save_snapshot: str | None = SaveSnapshotOpt,
+    request_timeout: str = RequestTimeoutOpt,
     config: str | None = ConfigOpt,
     against_config: str | None = typer.Option(
         None, "--against-config", metavar="FILE", help="World B's KubeSchedulerConfiguration."
@@ -186,16 +209,16 @@ def diff(
     seed: int | None = SeedOpt,
     kubernetes_version: str | None = KubernetesVersionOpt,
     no_color: bool = ColorOpt,
+    verbose: bool = VerboseOpt,
     edits: list[Edit] | None = None,
 ) -> None:
-    """The same pods in two worlds: A (--cluster, --config) and B (--against-config,
+    """The same pods in two worlds: A (--cluster or the live cluster, --config) and B (--against-config,
     --against-cluster and/or the cluster edits, applied to B only). Reports the pods whose verdict
     or node changes, and aggregates: nodes used, utilisation spread, pods needing preemption.
 
     Exit status: 0 every pod gets the same verdict and node, 1 some pod differs, 2 bad input or usage.
     """
     from .diff import diff as run_diff
-    from .engine import load_inputs
 
     try:
         if not (against_config or against_cluster or edits):
@@ -204,10 +227,14 @@ def diff(
             )
         if all_pods and pods is not None:
             raise InputError("PODS and --all exclude each other", field="--all")
-        b_paths = list(against_cluster or cluster)
+    except InputError as e:
+        _fail(e)
+    cluster = _cluster(cluster, verbose, context, kubeconfig, save_snapshot, request_timeout)
+    try:
+        b_paths = against_cluster or cluster  # B reads A's snapshot (the live one too) unless it has its own
         b_config = against_config or config
-        cluster_a, config_a, _ = load_inputs(list(cluster), config, None, kubernetes_version)
-        cluster_b, config_b, applied = load_inputs(b_paths, b_config, edits, kubernetes_version)
+        cluster_a, config_a, _ = _load(cluster, config, None, kubernetes_version)
+        cluster_b, config_b, applied = _load(b_paths, b_config, edits, kubernetes_version)
         pods_of = None
         mode = "all"
         if not all_pods:
@@ -233,8 +260,8 @@ def diff(
                 def pods_of(c):
                     return parse_pending_pods(raw_pods, pods, c)
 
-        name_a = f"--cluster {' '.join(cluster)} --config {config or '(defaults)'}"
-        name_b = f"--cluster {' '.join(b_paths)} --config {b_config or '(defaults)'}"
+        name_a = f"{_source_name(cluster)} --config {config or '(defaults)'}"
+        name_b = f"{_source_name(b_paths)} --config {b_config or '(defaults)'}"
         if edits:
             name_b += " " + " ".join(str(e) for e in edits)
         report = run_diff((name_a, cluster_a, config_a), (name_b, cluster_b, config_b), pods_of, seed=seed, mode=mode)
@@ -259,11 +286,24 @@ def diff(
 
 def run(
     scenario: str = typer.Argument(..., metavar="SCENARIO", help="A Scenario file (`ksched schema --scenario`)."),
+    cluster: list[str] | None = typer.Option(
+        None,
+        "--cluster",
+        "-c",
+        metavar="SNAPSHOT",
+        help="Cluster snapshot in place of the scenario's `cluster` (repeatable). Default: the scenario's; "
+        "without one, or with --context / --kubeconfig, the live cluster kubectl points at.",
+    ),
+    context: str | None = ContextOpt,
+    kubeconfig: str | None = KubeconfigOpt,
+    save_snapshot: str | None = SaveSnapshotOpt,
+    request_timeout: str = RequestTimeoutOpt,
     output: Output = OutputOpt,
     seed: int | None = SeedOpt,
     kubernetes_version: str | None = KubernetesVersionOpt,
     allow_preemption: bool = AllowPreemptionOpt,
     no_color: bool = ColorOpt,
+    verbose: bool = VerboseOpt,
 ) -> None:
     """Run a scenario file: its snapshot and config, its cluster edits in order, then its pods (or
     the snapshot's pending pods) scheduled in turn, as `ksched schedule` with the same flags would.
@@ -275,8 +315,20 @@ def run(
 
     try:
         sc = load_scenario(scenario)
+    except InputError as e:
+        _fail(e)
+    live_flags = context or kubeconfig or save_snapshot
+    files = _cluster(
+        cluster or (None if live_flags else sc.cluster) or None,
+        verbose,
+        context,
+        kubeconfig,
+        save_snapshot,
+        request_timeout,
+    )
+    try:
         try:
-            session = _open(sc.cluster, sc.config, sc.edits, kubernetes_version or sc.kubernetes_version)
+            session = _open(files, sc.config, sc.edits, kubernetes_version or sc.kubernetes_version)
         except InputError as e:
             raise e.located(source=scenario) from None
         expansion = scenario_pods(sc, session.cluster)
@@ -284,7 +336,7 @@ def run(
         if expansion is None:
             from .lookup import pending_pods
 
-            found = pending_pods(list(sc.cluster))
+            found = pending_pods(list(files))
             if not found:
                 raise InputError(
                     "the scenario names no pods and the snapshot has no pending pod", source=scenario, field="pods"

@@ -22,6 +22,15 @@ class PodRef:
     is_file: bool
 
 
+class ClusterFiles(list[str]):
+    """The snapshot files to read; when they hold what kubectl read from a live cluster, also its API
+    server's version, which chooses the release to follow (unless --kubernetes-version)."""
+
+    def __init__(self, files, server_version: str | None = None):
+        super().__init__(files)
+        self.server_version = server_version
+
+
 def cluster_files(
     cluster: list[str] | None,
     context: str | None = None,
@@ -29,26 +38,31 @@ def cluster_files(
     request_timeout: str = "30s",
     save_snapshot: str | None = None,
     verbose: bool = False,
-) -> list[str]:
+) -> ClusterFiles:
     """The snapshot files to read: those named with --cluster, else one holding what kubectl read
-    from the live cluster (kept with --save-snapshot)."""
+    from the live cluster (kept with --save-snapshot), with its API server's version."""
     if cluster:
         live_flags = (("--context", context), ("--kubeconfig", kubeconfig), ("--save-snapshot", save_snapshot))
         given = [flag for flag, value in live_flags if value]
         if given:
             raise InputError(f"{given[0]} reads the live cluster: it does not go with --cluster", field=given[0])
-        return list(cluster)
+        return ClusterFiles(cluster)
     from .live import LiveOptions, read_live_cluster  # kubectl's code only when the cluster is live
 
     live = LiveOptions(context, kubeconfig, request_timeout, save_snapshot)
-    path, target = read_live_cluster(live)
+    read = read_live_cluster(live)
     if verbose:
+        target = read.target
         saved = f", saved to {live.save_snapshot}" if live.save_snapshot else ""
+        server = f", API server {read.server_version}" if read.server_version else ", API server version unknown"
         print(
-            f"ksched: read the cluster of context {target.context} ({target.server}) with kubectl{saved}",
+            f"ksched: read the cluster of context {target.context} ({target.server}) with kubectl{server}{saved}",
             file=sys.stderr,
         )
-    return [path]
+        for why in sorted(set(read.skipped.values())):
+            kinds = ", ".join(k for k, w in read.skipped.items() if w == why)
+            print(f"ksched: not read ({why}): {kinds}", file=sys.stderr)
+    return ClusterFiles([read.path], read.server_version)
 
 
 def pod_ref(pod: str | None, filename: str | None, namespace: str | None) -> PodRef:

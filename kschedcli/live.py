@@ -1,6 +1,7 @@
 """The live cluster as a snapshot: what the user's kubectl reads from the API server it points at.
 
-ksched runs the user's own `kubectl` (`kubectl get KINDS -A -o json`) rather than talking to the API
+ksched runs the user's own `kubectl` (`kubectl get KINDS -A -o json`, and `kubectl version` for the
+API server's version, which chooses the kube-scheduler release to follow) rather than talking to the API
 server itself: kubectl already honours everything in the user's kubeconfig (exec credential plugins
 such as `aws eks get-token` or `gke-gcloud-auth-plugin`, OIDC, client certificates, proxies,
 `--context`, `KUBECONFIG` with several files), and ksched needs nothing more of the API than one list
@@ -10,7 +11,9 @@ an offline run of the saved file see the same objects.
 
 kubectl's failures become one line each (`ksched: kubectl: ...`, exit status 2): kubectl not found,
 no kubeconfig or no current context, an unknown context, forbidden (naming the resource), connection
-refused, a timeout.
+refused, a timeout. The OPTIONAL_KINDS are read when the server has them and the user may list them:
+an older cluster without resource.k8s.io/v1, or RBAC that forbids VolumeAttachments, leaves them out
+(named under -v), as a snapshot without them would.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ import shutil
 import subprocess
 import tempfile
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from . import progress
 from .errors import SOURCE_LABELS, InputError
@@ -45,6 +48,21 @@ KINDS = (
     "replicasets",
     "statefulsets",
     "replicationcontrollers",
+)
+# Kinds the loader also reads, which a cluster may not serve (DRA before v1.34) or a user may not be
+# allowed to list: workloads (a workload already running adds only the pods it is missing), storage
+# capacity and attachments, DRA's claims, slices and classes. Group-qualified, so that a custom
+# resource of the same plural in another group is never read in their place.
+OPTIONAL_KINDS = (
+    "deployments.apps",
+    "daemonsets.apps",
+    "jobs.batch",
+    "cronjobs.batch",
+    "csistoragecapacities.storage.k8s.io",
+    "volumeattachments.storage.k8s.io",
+    "resourceclaims.resource.k8s.io",
+    "resourceslices.resource.k8s.io",
+    "deviceclasses.resource.k8s.io",
 )
 
 DEFAULT_REQUEST_TIMEOUT = "30s"
@@ -69,6 +87,17 @@ class Target:
     context: str
     server: str
     namespace: str
+
+
+@dataclass
+class LiveRead:
+    """What one read of the live cluster gave: the snapshot file, the context, the API server's
+    version (None when `kubectl version` did not say), and the optional kinds left out, each with why."""
+
+    path: str
+    target: Target
+    server_version: str | None = None
+    skipped: dict[str, str] = field(default_factory=dict)  # plural -> "not served" / "forbidden"
 
 
 def parse_duration(text: str) -> float:
@@ -100,6 +129,13 @@ def find_kubectl() -> str:
     if path is None:
         raise InputError("not found on PATH: install kubectl, or give a snapshot with --cluster FILE", source=SOURCE)
     return path
+
+
+_NO_RESOURCE_TYPE = re.compile(r'the server doesn\'t have a resource type "(?P<resource>[^"]+)"')
+
+
+def _plural(kind: str) -> str:
+    return kind.split(".", 1)[0]
 
 
 # kubectl's log lines (klog: `E1124 05:13:59.830326    6665 memcache.go:265] ...`) repeat what its
@@ -135,6 +171,8 @@ def explain_failure(stderr: str, opts: LiveOptions, target: Target | None) -> In
     lines = _message_lines(stderr)
     text = "\n".join(lines) or stderr
     where = f"context {target.context}" if target else (f"context {opts.context}" if opts.context else "")
+    if _NO_RESOURCE_TYPE.search(text) and _TIMEOUT.search(stderr):
+        text = stderr  # discovery timed out (kubectl logged it), so kubectl did not find the type
     m = _FORBIDDEN.search(text)
     if m:
         group = f".{m['group']}" if m["group"] else ""
@@ -215,14 +253,14 @@ def _deadline(opts: LiveOptions) -> float | None:
     per_request = parse_duration(opts.request_timeout)
     if per_request <= 0:
         return None
-    return per_request * (len(KINDS) + 2) + 1.0
+    return per_request * (len(KINDS) + len(OPTIONAL_KINDS) + 2) + 1.0
 
 
-def get_command(kubectl: str, opts: LiveOptions) -> list[str]:
+def get_command(kubectl: str, opts: LiveOptions, kinds: tuple[str, ...] | None = None) -> list[str]:
     return [
         kubectl,
         "get",
-        ",".join(KINDS),
+        ",".join(KINDS + OPTIONAL_KINDS if kinds is None else kinds),
         "--all-namespaces",
         "-o",
         "json",
@@ -243,10 +281,9 @@ def _read_into(proc: subprocess.Popen, out, task) -> None:
         task.update(received)
 
 
-def fetch(opts: LiveOptions, path: str) -> Target:
-    """Run `kubectl get` into `path` (the bytes exactly as kubectl printed them)."""
-    kubectl = find_kubectl()
-    target = resolve_target(kubectl, opts)
+def _get_into(kubectl: str, opts: LiveOptions, kinds: tuple[str, ...], path: str, target: Target) -> tuple[int, str]:
+    """Run `kubectl get KINDS` into `path` (the bytes exactly as kubectl printed them); its exit
+    status and what it said on stderr."""
     deadline = _deadline(opts)
     try:
         out = open(path, "wb")  # noqa: SIM115 - closed by the `with` below, once the error paths are set
@@ -256,7 +293,10 @@ def fetch(opts: LiveOptions, path: str) -> Target:
     with out, progress.task(f"kubectl get ({target.context})", total=0, unit="bytes") as task:
         try:
             proc = subprocess.Popen(
-                get_command(kubectl, opts), stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL
+                get_command(kubectl, opts, kinds),
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                stdin=subprocess.DEVNULL,
             )
         except OSError as e:
             raise InputError(f"cannot run {kubectl}: {e.strerror or e}", source=SOURCE) from None
@@ -291,22 +331,84 @@ def fetch(opts: LiveOptions, path: str) -> Target:
             source=SOURCE,
             where=f"context {target.context}",
         )
-    if code != 0:
-        raise explain_failure(b"".join(stderr_chunks).decode("utf-8", "replace"), opts, target)
-    return target
+    return code, b"".join(stderr_chunks).decode("utf-8", "replace")
 
 
-def read_live_cluster(opts: LiveOptions) -> tuple[str, Target]:
-    """The snapshot file of the live cluster and the context it came from. With --save-snapshot the
-    file is the user's and its name appears in any later error; otherwise it is a temporary file,
-    removed at exit, and errors name it `kubectl (context NAME)`."""
+def _start_version(kubectl: str, opts: LiveOptions) -> subprocess.Popen | None:
+    """`kubectl version -o json`, run beside the read: the API server's version (serverVersion)."""
+    try:
+        return subprocess.Popen(
+            [kubectl, "version", "-o", "json", f"--request-timeout={opts.request_timeout}", *_kubectl_flags(opts)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            stdin=subprocess.DEVNULL,
+        )
+    except OSError:
+        return None
+
+
+def _server_version(proc: subprocess.Popen | None, wait: bool) -> str | None:
+    """The gitVersion kubectl's `version` printed for the server; None when it did not say (an
+    old or restricted server, a failure): the release is then chosen from the nodes' kubelets."""
+    if proc is None:
+        return None
+    try:
+        out, _ = proc.communicate(timeout=30 if wait else 0.001)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        return None
+    try:
+        version = (json.loads(out or b"{}").get("serverVersion") or {}).get("gitVersion")
+    except (ValueError, AttributeError):
+        return None
+    return version if isinstance(version, str) and version else None
+
+
+def fetch(opts: LiveOptions, path: str) -> LiveRead:
+    """Read the live cluster into `path`: the README's KINDS, which must all be read, and the
+    OPTIONAL_KINDS the server has and the user may list."""
+    kubectl = find_kubectl()
+    target = resolve_target(kubectl, opts)
+    read = LiveRead(path, target)
+    version = _start_version(kubectl, opts)
+    ok = False
+    try:
+        kinds: tuple[str, ...] = KINDS + OPTIONAL_KINDS
+        while True:
+            code, stderr = _get_into(kubectl, opts, kinds, path, target)
+            if code == 0:
+                break
+            missing = _NO_RESOURCE_TYPE.search(stderr)
+            optional = {_plural(k): k for k in kinds if k in OPTIONAL_KINDS}
+            if missing and missing["resource"] in optional and not _TIMEOUT.search(stderr):
+                # kubectl stops at the first type the server does not serve, before reading anything
+                read.skipped[missing["resource"]] = "not served by the API server"
+                kinds = tuple(k for k in kinds if k != optional[missing["resource"]])
+                continue
+            lines = [ln for ln in _message_lines(stderr) if not ln.startswith("Warning:")]
+            forbidden = [_FORBIDDEN.search(ln) for ln in lines]
+            if lines and all(m is not None and m["resource"] in optional for m in forbidden):
+                # kubectl printed everything else it read: only optional kinds are missing from it
+                read.skipped.update((m["resource"], "forbidden") for m in forbidden if m is not None)
+                break
+            raise explain_failure(stderr, opts, target)
+        ok = True
+    finally:
+        read.server_version = _server_version(version, wait=ok)
+    return read
+
+
+def read_live_cluster(opts: LiveOptions) -> LiveRead:
+    """Read the live cluster into a snapshot file. With --save-snapshot the file is the user's and
+    its name appears in any later error; otherwise it is a temporary file, removed at exit, and
+    errors name it `kubectl (context NAME)`."""
     parse_duration(opts.request_timeout)  # a bad value is a usage error before anything runs
     if opts.save_snapshot:
-        target = fetch(opts, opts.save_snapshot)
-        return opts.save_snapshot, target
+        return fetch(opts, opts.save_snapshot)
     folder = tempfile.mkdtemp(prefix="ksched-live-")
     atexit.register(shutil.rmtree, folder, True)
     path = os.path.join(folder, "cluster.json")
-    target = fetch(opts, path)
-    SOURCE_LABELS[path] = f"{SOURCE} (context {target.context})"
-    return path, target
+    read = fetch(opts, path)
+    SOURCE_LABELS[path] = f"{SOURCE} (context {read.target.context})"
+    return read

@@ -4,7 +4,8 @@ edits and the pods to schedule — run by `ksched run scenario.yaml`.
     apiVersion: ksched.io/v1alpha1
     kind: Scenario
     metadata: {name: lose-zone-a}
-    cluster: [prod-cluster.yaml]          # snapshot files, relative to this file
+    cluster: [prod-cluster.yaml]          # snapshot files, relative to this file; optional:
+                                          #   without it, the live cluster kubectl points at
     config: most-allocated.yaml           # optional KubeSchedulerConfiguration file
     edits:                                # the --add-node, --cordon... flags, in order
     - cordon: topology.kubernetes.io/zone=us-east-1a
@@ -98,7 +99,7 @@ def load_scenario(path: str) -> Scenario:
     return Scenario(
         path=path,
         name=((doc.get("metadata") or {}).get("name") or ""),
-        cluster=[rel(c) for c in doc["cluster"]],
+        cluster=[rel(c) for c in doc.get("cluster") or []],
         config=rel(config) if config else None,
         edits=edits,
         pod_files=pod_files,

@@ -1,7 +1,10 @@
 """A local HTTP server that answers like a Kubernetes API server for what `kubectl get KINDS -A -o json`
 asks: legacy discovery (/api, /apis, each group version's resources) and one list per resource, served
-from a list of objects. `forbid` names a resource answered with 403 as RBAC does; `delay` makes every
-list answer that many seconds late (for kubectl's --request-timeout)."""
+from a list of objects, and /version. `forbid` names resources answered with 403 as RBAC does;
+`without` names API groups the server does not serve (an older cluster: no resource.k8s.io/v1);
+`version` is the server's gitVersion (None: no /version, as a server that hides it); `delay` makes the
+list of nodes answer that many seconds late (for kubectl's --request-timeout; kubectl goes on to the
+other kinds, so one slow list keeps the test short)."""
 
 from __future__ import annotations
 
@@ -26,6 +29,15 @@ RESOURCES = [
     ("scheduling.k8s.io", "v1", "priorityclasses", "PriorityClass", False, ["pc"]),
     ("apps", "v1", "replicasets", "ReplicaSet", True, ["rs"]),
     ("apps", "v1", "statefulsets", "StatefulSet", True, ["sts"]),
+    ("apps", "v1", "deployments", "Deployment", True, ["deploy"]),
+    ("apps", "v1", "daemonsets", "DaemonSet", True, ["ds"]),
+    ("batch", "v1", "jobs", "Job", True, []),
+    ("batch", "v1", "cronjobs", "CronJob", True, ["cj"]),
+    ("storage.k8s.io", "v1", "csistoragecapacities", "CSIStorageCapacity", True, []),
+    ("storage.k8s.io", "v1", "volumeattachments", "VolumeAttachment", False, []),
+    ("resource.k8s.io", "v1", "resourceclaims", "ResourceClaim", True, []),
+    ("resource.k8s.io", "v1", "resourceslices", "ResourceSlice", False, []),
+    ("resource.k8s.io", "v1", "deviceclasses", "DeviceClass", False, []),
 ]
 
 
@@ -34,10 +46,19 @@ def _group_version(group: str, version: str) -> str:
 
 
 class FakeAPIServer:
-    def __init__(self, objects: list[dict], forbid: str | None = None, delay: float = 0.0):
+    def __init__(
+        self,
+        objects: list[dict],
+        forbid: str | tuple[str, ...] = (),
+        delay: float = 0.0,
+        without: tuple[str, ...] = (),
+        version: str | None = None,
+    ):
         self.objects = objects
-        self.forbid = forbid
+        self.forbid = (forbid,) if isinstance(forbid, str) else tuple(forbid)
         self.delay = delay
+        self.resources = [r for r in RESOURCES if r[0] not in without]
+        self.version = version
         self.requests: list[str] = []
         server = self
 
@@ -48,7 +69,7 @@ class FakeAPIServer:
             def do_GET(self) -> None:  # noqa: N802 - the http.server name
                 server.requests.append(self.path)
                 status, body = server.answer(self.path.split("?")[0])
-                if body.get("kind", "").endswith("List") and body.get("items") is not None and server.delay:
+                if body.get("kind") == "NodeList" and server.delay:
                     time.sleep(server.delay)
                 data = json.dumps(body).encode()
                 try:
@@ -74,6 +95,9 @@ class FakeAPIServer:
         self.httpd.server_close()
 
     def answer(self, path: str) -> tuple[int, dict]:
+        if path == "/version" and self.version:
+            major, minor = self.version.lstrip("v").split(".")[:2]
+            return 200, {"major": major, "minor": minor, "gitVersion": self.version, "platform": "linux/amd64"}
         if path == "/api":
             return 200, {
                 "kind": "APIVersions",
@@ -81,7 +105,7 @@ class FakeAPIServer:
                 "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": "127.0.0.1"}],
             }
         if path == "/apis":
-            groups = sorted({g for g, *_ in RESOURCES if g})
+            groups = sorted({g for g, *_ in self.resources if g})
             return 200, {
                 "kind": "APIGroupList",
                 "apiVersion": "v1",
@@ -94,7 +118,7 @@ class FakeAPIServer:
                     for g in groups
                 ],
             }
-        for group, version, plural, kind, _namespaced, _short in RESOURCES:
+        for group, version, plural, kind, _namespaced, _short in self.resources:
             gv = _group_version(group, version)
             prefix = f"/api/{gv}" if not group else f"/apis/{gv}"
             if path == prefix:
@@ -111,12 +135,12 @@ class FakeAPIServer:
                             "shortNames": s,
                             "verbs": ["get", "list", "watch"],
                         }
-                        for g, v, p, k, n, s in RESOURCES
+                        for g, v, p, k, n, s in self.resources
                         if _group_version(g, v) == gv
                     ],
                 }
             if path == f"{prefix}/{plural}":
-                if plural == self.forbid:
+                if plural in self.forbid:
                     return 403, {
                         "kind": "Status",
                         "apiVersion": "v1",

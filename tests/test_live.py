@@ -20,13 +20,15 @@ from typer.testing import CliRunner
 
 from kschedcli.cli import app
 from kschedcli.errors import SOURCE_LABELS, InputError
-from kschedcli.live import KINDS, parse_duration
+from kschedcli.live import KINDS, OPTIONAL_KINDS, parse_duration
 
 ROOT = Path(__file__).resolve().parent.parent
 PENDING = "shop/web-7d9f8b6c5d-m8n7b"  # fixtures/pods/web.yaml, served as a pending pod
 
 FAKE_KUBECTL = r'''#!{python}
-"""A fake kubectl for ksched's tests: FAKE_KUBECTL_MODE says how it answers."""
+"""A fake kubectl for ksched's tests: FAKE_KUBECTL_MODE says how it answers; FAKE_KUBECTL_SERVER_VERSION
+is the API server's version (none: `kubectl version` fails); FAKE_KUBECTL_NOT_SERVED names resource
+types the server does not have, FAKE_KUBECTL_FORBID resources the user may not list."""
 import json, os, sys, time
 args = sys.argv[1:]
 with open(os.environ["FAKE_KUBECTL_LOG"], "a") as log:
@@ -44,7 +46,22 @@ if args[:2] == ["config", "view"]:
                "contexts": [{{"name": context, "context": {{"cluster": "c1", "user": "u1", "namespace": "shop"}}}}],
                "clusters": [{{"name": "c1", "cluster": {{"server": "https://10.0.0.1:6443"}}}}]}}, sys.stdout)
     sys.exit(0)
+if args[0] == "version":
+    server = os.environ["FAKE_KUBECTL_SERVER_VERSION"]
+    client = {{"major": "1", "minor": "34", "gitVersion": "v1.34.1"}}
+    if server == "none":
+        json.dump({{"clientVersion": client}}, sys.stdout)
+        sys.stderr.write("error: You must be logged in to the server (the server has asked for credentials)\n")
+        sys.exit(1)
+    server_info = {{"gitVersion": server, "platform": "linux/amd64"}}
+    json.dump({{"clientVersion": client, "serverVersion": server_info}}, sys.stdout)
+    sys.exit(0)
 assert args[0] == "get", args
+for kind in args[1].split(","):
+    if kind.split(".")[0] in os.environ.get("FAKE_KUBECTL_NOT_SERVED", "").split(","):
+        sys.stderr.write('error: the server doesn\'t have a resource type "' + kind.split(".")[0] + '"\n')
+        sys.exit(1)
+forbid = [k for k in args[1].split(",") if k.split(".")[0] in os.environ.get("FAKE_KUBECTL_FORBID", "").split(",")]
 klog = ('E1124 05:13:59.830326    6665 memcache.go:265] "Unhandled Error" '
         'err="couldn\'t get current server API group list"\n')
 if mode == "forbidden":
@@ -67,6 +84,11 @@ if mode == "garbage":
 out = sys.stdout.buffer
 for i in range(0, len(data), 1000):      # in pieces, as a pipe delivers them
     out.write(data[i:i + 1000]); out.flush()
+for kind in forbid:                      # kubectl prints what it could read, then the errors
+    plural, _, group = kind.partition(".")
+    sys.stderr.write("Error from server (Forbidden): " + kind + ' is forbidden: User "jane" cannot list resource "'
+                     + plural + '" in API group "' + group + '" at the cluster scope\n')
+sys.exit(1 if forbid else 0)
 '''
 
 
@@ -94,6 +116,9 @@ def fake(tmp_path, monkeypatch):
     monkeypatch.setenv("FAKE_KUBECTL_LOG", str(log))
     monkeypatch.setenv("FAKE_KUBECTL_SERVE", str(serve))
     monkeypatch.setenv("FAKE_KUBECTL_MODE", "ok")
+    # no server version unless a test gives one: the release then comes from the nodes, as for the
+    # snapshot file the live runs here are compared with
+    monkeypatch.setenv("FAKE_KUBECTL_SERVER_VERSION", "none")
     monkeypatch.chdir(ROOT)
 
     class Fake:
@@ -103,6 +128,11 @@ def fake(tmp_path, monkeypatch):
         @staticmethod
         def calls() -> list[list[str]]:
             return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+
+        @staticmethod
+        def gets() -> list[list[str]]:
+            """The `kubectl get` calls (`kubectl version` runs beside them, in no fixed order)."""
+            return [c for c in Fake.calls() if c[0] == "get"]
 
         @staticmethod
         def mode(m: str) -> None:
@@ -128,9 +158,12 @@ def test_explain_reads_the_current_context_with_the_readme_kinds(fake):
     offline = run("explain", "fixtures/pods/web.yaml", "--cluster", str(fake.served))
     assert live.exit_code == 0, live.output
     assert live.stdout == offline.stdout and "node-b" in live.stdout
-    config, get = fake.calls()
+    config, *others = fake.calls()
     assert config == ["config", "view", "--minify", "-o", "json"]
-    assert get == ["get", ",".join(KINDS), "--all-namespaces", "-o", "json", "--request-timeout=30s"]
+    assert sorted(others) == [
+        ["get", ",".join(KINDS + OPTIONAL_KINDS), "--all-namespaces", "-o", "json", "--request-timeout=30s"],
+        ["version", "-o", "json", "--request-timeout=30s"],
+    ]
 
 
 def test_context_kubeconfig_and_request_timeout_reach_kubectl(fake, tmp_path):
@@ -139,10 +172,13 @@ def test_context_kubeconfig_and_request_timeout_reach_kubectl(fake, tmp_path):
         "explain", "fixtures/pods/web.yaml", "--context", "prod", "--kubeconfig", str(kc), "--request-timeout", "5s"
     )
     assert r.exit_code == 0, r.output
-    config, get = fake.calls()
+    config = fake.calls()[0]
+    [get] = fake.gets()
+    [version] = [c for c in fake.calls() if c[0] == "version"]
     assert config[-4:] == ["--kubeconfig", str(kc), "--context", "prod"]
     assert get[-5:] == ["--request-timeout=5s", "--kubeconfig", str(kc), "--context", "prod"]
-    assert get[1].split(",") == list(KINDS)
+    assert version[-5:] == ["--request-timeout=5s", "--kubeconfig", str(kc), "--context", "prod"]
+    assert get[1].split(",") == list(KINDS + OPTIONAL_KINDS)
 
 
 def test_a_pending_pod_by_name_as_against_a_snapshot(fake):
@@ -175,7 +211,7 @@ def test_save_snapshot_keeps_the_bytes_as_received(fake, tmp_path):
     assert saved.read_bytes() == fake.served.read_bytes()
     later = run("explain", PENDING, "--cluster", str(saved), "-o", "json")
     assert later.stdout == live.stdout
-    assert len(fake.calls()) == 2  # the offline run asked kubectl nothing
+    assert len(fake.calls()) == 3  # config view, get, version: the offline run asked kubectl nothing
     err = one_line_error(run("explain", PENDING, "--cluster", str(saved), "--save-snapshot", str(saved)))
     assert err == "ksched: --save-snapshot: --save-snapshot reads the live cluster: it does not go with --cluster"
 

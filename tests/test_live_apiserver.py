@@ -11,7 +11,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from fake_apiserver import FakeAPIServer
+from fake_apiserver import RESOURCES, FakeAPIServer
 from test_live import PENDING, served_list
 from typer.testing import CliRunner
 
@@ -59,7 +59,7 @@ def test_explain_against_the_api_server_as_against_the_snapshot(env, tmp_path):
         live = run("explain", "-n", "shop", PENDING.split("/")[1], "--kubeconfig", env(server.url), "-o", "json")
         assert live.exit_code == 0, live.output
         lists = [p.split("?")[0] for p in server.requests if "limit=" in p]
-    assert len(lists) == 14 and "/apis/policy/v1/poddisruptionbudgets" in lists
+    assert len(lists) == len(RESOURCES) and "/apis/policy/v1/poddisruptionbudgets" in lists
     offline = run("explain", PENDING, "--cluster", str(snapshot), "-o", "json")
     assert json.loads(live.stdout) == json.loads(offline.stdout)
 
@@ -89,3 +89,28 @@ def test_a_closed_port_is_connection_refused(env):
     r = run("explain", "fixtures/pods/web.yaml", "--kubeconfig", env(url), "--request-timeout", "5s")
     assert r.exit_code == 2 and len(r.stderr.splitlines()) == 1, r.output
     assert r.stderr.strip() == f"ksched: kubectl: context fake: connection refused by the API server {url[7:]}"
+
+
+def test_an_older_server_without_dra_and_its_version(env):
+    # kubectl stops at resource.k8s.io's first kind; ksched reads on without those kinds and follows
+    # the server's release
+    with FakeAPIServer(objects(), without=("resource.k8s.io",), version="v1.33.5") as server:
+        r = run("explain", "fixtures/pods/web.yaml", "--kubeconfig", env(server.url), "-o", "json", "-v")
+    assert r.exit_code == 0, r.output
+    assert "ksched: not read (not served by the API server): resourceclaims, resourceslices, deviceclasses" in (
+        r.stderr
+    )
+    assert ", API server v1.33.5" in r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["kubernetesVersion"] == "v1.33.0" and doc["kubernetesVersionChosenBy"]["source"] == "cluster"
+
+
+def test_rbac_forbidding_optional_kinds_reads_the_rest(env, tmp_path):
+    snapshot = tmp_path / "snapshot.json"
+    snapshot.write_bytes(served_list())
+    with FakeAPIServer(objects(), forbid=("volumeattachments", "deviceclasses")) as server:
+        live = run("explain", PENDING, "--kubeconfig", env(server.url), "-o", "json", "-v")
+    assert live.exit_code == 0, live.output
+    assert "ksched: not read (forbidden): volumeattachments, deviceclasses" in live.stderr
+    offline = run("explain", PENDING, "--cluster", str(snapshot), "-o", "json")
+    assert json.loads(live.stdout) == json.loads(offline.stdout)
