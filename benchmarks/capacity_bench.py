@@ -45,7 +45,7 @@ def first_plain_pod(data: str) -> str:
     return out
 
 
-def in_process(data: str, pod: str, max_copies: int) -> dict:
+def in_process(data: str, pod: str, max_copies: int, incremental: bool = True) -> dict:
     from kschedcli.capacity import read_templates, run_capacity
     from kschedcli.cluster import load_cluster
     from kschedcli.config import default_config
@@ -57,7 +57,7 @@ def in_process(data: str, pod: str, max_copies: int) -> dict:
     sched = Scheduler(cluster, default_config(REGISTRY))
     t1 = time.perf_counter()
     templates = read_templates([pod])
-    report = run_capacity(sched, templates, max_copies=max_copies)
+    report = run_capacity(sched, templates, max_copies=max_copies, incremental=incremental)
     t2 = time.perf_counter()
     n = report.replicas
     return {
@@ -68,6 +68,7 @@ def in_process(data: str, pod: str, max_copies: int) -> dict:
         "copies": n,
         "copies_per_s": round(n / (t2 - t1), 1) if t2 > t1 else None,
         "stopped_by": report.runs[0].stopped_by,
+        "mode": "incremental" if incremental else "full cycles",
     }
 
 
@@ -103,6 +104,12 @@ def main() -> None:
     ap.add_argument("--max", type=int, default=5000, dest="max_copies")
     ap.add_argument("--runs", type=int, default=1)
     ap.add_argument("--json", metavar="FILE")
+    ap.add_argument(
+        "--full-cycles",
+        action="store_true",
+        help="also time the copies' full cycles in one process (the incremental mode's reference)",
+    )
+    ap.add_argument("--no-command", action="store_true", help="skip the command's wall time")
     args = ap.parse_args()
     data = args.data
     if args.generate:
@@ -116,15 +123,18 @@ def main() -> None:
     pod = first_plain_pod(data)
     figures = {"command": [], "in_process": []}
     for _ in range(args.runs):
-        figures["command"].append(command(data, pod, args.max_copies))
+        if not args.no_command:
+            figures["command"].append(command(data, pod, args.max_copies))
         figures["in_process"].append(in_process(data, pod, args.max_copies))
+        if args.full_cycles:
+            figures["in_process"].append(in_process(data, pod, args.max_copies, incremental=False))
     for f in figures["command"]:
         print(f"ksched capacity --max {args.max_copies}: {f['copies']} copies, {f['wall_s']} s wall (load included)")
     for f in figures["in_process"]:
         print(
             f"  in one process: {f['nodes']} nodes, {f['pods']} bound pods: load {f['load_s']} s, "
             f"{f['copies']} copies in {f['capacity_s']} s = {f['copies_per_s']} copies/s "
-            f"(stopped by {f['stopped_by']})"
+            f"(stopped by {f['stopped_by']}; {f['mode']})"
         )
     if args.json:
         with open(args.json, "w") as w:

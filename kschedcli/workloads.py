@@ -9,12 +9,14 @@ Followed from the controllers' code (kubernetes v1.34):
 - pod names: the API server's generateName (prefix cut to 58 characters + 5 characters from the
   alphabet "bcdfghjklmnpqrstvwxz2456789"); the suffix is drawn from a hash of the workload's identity
   and the pod's index instead of at random, so that output is byte-deterministic;
-- a Deployment's ReplicaSet `NAME-HASH` and its pods' `pod-template-hash` label: FNV-32a over the pod
-  template plus the collision count, written with rand.SafeEncodeString (controller.ComputeHash). The
-  controller hashes Go's dump of the defaulted template, which is not reproducible here; ksched hashes
-  the template's canonical JSON, so the value is stable for a template but differs from a live
-  cluster's. A ReplicaSet of the snapshot owned by the Deployment with the same template is reused
-  (deploymentutil.FindNewReplicaSet), hash included;
+- a Deployment's ReplicaSet `NAME-HASH` and its pods' `pod-template-hash` label: the snapshot's
+  ReplicaSet the Deployment controls whose template is EqualIgnoreHash to the Deployment's, both
+  defaulted as the API server stores them (deploymentutil.FindNewReplicaSet; workload_templates.py),
+  is reused, hash included; for a new template, FNV-32a over the template plus the collision count,
+  written with rand.SafeEncodeString (controller.ComputeHash's form). The controller hashes go-spew's
+  dump of the defaulted Go struct, which changes with each release's PodSpec and is not reproduced
+  here; ksched hashes the template's canonical JSON, so the value is stable for a template but
+  differs from a live cluster's;
 - a StatefulSet's pods NAME-0..N-1 (spec.ordinals.start onwards) with the
   `statefulset.kubernetes.io/pod-name` and `apps.kubernetes.io/pod-index` labels, hostname and
   subdomain, and each volumeClaimTemplate as the claim TEMPLATE-NAME-ORDINAL (created unbound when
@@ -34,7 +36,7 @@ missing: the snapshot's bound pods it controls count. `replicas` overrides the n
 from __future__ import annotations
 
 from collections.abc import Iterable
-from datetime import datetime
+from datetime import UTC, datetime
 
 from .cluster import Cluster
 from .daemonset import DaemonNode as DaemonNode
@@ -258,7 +260,11 @@ class _Expander:
 
     def _current_replica_set(self, namespace: str, deployment: str, template: dict) -> tuple[str | None, str | None]:
         """FindNewReplicaSet: the deployment's ReplicaSet whose template equals the deployment's,
-        leaving out the pod-template-hash label (the oldest first, then by name)."""
+        leaving out the pod-template-hash label, both as the API server stores them (defaulted: see
+        workload_templates.py); the oldest first, then by name."""
+        from .workload_templates import defaulted_template, equal_ignore_hash
+
+        wanted = defaulted_template(template)
         found = []
         for rs in self.cluster.list("ReplicaSet", namespace):
             meta = rs.get("metadata") or {}
@@ -271,17 +277,12 @@ class _Expander:
                 for o in owners
             ):
                 continue
-            rt = (rs.get("spec") or {}).get("template") or {}
-            rmeta = dict(rt.get("metadata") or {})
-            rlabels = dict(rmeta.get("labels") or {})
-            pod_hash = rlabels.pop("pod-template-hash", None)
-            rmeta["labels"] = rlabels
-            tmeta = dict(template.get("metadata") or {})
-            tmeta["labels"] = dict(tmeta.get("labels") or {})
-            if not rlabels and not tmeta["labels"]:
-                rmeta.pop("labels")
-                tmeta.pop("labels")
-            if {**rt, "metadata": rmeta} == {**template, "metadata": tmeta} and pod_hash:
+            rt = (rs.get("spec") or {}).get("template")
+            if not isinstance(rt, dict):
+                continue
+            labels = (rt.get("metadata") or {}).get("labels") or {}
+            pod_hash = labels.get("pod-template-hash") if isinstance(labels, dict) else None
+            if pod_hash and equal_ignore_hash(defaulted_template(rt), wanted):
                 found.append((str(meta.get("creationTimestamp") or ""), str(meta.get("name") or ""), pod_hash))
         if not found:
             return None, None
@@ -499,7 +500,7 @@ class _Expander:
         job_template = _d(spec.get("jobTemplate"), "spec.jobTemplate")
         if self.cluster.get("CronJob", namespace, w.name) is None:
             self._add_object("CronJob", namespace, w.name, obj)
-        scheduled = _scheduled_minutes(obj)
+        scheduled, named_from = _scheduled_minutes(obj)
         jmeta = _d(job_template.get("metadata"), "spec.jobTemplate.metadata")
         job_name = f"{w.name}-{scheduled}"
         cron_uid = _uid(obj, "CronJob", namespace, w.name)
@@ -529,7 +530,7 @@ class _Expander:
             w.pods, w.desired = [], 0
             w.note = "suspended: the cronjob controller creates no job"
         else:
-            w.note = inner.note or f"one run: the Job {job_name}"
+            w.note = inner.note or f"one run: the Job {job_name}, named from {named_from}"
 
     def _new_count(self, desired: int, existing: int) -> int:
         if self.replicas is not None:
@@ -553,19 +554,28 @@ def _list_of_dicts(v, f: str) -> list[dict]:
     return v
 
 
-def _scheduled_minutes(obj: dict) -> int:
-    """The run's scheduled time in minutes since the epoch (getJobName's suffix): the last
-    scheduled run of the CronJob's status, else its creation time, else 0; ksched does not
-    evaluate the cron schedule, so the run is named from what the object says."""
-    for ts in ((obj.get("status") or {}).get("lastScheduleTime"), (obj.get("metadata") or {}).get("creationTimestamp")):
+def _scheduled_minutes(obj: dict) -> tuple[int, str]:
+    """The run's scheduled time in minutes since the epoch (getJobName's suffix), and where it was
+    read: the last scheduled run of the CronJob's status, else its creation time, else 0. ksched does
+    not evaluate the cron schedule (the name would depend on the clock): the run is named from what
+    the object says, the same on every run."""
+    for field, ts in (
+        ("status.lastScheduleTime", (obj.get("status") or {}).get("lastScheduleTime")),
+        ("metadata.creationTimestamp", (obj.get("metadata") or {}).get("creationTimestamp")),
+    ):
+        when = None
         if isinstance(ts, datetime):
-            return int(ts.timestamp()) // 60
-        if isinstance(ts, str) and ts:
+            when = ts
+        elif isinstance(ts, str) and ts:
             try:
-                return int(datetime.fromisoformat(ts.replace("Z", "+00:00")).timestamp()) // 60
+                when = datetime.fromisoformat(ts.replace("Z", "+00:00"))
             except ValueError:
                 continue
-    return 0
+        if when is not None:
+            # a time without a zone is UTC (YAML's rule), whatever the machine's zone
+            when = when.replace(tzinfo=UTC) if when.tzinfo is None else when.astimezone(UTC)
+            return int(when.timestamp()) // 60, f"{field} {when.strftime('%Y-%m-%dT%H:%M:%SZ')}"
+    return 0, "no time in the object (0)"
 
 
 # -- entry points ----------------------------------------------------------------------------------

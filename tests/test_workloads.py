@@ -163,6 +163,138 @@ def test_deployment_in_the_snapshot_reuses_its_replicaset_and_adds_the_missing_p
     assert len(w3.pods) == 5
 
 
+# a chart's Deployment as rendered (not defaulted), and its ReplicaSet as `kubectl get rs -o yaml`
+# prints it from a cluster: defaulted by the API server, quantities in canonical form
+RENDERED_DEPLOYMENT = """
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: checkout, namespace: shop}
+spec:
+  replicas: 4
+  selector: {matchLabels: {app: checkout}}
+  template:
+    metadata:
+      labels: {app: checkout}
+      annotations: {prometheus.io/scrape: "true"}
+    spec:
+      serviceAccountName: checkout
+      hostNetwork: false
+      containers:
+      - name: app
+        image: registry.example/checkout:2.4.1
+        ports: [{name: http, containerPort: 8080}]
+        env:
+        - name: POD_IP
+          valueFrom: {fieldRef: {fieldPath: status.podIP}}
+        readinessProbe:
+          httpGet: {port: http}
+        resources:
+          requests: {cpu: "0.5", memory: 512Mi}
+          limits: {memory: "1073741824"}
+      - name: sidecar
+        image: registry.example/envoy
+      volumes:
+      - name: config
+        configMap: {name: checkout}
+      - name: scratch
+"""
+STORED_REPLICASET = """
+apiVersion: apps/v1
+kind: ReplicaSet
+metadata:
+  name: checkout-6d8f7b9c4d
+  namespace: shop
+  creationTimestamp: "2026-11-02T10:00:00Z"
+  labels: {app: checkout, pod-template-hash: 6d8f7b9c4d}
+  ownerReferences:
+  - {apiVersion: apps/v1, kind: Deployment, name: checkout, controller: true, blockOwnerDeletion: true}
+spec:
+  replicas: 4
+  selector: {matchLabels: {app: checkout, pod-template-hash: 6d8f7b9c4d}}
+  template:
+    metadata:
+      creationTimestamp: null
+      labels: {app: checkout, pod-template-hash: 6d8f7b9c4d}
+      annotations: {prometheus.io/scrape: "true"}
+    spec:
+      containers:
+      - name: app
+        image: registry.example/checkout:2.4.1
+        imagePullPolicy: IfNotPresent
+        ports: [{name: http, containerPort: 8080, protocol: TCP}]
+        env:
+        - name: POD_IP
+          valueFrom: {fieldRef: {apiVersion: v1, fieldPath: status.podIP}}
+        readinessProbe:
+          httpGet: {path: /, port: http, scheme: HTTP}
+          timeoutSeconds: 1
+          periodSeconds: 10
+          successThreshold: 1
+          failureThreshold: 3
+        resources:
+          requests: {cpu: 500m, memory: 512Mi}
+          limits: {memory: 1Gi}
+        terminationMessagePath: /dev/termination-log
+        terminationMessagePolicy: File
+      - name: sidecar
+        image: registry.example/envoy
+        imagePullPolicy: Always
+        resources: {}
+        terminationMessagePath: /dev/termination-log
+        terminationMessagePolicy: File
+      dnsPolicy: ClusterFirst
+      restartPolicy: Always
+      schedulerName: default-scheduler
+      securityContext: {}
+      serviceAccount: checkout
+      serviceAccountName: checkout
+      terminationGracePeriodSeconds: 30
+      volumes:
+      - name: config
+        configMap: {name: checkout, defaultMode: 420}
+      - name: scratch
+        emptyDir: {}
+"""
+
+
+def _checkout(deploy_edit=None):
+    import yaml
+
+    deploy = yaml.safe_load(RENDERED_DEPLOYMENT)
+    if deploy_edit:
+        deploy_edit(deploy["spec"]["template"]["spec"])
+    rs = yaml.safe_load(STORED_REPLICASET)
+    owner = [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "checkout-6d8f7b9c4d", "controller": True}]
+    running = [pod(f"checkout-6d8f7b9c4d-{i}", ns="shop", node_name="n1", labels={"app": "checkout"}) for i in range(3)]
+    for p in running:
+        p.owner_refs = owner
+    (w,) = expand([deploy], cluster_of([node("n1")], running, [rs])).workloads
+    return w
+
+
+def test_a_rendered_deployment_reuses_the_replicaset_the_api_server_stored_for_it():
+    # the controller's FindNewReplicaSet compares defaulted templates: the rendered one, defaulted,
+    # equals the stored one (imagePullPolicy by tag, probe and port defaults, serviceAccount, 0.5 = 500m,
+    # 1073741824 = 1Gi, a volume without a source is an emptyDir, hostNetwork: false is Go's zero value)
+    w = _checkout()
+    assert (w.existing, len(w.pods)) == (3, 1)
+    assert w.pods[0].name.startswith("checkout-6d8f7b9c4d-") and w.pods[0].labels["pod-template-hash"] == "6d8f7b9c4d"
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        lambda s: s.update(automountServiceAccountToken=False),  # a pointer: false is not absent
+        lambda s: s["containers"][0]["resources"]["requests"].update(cpu="501m"),
+        lambda s: s["containers"][1].update(imagePullPolicy="IfNotPresent"),  # envoy (no tag) defaults to Always
+        lambda s: s["volumes"][0]["configMap"].update(defaultMode=0o600),
+    ],
+)
+def test_a_template_that_differs_once_defaulted_is_a_new_replicaset(edit):
+    w = _checkout(edit)
+    assert (w.existing, len(w.pods)) == (0, 4) and w.pods[0].labels["pod-template-hash"] != "6d8f7b9c4d"
+
+
 def test_replicaset_and_replication_controller():
     rc = {
         "apiVersion": "v1",
@@ -414,6 +546,12 @@ def test_indexed_job_and_cronjob_run():
     minutes = 1767225600 // 60
     assert len(w.pods) == 2 and all(p.name.startswith(f"nightly-{minutes}-") for p in w.pods)
     assert c.get("Job", "jobs", f"nightly-{minutes}")["metadata"]["ownerReferences"][0]["kind"] == "CronJob"
+    assert w.note == f"one run: the Job nightly-{minutes}, named from metadata.creationTimestamp 2026-01-01T00:00:00Z"
+    # the last scheduled run wins over the creation time; a time without a zone is UTC
+    ran = {**cj, "status": {"lastScheduleTime": "2026-03-04T02:00:00"}}
+    (w,) = expand([ran], cluster_of([node("n")])).workloads
+    assert w.note.endswith("named from status.lastScheduleTime 2026-03-04T02:00:00Z")
+    assert w.pods[0].name.startswith(f"nightly-{1772589600 // 60}-")
     suspended = {**cj, "spec": {**cj["spec"], "suspend": True}}
     (w,) = expand([suspended], cluster_of([node("n")])).workloads
     assert w.pods == [] and "suspended" in w.note
