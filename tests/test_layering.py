@@ -171,3 +171,17 @@ def test_fixes_is_a_layer_over_the_core():
     assert _offenders(("kschedcli.fixes",), ("rich", "typer", "kschedcli.render", *CLI_MODULES)) == []
     assert _offenders(("kschedcli.render",), ("kschedcli.fixes",)) == []
     assert _offenders(("kschedcli.scheduler", "kschedcli.engine", "kschedcli.framework"), ("kschedcli.fixes",)) == []
+
+
+def test_dra_is_below_the_plugin():
+    # the allocator, the CEL environment and the claim tracker know nothing of the framework or
+    # the plugins: the DynamicResources plugin uses them, the views read its explanation only
+    assert "kschedcli.dra.allocator" in GRAPH["kschedcli.plugins.dynamicresources"]
+    assert (
+        _offenders(
+            ("kschedcli.dra",),
+            ("kschedcli.framework", "kschedcli.plugins", "kschedcli.scheduler", "kschedcli.render", *CLI_MODULES),
+        )
+        == []
+    )
+    assert _offenders(("kschedcli.render",), ("kschedcli.dra",)) == []

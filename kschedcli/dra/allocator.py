@@ -133,6 +133,23 @@ class Allocator:
         self.claims = claims
         self.allocated = tracker.allocated
         self.invocations = 0
+        # node signature -> verdict (True, False or the AllocationError): the claims are the
+        # same for every node of the cycle, so alike nodes need one search
+        self._verdicts: dict[int, bool | AllocationError] = {}
+
+    def feasible(self, node) -> bool:
+        """Whether the claims can all be allocated on `node`; raises AllocationError."""
+        sig = self.tracker.node_signature(node)
+        v = self._verdicts.get(sig)
+        if v is None:
+            try:
+                v = _Run(self, node).run() is not None
+            except AllocationError as e:
+                v = e
+            self._verdicts[sig] = v
+        if isinstance(v, AllocationError):
+            raise v
+        return v
 
     def allocate(self, node) -> list[tuple[list[Result], dict | None]] | None:
         """The allocation of every claim on `node` ((results, node selector) per claim), or None

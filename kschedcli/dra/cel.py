@@ -529,7 +529,7 @@ class Selector:
             return CelError(self.error, compile_error=True)
         if device.value_error is not None:
             return CelError(device.value_error)
-        attrs, caps = device.cel_attributes, device.cel_capacity
+        attrs, caps = device.cel_maps()
         if any(d not in attrs for d in self.attribute_domains):
             attrs = {**{d: {} for d in self.attribute_domains}, **attrs}
         if any(d not in caps for d in self.capacity_domains):

@@ -49,24 +49,21 @@ def split_qualified(name: str, default_domain: str) -> tuple[str, str]:
 
 
 class Device:
-    """One device of a slice, with the maps its CEL selectors see."""
+    """One device of a slice. What its selectors see (attributes, capacity) is parsed on first
+    use: large clusters repeat a few device contents, and CEL verdicts are kept per content."""
 
     __slots__ = (
         "name",
         "id",
         "driver",
-        "attributes",
-        "capacity",
         "binding_conditions",
         "consumes_counters",
-        "node_name",
-        "all_nodes",
-        "node_selector",
-        "cel_attributes",
-        "cel_capacity",
-        "value_error",
         "content",
         "raw",
+        "_attributes",
+        "_capacity",
+        "_cel",
+        "_value_error",
     )
 
     def __init__(self, raw: dict, driver: str, pool: str):
@@ -74,49 +71,67 @@ class Device:
         self.name = _str(raw.get("name"))
         self.driver = driver
         self.id: DeviceID = (driver, pool, self.name)
-        # attribute name -> (kind, value) with kind one of int, bool, string, version
-        self.attributes: dict[str, tuple[str, Any]] = {}
-        self.value_error: str | None = None
-        cel_attrs: dict[str, dict[str, Any]] = {}
-        for name, attr in _dict(raw.get("attributes")).items():
-            a = _dict(attr)
-            kind, value = next(((k, a[k]) for k in ("int", "bool", "string", "version") if k in a), ("", None))
-            self.attributes[name] = (kind, value)
-            domain, ident = split_qualified(name, driver)
-            if kind == "version":
-                try:
-                    value = semver_value(str(value))
-                except ValueError as e:
-                    self.value_error = self.value_error or f"attribute {name}: parse semantic version: {e}"
-                    value = None
-            elif not kind:
-                self.value_error = self.value_error or f"attribute {name}: unsupported attribute value"
-            cel_attrs.setdefault(domain, {})[ident] = value
-        self.capacity: dict[str, int] = {}
-        cel_caps: dict[str, dict[str, Any]] = {}
-        for name, cap in _dict(raw.get("capacity")).items():
-            text = _dict(cap).get("value")
-            try:
-                nanos = quantity.parse_nanos(str(text)) if text is not None else 0
-            except quantity.QuantityError:
-                nanos = 0
-            self.capacity[name] = nanos
-            domain, ident = split_qualified(name, driver)
-            cel_caps.setdefault(domain, {})[ident] = quantity_value(nanos)
-        self.cel_attributes = cel_attrs
-        self.cel_capacity = cel_caps
         self.binding_conditions = bool(_list(raw.get("bindingConditions")))
         self.consumes_counters = bool(_list(raw.get("consumesCounters")))
-        self.node_name = _str(raw.get("nodeName"))
-        self.all_nodes = raw.get("allNodes") is True
-        self.node_selector = raw.get("nodeSelector")
-        self.content = _content_id(
-            (
-                driver,
-                tuple(sorted((k, repr(v)) for k, v in self.attributes.items())),
-                tuple(sorted(self.capacity.items())),
-            )
-        )
+        self.content = _content_id((driver, repr(raw.get("attributes")), repr(raw.get("capacity"))))
+        self._attributes: dict[str, tuple[str, Any]] | None = None
+        self._capacity: dict[str, int] | None = None
+        self._cel: tuple[dict, dict] | None = None
+        self._value_error: str | None = None
+
+    @property
+    def attributes(self) -> dict[str, tuple[str, Any]]:
+        """attribute name -> (kind, value), kind one of int, bool, string, version ("" if none)."""
+        if self._attributes is None:
+            out: dict[str, tuple[str, Any]] = {}
+            for name, attr in _dict(self.raw.get("attributes")).items():
+                a = _dict(attr)
+                out[name] = next(((k, a[k]) for k in ("int", "bool", "string", "version") if k in a), ("", None))
+            self._attributes = out
+        return self._attributes
+
+    @property
+    def capacity(self) -> dict[str, int]:
+        """capacity name -> value in nano-units."""
+        if self._capacity is None:
+            out: dict[str, int] = {}
+            for name, cap in _dict(self.raw.get("capacity")).items():
+                text = _dict(cap).get("value")
+                try:
+                    out[name] = quantity.parse_nanos(str(text)) if text is not None else 0
+                except quantity.QuantityError:
+                    out[name] = 0
+            self._capacity = out
+        return self._capacity
+
+    def cel_maps(self) -> tuple[dict, dict]:
+        """(attributes, capacity) as CEL sees them: domain -> id -> value, names without a domain
+        under the driver's."""
+        if self._cel is None:
+            attrs: dict[str, dict[str, Any]] = {}
+            for name, (kind, value) in self.attributes.items():
+                if kind == "version":
+                    try:
+                        value = semver_value(str(value))
+                    except ValueError as e:
+                        self._value_error = self._value_error or f"attribute {name}: parse semantic version: {e}"
+                        value = None
+                elif not kind:
+                    self._value_error = self._value_error or f"attribute {name}: unsupported attribute value"
+                domain, ident = split_qualified(name, self.driver)
+                attrs.setdefault(domain, {})[ident] = value
+            caps: dict[str, dict[str, Any]] = {}
+            for name, nanos in self.capacity.items():
+                domain, ident = split_qualified(name, self.driver)
+                caps.setdefault(domain, {})[ident] = quantity_value(nanos)
+            self._cel = (attrs, caps)
+        return self._cel
+
+    @property
+    def value_error(self) -> str | None:
+        """Why an attribute cannot be given to CEL (DeviceMatches' error), if one cannot."""
+        self.cel_maps()
+        return self._value_error
 
 
 class Slice:
@@ -153,7 +168,7 @@ class Slice:
 class Pool:
     """The slices of one (driver, pool) that a node can reach, of the newest generation."""
 
-    __slots__ = ("driver", "name", "slices", "incomplete", "invalid", "invalid_reason", "devices")
+    __slots__ = ("driver", "name", "slices", "incomplete", "invalid", "invalid_reason", "devices", "signature")
 
     def __init__(self, driver: str, name: str, first: Slice):
         self.driver = driver
@@ -163,6 +178,7 @@ class Pool:
         self.invalid = False
         self.invalid_reason = ""
         self.devices: list[tuple[Slice, Device]] = []
+        self.signature: tuple = ()
 
     def finish(self) -> None:
         self.incomplete = len(self.slices) != self.slices[0].slice_count
@@ -173,6 +189,20 @@ class Pool:
                     self.invalid, self.invalid_reason = True, f"duplicate device name {d.name}"
                 seen.add(d.name)
                 self.devices.append((s, d))
+        # what an allocation's outcome can depend on, besides which devices are taken: nodes whose
+        # pools agree on it get the same verdict (the pool's name shows in its errors only)
+        multi_term = [
+            s.node_selector is not None and len(_list(s.node_selector.get("nodeSelectorTerms"))) > 1
+            for s, _ in self.devices
+        ]
+        self.signature = (
+            tuple(
+                (d.content, d.binding_conditions, d.consumes_counters, m) for (_, d), m in zip(self.devices, multi_term)
+            ),
+            self.incomplete,
+            self.invalid,
+            f"{self.driver}/{self.name}: {self.invalid_reason}" if self.incomplete or self.invalid else "",
+        )
 
 
 class DeviceClass:

@@ -136,6 +136,11 @@ class Tracker:
                 self.shared.append(s)
         self._pools: dict[str, list[Pool]] = {}
         self.allocated: dict[DeviceID, str] = {}  # device -> the claim (ns/name) holding it
+        # node -> the number of its signature (see node_signature); forgotten when a device of
+        # one of its pools is allocated
+        self._signatures: dict[str, int] = {}
+        self._signature_ids: dict[tuple, int] = {}
+        self._pool_nodes: dict[tuple[str, str], list[str]] = {}
         for c in self.claims.values():
             self._note_allocation(c)
 
@@ -172,10 +177,24 @@ class Tracker:
         pools = list(by_id.values())
         for p in pools:
             p.finish()
+            self._pool_nodes.setdefault((p.driver, p.name), []).append(node.name)
         # pools with binding conditions come last
         pools.sort(key=lambda p: any(d.binding_conditions for _, d in p.devices))
         self._pools[node.name] = pools
         return pools
+
+    def node_signature(self, node) -> int:
+        """A number shared by the nodes on which the same claims get the same verdict: alike
+        pools (device contents, in order) with the same devices taken."""
+        n = self._signatures.get(node.name)
+        if n is None:
+            allocated = self.allocated
+            key = tuple((p.signature, tuple(d.id in allocated for _, d in p.devices)) for p in self.pools_for(node))
+            n = self._signature_ids.get(key)
+            if n is None:
+                n = self._signature_ids[key] = len(self._signature_ids)
+            self._signatures[node.name] = n
+        return n
 
     def bind(self, pod, node_name: str, allocations: dict[tuple[str, str], tuple[list[Result], dict | None]]) -> None:
         """Reserve + PreBind of the pod on the node: the claims allocated now get their
@@ -186,6 +205,9 @@ class Tracker:
                 continue
             c.allocation = Allocation(results, node_selector, assumed=True)
             self._note_allocation(c)
+            for r in results:
+                for n in self._pool_nodes.get((r.driver, r.pool), ()):
+                    self._signatures.pop(n, None)
         for pc_key in pod_claim_keys(pod, self):
             c = self.claims.get(pc_key)
             if c is not None and c.allocation is not None and not c.reserved_for_pod(pod.uid):

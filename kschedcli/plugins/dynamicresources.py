@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..dra.allocator import AllocationError, Allocator
+from ..dra.explain import MAX_NODES, claim_summary, explain_node
 from ..dra.tracker import Claim, Result, Tracker
 from ..framework.interface import (
     BindObserver,
@@ -31,12 +32,14 @@ from ..framework.interface import (
     ScorePlugin,
 )
 from ..framework.status import UNSCHEDULABLE, Status, error, skip, unresolvable
+from ..result import Explainer
 from .helper import default_normalize_score
 
 if TYPE_CHECKING:
     from ..framework.cycle_state import CycleState
     from ..framework.runtime import Handle, NodeStatuses
     from ..model import Pod
+    from ..result import CycleResult
     from ..snapshot import NodeInfo
     from ..versions import Release
 
@@ -45,15 +48,13 @@ _KEY = "DynamicResources"
 
 
 class _ClaimsState:
-    __slots__ = ("claims", "selectors", "unavailable", "allocator", "node_allocations")
+    __slots__ = ("claims", "selectors", "unavailable", "allocator")
 
     def __init__(self, claims: list[Claim], selectors=None, allocator: Allocator | None = None):
         self.claims = claims  # the pod's ResourceClaims, in spec order
         self.selectors = selectors or {}  # claim index -> NodeSelector of its allocation
         self.unavailable: set[int] = set()
         self.allocator = allocator  # for the claims still to be allocated
-        # node -> the allocation Filter found there, one entry per claim to allocate
-        self.node_allocations: dict[str, list[tuple[list[Result], dict | None]]] = {}
 
     def clone(self):
         return self
@@ -91,6 +92,7 @@ class DynamicResources(
     ReservePlugin,
     PreBindPlugin,
     BindObserver,
+    Explainer,
 ):
     name = "DynamicResources"
 
@@ -227,20 +229,17 @@ class DynamicResources(
             return None
         node = node_info.node
         unavailable = [i for i, sel in s.selectors.items() if not sel.matches(node.labels, node.name)]
-        allocations = None
         if s.allocator is not None:
-            # the allocator runs before the unavailable claims are reported: its verdict wins
+            # the allocator runs before the unavailable claims are reported: its verdict wins.
+            # Which devices it would take is found again for the node the pod is bound to (on_bind)
             try:
-                allocations = s.allocator.allocate(node)
+                if not s.allocator.feasible(node):
+                    return unresolvable("cannot allocate all claims")
             except AllocationError as e:
                 return error(e.message)
-            if allocations is None:
-                return unresolvable("cannot allocate all claims")
         if unavailable:
             s.unavailable.update(unavailable)
             return unresolvable("resourceclaim not available on the node")
-        if allocations is not None:
-            s.node_allocations[node.name] = allocations
         return None
 
     def post_filter(
@@ -305,3 +304,46 @@ class DynamicResources(
                 return
             found = {(c.namespace, c.name): a for c, a in zip(to_allocate, allocations)}
         self.tracker.bind(pod, node_name, found)
+
+    # -- explanation ----------------------------------------------------------------------
+    def explain(self, state: CycleState, pod: Pod, result: CycleResult) -> dict | None:
+        """The pod's claims and, per node (the chosen one first, at most MAX_NODES), which devices
+        each request of the claims to allocate could take and why the others could not."""
+        s = state.get(_KEY)
+        if s is None or not s.claims:
+            return None
+        out: dict = {"claims": [claim_summary(c) for c in s.claims]}
+        if s.allocator is None or result.filters is None:
+            return out
+        filters = result.filters
+        names = [n for n in self.handle.snapshot.names if n in filters]
+        chosen = result.selected_node
+        if chosen is not None and chosen in filters:
+            names.remove(chosen)
+            names.insert(0, chosen)
+        nodes = []
+        for name in names[:MAX_NODES]:
+            st = filters[name].plugins.get("DynamicResources")
+            ni = self.handle.snapshot.get(name)
+            if ni is None:
+                continue
+            doc = {
+                "node": name,
+                "verdict": "fits" if st is None or st.is_success() else st.message(),
+                "requests": explain_node(self.tracker, s.allocator.claims, ni.node, self._allocation(s, ni.node, st)),
+            }
+            nodes.append(doc)
+        out["nodes"] = nodes
+        if len(names) > MAX_NODES:
+            out["nodesOmitted"] = len(names) - MAX_NODES
+        return out
+
+    @staticmethod
+    def _allocation(s: _ClaimsState, node, st: Status | None):
+        """The devices the allocator takes on a node that passed its Filter (for the explanation)."""
+        if s.allocator is None or (st is not None and not st.is_success()):
+            return None
+        try:
+            return s.allocator.allocate(node)
+        except AllocationError:
+            return None

@@ -7,6 +7,7 @@ from typing import Any
 from rich.console import Console
 
 from .details import other_details_section, retry_section
+from .dra import dra_section
 from .filters import filter_matrix
 from .fixes import fixes_section
 from .header import pod_line, verdict, version_block
@@ -37,6 +38,7 @@ def explain_renderables(
         return blocks
     if node is not None:
         blocks.extend(node_view(result, session, node))
+        blocks.append(dra_section(result, node=node))
         blocks.append(nominated_lines(result, node))
         return blocks
     blocks.append(filter_matrix(result, all_nodes=all_nodes, width=console.width))
@@ -47,7 +49,8 @@ def explain_renderables(
     blocks.append(node_affinity_section(result))
     blocks.append(spread_section(result, domain_nodes=domain_nodes_of(session.scheduler.snapshot)))
     blocks.append(affinity_section(result))
-    blocks.append(other_details_section(result, {"PodTopologySpread", "InterPodAffinity"}))
+    blocks.append(dra_section(result))
+    blocks.append(other_details_section(result, {"PodTopologySpread", "InterPodAffinity", "DynamicResources"}))
     blocks.append(preemption_summary(result))
     blocks.append(fixes_section(result))
     blocks.append(retry_section(result))
