@@ -20,6 +20,8 @@ sys.path.insert(0, str(ROOT))
 
 from kschedcli.cluster import load_pending_pods  # noqa: E402
 from kschedcli.engine import open_session  # noqa: E402
+from kschedcli.fixes.model import needs_fixing  # noqa: E402
+from kschedcli.fixes.search import find_fixes  # noqa: E402
 from kschedcli.render import terminal  # noqa: E402
 from kschedcli.render.analysis import annotate  # noqa: E402
 from kschedcli.scheduler import queue_sort  # noqa: E402
@@ -67,6 +69,8 @@ def render(cmd: str, cluster: str, pods: str, opts: dict, width: int):
         if cmd == "preempt":
             terminal.render_preempt(r, session, console)
         else:
+            if needs_fixing(r) and "node" not in opts:  # explain's default --fixes 3
+                r.suggestions = find_fixes(session, r, 3)
             terminal.render_explain(r, session, console, **opts)
     return console
 

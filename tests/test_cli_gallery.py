@@ -31,6 +31,9 @@ def test_gallery_script_renders_every_view(tmp_path):
     assert made == sorted(x.name for x in (ROOT / "docs" / "gallery").glob("*.svg"))
     text = svg_text(tmp_path / "explain-unschedulable.svg")
     assert "Unschedulable" in text and "13 nodes" in text and "NodeResourcesFit" in text
+    assert "What would make it fit" in text and "tolerate the taint workload=highmem:NoSchedule" in text
+    text = svg_text(tmp_path / "explain-needs-preemption.svg")
+    assert "What would make it fit" in text and "uncordon general-c-05" in text
     text = svg_text(tmp_path / "preempt.svg")
     assert "general-c-02" in text and "batch/etl-adhoc-024" in text
     assert "<svg" in (tmp_path / "schedule.svg").read_text()[:200]

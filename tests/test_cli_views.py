@@ -154,7 +154,10 @@ def test_unschedulable_pod_groups_nodes_and_says_what_would_retry_it():
     # resource breakdown: request vs free allocatable, the insufficient ones marked
     assert re.search(r"cpu\s+memory\s*\n.*needs 6\s+needs 24Gi", out)
     assert re.search(r"general-a-01\s+52 of 58\s+✗ 2.26 of 7.91\s+✗ 19.3Gi of 30Gi", out)
-    assert "… 5 more nodes (--all-nodes lists them)" in out
+    assert "… 12 more nodes (--all-nodes lists them)" in out
+    # the highmem nodes have room (only their taint is in the way): shown first, not hidden
+    assert re.search(r"highmem-c-01 \(room\)\s+56 of 58\s+15.74 of 15.89\s+123.8Gi of 124Gi", out)
+    assert "room, rejected by: NodeUnschedulable (general-c-05); TaintToleration" in out
     # preemption cannot help: grouped reasons
     assert "13 nodes: No preemption victims found for incoming pod" in text
     # the retry section lists each rejecting plugin's registered events

@@ -259,7 +259,7 @@ def test_wording(pods_dir, monkeypatch, tmp_path):
     gpu = " ".join(" ".join(lines_of(["explain", str(pods_dir / "gpu.yaml"), "-c", PROD])).split())
     assert "20 nodes lack resources" in gpu
     reporting = " ".join(" ".join(lines_of(["explain", "fixtures/pods/reporting.yaml", "-c", PROD])).split())
-    assert "… 5 more nodes (--all-nodes lists them)" in reporting
+    assert "… 12 more nodes (--all-nodes lists them)" in reporting
 
 
 def test_cpu_at_one_precision_per_column():

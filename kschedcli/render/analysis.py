@@ -187,8 +187,13 @@ def resource_rows(pod, node_info, fit_plugin=None) -> list[dict]:
     return rows
 
 
+ROOM_ELSEWHERE = 8  # nodes with room another plugin rejected, listed beside those short of it
+
+
 def resources_breakdown(result, snapshot, framework, limit: int | None = None) -> dict[str, list[dict]]:
-    """Resource rows for the nodes NodeResourcesFit rejected and for the selected node."""
+    """Resource rows for the nodes NodeResourcesFit rejected and for the selected node; for a pod
+    that fits nowhere, also for the first few nodes (by name) where it has room but another plugin
+    rejected it: the room is there, something else is in the way (room_rejected_by names it)."""
     fit = framework.plugins.get("NodeResourcesFit") if framework is not None else None
     names = []
     for name in sorted(result.filters):
@@ -197,11 +202,34 @@ def resources_breakdown(result, snapshot, framework, limit: int | None = None) -
             names.append(name)
     if result.selected_node and result.selected_node not in names:
         names.append(result.selected_node)
+    names += list(room_rejected_by(result))
     out = {}
     for name in names[:limit] if limit else names:
         ni = snapshot.get(name)
         if ni is not None:
             out[name] = resource_rows(result.pod, ni, fit)
+    return out
+
+
+def room_rejected_by(result, limit: int = ROOM_ELSEWHERE) -> dict[str, str]:
+    """For a pod that fits nowhere: up to `limit` nodes (by name) NodeResourcesFit passed, each with
+    the plugin that rejected it."""
+    if result.schedulable or "NodeResourcesFit" not in result.filter_plugins:
+        return {}
+    ft = result.filters
+    columns = getattr(ft, "columns", None)
+    if columns is None or "NodeResourcesFit" not in columns:
+        return {}
+    fit_col = columns["NodeResourcesFit"]
+    out: dict[str, str] = {}
+    for name in sorted(ft):
+        i = ft.index[name]
+        st = fit_col[i]
+        first = ft.first[i]
+        if (st is None or st.is_success()) and first is not None:
+            out[name] = first.plugin
+            if len(out) >= limit:
+                break
     return out
 
 
@@ -321,6 +349,7 @@ def annotate(result, session) -> dict:
         ann["nodeGroups"] = node_groups(result)
         ann["failingPlugins"] = failing_plugins(result)
         ann["resources"] = resources_breakdown(result, snapshot, framework)
+        ann["roomRejectedBy"] = room_rejected_by(result)
         ann["taints"] = taints_breakdown(result, snapshot)
         ann["nodeAffinity"] = node_affinity_breakdown(result, snapshot)
         if result.selected_node:

@@ -144,6 +144,8 @@ def result_doc(r: CycleResult) -> dict:
             "taints": ann["taints"],
             "nodeAffinity": ann["nodeAffinity"],
         }
+        if ann.get("roomRejectedBy"):
+            doc["breakdowns"]["roomRejectedBy"] = ann["roomRejectedBy"]
     if r.details:
         doc["details"] = {k: r.details[k] for k in sorted(r.details)}
     if r.events:

@@ -8,7 +8,7 @@ from typing import Any
 from rich.text import Text
 
 from ..analysis import annotations_of, fmt_quantity
-from .layout import ALSO, GLUE, indent, new_table, plural, prose, quantities, section, unglued
+from .layout import ALSO, GLUE, indent, name_list, new_table, plural, prose, quantities, section, unglued
 
 
 def _res_cell(row: dict, fmt: Callable[[int], str], name: bool = False) -> Text:
@@ -30,6 +30,7 @@ def resources_section(result, *, all_nodes: bool = False, limit: int = 8, width:
         return []
     names = list(res)
     selected = result.selected_node if result.selected_node in res else None
+    roomy = ann.get("roomRejectedBy") or {}
     failing = [n for n in names if n != selected]
 
     def closeness(name):
@@ -37,7 +38,14 @@ def resources_section(result, *, all_nodes: bool = False, limit: int = 8, width:
         return (sum(1 for r in rows if not r["fits"]), name)
 
     failing.sort(key=closeness)
-    order = ([selected] if selected else []) + failing
+    short = [n for n in failing if n not in roomy]
+
+    # a few nodes with room first (the answer may be there), then the nodes short of room
+    def spare(name):  # the share of its allocatable a node keeps once the pod is on it, at worst
+        return min((r["free"] - r["request"]) / max(r["allocatable"], 1) for r in res[name])
+
+    with_room = sorted((n for n in failing if n in roomy), key=lambda n: (-spare(n), n))
+    order = ([selected] if selected else []) + with_room[:3] + short + with_room[3:]
     shown = order if all_nodes else order[:limit]
     rows0 = res[shown[0]]
     # one precision per resource over the rows shown: 2.260 beside 6.594
@@ -47,17 +55,21 @@ def resources_section(result, *, all_nodes: bool = False, limit: int = 8, width:
     ]
     out: list[Any] = []
     what = "free allocatable for the pod's requests"
-    if failing:
+    if short:
         what += (
-            f"; {plural(len(failing), 'node')} {'lacks' if len(failing) == 1 else 'lack'} resources, "
+            f"; {plural(len(short), 'node')} {'lacks' if len(short) == 1 else 'lack'} resources, "
             "closest to fitting first"
         )
+    if roomy:
+        what += "; first the nodes with room that another plugin rejects"
     out.append(section("Resources", what))
     labels = []
     for name in shown:
         label = Text(name, style="node")
         if name == selected:
             label.append(" (selected)", style="ok")
+        elif name in roomy:
+            label.append(" (room)", style="warn")
         labels.append(label)
     cells = [[unglued(_res_cell(r, fmts[i])) for i, r in enumerate(res[name])] for name in shown]
     heads = [
@@ -91,4 +103,11 @@ def resources_section(result, *, all_nodes: bool = False, limit: int = 8, width:
     out.append(indent(table, 2))
     if len(shown) < len(order):
         out.append(Text(f"  … {plural(len(order) - len(shown), 'more node')} (--all-nodes lists them)", style="muted"))
+    if roomy:
+        by_plugin: dict[str, list[str]] = {}
+        for n in with_room:
+            by_plugin.setdefault(roomy[n], []).append(n)
+        parts = [f"{plugin} ({name_list(nodes)})" for plugin, nodes in sorted(by_plugin.items())]
+        out.append(Text("  room, rejected by: " + "; ".join(parts), style="warn"))
+
     return out
