@@ -363,10 +363,11 @@ def _report_load(c) -> None:
 def _print_release(console, cluster) -> None:
     """The release followed and why, last, as the other views end (render/terminal/header.py)."""
     from .render.terminal.header import version_block
+    from .render.terminal.layout import hang
 
     for line in version_block(cluster):
         console.print()
-        console.print(line)
+        console.print(hang(line))
 
 
 def _show_edits(session, no_color: bool) -> None:

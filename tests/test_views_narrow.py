@@ -68,6 +68,14 @@ EXTRA = [
     ("explain-node-spread", ["explain", "fixtures/pods/web-spread.yaml", "-c", PROD, "--node", "general-b-01"]),
     ("schedule-wide", ["schedule", "fixtures/pods/rollout.yaml", "-c", PROD, "-o", "wide"]),
     ("schedule-pending", ["schedule", "-c", PROD]),
+    ("drain", ["drain", "general-a-02", "-c", PROD]),
+    ("drain-two", ["drain", "general-a-02", "general-a-03", "-c", PROD]),
+    ("capacity", ["capacity", "fixtures/pods/web.yaml", "-c", PROD, "--top", "3"]),
+    (
+        "diff",
+        ["diff", "fixtures/pods/rollout.yaml", "-c", PROD, "--against-config", "fixtures/config/most-allocated.yaml"],
+    ),
+    ("run", ["run", "fixtures/scenarios/lose-zone-a.yaml"]),
 ]
 
 
@@ -84,8 +92,7 @@ def names_in_play() -> set[str]:
     text = (ROOT / PROD).read_text()
     names = set(re.findall(r"^  name: (\S+)", text, re.M))
     names |= {f"{ns}/{n}" for ns, n in re.findall(r"name: (\S+), namespace: (\S+)", text)}
-    for pods in (ROOT / "fixtures" / "pods").glob("*.yaml"):
-        t = pods.read_text()
+    for t in [text, *(p.read_text() for p in (ROOT / "fixtures" / "pods").glob("*.yaml"))]:
         for m in re.finditer(r"^  name: (\S+)\n  namespace: (\S+)", t, re.M):
             names.add(f"{m.group(2)}/{m.group(1)}")
     names |= {
@@ -175,6 +182,7 @@ def test_the_checks_catch_what_issue_12_saw():
     assert problems("  Plugin\n  NodeResourcesBalan…\n", 80)
     assert problems("  5   batch/reporting-28391745-x7k2q\n      +3 more\n      reasons\n", 80)
     assert problems("  1   payments/payments-wor\n      ker-7f6d5c4b3-9xk2p\n", 80)
+    assert problems("  1   shop/web-7d9f8b6c5d-01w   1000   general-a-02\n      a\n", 80)  # drain, before
     assert problems("x" * 81, 80)
     assert problems("a\xa0b", 80)
     assert not problems("  general-c-05\n    ▶ NodeUnschedulable: unschedulable\n", 80)
@@ -277,3 +285,24 @@ def test_glue_binds_counts_and_reasons():
     assert bind_numbers("cpu, 13 Insufficient") == f"cpu, 13{nb}Insufficient"  # a comma stays a break
     msg = glue_message("0/20 nodes are available: 13 Insufficient cpu, 3 node(s) had untolerated taint {a: b}.")
     assert f"13{nb}Insufficient{nb}cpu" in msg and f"{{a:{nb}b}}" in msg
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["explain", "fixtures/pods/web.yaml", "-c", "fixtures/small-cluster.yaml"],
+        ["schedule", "fixtures/pods/rollout.yaml", "-c", PROD],
+        ["drain", "general-a-02", "-c", PROD],
+        ["capacity", "fixtures/pods/web.yaml", "-c", PROD, "--top", "3"],
+    ],
+    ids=["explain", "schedule", "drain", "capacity"],
+)
+def test_the_release_footer_breaks_before_its_reason(argv, monkeypatch):
+    # at 80 columns `ksched follows kube-scheduler v1.34.1 (default: no node reports a kubelet version)`
+    # left `kubelet version)` alone on a line; the reason now goes whole onto the next
+    monkeypatch.chdir(ROOT)
+    lines = render(argv, 80).rstrip("\n").splitlines()
+    assert lines[-2:] == ["ksched follows kube-scheduler v1.34.1", "  (default: no node reports a kubelet version)"]
+    assert render(argv, 120).rstrip("\n").splitlines()[-1] == (
+        "ksched follows kube-scheduler v1.34.1 (default: no node reports a kubelet version)"
+    )

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import importlib.machinery
 import importlib.util
-import logging
 import os
 import re
 from functools import lru_cache
@@ -66,6 +65,8 @@ def _bindings() -> Any:
     if _MODULE is not None:
         return _MODULE
     # the bindings log every failing Python function at WARNING: errors are ours to report
+    import logging  # here: a run that evaluates no CEL does not pay for it
+
     logging.getLogger("cel").disabled = True
     mod = None
     spec = importlib.util.find_spec("cel")

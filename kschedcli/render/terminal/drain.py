@@ -19,7 +19,7 @@ from ...drain import (
     nominated,
 )
 from ..analysis import verdict_of
-from .layout import indent, new_table, plural, print_blocks, section
+from .layout import Hang, glue, glue_message, indent, new_table, plural, print_blocks, prose, section
 
 _ACTION_TEXT = {
     STAYS_DAEMONSET: "stays (DaemonSet pod)",
@@ -52,7 +52,7 @@ def _why(o: PodOutcome) -> str:
         return extra + (f" (after retries, round {o.round})" if o.round > 1 else "")
     if nominated(r) and r.preemption is not None:
         return "evicts " + ", ".join(r.preemption.victims)
-    return r.message
+    return glue_message(r.message)
 
 
 def drain_renderables(report: DrainReport, console: Console, allow_preemption: bool) -> list[list[Any]]:
@@ -71,8 +71,9 @@ def drain_renderables(report: DrainReport, console: Console, allow_preemption: b
         counts: dict[str, int] = {}
         for o in n.pods:
             counts[_ACTION_TEXT[o.action]] = counts.get(_ACTION_TEXT[o.action], 0) + 1
-        pods = ", ".join(f"{v} {k}" for k, v in counts.items()) or "no pods"
-        table.add_row(n.name, Text("✔ yes", style="ok") if not problems else Text("✘ no", style="bad"), pods)
+        # each count kept with what it counts; a narrow screen breaks between them
+        pods = ", ".join(glue(f"{v} {k}") for k, v in counts.items()) or "no pods"
+        table.add_row(n.name, Text("✔ yes", style="ok") if not problems else Text("✘ no", style="bad"), prose(pods))
     blocks.append([head, indent(table)])
     why: list[Any] = []
     any_problem = False
@@ -85,15 +86,13 @@ def drain_renderables(report: DrainReport, console: Console, allow_preemption: b
     if why:
         blocks.append([section("Why" if any_problem else "Warnings"), *why])
     if report.evicted:
-        t = new_table()
-        t.add_column("#", justify="right", style="muted")
-        t.add_column("Evicted pod", style="pod", overflow="fold")
-        t.add_column("Prio", justify="right", no_wrap=True)
-        t.add_column("From", style="node", no_wrap=True)
-        t.add_column("Moves to", no_wrap=True)
-        t.add_column("Why", style="muted", overflow="fold")
-        for i, o in enumerate(report.evicted, start=1):
-            t.add_row(str(i), o.pod.key, str(o.pod.priority), o.node, _outcome(o), _why(o))
+        t = _rescheduled_table(report, beside=True)
+        # Rich narrows the Why column by what the table lacks; below its longest unbreakable unit (a
+        # name, `score 630`) it would cut it: then each why goes under its pod
+        whys = [console.measure(prose(_why(o))) for o in report.evicted]
+        slack = max(m.maximum for m in whys) - max(m.minimum for m in whys)
+        if console.measure(t).maximum - slack > console.width - 2:
+            t = _rescheduled_table(report, beside=False)
         rounds = (
             f" in {report.rounds} rounds (refused evictions retried once replacements were placed)"
             if report.rounds > 1
@@ -112,6 +111,29 @@ def drain_renderables(report: DrainReport, console: Console, allow_preemption: b
         ]
     )
     return blocks
+
+
+def _rescheduled_table(report: DrainReport, beside: bool):
+    """The evicted pods and where each goes; the why in its own column (`beside`) or on a line of
+    its own under the pod, where names and numbers would not fit beside it."""
+    t = new_table()
+    t.add_column("#", justify="right", style="muted")
+    t.add_column("Evicted pod", style="pod", no_wrap=True)
+    t.add_column("Prio", justify="right", no_wrap=True)
+    t.add_column("From", style="node", no_wrap=True)
+    t.add_column("Moves to", no_wrap=True)
+    if beside:
+        t.add_column("Why", style="muted")
+    for i, o in enumerate(report.evicted, start=1):
+        cells: list[Any] = [str(i), o.pod.key, str(o.pod.priority), o.node, _outcome(o)]
+        why = _why(o)
+        if beside:
+            t.add_row(*cells, prose(why, style="muted"))
+            continue
+        t.add_row(*cells)
+        if why:
+            t.add_row("", Hang(Text(why, style="muted"), 2, 2), "", "", "")
+    return t
 
 
 def render_drain(report: DrainReport, console: Console, allow_preemption: bool) -> None:

@@ -8,7 +8,7 @@ from rich.console import Group
 from rich.text import Text
 
 from ..analysis import annotations_of, fmt_cpu, fmt_quantity, fmt_requests, verdict_of
-from .layout import GLUE, glue_message, hang, name_list, plural
+from .layout import GLUE, glue, glue_message, hang, name_list, plural
 
 
 def pod_line(result) -> Group:
@@ -86,7 +86,10 @@ def version_block(session) -> list[Text]:
     choice = getattr(session, "version", None)
     if choice is None:
         return []
-    return [Text("ksched " + choice.describe(), style="muted"), *additions_lines(session)]
+    # the why in parentheses kept whole when it fits a line: a narrow screen breaks before it
+    head, sep, why = ("ksched " + choice.describe()).partition(" (")
+    line = head + (" " + glue("(" + why) if sep else "")
+    return [Text(line, style="muted"), *additions_lines(session)]
 
 
 def additions_lines(session) -> list[Text]:
