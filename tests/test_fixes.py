@@ -74,14 +74,12 @@ class Case:
 
     def check(self, s, i=0):
         """Apply the suggestion as a user would; explain must say what the suggestion said."""
+        f = self.pod_file
         if "patch" in s:
-            changed = apply_merge_patch(self.pod, s["patch"])
             f = self.dir / f"changed-{i}.yaml"
-            f.write_text(yaml.safe_dump(changed))
-            doc = self.explain(f, "--fixes", "0")
-        else:
-            flags = [w for e in s["edits"] for w in e.split(" ", 1)]
-            doc = self.explain(self.pod_file, "--fixes", "0", *flags)
+            f.write_text(yaml.safe_dump(apply_merge_patch(self.pod, s["patch"])))
+        flags = [w for e in s.get("edits", ()) for w in e.split(" ", 1)]
+        doc = self.explain(f, "--fixes", "0", *flags)
         got = {
             "schedulable": doc["schedulable"],
             "selectedNode": doc["selectedNode"],
@@ -316,10 +314,65 @@ def test_two_changes_only_when_no_single_one_suffices(tmp_path):
     case.check_all(found)
 
 
+def test_a_taint_and_a_short_request_on_one_node_make_a_pair(tmp_path):
+    taint = {"key": "dedicated", "value": "batch", "effect": "NoSchedule"}
+    case = Case(
+        tmp_path,
+        [node("n1", taints=[taint]), pod("a", node_name="n1", cpu="2", tolerations=[{"operator": "Exists"}])],
+        pod("p", cpu="3"),
+    )
+    found = case.suggestions()
+    assert found[0]["kind"] == "toleration+resources", kinds(found)
+    spec = found[0]["patch"]["spec"]
+    assert spec["tolerations"][0]["key"] == "dedicated"
+    assert spec["containers"][0]["resources"]["requests"]["cpu"] == "2"
+    case.check_all(found)
+
+
+def test_a_cordoned_node_short_of_room_needs_uncordon_and_a_smaller_request(tmp_path):
+    case = Case(
+        tmp_path,
+        [
+            node(
+                "n1", unschedulable=True, taints=[{"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"}]
+            ),
+            pod("a", node_name="n1", cpu="3"),
+        ],
+        pod("p", cpu="2"),
+    )
+    found = case.suggestions()
+    pair = [s for s in found if s["kind"] == "uncordon+resources"]
+    assert pair and pair[0]["edits"] == ["--uncordon n1"] and "patch" in pair[0]
+    case.check_all(found)
+
+
 def test_a_single_change_is_never_combined(tmp_path):
     taint = {"key": "dedicated", "value": "batch", "effect": "NoSchedule"}
     case = Case(tmp_path, [node("n1", taints=[taint])], pod("p"))
     assert all("+" not in k for k in kinds(case.suggestions()))
+
+
+def test_a_change_the_api_server_would_refuse_is_never_suggested(tmp_path):
+    from kschedcli.engine import open_session
+    from kschedcli.fixes.model import Change
+    from kschedcli.fixes.search import _Search
+    from kschedcli.loader import iter_objects
+
+    case = Case(tmp_path, [node("n1", cpu="1")], pod("p", cpu="2"))
+    session = open_session([str(case.cluster)], None)
+    [(raw, _)] = list(iter_objects(str(case.pod_file)))
+    p = session.cluster.parse_pod(raw, "pod.yaml", "")
+    result = session.scheduler.schedule(p)
+    search = _Search(session, result, None, [], "Pod")
+
+    def no_containers(raw):  # a pod without containers fits anywhere, and the API server refuses it
+        raw["spec"]["containers"] = []
+
+    def fine(raw):
+        raw["spec"]["containers"][0]["resources"]["requests"]["cpu"] = "1"
+
+    assert search.verify([Change("resources", "no containers", no_containers)]) is None
+    assert search.verify([Change("resources", "1 cpu", fine)]) is not None
 
 
 def test_fixes_zero_and_schedulable_pods_add_nothing(tmp_path):

@@ -55,7 +55,7 @@ def taint_changes(blocked: Blocked, pod: Pod, snapshot: Snapshot) -> list[Change
     nodes = snapshot.list()
     by_set: dict[tuple, list[str]] = {}
     for i in blocked.nodes_failing_within({"TaintToleration"}):
-        found = _untolerated(pod, nodes[i].node)
+        found = untolerated(pod, nodes[i].node)
         if not found or any(is_system_taint(k) for k, _, _ in found):
             continue
         by_set.setdefault(tuple(found), []).append(blocked.names[i])
@@ -74,7 +74,7 @@ def taint_changes(blocked: Blocked, pod: Pod, snapshot: Snapshot) -> list[Change
     return out
 
 
-def _untolerated(pod: Pod, node) -> list[tuple[str, str, str]]:
+def untolerated(pod: Pod, node) -> list[tuple[str, str, str]]:
     out = []
     for t in node.taints:
         if t.effect not in ("NoSchedule", "NoExecute"):
@@ -495,3 +495,47 @@ def _priority_class(name: str):
             s.pop("preemptionPolicy")
 
     return mutate
+
+
+# ------------------------------------------------------------------- one node's blockers
+
+
+def change_for_node(plugin: str, pod: Pod, raw: dict, node_info, fit) -> Change | None:
+    """The pod change that lifts `plugin`'s rejection on this one node, when there is a simple
+    one (for pairing two such changes aimed at the same node)."""
+    node = node_info.node
+    if plugin == "TaintToleration":
+        taints = untolerated(pod, node)
+        if not taints or any(is_system_taint(k) for k, _, _ in taints):
+            return None
+        words = ", ".join(f"{k}={v}:{e}" if v else f"{k}:{e}" for k, v, e in taints)
+        return Change(
+            "toleration",
+            f"tolerate the taint{'s' if len(taints) > 1 else ''} {words} (of {node.name})",
+            mutate=_add_tolerations([_toleration(k, v, e) for k, v, e in taints]),
+        )
+    if plugin == "NodeResourcesFit" and fit is not None and hasattr(fit, "insufficient"):
+        short = fit.insufficient(pod, node_info)
+        if len(short) != 1 or short[0].resource == "pods":
+            return None
+        r = short[0].resource
+        amount = _round_down(r, short[0].capacity - short[0].used)
+        mutate = _lower_request(pod, raw, r, amount) if amount > 0 else None
+        if mutate is None:
+            return None
+        return Change(
+            "resources",
+            f"lower the {r} request from {fmt_quantity(r, pod.requests.get(r))} to {fmt_quantity(r, amount)} "
+            f"(what {node.name} has free)",
+            mutate,
+        )
+    if plugin == "NodeAffinity" and pod.required_node_affinity is None:
+        wrong = [k for k, v in sorted(pod.node_selector.items()) if node.labels.get(k) != v]
+        if len(wrong) != 1:
+            return None
+        return Change(
+            "nodeSelector",
+            f"drop the nodeSelector entry {wrong[0]}={pod.node_selector[wrong[0]]}",
+            _drop_selector(wrong[0]),
+        )
+    return None

@@ -15,7 +15,7 @@ import copy
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
-from ..edits import Edit, apply_edits
+from ..edits import UNSCHEDULABLE_TAINT, Edit, apply_edits
 from ..errors import InputError
 from ..scheduler import Scheduler
 from ..validation import check_user_object
@@ -113,12 +113,51 @@ class _Search:
         together = self._requests_together()
         if together is not None:
             out.append([together])
+        out += self._node_pairs()
         pool = [c for c in failed if c.kind != "priorityClass"][:PAIR_POOL]
         for i, a in enumerate(pool):
             for c in pool[i + 1 :]:
                 if a.kind != c.kind:
                     out.append([a, c])
         return out
+
+    def _node_pairs(self, groups: int = 3) -> list[list[Change]]:
+        """For the largest groups of nodes that two plugins reject: the two changes that lift both
+        on one node of the group (say a toleration of its taint and a request cut to its room).
+        Being cordoned is one change (uncordon) with the cordon's own taint."""
+        fw = self.scheduler.frameworks.get(self.result.profile)
+        fit = fw.plugins.get("NodeResourcesFit") if fw is not None else None
+        nodes = self.snapshot.list()
+        out: list[list[Change]] = []
+        ranked = sorted(self.blocked.groups.items(), key=lambda kv: (-len(kv[1]), sorted(kv[0])))
+        for failing, idx in ranked:
+            if len(out) >= groups or not self.raw:
+                break
+            for i in idx[:3]:
+                pair = self._pair_for(failing, nodes[i], fit)
+                if pair is not None:
+                    out.append(pair)
+                    break
+        return out
+
+    def _pair_for(self, failing: frozenset[str], node_info, fit) -> list[Change] | None:
+        node = node_info.node
+        plugins = set(failing)
+        changes: list[Change] = []
+        if "NodeUnschedulable" in plugins:
+            if not node.unschedulable:
+                return None
+            plugins.discard("NodeUnschedulable")
+            others = [t for t in pc.untolerated(self.pod, node) if t[0] != UNSCHEDULABLE_TAINT]
+            if not others:
+                plugins.discard("TaintToleration")
+            changes.append(Change("uncordon", f"uncordon {node.name}", edits=[("--uncordon", node.name)]))
+        for plugin in sorted(plugins):
+            c = pc.change_for_node(plugin, self.pod, self.raw, node_info, fit)
+            if c is None:
+                return None
+            changes.append(c)
+        return sorted(changes, key=lambda c: c.rank) if len(changes) == 2 else None
 
     def _requests_together(self) -> Change | None:
         fw = self.scheduler.frameworks.get(self.result.profile)
