@@ -4,8 +4,10 @@ Each template (a Pod, or a workload's pods as its controller would create them) 
 copies scheduled one after another, each bound to its node before the next, until the first copy
 that fits nowhere or the maximum; several templates are taken in turn, each on the cluster the ones
 before it left. The copies are exactly the pods `ksched schedule` would place for a file of that
-many copies of a Pod, or for the workload with `--replicas N`, and the cycles are the scheduler's own
-(Scheduler.schedule and bind), so the placements are the ones `schedule` gives.
+many copies of a Pod, or for the workload with `--replicas N`, and each is placed by
+Scheduler.schedule_alike, the core's incremental mode for pods alike (framework/alike.py), which
+chooses the node the full cycle chooses (the copy that fits nowhere gets the full cycle), then bound,
+so the placements are the ones `schedule` gives.
 
 Preemption is off: a copy that does not fit evicts nothing (the cycle's PostFilter still runs, so
 the last copy's message says what preemption could do).
@@ -13,6 +15,7 @@ the last copy's message says what preemption could do).
 
 from __future__ import annotations
 
+import copy
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -135,30 +138,31 @@ def group_labels_of(cluster: Cluster, wanted: list[str] | None) -> list[str]:
     return [k for k in (ZONE_LABEL, *POOL_LABELS) if k in carried]
 
 
-def copies(template: Template, cluster: Cluster) -> Iterator[Pod]:
-    """The template's copies, as many as are asked for: a Pod's copies are named NAME-xxxxx; a
-    workload's are the pods it creates with --replicas N (expanded again, for more, with twice as
-    many: the same inputs make the same first pods)."""
+def copies(template: Template, cluster: Cluster, limit: int | None = None) -> Iterator[Pod]:
+    """The template's copies, as many as are asked for (at most `limit`): a Pod's copies are named
+    NAME-xxxxx; a workload's are the pods it creates with --replicas N (expanded again, for more,
+    with twice as many: the same inputs make the same first pods)."""
     made = 0
-    batch = _FIRST_BATCH
+    batch = _FIRST_BATCH if limit is None else min(_FIRST_BATCH, limit)
     first: Pod | None = None
-    while True:
+    proto: list[Pod] = []  # a Pod's first copy as parsed, never bound: the others are made from it
+    while limit is None or made < limit:
         if template.obj.get("kind") == "Pod":
-            pods = [_pod_copy(template, cluster, i) for i in range(made, batch)]
+            pods = [_pod_copy(template, cluster, i, proto) for i in range(made, batch)]
         else:
             ex = pods_for_workloads([(template.obj, template.source, template.where)], cluster, replicas=batch)
             pods = ex.pods[made:]
         for pod in pods:
             if first is None:
                 first = pod
-            elif _alike(pod, first):
+            elif pod._cache is not first._cache and _alike(pod, first):
                 # what the plugins derive and keep on a pod (its requests, spread constraints and
                 # their default selector, affinity terms, equivalence signatures...) comes from
                 # these fields alone: worked out once for all the copies
                 pod._cache = first._cache
             yield pod
         made = batch
-        batch *= 2
+        batch = batch * 2 if limit is None else min(batch * 2, limit)
 
 
 def _alike(pod: Pod, other: Pod) -> bool:
@@ -172,14 +176,26 @@ def _alike(pod: Pod, other: Pod) -> bool:
     )
 
 
-def _pod_copy(template: Template, cluster: Cluster, i: int) -> Pod:
+def _pod_copy(template: Template, cluster: Cluster, i: int, proto: list[Pod]) -> Pod:
     meta = _meta(template.obj)
     base = meta.get("name") or meta.get("generateName") or "pod"
     ns = meta.get("namespace") or "default"
     name = generated_name(f"{base.rstrip('-')}-", f"Pod/{ns}/{base}", i)
     raw = {**template.obj, "metadata": {**meta, "name": name}}
     raw["metadata"].pop("generateName", None)
-    return cluster.parse_pod(raw, template.source, template.where)
+    if not proto:
+        pod = cluster.parse_pod(raw, template.source, template.where)
+        proto.append(copy.copy(pod))
+        return pod
+    # the first copy parsed, the others the same pod under another name: nothing else read of a
+    # pod depends on its name (its fields are replaced, never changed in place, once parsed)
+    pod = copy.copy(proto[0])
+    pod.raw = raw
+    pod.name = name
+    if not meta.get("uid"):
+        pod.uid = f"{pod.namespace}/{name}"
+    pod._key = None
+    return pod
 
 
 def run_capacity(
@@ -205,7 +221,7 @@ def run_capacity(
         if max_copies == 0:
             run.stopped_by = "max"
             continue
-        for pod in copies(t, cluster):
+        for pod in copies(t, cluster, None if max_copies is None else max_copies + 1):
             if incremental:
                 r = scheduler.schedule_alike(pod, seed)
             else:

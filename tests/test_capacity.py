@@ -145,3 +145,23 @@ def test_capacity_with_cluster_edits_counts_on_the_edited_cluster():
     assert [e["flag"] for e in after["edits"]] == ["--add-node"] and "edits" not in before
     assert after["replicas"] > before["replicas"]
     assert {"general-a-01-copy-1", "general-a-01-copy-2", "general-a-01-copy-3"} <= set(after["perNode"])
+
+
+def test_pod_copies_are_the_pods_their_manifests_parse_to_even_after_binds():
+    from kschedcli.capacity import Template, copies
+    from kschedcli.cluster import load_cluster
+
+    cluster = load_cluster([PROD])
+    (web,) = list(yaml.safe_load_all(Path(WEB).read_text()))
+    made = []
+    for p in copies(Template(web, WEB, "", "Pod"), cluster, limit=70):
+        if made:
+            made[0].node_name = "general-a-01"  # the first copy bound: the later ones are not
+        made.append(p)
+    assert len(made) == 70 and len({p.name for p in made}) == 70
+    for p in (made[1], made[69]):
+        parsed = cluster.parse_pod(p.raw, WEB, "")
+        assert p.raw["metadata"]["name"] == p.name == parsed.name and p.key == parsed.key
+        assert (p.node_name, p.requests.milli_cpu, p.labels) == ("", parsed.requests.milli_cpu, parsed.labels)
+        tolerations = [(t.key, t.operator, t.value, t.effect, t.seconds) for t in p.tolerations]
+        assert tolerations == [(t.key, t.operator, t.value, t.effect, t.seconds) for t in parsed.tolerations]

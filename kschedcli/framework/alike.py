@@ -19,13 +19,14 @@ profile, the state of such a sequence and places the next copy from it:
   the nodes ordered by that sum (a heap: best sum, then the lowest name).
 
 A copy's cycle is then per group, not per node: which groups pass the trackers' filters, each
-normalized plugin's scores over the feasible groups (its NormalizeScore called with one node of
-each group: the normalization reads the values' range only), and the best node of each feasible
-group. The node chosen is the one the full cycle chooses: the highest total, ties to the lowest
-name (ksched's choice without --seed). Everything else (a seed, nominated pods, a PreFilter that
-narrows the nodes or fails, a plugin this module does not know, an error, a change to the cluster
-it was not told of) falls back to the full cycle, which also runs for the copy that fits nowhere.
-tests/test_capacity.py holds the placements equal to full cycles.
+normalized plugin's scores over the feasible groups (its NormalizeScore called once per set of
+distinct raw scores, with one node for each: the in-tree normalizations read only the values'
+range), and the best node of each feasible group. The node chosen is the one the full cycle
+chooses: the highest total, ties to the lowest name (ksched's choice without --seed). Everything
+else (a seed, nominated pods, a PreFilter that narrows the nodes or fails, a plugin this module
+does not know, an error, a change to the cluster it was not told of) falls back to the full cycle,
+which also runs for the copy that fits nowhere. tests/test_capacity_incremental.py holds the
+placements equal to full cycles.
 """
 
 from __future__ import annotations
@@ -224,6 +225,7 @@ class AlikeCycles:
         for k, i in enumerate(self._alive_indexes()):
             self.local_sum[i] = self.static_sum[i] + sum(col[k] * w for col, w in gen_cols)
 
+        self._norm_memo: dict = {}
         self.groups: dict[tuple, _Group] = {}
         self.group_of: list[_Group | None] = [None] * n
         self.version = [0] * n
@@ -282,47 +284,59 @@ class AlikeCycles:
         self._enter(i)
 
     # -- one copy ---------------------------------------------------------------------
-    def _top(self, g: _Group) -> tuple[int, str, int, int]:
-        """The group's best node (highest local sum, then lowest name), stale entries dropped."""
-        heap = g.heap
-        version, group_of = self.version, self.group_of
-        while True:
-            top = heap[0]
-            i = top[2]
-            if version[i] == top[3] and group_of[i] is g:
-                return top
-            heapq.heappop(heap)
-
     def _choose(self) -> str | None:
         checks = self.filter_trackers
-        feasible = [g for g in self.groups.values() if all(tr.passes(g.key[0][k]) for k, tr in checks)]
+        groups = self.groups.values()
+        feasible = [g for g in groups if all(tr.passes(g.key[0][k]) for k, tr in checks)] if checks else list(groups)
         if not feasible:
             return None
-        tops = [self._top(g) for g in feasible]
+        # each group's best node (highest local sum, then lowest name), stale heap entries dropped
+        version, group_of = self.version, self.group_of
+        tops = []
+        for g in feasible:
+            heap = g.heap
+            while True:
+                top = heap[0]
+                i = top[2]
+                if version[i] == top[3] and group_of[i] is g:
+                    break
+                heapq.heappop(heap)
+            tops.append(top)
         if len(feasible) == 1 and feasible[0].size == 1:
             return tops[0][1]  # one feasible node: chosen without scoring
-        bonus = [0] * len(feasible)
-        reps = [t[1] for t in tops]
+        totals = [-t[0] for t in tops]
         for pos, (pl, w) in enumerate(self.normalized):
-            scores = {name: g.key[1][pos] for name, g in zip(reps, feasible)}
-            st = pl.normalize_score(self.state, self.pod, scores)
-            if st is not None and not st.is_success():
-                raise _Unsupported(pl.name)
-            vals = [scores[name] for name in reps]
-            if _has_out_of_range(vals):
-                raise _Unsupported("a normalized score out of range")
-            bonus = [b + w * v for b, v in zip(bonus, vals)]
+            norm = self._normalized(pos, pl, feasible, tops)
+            totals = [t + w * norm[g.key[1][pos]] for t, g in zip(totals, feasible)]
         for k, tr, w in self.score_trackers:
             vals = tr.normalized_scores([(g.key[0][k], g.size) for g in feasible])
             if _has_out_of_range(vals):
                 raise _Unsupported("a normalized score out of range")
-            bonus = [b + w * v for b, v in zip(bonus, vals)]
-        best = None
-        for b, (neg, name, _, _) in zip(bonus, tops):
-            cand = (b - neg, name)
-            if best is None or cand[0] > best[0] or (cand[0] == best[0] and name < best[1]):
-                best = cand
-        return best[1] if best is not None else None
+            totals = [t + w * v for t, v in zip(totals, vals)]
+        best = max(totals)
+        return min(t[1] for t, total in zip(tops, totals) if total == best)
+
+    def _normalized(self, pos: int, pl, feasible: list[_Group], tops: list) -> dict:
+        """raw score -> the plugin's normalized score, over the raw scores of the feasible groups.
+        NormalizeScore reads only the range of the values: the plugin is asked once per set of
+        distinct raw scores, with one node for each."""
+        reps: dict = {}
+        for g, t in zip(feasible, tops):
+            reps.setdefault(g.key[1][pos], t[1])
+        key = (pos, tuple(sorted(reps)))
+        norm = self._norm_memo.get(key)
+        if norm is None:
+            scores = {name: raw for raw, name in reps.items()}
+            st = pl.normalize_score(self.state, self.pod, scores)
+            if st is not None and not st.is_success():
+                raise _Unsupported(pl.name)
+            norm = {raw: scores[name] for raw, name in reps.items()}
+            if _has_out_of_range(list(norm.values())):
+                raise _Unsupported("a normalized score out of range")
+            if len(self._norm_memo) > 4096:
+                self._norm_memo.clear()
+            self._norm_memo[key] = norm
+        return norm
 
 
 def _has_out_of_range(vals: list[int]) -> bool:

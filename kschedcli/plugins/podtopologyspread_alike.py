@@ -55,6 +55,10 @@ class SpreadTracker:
             soft = []
         self.soft = list(soft)
         self.require_all = bool(pod.spread_constraints) or not plugin.system_defaulted
+        self.soft_hostname = [c.topology_key == HOSTNAME_KEY for c in self.soft]
+        self.skew_terms = [score_for_count(0, c.max_skew, 0.0) for c in self.soft]  # maxSkew - 1, as a float
+        self._raw_memo: dict[tuple, int] = {}
+        self._memo_weights: tuple = ()
         # ScheduleAnyway: matching pods per domain over every eligible node, per node for hostname
         self.soft_counts: list[dict[str, int]] = [{} for _ in self.soft]
         counters = plugin._counters(pod.namespace, self.soft) if self.soft else []
@@ -162,6 +166,7 @@ class SpreadTracker:
     # -- Score --------------------------------------------------------------------------
     def normalized_scores(self, groups: list[tuple[Any, int]]) -> list[int]:
         soft = self.soft
+        hostname = self.soft_hostname
         # PreScore over the feasible nodes: the domains per constraint, and the nodes scored
         domains: list[set] = [set() for _ in soft]
         scored = 0
@@ -170,33 +175,33 @@ class SpreadTracker:
                 continue
             scored += size
             for i, part in enumerate(key[2]):
-                if soft[i].topology_key != HOSTNAME_KEY:
+                if not hostname[i]:
                     domains[i].add("" if part is None else part[1])
-        weights = [
-            topology_normalizing_weight(scored if c.topology_key == HOSTNAME_KEY else len(domains[i]))
-            for i, c in enumerate(soft)
-        ]
+        weights = tuple(
+            topology_normalizing_weight(scored if hostname[i] else len(domains[i])) for i in range(len(soft))
+        )
+        memo = self._raw_memo
+        if self._memo_weights != weights or len(memo) > 65536:
+            memo.clear()
+            self._memo_weights = weights
+        soft_counts = self.soft_counts
+        skews = self.skew_terms
         raws: list[int | None] = []
-        memo: dict[tuple, int] = {}
         for key, _ in groups:
             if key[1]:
                 raws.append(None)
                 continue
-            counted: list[int | None] = []
-            for i, part in enumerate(key[2]):
-                if part is None:
-                    counted.append(None)
-                elif part[0]:
-                    counted.append(part[1])
-                else:
-                    counted.append(self.soft_counts[i].get(part[1], 0))
-            sig = tuple(counted)
+            sig = tuple(
+                None if part is None else (part[1] if part[0] else soft_counts[i].get(part[1], 0))
+                for i, part in enumerate(key[2])
+            )
             raw = memo.get(sig)
             if raw is None:
+                # Score: each constraint's count times its weight plus maxSkew - 1, rounded as Go's math.Round
                 total = 0.0
                 for i, cnt in enumerate(sig):
                     if cnt is not None:
-                        total += score_for_count(cnt, soft[i].max_skew, weights[i])
+                        total += float(cnt) * weights[i] + skews[i]
                 raw = memo[sig] = go_round(total)
             raws.append(raw)
         present = [r for r in raws if r is not None]
