@@ -106,7 +106,7 @@ def test_version_and_subcommand_help_read_no_snapshot_code():
     for args in (("version",), ("explain", "--help"), ("--version",)):
         mods = modules_loaded_by(*args)
         assert loaded_under(mods, SNAPSHOT_CODE) == set(), args
-        assert not {"rich", "yaml", "jsonschema", "orjson"} & top_level(mods), args
+        assert not {"rich", "yaml", "json", "jsonschema", "orjson"} & top_level(mods), args
 
 
 def test_completion_of_node_names_reads_the_snapshot_but_schedules_nothing():
@@ -138,6 +138,6 @@ def test_help_reads_no_snapshot_code_and_draws_nothing():
     mods = modules_loaded_by("--help")
     loaded = top_level(mods)
     assert "typer" in loaded
-    for heavy in ("yaml", "rich", "jsonschema", "pydantic", "orjson"):
+    for heavy in ("yaml", "rich", "json", "jsonschema", "pydantic", "orjson"):
         assert heavy not in loaded, heavy
     assert not {m for m in mods if m.startswith(("kschedcli.loader", "kschedcli.plugins", "kschedcli.cluster"))}
