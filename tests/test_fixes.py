@@ -423,6 +423,31 @@ def test_a_workload_patch_is_under_its_pod_template(tmp_path):
     assert doc["schedulable"] and doc["selectedNode"] == found[0]["result"]["selectedNode"]
 
 
+def test_a_later_replica_is_verified_with_the_replicas_before_it_changed_alike(tmp_path):
+    taint = {"key": "dedicated", "value": "batch", "effect": "NoSchedule"}
+    deploy = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "d", "namespace": "default"},
+        "spec": {
+            "replicas": 3,
+            "selector": {"matchLabels": {"app": "d"}},
+            "template": {"metadata": {"labels": {"app": "d"}}, "spec": pod("p", cpu="3")["spec"]},
+        },
+    }
+    case = Case(tmp_path, [node("n1"), node("n2", taints=[taint]), node("n3", taints=[taint])], deploy)
+    doc = case.explain(case.pod_file, "--replica", "2", "--fixes", "5")
+    assert not doc["schedulable"]
+    tol = next(s for s in doc["suggestions"] if s["kind"] == "toleration")
+    # replicas 0 and 1 tolerate the taint too and take two of the three nodes first
+    assert len(tol["result"]["feasibleNodes"]) == 1
+    changed = tmp_path / "changed.yaml"
+    changed.write_text(yaml.safe_dump(apply_merge_patch(deploy, tol["patch"])))
+    again = case.explain(changed, "--replica", "2", "--fixes", "0")
+    got = {k: again[k] for k in ("schedulable", "selectedNode", "feasibleNodes")}
+    assert got == tol["result"]
+
+
 def test_reporting_fixture_the_highmem_toleration_comes_first():
     from pathlib import Path
 

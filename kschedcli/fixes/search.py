@@ -12,6 +12,7 @@ change needs its own snapshot (the edits applied to a copy of the cluster, as `k
 from __future__ import annotations
 
 import copy
+from collections.abc import Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -232,8 +233,9 @@ class _Search:
                 return None
         through_preemption = any(c.kind == "priorityClass" for c in changes)
         try:
-            if edits:
-                r = self._run_edited(new_raw, edits, through_preemption)
+            if edits or (pod_changes and self.before):
+                # the replicas bound before the pod come from the same template: changed alike
+                r = self._run_edited(new_raw, edits, through_preemption, pod_changes)
             else:
                 r = self._run_changed(new_raw, through_preemption)
         except InputError:
@@ -273,15 +275,23 @@ class _Search:
         with _quiet(self.scheduler):
             return self.scheduler.schedule(pod, self.seed, with_details=False)
 
-    def _run_edited(self, raw: dict, edits: list[Edit], through_preemption: bool) -> CycleResult | None:
+    def _run_edited(
+        self, raw: dict, edits: list[Edit], through_preemption: bool, pod_changes: Sequence[Change] = ()
+    ) -> CycleResult | None:
         cluster = copy.copy(self.session.cluster)
         cluster.nodes = list(cluster.nodes)
         cluster.pods = list(cluster.pods)
-        apply_edits(cluster, edits)
+        if edits:
+            apply_edits(cluster, edits)
         scheduler = Scheduler(cluster, self.session.config)
         self.cycles += 1
         if self.before:
-            again = [cluster.parse_pod(copy.deepcopy(p.raw), "suggestion", "") for p in self.before]
+            raws = [copy.deepcopy(p.raw) for p in self.before]
+            for c in pod_changes:
+                assert c.mutate is not None
+                for r in raws:
+                    c.mutate(r)
+            again = [cluster.parse_pod(r, "suggestion", "") for r in raws]
             for old, new in zip(self.before, again):
                 new.scheduler_name = old.scheduler_name
             scheduler.run_sequence(again, self.seed, keep=False)
