@@ -306,3 +306,16 @@ def test_the_release_footer_breaks_before_its_reason(argv, monkeypatch):
     assert render(argv, 120).rstrip("\n").splitlines()[-1] == (
         "ksched follows kube-scheduler v1.34.1 (default: no node reports a kubelet version)"
     )
+
+
+def test_diff_keeps_each_flag_of_a_world_with_its_value(monkeypatch):
+    # at 80 columns world B's `--config` ended a line and its file began the next
+    monkeypatch.chdir(ROOT)
+    argv = ["diff", "fixtures/pods/rollout.yaml", "-c", PROD, "--against-config", "fixtures/config/most-allocated.yaml"]
+    lines = render([*argv, "--cordon", "general-a-01"], 80).splitlines()
+    b = next(i for i, line in enumerate(lines) if line.startswith("  B  "))
+    assert lines[b : b + 2] == [
+        "  B  --cluster fixtures/prod-cluster.yaml",
+        "    --config fixtures/config/most-allocated.yaml --cordon general-a-01",
+    ]
+    assert not [line for line in lines if re.search(r"--[a-z-]+$", line)]

@@ -2,19 +2,26 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from rich.console import Console
 from rich.text import Text
 
 from ...diff import DiffReport, Outcome
-from .layout import indent, new_table, plural, print_blocks, section
+from .layout import glue, indent, new_table, plural, print_blocks, section
 
 _MODES = {
     "pods": "the given pods",
     "pending": "the snapshot's pending pods",
     "all": "every bound pod, re-placed from an empty cluster",
 }
+
+
+def _flags_glued(name: str) -> str:
+    """A world's command line with each flag kept with its first value (`--config FILE`): a narrow
+    screen breaks between flags, never after a lone `--config`."""
+    return re.sub(r"(--[a-z-]+) (?!--)(\S+)", lambda m: glue(m.group(1) + " " + m.group(2)), name)
 
 
 def _cell(o: Outcome | None) -> Text:
@@ -42,7 +49,10 @@ def diff_renderables(report: DiffReport, console: Console) -> list[list[Any]]:
         f"{plural(a.pods, 'pod')} ({_MODES[report.mode]}) scheduled in two worlds, "
         "highest priority first, each bound before the next",
     )
-    worlds = [Text.assemble(("  A  ", "title"), a.name), Text.assemble(("  B  ", "title"), b.name)]
+    worlds = [
+        Text.assemble(("  A  ", "title"), _flags_glued(a.name)),
+        Text.assemble(("  B  ", "title"), _flags_glued(b.name)),
+    ]
     t = new_table()
     t.add_column("", no_wrap=True)
     t.add_column("A", justify="right", no_wrap=True)
