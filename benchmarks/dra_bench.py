@@ -5,14 +5,16 @@
     python benchmarks/dra_bench.py --nodes 5000 --devices 1
     python benchmarks/dra_bench.py --data DIR            # a genbig.py snapshot, GPUs added to its nodes
 
-Every node gets one ResourceSlice with --devices GPUs (two models, two driver versions, 40 or 80 GB)
-and, with --taken, that share of the nodes has half its GPUs held by allocated claims. Then one
-cycle each, in one process, for: a pod without claims; a claim of one GPU of a class selecting the
-driver; two 80 GB GPUs on a driver above 550 (capacity and semver selectors); every GPU of the
-node (All); and a pod with two claims. Each is timed cold (the first cycle: CEL verdicts not yet
-cached) and warm (median of --repeat cycles after clear_caches; the CEL verdicts per distinct device
-stay, as they would for the next pod of a run). Nothing asserts: figures are printed (and written as
-JSON with --json).
+Every node gets one ResourceSlice with --devices GPUs (two models, two driver versions, 40 or 80 GB;
+with --unique each also has its own uuid attribute, as NVIDIA's driver publishes, which no selector
+reads) and, with --taken, that share of the nodes has half its GPUs held by allocated claims. Then
+one cycle each, in one process, for: a pod without claims; a claim of one GPU of a class selecting
+the driver; two 80 GB GPUs on a driver above 550 (capacity and semver selectors); every GPU of the
+node (All); and a pod with two claims. Each is timed cold (the first cycle: the claim tracker is
+built and CEL verdicts are not cached yet) and warm (median of --repeat cycles after clear_caches;
+the tracker and the CEL verdicts per distinct device stay, as they would for the next pod of a
+run). Then --sequence pods in a row, each bound before the next: plain pods, and pods with a claim
+of 2 GPUs each. Nothing asserts: figures are printed (and written as JSON with --json).
 """
 
 from __future__ import annotations
@@ -43,7 +45,7 @@ def _node(i: int) -> dict:
     }
 
 
-def _slice(node: str, i: int, devices: int) -> dict:
+def _slice(node: str, i: int, devices: int, unique: bool = False) -> dict:
     big = i % 2 == 0
     return {
         "kind": "ResourceSlice",
@@ -59,6 +61,7 @@ def _slice(node: str, i: int, devices: int) -> dict:
                         "model": {"string": "h100" if big else "a100"},
                         "index": {"int": k},
                         "driverVersion": {"version": "550.54.15" if i % 4 < 2 else "535.161.8"},
+                        **({"uuid": {"string": f"GPU-{i:08x}-{k:04x}"}} if unique else {}),
                     },
                     "capacity": {"memory": {"value": "80Gi" if big else "40Gi"}},
                 }
@@ -109,7 +112,7 @@ def build(args):
         cluster.follow(choose(REFERENCE.name))
     objects = cluster.objects
     for i, n in enumerate(cluster.nodes):
-        s = _slice(n.name, i, args.devices)
+        s = _slice(n.name, i, args.devices, args.unique)
         objects["ResourceSlice"][("", s["metadata"]["name"])] = s
     for c in (
         _class(DRIVER, f'device.driver == "{DRIVER}"'),
@@ -149,6 +152,8 @@ def build(args):
         "a": [{"name": "gpu", "exactly": {"deviceClassName": DRIVER}}],
         "b": [{"name": "gpu", "exactly": {"deviceClassName": "large-gpu"}}],
     }
+    for i in range(args.sequence):
+        claims[f"seq-{i}"] = [{"name": "gpu", "exactly": {"deviceClassName": DRIVER, "count": min(2, args.devices)}}]
     for name, reqs in claims.items():
         c = _claim(name, reqs)
         objects["ResourceClaim"][("default", name)] = c
@@ -160,8 +165,12 @@ def main() -> None:
     ap.add_argument("--nodes", type=int, default=5000)
     ap.add_argument("--devices", type=int, default=8, help="GPUs per node (default 8)")
     ap.add_argument("--taken", type=float, default=0.5, help="share of nodes with half their GPUs allocated")
+    ap.add_argument(
+        "--unique", action="store_true", help="every GPU has its own uuid attribute (as NVIDIA's driver publishes)"
+    )
     ap.add_argument("--data", help="a genbig.py folder: its cluster.json instead of synthetic nodes")
     ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--sequence", type=int, default=200, help="pods in the sequence figures (default 200)")
     ap.add_argument("--json", help="write the figures here")
     args = ap.parse_args()
 
@@ -209,6 +218,18 @@ def main() -> None:
             f"{label:52} cold {f['cold_ms']:7.1f} ms  warm {f['warm_ms']:7.1f} ms "
             f"({f['warm_min_ms']}–{f['warm_max_ms']})  x{f['vs_plain']:.2f}  feasible {f['feasible']}"
         )
+    # sequences: plain pods, then pods with a claim of their own (2 GPUs each), each bound before the next
+    for label, claims_of in (
+        ("sequence, plain pods", lambda i: []),
+        ("sequence, a 2-GPU claim each", lambda i: [f"seq-{i}"]),
+    ):
+        pods = [Pod(_pod(f"seq-{label[10:15]}-{i}", claims_of(i))) for i in range(args.sequence)]
+        t = time.perf_counter()
+        results = sched.run_sequence(pods)
+        dt = time.perf_counter() - t
+        placed = sum(1 for r in results if r.schedulable)
+        figures[label] = {"pods_per_s": round(len(pods) / dt, 1), "placed": placed}
+        print(f"{label:52} {len(pods) / dt:7.1f} pods/s  ({placed} of {len(pods)} placed)")
     if args.json:
         with open(args.json, "w") as w:
             json.dump({"nodes": len(cluster.nodes), "devices": args.devices, "figures": figures}, w, indent=2)

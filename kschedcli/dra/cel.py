@@ -489,6 +489,28 @@ _DOMAIN_LOOKUP = re.compile(
 )
 
 
+# a whole attribute lookup: attributes["domain"].name or attributes["domain"]["name"] (not a method call)
+_ATTRIBUTE_LOOKUP = re.compile(
+    r"""\battributes\s*\[\s*(?:"((?:[^"\\]|\\.)*)"|'((?:[^'\\]|\\.)*)')\s*\]"""
+    r"""\s*(?:\.\s*([A-Za-z_][A-Za-z0-9_]*)\b(?!\s*\()|\[\s*(?:"((?:[^"\\]|\\.)*)"|'((?:[^'\\]|\\.)*)')\s*\])"""
+)
+
+
+def attributes_read(expression: str) -> set[tuple[str, str]] | None:
+    """The (domain, id) attributes an expression reads, when it reads them only by whole literal
+    lookups; None when it may read others (a computed key, a map function, iteration)."""
+    found = set()
+    spans = []
+    for m in _ATTRIBUTE_LOOKUP.finditer(expression):
+        domain = m.group(1) if m.group(1) is not None else m.group(2)
+        ident = next(g for g in (m.group(3), m.group(4), m.group(5)) if g is not None)
+        found.add((domain, ident))
+        spans.append(m.start())
+    if len(spans) != len(re.findall(r"\battributes\b", expression)):
+        return None
+    return found
+
+
 class Selector:
     """One compiled CEL selector expression; `matches(device)` caches its verdict per distinct
     device content (devices do not change during a run, and large clusters repeat the same few)."""

@@ -12,7 +12,7 @@ from .objects import Device, Request
 from .tracker import Claim, Result, Tracker
 
 # nodes described in one explanation: the chosen node first, then the others in snapshot order
-MAX_NODES = 100
+MAX_NODES = 50
 
 
 def device_name(d: Device) -> str:
@@ -61,8 +61,16 @@ def _expression(sel: Any) -> str:
     return expr if isinstance(expr, str) else ""
 
 
-def _first_rejecting(tracker: Tracker, claim: Claim, request: Request, d: Device) -> dict | None:
-    """The first selector (class, then request) that does not select the device, or its error."""
+def _first_rejecting(
+    tracker: Tracker, claim: Claim, request: Request, d: Device, memo: dict | None = None
+) -> dict | None:
+    """The first selector (class, then request) that does not select the device, or its error
+    (kept in `memo` per request and device content: alike devices get the same answer)."""
+    if memo is not None:
+        key = (id(request), d.content)
+        if key not in memo:
+            memo[key] = _first_rejecting(tracker, claim, request, d)
+        return memo[key]
     klass = tracker.classes.get(request.class_name)
     groups = [(f"class {request.class_name}", klass.selectors if klass is not None else [])]
     groups.append((f"claim {claim.key}", request.selectors))
@@ -95,7 +103,11 @@ def _requests(claim: Claim) -> list[tuple[str, Request]]:
 
 
 def explain_node(
-    tracker: Tracker, claims: list[Claim], node, allocation: list[tuple[list[Result], dict | None]] | None
+    tracker: Tracker,
+    claims: list[Claim],
+    node,
+    allocation: list[tuple[list[Result], dict | None]] | None,
+    memo: dict | None = None,
 ) -> list[dict]:
     """Per request of the claims to allocate: the devices that qualify on `node`, those chosen
     (when the node is feasible) and why each other device does not."""
@@ -116,7 +128,8 @@ def explain_node(
                     if d.binding_conditions:
                         entry = {"reason": "binding conditions (DRADeviceBindingConditions is off)"}
                     else:
-                        entry = _first_rejecting(tracker, c, request, d)
+                        entry = _first_rejecting(tracker, c, request, d, memo)
+                        entry = dict(entry) if entry is not None else None
                     holder = tracker.allocated.get(d.id)
                     if entry is None and holder is not None and not request.admin_access:
                         entry = {"reason": "taken", "by": holder}

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from .. import quantity
-from .cel import quantity_value, semver_value
+from .cel import parse_semver, quantity_value, semver_value
 
 DeviceID = tuple[str, str, str]  # (driver, pool, device)
 
@@ -42,6 +42,9 @@ def _content_id(key: Any) -> int:
     return n
 
 
+_KINDS = frozenset(("int", "bool", "string", "version"))
+
+
 def split_qualified(name: str, default_domain: str) -> tuple[str, str]:
     """parseQualifiedName: (domain, id); a name without a domain is the driver's."""
     domain, sep, ident = name.partition("/")
@@ -66,14 +69,16 @@ class Device:
         "_value_error",
     )
 
-    def __init__(self, raw: dict, driver: str, pool: str):
+    def __init__(self, raw: dict, driver: str, pool: str, numbered: bool = True):
         self.raw = raw
         self.name = _str(raw.get("name"))
         self.driver = driver
         self.id: DeviceID = (driver, pool, self.name)
-        self.binding_conditions = bool(_list(raw.get("bindingConditions")))
-        self.consumes_counters = bool(_list(raw.get("consumesCounters")))
-        self.content = _content_id((driver, repr(raw.get("attributes")), repr(raw.get("capacity"))))
+        self.binding_conditions = bool(raw.get("bindingConditions"))
+        self.consumes_counters = bool(raw.get("consumesCounters"))
+        self.content = -1  # numbered by project(); the tracker numbers the devices of its slices
+        if numbered:
+            self.project(None)
         self._attributes: dict[str, tuple[str, Any]] | None = None
         self._capacity: dict[str, int] | None = None
         self._cel: tuple[dict, dict] | None = None
@@ -133,6 +138,35 @@ class Device:
         self.cel_maps()
         return self._value_error
 
+    def project(self, names: list[tuple[str, str]] | None) -> None:
+        """Number the device's content by the attributes selectors read (`names`, (domain, id);
+        None: all of them), its capacity and whether its attributes convert: devices differing
+        only in attributes nobody reads (a serial number, a UUID) share CEL verdicts and
+        allocation searches."""
+        raw = _dict(self.raw.get("attributes"))
+        if names is None:
+            values: Any = repr(raw)
+        else:
+            values = []
+            for domain, ident in names:
+                v = raw.get(f"{domain}/{ident}")
+                if v is None and domain == self.driver:
+                    v = raw.get(ident)
+                values.append((domain, ident, repr(v)))
+            values = tuple(values)
+        problem = None
+        for name, attr in raw.items():
+            if type(attr) is not dict or not _KINDS & attr.keys():
+                problem = name
+                break
+            if len(attr) == 1 and "version" in attr:
+                try:
+                    parse_semver(str(attr["version"]))
+                except ValueError:
+                    problem = name
+                    break
+        self.content = _content_id((self.driver, values, repr(self.raw.get("capacity")), problem))
+
 
 class Slice:
     __slots__ = (
@@ -162,7 +196,7 @@ class Slice:
         self.all_nodes = spec.get("allNodes") is True
         self.node_selector = spec.get("nodeSelector") if isinstance(spec.get("nodeSelector"), dict) else None
         self.per_device_node_selection = spec.get("perDeviceNodeSelection")
-        self.devices = [Device(_dict(d), self.driver, self.pool) for d in _list(spec.get("devices"))]
+        self.devices = [Device(_dict(d), self.driver, self.pool, False) for d in _list(spec.get("devices"))]
 
 
 class Pool:

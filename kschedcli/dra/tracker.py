@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..labels import NodeSelector, parse_node_selector
+from .cel import attributes_read
 from .objects import ClaimSpec, DeviceClass, DeviceID, Pool, Slice, meta
 
 MAX_RESERVED_FOR = 256  # ResourceClaimReservedForMaxSize
@@ -127,6 +128,11 @@ class Tracker:
         self.slices = [Slice(raw) for raw in (objects.get("ResourceSlice") or {}).values() if isinstance(raw, dict)]
         # node-local slices by node; the others (all nodes, a node selector, per device) are
         # matched against each node
+        names = self._attributes_read()
+        ordered = sorted(names) if names is not None else None
+        for s in self.slices:
+            for d in s.devices:
+                d.project(ordered)
         self.local: dict[str, list[Slice]] = {}
         self.shared: list[Slice] = []
         for s in self.slices:
@@ -143,6 +149,30 @@ class Tracker:
         self._pool_nodes: dict[tuple[str, str], list[str]] = {}
         for c in self.claims.values():
             self._note_allocation(c)
+
+    def _attributes_read(self) -> set[tuple[str, str]] | None:
+        """Every attribute a selector or constraint of the cluster reads; None when some selector
+        may read any."""
+        exprs: list = [sel for dc in self.classes.values() for sel in dc.selectors]
+        names: set[tuple[str, str]] = set()
+        for c in self.claims.values():
+            for req in c.spec.requests:
+                for r in ([req.exactly] if req.exactly is not None else []) + req.first_available:
+                    exprs.extend(r.selectors)
+            for con in c.spec.constraints:
+                for attr in (con.match_attribute, con.distinct_attribute):
+                    if attr:
+                        domain, sep, ident = attr.partition("/")
+                        names.add((domain, ident) if sep else ("", attr))
+        for sel in exprs:
+            expr = sel.get("cel", {}).get("expression") if isinstance(sel, dict) else None
+            if not isinstance(expr, str):
+                continue
+            found = attributes_read(expr)
+            if found is None:
+                return None
+            names |= found
+        return names
 
     def _note_allocation(self, c: Claim) -> None:
         if c.allocation is None:
@@ -195,6 +225,14 @@ class Tracker:
                 n = self._signature_ids[key] = len(self._signature_ids)
             self._signatures[node.name] = n
         return n
+
+    def node_signatures(self, nodes: list) -> list[int]:
+        """node_signature of each NodeInfo of `nodes`, in their order."""
+        known = self._signatures
+        out = [known.get(ni.node.name, -1) for ni in nodes]
+        if -1 in out:
+            out = [s if s != -1 else self.node_signature(ni.node) for s, ni in zip(out, nodes)]
+        return out
 
     def bind(self, pod, node_name: str, allocations: dict[tuple[str, str], tuple[list[Result], dict | None]]) -> None:
         """Reserve + PreBind of the pod on the node: the claims allocated now get their

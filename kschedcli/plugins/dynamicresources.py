@@ -18,8 +18,8 @@ from ..dra.allocator import AllocationError, Allocator
 from ..dra.explain import MAX_NODES, claim_summary, explain_node
 from ..dra.tracker import Claim, Result, Tracker
 from ..framework.interface import (
+    BatchFilterPlugin,
     BindObserver,
-    FilterPlugin,
     Plugin,
     PostFilterPlugin,
     PostFilterResult,
@@ -85,7 +85,7 @@ class DynamicResources(
     Plugin,
     PreEnqueuePlugin,
     PreFilterPlugin,
-    FilterPlugin,
+    BatchFilterPlugin,
     PostFilterPlugin,
     ScorePlugin,
     ScoreExtensions,
@@ -242,6 +242,30 @@ class DynamicResources(
             return unresolvable("resourceclaim not available on the node")
         return None
 
+    def filter_nodes(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> list[Status | None]:
+        """Filter on every node at once: the same verdicts, nodes failing alike sharing one status."""
+        if not self.enabled:
+            return [None] * len(nodes)
+        s = state.get(_KEY)
+        if s is None or not s.claims:
+            return [self.filter(state, pod, ni) for ni in nodes] if s is None else [None] * len(nodes)
+        if s.selectors:
+            return [self.filter(state, pod, ni) for ni in nodes]
+        allocator = s.allocator
+        if allocator is None:
+            return [None] * len(nodes)
+        # one verdict per node signature (alike nodes), then the column
+        signatures = self.tracker.node_signatures(nodes)
+        verdicts: dict[int, Status | None] = {}
+        cannot = unresolvable("cannot allocate all claims")
+        for sig, ni in zip(signatures, nodes):
+            if sig not in verdicts:
+                try:
+                    verdicts[sig] = None if allocator.feasible(ni.node) else cannot
+                except AllocationError as e:
+                    verdicts[sig] = error(e.message)
+        return [verdicts[sig] for sig in signatures]
+
     def post_filter(
         self, state: CycleState, pod: Pod, node_statuses: NodeStatuses
     ) -> tuple[PostFilterResult | None, Status | None]:
@@ -316,12 +340,15 @@ class DynamicResources(
         if s.allocator is None or result.filters is None:
             return out
         filters = result.filters
-        names = [n for n in self.handle.snapshot.names if n in filters]
         chosen = result.selected_node
-        if chosen is not None and chosen in filters:
-            names.remove(chosen)
-            names.insert(0, chosen)
+        names = [chosen] if chosen is not None and chosen in filters else []
+        for n in self.handle.snapshot.names:
+            if len(names) > MAX_NODES:
+                break
+            if n != chosen and n in filters:
+                names.append(n)
         nodes = []
+        memo: dict = {}
         for name in names[:MAX_NODES]:
             st = filters[name].plugins.get("DynamicResources")
             ni = self.handle.snapshot.get(name)
@@ -330,12 +357,20 @@ class DynamicResources(
             doc = {
                 "node": name,
                 "verdict": "fits" if st is None or st.is_success() else st.message(),
-                "requests": explain_node(self.tracker, s.allocator.claims, ni.node, self._allocation(s, ni.node, st)),
+                # the devices taken are worked out for the chosen node only
+                "requests": explain_node(
+                    self.tracker,
+                    s.allocator.claims,
+                    ni.node,
+                    self._allocation(s, ni.node, st) if name == chosen else None,
+                    memo,
+                ),
             }
             nodes.append(doc)
         out["nodes"] = nodes
-        if len(names) > MAX_NODES:
-            out["nodesOmitted"] = len(names) - MAX_NODES
+        described = len(filters)
+        if described > len(nodes):
+            out["nodesOmitted"] = described - len(nodes)
         return out
 
     @staticmethod
