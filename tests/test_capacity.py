@@ -9,6 +9,7 @@ from importlib import resources as ilres
 from pathlib import Path
 
 import jsonschema
+import pytest
 import yaml
 from typer.testing import CliRunner
 
@@ -165,3 +166,64 @@ def test_pod_copies_are_the_pods_their_manifests_parse_to_even_after_binds():
         assert (p.node_name, p.requests.milli_cpu, p.labels) == ("", parsed.requests.milli_cpu, parsed.labels)
         tolerations = [(t.key, t.operator, t.value, t.effect, t.seconds) for t in p.tolerations]
         assert tolerations == [(t.key, t.operator, t.value, t.effect, t.seconds) for t in parsed.tolerations]
+
+
+def test_the_readme_capacity_gate_prints_and_exits_as_the_readme_says():
+    readme = (ROOT / "README.md").read_text()
+    cmd = "ksched capacity fixtures/pods/web.yaml --cluster fixtures/prod-cluster.yaml --min 60 -o json"
+    assert cmd in readme and "--min 40 -o json > capacity.json || status=$?" in readme
+    r = CliRunner().invoke(app, cmd.split()[1:])
+    assert r.exit_code == 1  # fewer than 60 fit: the gate fails
+    doc = json.loads(r.stdout)
+    jsonschema.validate(doc, SCHEMA)
+    # what the README's jq line prints: "\(.replicas) more fit; stopped by: \(.stopMessage // "--max")"
+    line = f"{doc['replicas']} more fit; stopped by: {doc['stopMessage'] or '--max'}"
+    assert "\n" + line + "\n" in readme
+    assert CliRunner().invoke(app, [*cmd.split()[1:-4], "--min", str(doc["replicas"])]).exit_code == 0
+
+
+def test_the_readme_chart_pipe_prints_the_readme_table():
+    readme = (ROOT / "README.md").read_text()
+    start = readme.index("$ helm template shop ./chart | ksched schedule - -c fixtures/prod-cluster.yaml")
+    shown = readme[start : readme.index("```", start)].splitlines()[1:]
+    r = CliRunner().invoke(
+        app,
+        ["schedule", "-", "-c", PROD, "-c", STORAGE],
+        input=Path(CHART).read_text(),
+        env={"COLUMNS": "100"},
+    )
+    assert r.exit_code == 0, r.output
+    printed = [line.rstrip() for line in r.stdout.splitlines()]
+    kept = [line.rstrip() for line in shown if line.strip() and line.strip() != "..."]
+    assert len(kept) > 15 and all(line in printed for line in kept), [x for x in kept if x not in printed]
+
+
+@pytest.mark.parametrize(
+    "spread",
+    [
+        # hard zone spread and soft host spread (the incremental mode keeps both sets of counts)
+        [
+            {"maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone", "whenUnsatisfiable": "DoNotSchedule"},
+            {"maxSkew": 2, "topologyKey": "kubernetes.io/hostname", "whenUnsatisfiable": "ScheduleAnyway"},
+        ],
+        # required anti-affinity per host: every copy takes the full cycle
+        None,
+    ],
+)
+def test_spread_and_anti_affinity_copies_land_where_schedule_puts_them(tmp_path, spread):
+    (web,) = list(yaml.safe_load_all(Path(WEB).read_text()))
+    selector = {"matchLabels": {"app": "web"}}
+    if spread is not None:
+        web["spec"]["topologySpreadConstraints"] = [{**c, "labelSelector": selector} for c in spread]
+    else:
+        term = {"labelSelector": selector, "topologyKey": "kubernetes.io/hostname"}
+        web["spec"]["affinity"] = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}}
+    f = tmp_path / "web.yaml"
+    f.write_text(yaml.safe_dump(web))
+    doc = as_json("capacity", str(f), "-c", PROD)
+    (t,) = doc["perTemplate"]
+    n = t["replicas"]
+    assert n > 5 and t["stoppedBy"] == "unschedulable"
+    results = schedule_nodes(pod_copies(str(f), n + 1, tmp_path), "-c", PROD)
+    assert [r["selectedNode"] for r in results[:n]] == t["placements"]
+    assert results[n]["schedulable"] is False and results[n]["message"] == t["stopMessage"]
