@@ -187,10 +187,7 @@ def test_the_readme_chart_pipe_prints_the_readme_table():
     start = readme.index("$ helm template shop ./chart | ksched schedule - -c fixtures/prod-cluster.yaml")
     shown = readme[start : readme.index("```", start)].splitlines()[1:]
     r = CliRunner().invoke(
-        app,
-        ["schedule", "-", "-c", PROD, "-c", STORAGE],
-        input=Path(CHART).read_text(),
-        env={"COLUMNS": "100"},
+        app, ["schedule", "-", "-c", PROD, "-c", STORAGE], input=Path(CHART).read_text(), env={"COLUMNS": "100"}
     )
     assert r.exit_code == 0, r.output
     printed = [line.rstrip() for line in r.stdout.splitlines()]

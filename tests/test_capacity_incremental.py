@@ -191,22 +191,70 @@ def test_incremental_copies_land_where_full_cycles_put_them(case, seed):
     assert full_in_inc <= 3 * len(inc.runs) < full_in_ref
 
 
-def test_required_anti_affinity_copies_take_full_cycles_and_land_alike():
-    anti = {
-        "affinity": {
-            "podAntiAffinity": {
-                "requiredDuringSchedulingIgnoredDuringExecution": [
-                    {"labelSelector": {"matchLabels": {"app": "web"}}, "topologyKey": "kubernetes.io/hostname"}
-                ]
-            }
-        }
-    }
-    for seed in range(3):
-        inc, full_in_inc = capacity(seed, [template("web", {"app": "web"}, spec=anti)], incremental=True)
-        ref, _ = capacity(seed, [template("web", {"app": "web"}, spec=anti)], incremental=False)
-        assert inc.runs[0].placements == ref.runs[0].placements
-        assert len(set(inc.runs[0].placements)) == len(inc.runs[0].placements) > 3
-        assert full_in_inc > inc.replicas  # not covered: every copy's full cycle
+def anti(key: str, app: str = "web", selector: dict | None = None) -> dict:
+    term = {"labelSelector": {"matchLabels": selector or {"app": app}}, "topologyKey": key}
+    return {"affinity": {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}}}
+
+
+ANTI_CASES = {
+    # one per host: InterPodAffinity's tracker moves PreFilter's counts with each copy
+    "host": lambda: [template("web", {"app": "web"}, spec=anti("kubernetes.io/hostname"))],
+    # one per zone (then on the nodes without a zone), beside spreading
+    "zone": lambda: [
+        template(
+            "web",
+            {"app": "web", "tier": "solo"},
+            spec={
+                **anti(ZONE, selector={"tier": "solo"}),
+                "topologySpreadConstraints": [spread("kubernetes.io/hostname", "ScheduleAnyway")],
+            },
+        )
+    ],
+    # away from the api pods per host (the copies do not match their own term)
+    "other-app": lambda: [template("web", {"app": "web"}, cpu="900m", spec=anti("kubernetes.io/hostname", "api"))],
+    # a preferred term: not covered, every copy's full cycle
+    "preferred": lambda: [
+        template(
+            "web",
+            {"app": "web"},
+            spec={
+                "affinity": {
+                    "podAntiAffinity": {
+                        "preferredDuringSchedulingIgnoredDuringExecution": [
+                            {
+                                "weight": 30,
+                                "podAffinityTerm": {
+                                    "labelSelector": {"matchLabels": {"app": "web"}},
+                                    "topologyKey": "kubernetes.io/hostname",
+                                },
+                            }
+                        ]
+                    }
+                }
+            },
+        )
+    ],
+}
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("case", sorted(ANTI_CASES))
+def test_anti_affinity_copies_land_where_full_cycles_put_them(case, seed):
+    inc, full_in_inc = capacity(seed, ANTI_CASES[case](), incremental=True)
+    ref, full_in_ref = capacity(seed, ANTI_CASES[case](), incremental=False)
+    assert [r.placements for r in inc.runs] == [r.placements for r in ref.runs]
+    assert [r.stop_message for r in inc.runs] == [r.stop_message for r in ref.runs]
+    placed = inc.runs[0].placements
+    if case == "host":
+        assert len(set(placed)) == len(placed) > 3
+    if case == "zone":
+        zone_of = {n.name: n.labels.get(ZONE) for n in world(seed)[0]}
+        zones = [zone_of[p] for p in placed if zone_of[p] is not None]
+        assert len(zones) == len(set(zones)) >= 2  # one copy per zone at most
+    if case == "preferred":
+        assert full_in_inc == full_in_ref  # not covered: every copy's full cycle
+    elif len(placed) > 2:
+        assert full_in_inc <= 3 < full_in_ref
 
 
 def test_a_bind_the_mode_was_not_told_of_rebuilds_its_state():

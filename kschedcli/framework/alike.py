@@ -11,9 +11,10 @@ profile, the state of such a sequence and places the next copy from it:
   do not change when alike pods are bound (`UnchangedByAlike`: InterPodAffinity for a pod without
   affinity terms);
 - the nodes grouped so that, within a group, every non-local plugin (an `AlikeAware` plugin's
-  tracker: PodTopologySpread) and every plugin whose scores are normalized across nodes (raw scores
-  that never change: TaintToleration, NodeAffinity, InterPodAffinity) treats the nodes alike: the
-  group's key is the trackers' keys and those raw scores;
+  tracker: PodTopologySpread, and InterPodAffinity for a pod whose only terms are required
+  anti-affinity) and every plugin whose scores are normalized across nodes (raw scores that never
+  change: TaintToleration, NodeAffinity, InterPodAffinity) treats the nodes alike: the group's key is
+  the trackers' keys and those raw scores;
 - per node, the sum of the weighted scores that need no normalization (NodeResourcesFit,
   NodeResourcesBalancedAllocation, ImageLocality), recomputed on the bound node only, and per group
   the nodes ordered by that sum (a heap: best sum, then the lowest name).
@@ -287,13 +288,10 @@ class AlikeCycles:
     def _choose(self) -> str | None:
         checks = self.filter_trackers
         groups = self.groups.values()
-        feasible = [g for g in groups if all(tr.passes(g.key[0][k]) for k, tr in checks)] if checks else list(groups)
-        if not feasible:
-            return None
         # each group's best node (highest local sum, then lowest name), stale heap entries dropped
         version, group_of = self.version, self.group_of
         tops = []
-        for g in feasible:
+        for g in groups:
             heap = g.heap
             while True:
                 top = heap[0]
@@ -302,6 +300,14 @@ class AlikeCycles:
                     break
                 heapq.heappop(heap)
             tops.append(top)
+        if checks:
+            nis = self.snapshot.node_infos
+            kept = [(g, t) for g, t in zip(groups, tops) if all(tr.passes(g.key[0][k], nis[t[2]]) for k, tr in checks)]
+            feasible, tops = [g for g, _ in kept], [t for _, t in kept]
+        else:
+            feasible = list(groups)
+        if not feasible:
+            return None
         if len(feasible) == 1 and feasible[0].size == 1:
             return tops[0][1]  # one feasible node: chosen without scoring
         totals = [-t[0] for t in tops]
@@ -309,8 +315,9 @@ class AlikeCycles:
             norm = self._normalized(pos, pl, feasible, tops)
             totals = [t + w * norm[g.key[1][pos]] for t, g in zip(totals, feasible)]
         for k, tr, w in self.score_trackers:
-            vals = tr.normalized_scores([(g.key[0][k], g.size) for g in feasible])
-            if _has_out_of_range(vals):
+            nis = self.snapshot.node_infos
+            vals = tr.normalized_scores([(g.key[0][k], g.size, nis[t[2]]) for g, t in zip(feasible, tops)])
+            if vals is None or _has_out_of_range(vals):
                 raise _Unsupported("a normalized score out of range")
             totals = [t + w * v for t, v in zip(totals, vals)]
         best = max(totals)

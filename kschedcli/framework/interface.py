@@ -267,13 +267,15 @@ class AlikeTracker(Protocol):
         """`pod` was bound to the node (the node already holds it)."""
         ...
 
-    def passes(self, key: Any) -> bool:
-        """Whether the Filter passes nodes of this key (asked only when the plugin's Filter runs)."""
+    def passes(self, key: Any, node_info: NodeInfo) -> bool:
+        """Whether the Filter passes nodes of this key (`node_info`, one of them; asked only when the
+        plugin's Filter runs)."""
         ...
 
-    def normalized_scores(self, groups: list[tuple[Any, int]]) -> list[int]:
-        """The normalized Score of each (key, number of nodes) when exactly these are the feasible
-        nodes (asked only when the plugin's Score runs)."""
+    def normalized_scores(self, groups: list[tuple[Any, int, NodeInfo]]) -> list[int] | None:
+        """The normalized Score of each (key, number of nodes, one of them) when exactly these are
+        the feasible nodes (asked only when the plugin's Score runs); None when it cannot say (the
+        full cycle then runs)."""
         ...
 
 

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..framework.interface import (
     MAX_NODE_SCORE,
+    AlikeAware,
     BatchFilterPlugin,
     ClusterEvent,
     EnqueueExtensions,
@@ -28,6 +29,7 @@ from ..framework.interface import (
 )
 from ..framework.status import error, skip, unresolvable, unschedulable
 from ..result import Explainer
+from .interpodaffinity_alike import AffinityTracker, tracks
 from .interpodaffinity_index import (
     KIND_NAMES,
     PREFERRED_AFFINITY,
@@ -220,6 +222,7 @@ class InterPodAffinity(
     EnqueueExtensions,
     Explainer,
     UnchangedByAlike,
+    AlikeAware,
 ):
     name = "InterPodAffinity"
 
@@ -255,6 +258,13 @@ class InterPodAffinity(
             or t.preferred_affinity
             or t.preferred_anti_affinity
         )
+
+    def alike_tracker(self, state: CycleState, pod: Pod) -> AffinityTracker | None:
+        """A pod whose only terms are required anti-affinity: its copies move PreFilter's counts."""
+        if not tracks(pod):
+            return None
+        tracker = AffinityTracker(self, state, pod, PRE_FILTER_KEY, PRE_SCORE_KEY)
+        return tracker if tracker.usable else None
 
     # -- PreFilter ----------------------------------------------------------------------
     def pre_filter(

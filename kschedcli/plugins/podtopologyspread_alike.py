@@ -152,7 +152,7 @@ class SpreadTracker:
             ]
         return mins
 
-    def passes(self, key: Any) -> bool:
+    def passes(self, key: Any, node_info: NodeInfo | None = None) -> bool:
         mins = self._minimums()
         for i, part in enumerate(key[0]):
             if part is None:
@@ -164,13 +164,13 @@ class SpreadTracker:
         return True
 
     # -- Score --------------------------------------------------------------------------
-    def normalized_scores(self, groups: list[tuple[Any, int]]) -> list[int]:
+    def normalized_scores(self, groups: list[tuple[Any, int, NodeInfo]]) -> list[int]:
         soft = self.soft
         hostname = self.soft_hostname
         # PreScore over the feasible nodes: the domains per constraint, and the nodes scored
         domains: list[set] = [set() for _ in soft]
         scored = 0
-        for key, size in groups:
+        for key, size, _ in groups:
             if key[1]:
                 continue
             scored += size
@@ -187,7 +187,7 @@ class SpreadTracker:
         soft_counts = self.soft_counts
         skews = self.skew_terms
         raws: list[int | None] = []
-        for key, _ in groups:
+        for key, _, _ in groups:
             if key[1]:
                 raws.append(None)
                 continue
