@@ -321,3 +321,18 @@ def test_explain_terminal_view_of_one_node():
     assert "wants 2, 1 device qualifies (gpu-2)" in text
     assert "gpu-0, gpu-1 — taken by claim ml/train-gpus" in text
     assert "gpu-d  fits" not in text  # --node shows that node only
+
+
+def test_malformed_dra_objects_give_statuses_not_tracebacks():
+    # what an API server would refuse, read leniently: wrong types are absent fields
+    bad_slice = slice_("n1", [device("gpu-0"), 7])
+    bad_slice["spec"]["devices"][0]["attributes"]["weird"] = 5
+    bad_class = {"kind": "DeviceClass", "metadata": {"name": "odd"}, "spec": {"selectors": [{"cel": 5}, 3]}}
+    c = claim("c", exactly("r", "odd", selectors=[f'device.driver == "{GPU}"']), constraints=[{"matchAttribute": 7}])
+    c["status"] = {"reservedFor": 3, "allocation": {"devices": {"results": [5, {"device": 1}]}}}
+    s = dra_scheduler([node("n1")], [bad_slice, bad_class, c, claim("c2", exactly("r", "odd", count="two"))])
+    r = s.schedule(claim_pod("p", "c"))  # allocated (oddly): only its node selector would matter
+    assert r.schedulable
+    r = s.schedule(claim_pod("p2", "c2"))
+    st = r.filters["n1"].plugins["DynamicResources"]
+    assert st.code == ERROR and "class odd: selector #0: CEL" in st.reasons[0]

@@ -22,7 +22,7 @@ from __future__ import annotations
 from typing import Any
 
 from .cel import CelError, selector
-from .objects import Device, DeviceID, Pool, Request, Slice
+from .objects import Device, DeviceID, Pool, Request, Slice, selector_expression
 from .tracker import Claim, Result, Tracker
 
 ALLOCATION_RESULTS_MAX_SIZE = 32
@@ -282,7 +282,7 @@ class _Run:
 
     def _selectors_match(self, claim: Claim, device: Device, klass, selectors: list) -> bool:
         for i, sel in enumerate(selectors):
-            expr = sel.get("cel", {}).get("expression") if isinstance(sel, dict) else None
+            expr = selector_expression(sel)
             s = selector(expr if isinstance(expr, str) else "")
             owner = f"class {klass.name}" if klass is not None else f"claim {claim.key}"
             try:
@@ -412,10 +412,11 @@ class _Run:
                     ]
                 }
             if s.node_selector is not None:
-                terms = s.node_selector.get("nodeSelectorTerms") or []
+                terms = s.node_selector.get("nodeSelectorTerms")
+                terms = terms if isinstance(terms, list) else []
                 if len(terms) == 1 and isinstance(terms[0], dict):
-                    _merge(terms[0].get("matchFields") or [], fields)
-                    _merge(terms[0].get("matchExpressions") or [], exprs)
+                    _merge(terms[0].get("matchFields"), fields)
+                    _merge(terms[0].get("matchExpressions"), exprs)
                 elif len(terms) > 1:
                     raise AllocationError(f"unsupported ResourceSlice.NodeSelector with {len(terms)} terms")
         if fields or exprs:
@@ -431,14 +432,17 @@ class _Run:
 _EXCEEDED: Any = object()  # allocateOne's errAllocationResultMaxSizeExceeded
 
 
-def _merge(src: list, dst: list) -> None:
-    for r in src:
+def _merge(src, dst: list) -> None:
+    for r in src if isinstance(src, list) else []:
         if not isinstance(r, dict):
             continue
         if not any(
-            e.get("key") == r.get("key")
-            and e.get("operator") == r.get("operator")
-            and set(e.get("values") or []) == set(r.get("values") or [])
+            e.get("key") == r.get("key") and e.get("operator") == r.get("operator") and _values(e) == _values(r)
             for e in dst
         ):
             dst.append(r)
+
+
+def _values(r: dict) -> set:
+    v = r.get("values")
+    return {x for x in v if isinstance(x, str)} if isinstance(v, list) else set()

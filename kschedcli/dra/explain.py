@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from .cel import CelError, selector
-from .objects import Device, Request
+from .objects import Device, Request, selector_expression
 from .tracker import Claim, Result, Tracker
 
 # nodes described in one explanation: the chosen node first, then the others in snapshot order
@@ -57,7 +57,7 @@ def _request_doc(name: str, r: Request) -> dict:
 
 
 def _expression(sel: Any) -> str:
-    expr = sel.get("cel", {}).get("expression") if isinstance(sel, dict) else None
+    expr = selector_expression(sel)
     return expr if isinstance(expr, str) else ""
 
 

@@ -42,6 +42,13 @@ def _content_id(key: Any) -> int:
     return n
 
 
+def selector_expression(sel: Any) -> str | None:
+    """selectors[].cel.expression, None when it is not there."""
+    cel = sel.get("cel") if isinstance(sel, dict) else None
+    expr = cel.get("expression") if isinstance(cel, dict) else None
+    return expr if isinstance(expr, str) else None
+
+
 _KINDS = frozenset(("int", "bool", "string", "version"))
 
 

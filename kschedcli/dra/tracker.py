@@ -13,7 +13,7 @@ from typing import Any
 
 from ..labels import NodeSelector, parse_node_selector
 from .cel import attributes_read
-from .objects import ClaimSpec, DeviceClass, DeviceID, Pool, Slice, meta
+from .objects import ClaimSpec, DeviceClass, DeviceID, Pool, Slice, meta, selector_expression
 
 MAX_RESERVED_FOR = 256  # ResourceClaimReservedForMaxSize
 
@@ -82,7 +82,7 @@ class Claim:
             raw_devices = alloc.get("devices")
             devices: dict = raw_devices if isinstance(raw_devices, dict) else {}
             results = []
-            for r in devices.get("results") or []:
+            for r in _as_list(devices.get("results")):
                 if isinstance(r, dict):
                     admin = r.get("adminAccess")
                     results.append(
@@ -100,7 +100,7 @@ class Claim:
             except Exception as e:  # NewNodeSelector's error: PreFilter reports it
                 self.allocation = Allocation(results, None)
                 self.selector_error = str(getattr(e, "message", e))
-        self.reserved_for: list[dict] = [r for r in status.get("reservedFor") or [] if isinstance(r, dict)]
+        self.reserved_for: list[dict] = [r for r in _as_list(status.get("reservedFor")) if isinstance(r, dict)]
 
     @property
     def key(self) -> str:
@@ -165,7 +165,7 @@ class Tracker:
                         domain, sep, ident = attr.partition("/")
                         names.add((domain, ident) if sep else ("", attr))
         for sel in exprs:
-            expr = sel.get("cel", {}).get("expression") if isinstance(sel, dict) else None
+            expr = selector_expression(sel)
             if not isinstance(expr, str):
                 continue
             found = attributes_read(expr)
@@ -252,6 +252,10 @@ class Tracker:
                 c.reserved_for.append({"resource": "pods", "name": pod.name, "uid": pod.uid})
 
 
+def _as_list(v) -> list:
+    return v if isinstance(v, list) else []
+
+
 def _add_slice(by_id: dict[tuple[str, str], Pool], s: Slice, late: list[Slice] | None) -> None:
     if late is not None and any(d.binding_conditions for d in s.devices):
         late.append(s)  # slices with binding conditions after the others
@@ -285,7 +289,7 @@ def pod_claim_keys(pod, tracker: Tracker) -> list[tuple[str, str]]:
             continue
         name = pc.get("resourceClaimName")
         if name is None and pc.get("resourceClaimTemplateName") is not None:
-            for st in status.get("resourceClaimStatuses") or []:
+            for st in _as_list(status.get("resourceClaimStatuses")):
                 if isinstance(st, dict) and st.get("name") == pc.get("name"):
                     name = st.get("resourceClaimName")
         if isinstance(name, str) and (pod.namespace, name) in tracker.claims:

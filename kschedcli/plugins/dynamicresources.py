@@ -71,7 +71,8 @@ def _claim_name(pod, pc: dict):
         return pc["resourceClaimName"], False
     if pc.get("resourceClaimTemplateName") is not None:
         status = pod.raw.get("status") if isinstance(pod.raw.get("status"), dict) else {}
-        for st in status.get("resourceClaimStatuses") or []:
+        statuses = status.get("resourceClaimStatuses")
+        for st in statuses if isinstance(statuses, list) else []:
             if isinstance(st, dict) and st.get("name") == pc.get("name"):
                 return st.get("resourceClaimName"), True
         raise ValueError(f'pod "{pod.namespace}/{pod.name}": ResourceClaim not created yet')
@@ -135,9 +136,10 @@ class DynamicResources(
             if meta.get("deletionTimestamp") is not None:
                 raise ValueError(f'resourceclaim "{meta.get("name", name)}" is being deleted')
             if check_owner:
+                refs = meta.get("ownerReferences")
                 owned = any(
                     isinstance(o, dict) and o.get("controller") and o.get("uid") == pod.uid
-                    for o in meta.get("ownerReferences") or []
+                    for o in (refs if isinstance(refs, list) else [])
                 )
                 fields = {"claim_ns": claim.namespace, "claim": claim.name, "pod_ns": pod.namespace, "pod": pod.name}
                 release = self.handle.release
