@@ -24,6 +24,7 @@ from .cli_common import (
     KubeconfigOpt,
     KubernetesVersionOpt,
     NamespaceOpt,
+    NoExtendersOpt,
     Order,
     Output,
     OutputOpt,
@@ -78,6 +79,7 @@ def explain(
     save_snapshot: str | None = SaveSnapshotOpt,
     request_timeout: str = RequestTimeoutOpt,
     config: str | None = ConfigOpt,
+    no_extenders: bool = NoExtendersOpt,
     profile: str | None = ProfileOpt,
     output: Output = OutputOpt,
     replicas: int | None = ReplicasOpt,
@@ -175,6 +177,7 @@ def schedule(
     save_snapshot: str | None = SaveSnapshotOpt,
     request_timeout: str = RequestTimeoutOpt,
     config: str | None = ConfigOpt,
+    no_extenders: bool = NoExtendersOpt,
     order: Order = typer.Option(
         Order.priority, "--order", help="priority: as PrioritySort orders the queue; file: file order."
     ),
@@ -260,6 +263,7 @@ def preempt(
     save_snapshot: str | None = SaveSnapshotOpt,
     request_timeout: str = RequestTimeoutOpt,
     config: str | None = ConfigOpt,
+    no_extenders: bool = NoExtendersOpt,
     profile: str | None = ProfileOpt,
     output: Output = OutputOpt,
     replicas: int | None = ReplicasOpt,

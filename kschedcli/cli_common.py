@@ -112,6 +112,20 @@ VerboseOpt = typer.Option(
 ConfigOpt = typer.Option(
     None, "--config", metavar="FILE", help="KubeSchedulerConfiguration file (default: kube-scheduler's defaults)."
 )
+_NO_EXTENDERS = {"on": False}
+
+
+def _leave_out_extenders(value: bool) -> bool:
+    _NO_EXTENDERS["on"] = bool(value)
+    return value
+
+
+NoExtendersOpt = typer.Option(
+    False,
+    "--no-extenders",
+    callback=_leave_out_extenders,
+    help="Run without the config's HTTP extenders (offline): none is called; the output names them.",
+)
 OutputOpt = typer.Option(
     Output.table,
     "--output",
@@ -297,7 +311,9 @@ def _open(
     from .loader import read_once_check
 
     read_once_check([pods, *(("--cluster", c) for c in cluster), ("--config", config)])
-    session = open_session(list(cluster), config, edits, kubernetes_version, _server_version(cluster))
+    session = open_session(
+        list(cluster), config, edits, kubernetes_version, _server_version(cluster), no_extenders=_NO_EXTENDERS["on"]
+    )
     if _VERBOSE["on"]:
         _report_load(session.cluster)
     return session

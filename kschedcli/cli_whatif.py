@@ -15,6 +15,7 @@ from .cli_common import (
     ContextOpt,
     KubeconfigOpt,
     KubernetesVersionOpt,
+    NoExtendersOpt,
     Order,
     Output,
     OutputOpt,
@@ -53,6 +54,7 @@ def capacity(
     save_snapshot: str | None = SaveSnapshotOpt,
     request_timeout: str = RequestTimeoutOpt,
     config: str | None = ConfigOpt,
+    no_extenders: bool = NoExtendersOpt,
     max_copies: int | None = typer.Option(
         None, "--max", metavar="N", min=0, help="Stop each template after N copies fit."
     ),
@@ -138,6 +140,7 @@ def drain(
     save_snapshot: str | None = SaveSnapshotOpt,
     request_timeout: str = RequestTimeoutOpt,
     config: str | None = ConfigOpt,
+    no_extenders: bool = NoExtendersOpt,
     output: Output = OutputOpt,
     delete_emptydir_data: bool = typer.Option(
         False, "--delete-emptydir-data", help="Evict pods with emptyDir volumes too (as kubectl drain)."
@@ -194,6 +197,7 @@ def diff(
     save_snapshot: str | None = SaveSnapshotOpt,
     request_timeout: str = RequestTimeoutOpt,
     config: str | None = ConfigOpt,
+    no_extenders: bool = NoExtendersOpt,
     against_config: str | None = typer.Option(
         None, "--against-config", metavar="FILE", help="World B's KubeSchedulerConfiguration."
     ),

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .errors import InputError
+from .extender_config import ExtenderConfig, ignored_resources, parse_extenders
 from .loader import parse_documents, read_text
 from .versions import REFERENCE, Release
 
@@ -129,6 +130,14 @@ class SchedulerConfig:
     percentage_of_nodes_to_score: int = 0
     source: str = ""
     release: Release = REFERENCE  # the kube-scheduler release whose defaults built it
+    # the HTTP extenders in calling order (extender_config.py), and those --no-extenders left out
+    extenders: list[ExtenderConfig] = field(default_factory=list)
+    extenders_left_out: list[ExtenderConfig] = field(default_factory=list)
+
+    def leave_out_extenders(self) -> None:
+        """--no-extenders: no HTTP call; their ignoredByScheduler resources stay ignored by
+        NodeResourcesFit (that is configuration, not a call)."""
+        self.extenders_left_out, self.extenders = self.extenders, []
 
     def profile_for(self, scheduler_name: str) -> Profile | None:
         for p in self.profiles:
@@ -354,4 +363,19 @@ def load_config(path: str | None, registry, release: Release = REFERENCE) -> Sch
     for i in range(1, len(profiles)):
         if qs_key(profiles[i]) != qs_key(profiles[0]):
             raise InputError("must be the same for all profiles", source=path, field=f"profiles[{i}].plugins.queueSort")
-    return SchedulerConfig(profiles=profiles, percentage_of_nodes_to_score=pct or 0, source=path, release=release)
+    extenders = parse_extenders(doc.get("extenders"), path)
+    ignored = ignored_resources(extenders)
+    if ignored:
+        # buildExtenders: the extenders' ignoredByScheduler resources replace every profile's
+        # NodeResourcesFit ignoredResources
+        for p in profiles:
+            if "NodeResourcesFit" not in p.args:
+                raise InputError(
+                    "couldn't build extenders: can't find NodeResourcesFitArgs in plugin config",
+                    source=path,
+                    field="extenders",
+                )
+            p.args["NodeResourcesFit"] = {**p.args["NodeResourcesFit"], "ignoredResources": list(ignored)}
+    return SchedulerConfig(
+        profiles=profiles, percentage_of_nodes_to_score=pct or 0, source=path, release=release, extenders=extenders
+    )

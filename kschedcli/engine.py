@@ -63,9 +63,14 @@ def open_session(
     edits: list[Edit] | None = None,
     kubernetes_version: str | None = None,
     server_version: str | None = None,
+    *,
+    no_extenders: bool = False,
 ) -> Session:
-    """The inputs read and edited, then the scheduler's snapshot built."""
+    """The inputs read and edited, then the scheduler's snapshot built; no_extenders: the
+    config's HTTP extenders left out (SchedulerConfig.leave_out_extenders)."""
     cluster, config, applied = load_inputs(cluster_paths, config_path, edits, kubernetes_version, server_version)
+    if no_extenders:
+        config.leave_out_extenders()
     return Session(cluster, config, Scheduler(cluster, config), applied)
 
 

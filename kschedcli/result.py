@@ -56,9 +56,22 @@ class _NodeTable(Mapping):
         return len(self.names)
 
 
+class _NotAsked:
+    """A column's entry for a node its extender was never sent (it failed before)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "NOT_ASKED"
+
+
+NOT_ASKED: Any = _NotAsked()
+
+
 class FilterTable(_NodeTable):
     """node name -> NodeFilter for every evaluated node, kept as one column per filter plugin
-    (each a list in node order) and the nodes' first failures; rows are made when read."""
+    (each a list in node order; an extender's column after them, NOT_ASKED where it was not
+    asked) and the nodes' first failures; rows are made when read."""
 
     __slots__ = ("columns", "first")
 
@@ -69,7 +82,7 @@ class FilterTable(_NodeTable):
 
     def __getitem__(self, name: str) -> NodeFilter:
         i = self.index[name]
-        return NodeFilter(self.first[i], {p: col[i] for p, col in self.columns.items()})
+        return NodeFilter(self.first[i], {p: col[i] for p, col in self.columns.items() if col[i] is not NOT_ASKED})
 
 
 class ScoreTable(_NodeTable):
@@ -136,6 +149,21 @@ class PreemptionResult:
 
 
 @dataclass
+class ExtenderCall:
+    """One HTTP extender's part in a cycle (kschedcli/extenders.py): `verb` filter, prioritize,
+    preempt or bind; `outcome` ok, error (the cycle failed with it), ignored (an ignorable
+    extender's error: skipped, as kube-scheduler skips it), not-interested (no managed resource
+    asked for: not called) or not-called (bind: ksched binds nothing). `detail` is the call's
+    JSON-ready account (nodes sent, passed, failed with messages, scores, candidates)."""
+
+    extender: str  # its name: the urlPrefix
+    verb: str
+    outcome: str
+    error: str = ""
+    detail: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
 class CycleResult:
     pod: Any  # model.Pod
     profile: str
@@ -161,6 +189,13 @@ class CycleResult:
     nominated_node_tried: str | None = None  # status.nominatedNodeName, filtered first (evaluateNominatedNode)
     attempt: int | None = None  # the pod's attempt in a sequence carrying preemption out (1 for the first)
     suggestions: Any = None  # fixes.FixSearch: what would make it fit, when asked for (explain --fixes)
+    # HTTP extenders: each call of the cycle in order; the extenders whose filter verdicts are
+    # columns of `filters` and whose scores are columns of `scores` (after the plugins')
+    extender_calls: list[ExtenderCall] = field(default_factory=list)
+    filter_extenders: list[str] = field(default_factory=list)
+    score_extenders: list[str] = field(default_factory=list)
+    # --no-extenders: the extenders left out, each {"extender": name, "verbs": {verb: path}}
+    extenders_left_out: list[dict[str, Any]] = field(default_factory=list)
 
 
 @runtime_checkable

@@ -9,6 +9,8 @@ from . import progress
 from .batching import OpportunisticBatch
 from .cluster import Cluster
 from .config import SchedulerConfig
+from .extender_client import ExtenderError
+from .extenders import ExtenderSet
 from .framework.alike import FALLBACK, AlikeCycles
 from .framework.cycle_state import CycleState
 from .framework.fit_error import fit_error_message
@@ -19,7 +21,7 @@ from .loader import no_gc
 from .model import Pod
 from .nominator import Nominator
 from .plugins import REGISTRY
-from .result import CycleResult, Explainer, FilterTable, NominatedOnNode, ScoreTable
+from .result import NOT_ASKED, CycleResult, Explainer, FilterTable, NominatedOnNode, ScoreTable
 from .snapshot import Snapshot
 
 
@@ -38,11 +40,13 @@ class Scheduler:
                     gc.freeze()
         self.snapshot = snapshot
         self.nominator = Nominator()
+        # the HTTP extenders of the configuration (none under --no-extenders)
+        self.extenders: ExtenderSet | None = ExtenderSet(config.extenders, self.snapshot) if config.extenders else None
         self.frameworks: dict[str, Framework] = {}
         for prof in config.profiles:
-            self.frameworks[prof.scheduler_name] = Framework(
-                prof, REGISTRY, Handle(self.snapshot, cluster, config.release, self.nominator)
-            )
+            handle = Handle(self.snapshot, cluster, config.release, self.nominator)
+            handle.extenders = self.extenders
+            self.frameworks[prof.scheduler_name] = Framework(prof, REGISTRY, handle)
         # ksched's own plugin hooks, found once (structural checks are not cheap)
         self.explainers: dict[str, list[Explainer]] = {
             name: [pl for pl in fw.plugins.values() if isinstance(pl, Explainer)]
@@ -75,6 +79,22 @@ class Scheduler:
     def schedule(self, pod: Pod, seed: int | None = None, *, with_details: bool = True) -> CycleResult:
         """One cycle. with_details=False leaves out the plugins' explanations (result.details), which
         change nothing decided: for callers that read only the verdict and the node."""
+        ext = self.extenders
+        if ext is None:
+            res = self._schedule(pod, seed, with_details)
+            if self.config.extenders_left_out:
+                res.extenders_left_out = [
+                    {"extender": e.name, "verbs": e.verbs()} for e in self.config.extenders_left_out
+                ]
+            return res
+        ext.begin_cycle()
+        res = self._schedule(pod, seed, with_details)
+        if res.schedulable and res.selected_node:
+            ext.report_binder(pod)
+        res.extender_calls = list(ext.calls)
+        return res
+
+    def _schedule(self, pod: Pod, seed: int | None, with_details: bool) -> CycleResult:
         fw = self.framework_for(pod)
         if fw is None:
             return CycleResult(
@@ -115,6 +135,7 @@ class Scheduler:
         res.pre_filter_skipped = sorted(pf.skipped)
         statuses = NodeStatuses()
         feasible = []
+        fresh = False  # the feasible nodes are an extender's node objects, not the snapshot's
         if pf.status is not None and pf.status.code == ERROR:
             res.pre_filter = pf.status
             res.error = pf.status.message()
@@ -151,10 +172,24 @@ class Scheduler:
                 first_try = self._filter_nominated_node(fw, state, pod, nominated_node, counted, res)
             if first_try is not None and first_try[0] is None:
                 feasible = [self.snapshot.by_name[nominated_node]]
-            else:
+                if self.extenders:
+                    # the extenders judge it too; their error there is only logged
+                    try:
+                        feasible, fresh = self._extender_filter(pod, feasible, statuses, res)
+                    except ExtenderError:
+                        feasible = []
+            if not feasible:
+                earlier = dict(statuses.explicit)  # the nominated node's extender verdict stays
                 feasible = self._filter_all(
                     fw, state, pod, allowed, statuses, counted, res, nominated_node if first_try is not None else None
                 )
+                for name, st in earlier.items():
+                    statuses.explicit.setdefault(name, st)
+                if self.extenders and not res.error:
+                    try:
+                        feasible, fresh = self._extender_filter(pod, feasible, statuses, res)
+                    except ExtenderError as e:
+                        res.error = str(e)
         res.feasible = [ni.node.name for ni in feasible]
         if res.error:
             res.message = res.error
@@ -189,16 +224,20 @@ class Scheduler:
             if with_details:
                 self._collect_details(fw, state, pod, res)
             return res
-        # kube-scheduler runs no PreScore at all for a profile without Score plugins
-        pre_score_st = fw.run_pre_score(state, pod, feasible) if fw.score_plugins else None
+        # kube-scheduler runs no PreScore at all for a profile without Score plugins and without extenders
+        pre_score_st = fw.run_pre_score(state, pod, feasible) if fw.score_plugins or self.extenders else None
         try:
             if pre_score_st is not None:
                 raise PluginError(pre_score_st.plugin, pre_score_st.message())
-            table = fw.run_score(state, pod, feasible)
+            table = fw.run_score(state, pod, feasible, cached=not fresh)
         except PluginError as e:
             res.schedulable = False
             res.error = res.message = str(e)
             return res
+        if self.extenders:
+            columns = self.extenders.prioritize(pod, feasible)
+            res.score_extenders = [c[0] for c in columns]
+            table = table + columns
         names = [ni.node.name for ni in feasible]
         totals = [0] * len(names)
         for _, _, normalized, w in table:
@@ -224,9 +263,9 @@ class Scheduler:
         (a copy differing in name only, sharing their `_cache`, as `ksched capacity` makes them):
         the same node, found from the state the sequence keeps (framework/alike.py). A placed
         pod's result holds its verdict and node only; a pod that fits nowhere, and any case the
-        incremental mode does not cover (a seed, nominated pods, ...), get the full cycle."""
+        incremental mode does not cover (a seed, nominated pods, HTTP extenders, ...), get the full cycle."""
         fw = self.framework_for(pod)
-        if fw is not None and seed is None and not self.nominator and not self.batches:
+        if fw is not None and seed is None and not self.nominator and not self.batches and not self.extenders:
             node = self.alike[fw.name].place(pod)
             if node is not None and node != FALLBACK:
                 self.cycles += 1
@@ -303,6 +342,30 @@ class Scheduler:
             res.error = next(f for f in reversed(first) if f is not None and f.code == ERROR).message()
         res.filters = FilterTable(names, index_of, columns, first)
         return feasible
+
+    def _extender_filter(self, pod: Pod, feasible: list, statuses: NodeStatuses, res: CycleResult) -> tuple[list, bool]:
+        """findNodesThatPassExtenders on the feasible nodes; their verdicts become columns of the
+        filter table (after the plugins') and the first failures of the nodes they rejected."""
+        assert self.extenders is not None
+        kept, fresh, verdicts = self.extenders.filter(pod, feasible, statuses)
+        ft = res.filters
+        if verdicts and isinstance(ft, FilterTable):
+            columns = dict(ft.columns)
+            first = list(ft.first)
+            for name, column in verdicts.items():
+                col = [NOT_ASKED] * len(ft.names)
+                for node_name, st in column.items():
+                    i = ft.index.get(node_name)
+                    if i is None:
+                        continue
+                    col[i] = st
+                    if st is not None:
+                        first[i] = st
+                columns[name] = col
+                if name not in res.filter_extenders:
+                    res.filter_extenders.append(name)
+            res.filters = FilterTable(ft.names, ft.index, columns, first)
+        return kept, fresh
 
     def _collect_details(self, fw: Framework, state: CycleState, pod: Pod, res: CycleResult) -> None:
         for pl in self.explainers[fw.name]:

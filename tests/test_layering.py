@@ -114,6 +114,23 @@ def test_core_imports_no_terminal_library_renderer_or_cli():
     assert _offenders(core, ("rich", "typer", "kschedcli.render", *CLI_MODULES)) == []
 
 
+EXTENDER_MODULES = ("kschedcli.extenders", "kschedcli.extender_client", "kschedcli.extender_config")
+
+
+def test_extenders_are_a_layer_of_their_own():
+    # the framework and the plugins reach the HTTP extenders only through Handle.extenders (the
+    # PreemptionExtenders Protocol); the extender modules know neither scheduler, renderer nor CLI
+    assert _offenders(("kschedcli.framework", "kschedcli.plugins"), EXTENDER_MODULES) == []
+    assert (
+        _offenders(
+            EXTENDER_MODULES,
+            ("kschedcli.scheduler", "kschedcli.engine", "kschedcli.plugins", "kschedcli.render", *CLI_MODULES),
+        )
+        == []
+    )
+    assert "kschedcli.extenders" in GRAPH["kschedcli.scheduler"]
+
+
 def _layer(name: str) -> str:
     """framework/, plugins/ and render/ are one layer each, the CLI modules one, any other module
     of the package its own."""

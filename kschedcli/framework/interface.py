@@ -292,3 +292,12 @@ class UnchangedByAlike(NamedPlugin, Protocol):
     alike to `pod` are bound."""
 
     def unchanged_by_alike(self, pod: Pod) -> bool: ...
+
+
+class PreemptionExtenders(Protocol):
+    """The HTTP extenders as the preemption evaluator calls them (callExtenders): given the
+    candidates (result.Candidate), those left and their victims after every extender that
+    supports preemption and is interested in the pod, or the error status. The handle holds one
+    (Handle.extenders) when the configuration has extenders; kschedcli/extenders.py is it."""
+
+    def process_preemption(self, pod: Pod, candidates: list[Any]) -> tuple[list[Any], Status | None]: ...

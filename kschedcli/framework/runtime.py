@@ -15,6 +15,7 @@ from .interface import (
     Plugin,
     PostFilterPlugin,
     PostFilterResult,
+    PreemptionExtenders,
     PreEnqueuePlugin,
     PreFilterExtensions,
     PreFilterPlugin,
@@ -51,6 +52,8 @@ class Handle:
             nominator = Nominator()
         # the pods waiting for a node they preempted on (NominatedPodsForNode)
         self.nominator = nominator
+        # the configured HTTP extenders, as preemption calls them (None: none configured)
+        self.extenders: PreemptionExtenders | None = None
 
 
 class PreFilterOutcome:
@@ -376,10 +379,13 @@ class Framework:
         state.skip_score_plugins = skip
         return None
 
-    def run_score(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> list[tuple[str, list, list, int]]:
+    def run_score(
+        self, state: CycleState, pod: Pod, nodes: list[NodeInfo], *, cached: bool = True
+    ) -> list[tuple[str, list, list, int]]:
         """Per plugin that did not Skip: (name, raw scores, normalized scores, weight), the lists in
         the order of `nodes`; raises PluginError. Node-local plugins' raw scores come from their
-        equivalence-class columns when known; a plugin with `score_nodes` scores the nodes in one call."""
+        equivalence-class columns when known (cached=False: never, for nodes that are not the
+        snapshot's); a plugin with `score_nodes` scores the nodes in one call."""
         snapshot = self.handle.snapshot
         index_of = snapshot.index_of
         own = snapshot.node_infos
@@ -388,7 +394,7 @@ class Framework:
         for pl in self.score_plugins:
             if pl.name in state.skip_score_plugins:
                 continue
-            cache = self.equivalence.column("score", pl, pod)
+            cache = self.equivalence.column("score", pl, pod) if cached else None
             if cache is not None:
                 vals = cache.current(snapshot)
                 if vals is None:

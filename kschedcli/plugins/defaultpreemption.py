@@ -51,6 +51,7 @@ NEVER_MSG = "not eligible due to preemptionPolicy=Never."
 TERMINATING_MSG = "not eligible due to a terminating pod on the nominated node."
 NO_VICTIMS_MSG = "No preemption victims found for incoming pod"
 NOT_HELPFUL_MSG = "Preemption is not helpful for scheduling"
+NO_CANDIDATE_MSG = "no candidate node for preemption"
 
 # pickOneNodeForPreemption's criteria, in order; a candidate's decided_by names the one it lost on
 CRITERIA = ("pdbViolations", "highestVictimPriority", "victimPrioritySum", "victimCount", "latestStartTime")
@@ -157,6 +158,19 @@ class DefaultPreemption(Plugin, PreEnqueuePlugin, PostFilterPlugin, Explainer):
         if not candidates:
             msg = fit_error_message(len(all_nodes), "", dry, "")
             return PostFilterResult(None, detail), Status(UNSCHEDULABLE, "preemption: " + msg)
+
+        extenders = self.handle.extenders
+        if extenders is not None:
+            # callExtenders: the HTTP extenders may drop candidates or change their victims
+            before = {c.node for c in candidates}
+            candidates, failed = extenders.process_preemption(pod, candidates)
+            if failed is not None:
+                return PostFilterResult(None, detail), Status(ERROR, "preemption: " + failed.message())
+            for name in sorted(before - {c.node for c in candidates}):
+                detail.not_helpful[name] = "dropped by an extender (ProcessPreemption)"
+            if not candidates:
+                detail.candidates = []
+                return PostFilterResult(None, detail), Status(UNSCHEDULABLE, "preemption: " + NO_CANDIDATE_MSG)
 
         best, ties = self.select_candidate(candidates, now_ns)
         detail.candidates = candidates

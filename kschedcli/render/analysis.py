@@ -67,6 +67,12 @@ def short_reason(reason: str) -> str:
 # -------------------------------------------------------------------- node groups
 
 
+def filter_columns(result) -> list[str]:
+    """The filter table's columns in calling order: the profile's filter plugins, then the HTTP
+    extenders that filtered (kube-scheduler asks them after the plugins)."""
+    return [*result.filter_plugins, *getattr(result, "filter_extenders", ())]
+
+
 def _status_key(st) -> tuple:
     if st is None:
         return (SUCCESS,)
@@ -83,12 +89,12 @@ def node_groups(result) -> list[dict]:
     for name in sorted(result.filters):
         nf = result.filters[name]
         ff = nf.first_failure
-        row = tuple((p, _status_key(nf.plugins.get(p)) if p in nf.plugins else ("-",)) for p in result.filter_plugins)
+        row = tuple((p, _status_key(nf.plugins.get(p)) if p in nf.plugins else ("-",)) for p in filter_columns(result))
         key = (_status_key(ff), ff.plugin if ff is not None else "", row)
         g = groups.get(key)
         if g is None:
             also = []
-            for p in result.filter_plugins:
+            for p in filter_columns(result):
                 st = nf.plugins.get(p)
                 if st is not None and not st.is_success() and (ff is None or p != ff.plugin):
                     also.append({"plugin": p, "code": st.code, "reasons": list(st.reasons)})
@@ -100,11 +106,11 @@ def node_groups(result) -> list[dict]:
                 if ff is None
                 else {"plugin": ff.plugin, "code": ff.code, "reasons": list(ff.reasons)},
                 "alsoFailing": also,
-                "skipped": [p for p in result.filter_plugins if p not in nf.plugins],
+                "skipped": [p for p in filter_columns(result) if p not in nf.plugins],
             }
         g["nodes"].append(name)
         g["count"] += 1
-    order = {p: i for i, p in enumerate(result.filter_plugins)}
+    order = {p: i for i, p in enumerate(filter_columns(result))}
 
     def sort_key(g):
         ff = g["firstFailure"]
@@ -128,7 +134,7 @@ def failing_plugins(result) -> list[str]:
                 seen.add(p)
         if nf.first_failure is not None and nf.first_failure.plugin:
             seen.add(nf.first_failure.plugin)
-    return [p for p in result.filter_plugins if p in seen]
+    return [p for p in filter_columns(result) if p in seen]
 
 
 def rejecting_plugins(result) -> list[str]:
@@ -142,7 +148,7 @@ def rejecting_plugins(result) -> list[str]:
             ff = nf.first_failure
             if ff is not None and ff.plugin and ff.plugin not in out:
                 out.append(ff.plugin)
-    order = {p: i for i, p in enumerate(result.filter_plugins)}
+    order = {p: i for i, p in enumerate(filter_columns(result))}
     return sorted(out, key=lambda p: (order.get(p, -1), p))
 
 

@@ -6,7 +6,7 @@ from typing import Any
 
 from .. import KUBE_SCHEDULER_VERSION, __version__
 from ..framework.status import Status
-from ..result import Candidate, CycleResult, FilterTable, PreemptionResult
+from ..result import NOT_ASKED, Candidate, CycleResult, ExtenderCall, FilterTable, PreemptionResult
 from ..versions import Choice
 from .analysis import annotations_of, verdict_of
 
@@ -81,6 +81,8 @@ def _filters_doc(ft) -> dict:
         per = {}
         for p, col in zip(plugins, columns):
             st = col[i]
+            if st is NOT_ASKED:  # an extender never sent the node
+                continue
             d = each.get(id(st))
             if d is None:
                 d = each[id(st)] = _plugin_status(st)
@@ -163,7 +165,23 @@ def result_doc(r: CycleResult) -> dict:
         doc["error"] = r.error
     if r.suggestions is not None:
         doc["suggestions"] = r.suggestions.doc()
+    if r.extender_calls:
+        doc["extenders"] = [extender_call_doc(c) for c in r.extender_calls]
+    if r.filter_extenders:
+        doc["filterExtenders"] = list(r.filter_extenders)
+    if r.score_extenders:
+        doc["scoreExtenders"] = list(r.score_extenders)
+    if r.extenders_left_out:
+        doc["extendersLeftOut"] = [dict(e) for e in r.extenders_left_out]
     return doc
+
+
+def extender_call_doc(c: ExtenderCall) -> dict:
+    d: dict[str, Any] = {"extender": c.extender, "verb": c.verb, "outcome": c.outcome}
+    if c.error:
+        d["error"] = c.error
+    d.update(c.detail)
+    return d
 
 
 def version_fields(version: Choice | None) -> dict:

@@ -8,6 +8,7 @@ from rich.console import Console
 
 from .details import other_details_section, retry_section
 from .dra import dra_section
+from .extenders import extenders_section
 from .filters import filter_matrix
 from .fixes import fixes_section
 from .header import pod_line, verdict, version_block
@@ -35,6 +36,7 @@ def explain_renderables(
 ) -> list[list[Any]]:
     blocks: list[list[Any]] = [[pod_line(result)], [verdict(result)]]
     if result.error:
+        blocks.append(extenders_section(result))
         return blocks
     if node is not None:
         blocks.extend(node_view(result, session, node))
@@ -44,6 +46,7 @@ def explain_renderables(
     blocks.append(filter_matrix(result, all_nodes=all_nodes, width=console.width))
     blocks.append(nominated_lines(result))
     blocks.append(score_table(result, console.width, top=top, raw=raw))
+    blocks.append(extenders_section(result))
     blocks.append(resources_section(result, all_nodes=all_nodes, width=console.width))
     blocks.append(taints_section(result))
     blocks.append(node_affinity_section(result))

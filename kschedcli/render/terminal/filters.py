@@ -6,7 +6,7 @@ from typing import Any
 
 from rich.text import Text
 
-from ..analysis import GROUP_THRESHOLD, annotations_of, failing_plugins, node_groups, short_reason
+from ..analysis import GROUP_THRESHOLD, annotations_of, failing_plugins, filter_columns, node_groups, short_reason
 from .layout import ALSO, FIRST, PASS, SKIP, glue, indent, new_table, node_label, plural, section
 
 
@@ -85,12 +85,18 @@ def filter_matrix(result, *, all_nodes: bool = False, width: int = 80) -> list[A
     failing, rows = matrix_rows(result, all_nodes=all_nodes)
     grouped = not (all_nodes or len(result.filters) <= GROUP_THRESHOLD)
     ran_somewhere = {p for nf in result.filters.values() for p in nf.plugins}
+    columns = filter_columns(result)
     skipped = [p for p in result.filter_plugins if p not in ran_somewhere]
-    passed = [p for p in result.filter_plugins if p in ran_somewhere and p not in failing]
+    passed = [p for p in columns if p in ran_somewhere and p not in failing]
     out.append(
         section(
             "Filters",
             f"{plural(n, 'node')} × {plural(len(result.filter_plugins), 'plugin')}"
+            + (
+                f" + {plural(len(columns) - len(result.filter_plugins), 'extender')}"
+                if len(columns) > len(result.filter_plugins)
+                else ""
+            )
             + (", alike nodes grouped" if grouped else ""),
         )
     )

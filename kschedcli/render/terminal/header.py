@@ -101,4 +101,9 @@ def additions_lines(session) -> list[Text]:
             note = getattr(pl, "not_in_release", None)
             if note and name not in seen:
                 seen[name] = note
-    return [Text(f"{name}: {note}", style="warn") for name, note in sorted(seen.items())]
+    out = [Text(f"{name}: {note}", style="warn") for name, note in sorted(seen.items())]
+    left = getattr(getattr(session, "config", None), "extenders_left_out", None) or []
+    if left:
+        names = ", ".join(e.name for e in left)
+        out.append(Text(f"--no-extenders: the config's HTTP extenders were left out ({names})", style="warn"))
+    return out

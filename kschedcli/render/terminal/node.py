@@ -6,7 +6,7 @@ from typing import Any
 
 from rich.text import Text
 
-from ..analysis import annotations_of, fmt_requests, resource_rows, untolerated_taints
+from ..analysis import annotations_of, filter_columns, fmt_requests, resource_rows, untolerated_taints
 from .layout import ALSO, FIRST, PASS, SKIP, glue, indent, new_table, plural, prose, quantities, section
 from .nodeaffinity import node_affinity_section
 from .preemption import CRITERION_TEXT
@@ -46,7 +46,7 @@ def node_view(result, session, name: str) -> list[list[Any]]:
         table.add_column("Filter plugin", style="plugin", no_wrap=True)
         table.add_column("Verdict")
         first = nf.first_failure.plugin if nf.first_failure is not None else None
-        for p in result.filter_plugins:
+        for p in filter_columns(result):
             if p not in nf.plugins and p != first:
                 table.add_row(Text(SKIP, style="muted"), p, Text("not run (PreFilter returned Skip)", style="muted"))
                 continue
@@ -59,7 +59,7 @@ def node_view(result, session, name: str) -> list[list[Any]]:
         out.append(indent(table, 2))
         if first is None:
             out.append(Text("  feasible", style="ok"))
-        elif first not in result.filter_plugins:
+        elif first not in filter_columns(result):
             out.append(Text(f"  {nf.first_failure.message()}", style="bad"))
     if ni is not None and node is not None:
         fw = session.scheduler.frameworks.get(result.profile)

@@ -9,6 +9,7 @@ from rich.console import Console, Group
 from rich.text import Text
 
 from ..analysis import annotations_of, node_groups, short_reason, verdict_of
+from .extenders import skipped_note
 from .header import version_block
 from .layout import GLUE, bind_numbers, glue, glue_message, make_console, plural, print_blocks, section, wrap_lines
 
@@ -184,7 +185,7 @@ def schedule_renderables(
     if counts["error"]:
         summary.append("   " + glue(f"✘ {plural(counts['error'], 'error')}"), style="bad")
     hint = Text("ksched explain NAMESPACE/NAME or POD-FILE explains one pod", style="muted")
-    return [[head, table, summary, hint]]
+    return [[head, table, summary, *skipped_note(results), hint]]
 
 
 def render_schedule(

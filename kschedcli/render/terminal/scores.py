@@ -24,10 +24,11 @@ SHORT_PLUGIN = {
 
 
 def score_plugins(result) -> list[str]:
+    """The score table's columns: the plugins that scored, then the HTTP extenders that did."""
     present = set()
     for per in result.scores.values():
         present.update(per)
-    return [p for p in result.score_plugins if p in present]
+    return [p for p in [*result.score_plugins, *getattr(result, "score_extenders", ())] if p in present]
 
 
 def ranking(result) -> list[tuple[int, str]]:
