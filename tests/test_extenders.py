@@ -529,3 +529,15 @@ def test_cli_no_extenders_calls_none_and_says_so(servers, tmp_path):
     # without the flag the extender is asked, and rejects every node
     r = CliRunner().invoke(app, args[:-1], env={"COLUMNS": "200"})
     assert r.exit_code == 1 and len(ext.requests) == 1
+
+
+def test_alike_pods_of_capacity_still_go_through_the_extenders(servers):
+    ext = servers({"filter": lambda a: {"NodeNames": a["NodeNames"][-1:]}})
+    sched = scheduler(
+        [node("n1"), node("n2")], extenders=[{"urlPrefix": ext.url, "filterVerb": "filter", "nodeCacheCapable": True}]
+    )
+    for i in range(3):
+        r = sched.schedule_alike(pod(f"copy-{i}", requests={"cpu": "1"}))
+        assert r.selected_node == "n2"
+        sched.bind(r.pod, r.selected_node)
+    assert len(ext.requests) == 3
