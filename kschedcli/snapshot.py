@@ -6,6 +6,7 @@ Plugins read only these; nothing here walks every pod for a node query.
 from __future__ import annotations
 
 import builtins  # Snapshot.list shadows the name in its class body
+import operator
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 
@@ -272,6 +273,11 @@ class Snapshot:
             self.by_name[name].add_pods(on_node)
         self.generation = _next_generation()
         self._build_image_states()
+        self._borrowed: set[int] = set()  # NodeInfos shared with the snapshot this was derived from
+        self.derived_from: Snapshot | None = None
+        self._init_indexes()
+
+    def _init_indexes(self) -> None:
         self.names: list[str] = [ni.node.name for ni in self.node_infos]
         self.index_of: dict[str, int] = {n: i for i, n in enumerate(self.names)}
         # the index of the node each bind changed, in order: results cached per node (column
@@ -286,6 +292,10 @@ class Snapshot:
         self._free_seen = 0  # how much of `changes` the free columns include
 
     def _build_image_states(self) -> None:
+        for ni, states in zip(self.node_infos, self._image_states()):
+            ni.image_states = states
+
+    def _image_states(self) -> builtins.list[dict[str, tuple[int, int]]]:
         # kube-scheduler's cache keeps one ImageStateSummary per image name (backend/cache/cache.go,
         # addNodeImageStates): its Size is the sizeBytes of the first node added that lists the name,
         # shared by every node holding it. One (size, nodes) pair per name, shared by the tables.
@@ -303,8 +313,120 @@ class Snapshot:
                 counts[name] += 1
             listed.append(names_here)
         state_of = {name: (size, counts[name]) for name, size in sizes.items()}
-        for ni, names_here in zip(self.node_infos, listed):
-            ni.image_states = {name: state_of[name] for name in names_here}
+        return [{name: state_of[name] for name in names_here} for names_here in listed]
+
+    def derive(self, nodes: Iterable[Node], pods: Iterable[Pod]) -> Snapshot:
+        """What `Snapshot(nodes, pods)` gives, sharing this snapshot's NodeInfo of every node whose
+        Node object and pods (the same objects, in the same order) are unchanged: a cluster edit
+        (edits.py) rebuilds only the nodes it touched. Node order, the namespace and label indexes
+        and image states are those of the new cluster. A shared NodeInfo is copied before the
+        derived snapshot binds or evicts on it, so this snapshot never sees its changes."""
+        new = Snapshot.__new__(Snapshot)
+        nodes = builtins.list(nodes)
+        names = {n.name for n in nodes}
+        placed: dict[str, builtins.list[Pod]] = {}
+        unplaced: builtins.list[Pod] = []
+        by_ns: dict[str, builtins.list[Pod]] = {}
+        for p in pods:
+            on_node = placed.get(p.node_name)
+            if on_node is None:
+                if p.node_name not in names:
+                    unplaced.append(p)
+                    continue
+                on_node = placed[p.node_name] = []
+            on_node.append(p)
+            lst = by_ns.get(p.namespace)
+            if lst is None:
+                by_ns[p.namespace] = [p]
+            else:
+                lst.append(p)
+        new.node_infos = []
+        new.by_name = {}
+        new._borrowed = set()
+        old_of = self.by_name
+        no_pods: builtins.list[Pod] = []
+        for n in nodes:
+            here = placed.get(n.name, no_pods)
+            ni = old_of.get(n.name)
+            if ni is not None and ni.node is n and len(ni.pods) == len(here) and all(map(operator.is_, ni.pods, here)):
+                new._borrowed.add(len(new.node_infos))
+            else:
+                ni = NodeInfo(n)
+                ni.add_pods(here)
+            new.node_infos.append(ni)
+            new.by_name[n.name] = ni
+        new.unplaced_pods = unplaced
+        new._pods_by_namespace = by_ns
+        new.generation = _next_generation()
+        new.derived_from = self
+        for i, states in new._derived_image_states(self):
+            ni = new.node_infos[i]
+            if ni.image_states == states:
+                continue
+            if i in new._borrowed:  # an added or removed node changed how many nodes hold an image
+                ni = new.node_infos[i] = new.by_name[ni.node.name] = ni.clone()
+                new._borrowed.discard(i)
+            ni.image_states = states
+        new._init_indexes()
+        return new
+
+    def _derived_image_states(self, old: Snapshot) -> Iterable[tuple[int, dict[str, tuple[int, int]]]]:
+        """(position, image states) of the nodes whose image states may differ from those their
+        NodeInfo holds. When the old nodes keep their places and images and new ones come after
+        them (edits that change nodes or add some), a name's size stays that of its first node
+        and only the names the new nodes list count again; otherwise all are worked out anew."""
+        nis, n_old = self.node_infos, len(old.node_infos)
+        same_prefix = len(nis) >= n_old and all(
+            a.node is b.node or (a.node.name == b.node.name and a.node.images == b.node.images)
+            for a, b in zip(nis, old.node_infos)
+        )
+        if not same_prefix:
+            return enumerate(self._image_states())
+        out = []
+        for i in range(n_old):
+            if nis[i] is not old.node_infos[i]:
+                out.append((i, old.node_infos[i].image_states))  # what it held before the edit
+        if len(nis) == n_old:
+            return out
+        # added nodes: their names count once more on every node listing them
+        added: dict[str, int] = defaultdict(int)
+        sizes: dict[str, int] = {}
+        for ni in nis[n_old:]:
+            here = set()
+            for names, size in ni.node.images:
+                for name in names:
+                    sizes.setdefault(name, size)
+                    here.add(name)
+            for name in here:
+                added[name] += 1
+        state_of: dict[str, tuple[int, int]] = {}
+        for ni in old.node_infos:
+            if len(state_of) == len(added):
+                break
+            for name in added.keys() & ni.image_states.keys() if ni.image_states else ():
+                state_of.setdefault(name, ni.image_states[name])
+        for name, k in added.items():
+            size, count = state_of.get(name, (sizes[name], 0))
+            state_of[name] = (size, count + k)
+        changed = dict(out)
+        for i, ni in enumerate(nis):
+            base = changed.get(i, ni.image_states) if i < n_old else {}
+            listed = base.keys() & added.keys() if i < n_old else None
+            if i >= n_old:
+                names_here = [name for names, _ in ni.node.images for name in names]
+                changed[i] = {name: state_of[name] for name in names_here}
+            elif listed:
+                changed[i] = {**base, **{name: state_of[name] for name in listed}}
+        return changed.items()
+
+    def _own(self, name: str) -> NodeInfo:
+        """The node's NodeInfo, first copied if it is shared with the snapshot this was derived from."""
+        i = self.index_of[name]
+        ni = self.node_infos[i]
+        if i in self._borrowed:
+            ni = self.node_infos[i] = self.by_name[name] = ni.clone()
+            self._borrowed.discard(i)
+        return ni
 
     def get(self, name: str) -> NodeInfo | None:
         return self.by_name.get(name)
@@ -400,8 +522,9 @@ class Snapshot:
         """Delete a bound pod (a preemption victim): its node, the namespace and label indexes
         and the change log forget it. False when the pod is on none of the snapshot's nodes."""
         ni = self.by_name.get(pod.node_name)
-        if ni is None or not ni.remove_pod(pod):
+        if ni is None or not any(p is pod or p.uid == pod.uid for p in ni.pods):
             return False
+        self._own(pod.node_name).remove_pod(pod)
         self.changes.append(self.index_of[pod.node_name])
         in_ns = self._pods_by_namespace.get(pod.namespace)
         if in_ns is not None:
@@ -418,7 +541,7 @@ class Snapshot:
     def bind(self, pod: Pod, node_name: str) -> None:
         """Assume the pod on the node: what kube-scheduler's cache does before binding."""
         pod.node_name = node_name
-        self.by_name[node_name].add_pod(pod)
+        self._own(node_name).add_pod(pod)
         self.changes.append(self.index_of[node_name])
         self._pods_by_namespace.setdefault(pod.namespace, []).append(pod)
         index = self._label_index.get(pod.namespace)

@@ -6,7 +6,7 @@ Work is shared: a changed pod is scheduled by the session's own scheduler, so ev
 results depend on fields the change left alone answers from the equivalence-class columns the
 first cycle filled (framework/equivalence.py); only the changed plugins run again. A cluster
 change needs its own snapshot (the edits applied to a copy of the cluster, as `ksched explain
---flag value` would).
+--flag value` would), derived from the session's: only the nodes the edits touched are built again.
 """
 
 from __future__ import annotations
@@ -283,7 +283,8 @@ class _Search:
         cluster.pods = list(cluster.pods)
         if edits:
             apply_edits(cluster, edits)
-        scheduler = Scheduler(cluster, self.session.config)
+        # the session's snapshot with only the touched nodes built again
+        scheduler = Scheduler(cluster, self.session.config, self.snapshot.derive(cluster.nodes, cluster.pods))
         self.cycles += 1
         if self.before:
             raws = [copy.deepcopy(p.raw) for p in self.before]

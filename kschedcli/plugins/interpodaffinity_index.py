@@ -37,6 +37,24 @@ class _NodeTracker:
     def _reindex(self, i: int, ni) -> None:
         raise NotImplementedError
 
+    def seeded(self, snapshot):
+        """This tracker's state carried over to `snapshot` (derived from this one's, Snapshot.derive):
+        only the positions whose NodeInfo differs are read again. None when nodes were removed."""
+        extra = len(snapshot.node_infos) - len(self.objs)
+        if extra < 0:
+            return None
+        c = type(self).__new__(type(self))
+        c.snapshot = snapshot
+        c.node_infos = snapshot.node_infos
+        c.objs = self.objs + [None] * extra
+        c.gens = self.gens + [None] * extra
+        c.seen = -1
+        c._copy_state(self, extra)
+        return c
+
+    def _copy_state(self, other, extra: int) -> None:
+        raise NotImplementedError
+
     def refresh(self) -> None:
         nis = self.snapshot.node_infos
         latest = latest_generation()
@@ -62,6 +80,10 @@ class PodLabelIndex(_NodeTracker):
     def _reset(self, n: int) -> None:
         self.keys: list[frozenset] = [frozenset()] * n
         self.index: dict[tuple[str, str], set[int]] = {}
+
+    def _copy_state(self, other, extra: int) -> None:
+        self.keys = other.keys + [frozenset()] * extra
+        self.index = {kv: set(held) for kv, held in other.index.items()}
 
     def _reindex(self, i: int, ni) -> None:
         pairs: set[tuple[str, str]] = set()
@@ -108,10 +130,17 @@ class PodLabelIndex(_NodeTracker):
 
 
 def _up_to_date(registry, cls, snapshot):
-    """The snapshot's index of this kind, built once and refreshed for changed nodes."""
+    """The snapshot's index of this kind, built once (from the index of the snapshot it was derived
+    from, when there is one) and refreshed for changed nodes."""
     idx = registry.get(snapshot)
     if idx is None:
-        idx = registry[snapshot] = cls(snapshot)
+        parent = getattr(snapshot, "derived_from", None)
+        parent_idx = registry.get(parent) if parent is not None else None
+        if parent_idx is not None:
+            idx = parent_idx.seeded(snapshot)
+        if idx is None:
+            idx = cls(snapshot)
+        registry[snapshot] = idx
     idx.refresh()
     return idx
 
@@ -190,6 +219,14 @@ class ExistingTermsIndex(_NodeTracker):
     def _reset(self, n: int) -> None:
         self.contribs: list = [None] * n  # per position: {(kind, id(term)): (term, {tv: n})}
         self.entries: dict = {}  # (kind, id(term)) -> TermEntry
+
+    def _copy_state(self, other, extra: int) -> None:
+        self.contribs = other.contribs + [None] * extra  # replaced per position, never changed
+        self.entries = {}
+        for key, e in other.entries.items():
+            c = self.entries[key] = TermEntry(e.term, e.kind)
+            c.counts = dict(e.counts)
+            c.nodes = dict(e.nodes)
 
     def holders(self, keys) -> list:
         """The snapshot's NodeInfos carrying any of the terms `keys`, in node order."""

@@ -1,0 +1,175 @@
+"""Snapshot.derive: the snapshot of an edited cluster built from the unedited one's NodeInfos (only the
+touched nodes again) gives exactly what a snapshot built from scratch gives, and never changes the
+snapshot it was derived from."""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import pytest
+from builders import node, pod, scheduler
+
+from kschedcli.edits import Edit, apply_edits
+from kschedcli.render.document import explain_doc
+from kschedcli.scheduler import Scheduler
+
+BIG_IMAGE = [{"names": ["registry/app:1"], "sizeBytes": 900 * 1024 * 1024}]
+
+
+def cluster_pods():
+    web = {"app": "web"}
+    spread = {
+        "topologySpreadConstraints": [
+            {
+                "maxSkew": 1,
+                "topologyKey": "zone",
+                "whenUnsatisfiable": "ScheduleAnyway",
+                "labelSelector": {"matchLabels": web},
+            }
+        ]
+    }
+    return [
+        pod("w1", requests={"cpu": "1"}, node_name="a1", labels=web, spec=spread),
+        pod("w2", requests={"cpu": "1"}, node_name="a1", labels=web),
+        pod("w3", requests={"cpu": "2"}, node_name="b1", labels=web),
+        pod(
+            "db",
+            requests={"cpu": "1"},
+            node_name="b2",
+            labels={"app": "db"},
+            spec={
+                "affinity": {
+                    "podAntiAffinity": {
+                        "requiredDuringSchedulingIgnoredDuringExecution": [
+                            {"labelSelector": {"matchLabels": {"app": "db"}}, "topologyKey": "zone"}
+                        ]
+                    }
+                }
+            },
+        ),
+        pod(
+            "ds-a1",
+            node_name="a1",
+            requests={"cpu": "100m"},
+            spec={"hostNetwork": True},
+            containers=[{"name": "c", "image": "ds:1", "ports": [{"containerPort": 9100, "hostPort": 9100}]}],
+        ),
+    ]
+
+
+def cluster_nodes():
+    taint = [{"key": "dedicated", "value": "batch", "effect": "NoSchedule"}]
+    return [
+        node("a1", labels={"zone": "a", "pool": "p"}, images=BIG_IMAGE),
+        node("a2", labels={"zone": "a", "pool": "p"}, unschedulable=True),
+        node("b1", labels={"zone": "b", "pool": "p"}, images=BIG_IMAGE),
+        node("b2", labels={"zone": "b", "pool": "q"}, taints=taint),
+        node("c1", cpu="2", labels={"zone": "c", "pool": "q"}),
+    ]
+
+
+def incoming():
+    return pod(
+        "new",
+        requests={"cpu": "1"},
+        labels={"app": "web"},
+        containers=[{"name": "c", "image": "registry/app:1", "resources": {"requests": {"cpu": "1"}}}],
+        spec={
+            "topologySpreadConstraints": [
+                {
+                    "maxSkew": 1,
+                    "topologyKey": "zone",
+                    "whenUnsatisfiable": "ScheduleAnyway",
+                    "labelSelector": {"matchLabels": {"app": "web"}},
+                }
+            ],
+            "affinity": {
+                "podAffinity": {
+                    "preferredDuringSchedulingIgnoredDuringExecution": [
+                        {
+                            "weight": 50,
+                            "podAffinityTerm": {"labelSelector": {"matchLabels": {"app": "db"}}, "topologyKey": "zone"},
+                        }
+                    ]
+                }
+            },
+        },
+    )
+
+
+EDITS = {
+    "add-node": [Edit("--add-node", "a1")],
+    "add-nodes": [Edit("--add-node", "b1:2")],
+    "remove-node": [Edit("--remove-node", "a1")],
+    "cordon": [Edit("--cordon", "b1")],
+    "uncordon": [Edit("--uncordon", "a2")],
+    "remove-taint": [Edit("--taint", "b2:dedicated:NoSchedule-")],
+    "add-taint": [Edit("--taint", "c1:k=v:NoSchedule")],
+    "label": [Edit("--label", "c1:zone=a")],
+    "evict": [Edit("--evict", "default/w3")],
+    "several": [Edit("--evict", "default/w1"), Edit("--uncordon", "a2"), Edit("--add-node", "c1")],
+}
+
+
+def _doc(sched: Scheduler) -> str:
+    return json.dumps(explain_doc(sched.schedule(incoming(), 0)), sort_keys=True)
+
+
+@pytest.mark.parametrize("kind", sorted(EDITS))
+def test_derived_snapshot_explains_as_a_full_rebuild(kind):
+    base = scheduler(cluster_nodes(), cluster_pods())
+    # the session has bound a pod since it was built: that node is not shared (its pods differ)
+    base.bind(pod("bound", requests={"cpu": "1"}, labels={"app": "web"}), "c1")
+    base.schedule(incoming(), 0)  # caches warmed on the unedited snapshot
+    before = [(ni.node.name, [p.key for p in ni.pods], dict(ni.image_states)) for ni in base.snapshot.list()]
+    edited = copy.copy(base.cluster)
+    edited.nodes, edited.pods = list(edited.nodes), list(edited.pods)
+    apply_edits(edited, EDITS[kind])
+
+    rebuilt = Scheduler(edited, base.config)
+    derived = Scheduler(edited, base.config, base.snapshot.derive(edited.nodes, edited.pods))
+    assert _doc(derived) == _doc(rebuilt)
+    assert derived.snapshot.names == rebuilt.snapshot.names
+    for d, r in zip(derived.snapshot.list(), rebuilt.snapshot.list()):
+        assert (d.node.name, [p.key for p in d.pods], d.image_states, d.requested.milli_cpu, d.used_ports) == (
+            r.node.name,
+            [p.key for p in r.pods],
+            r.image_states,
+            r.requested.milli_cpu,
+            r.used_ports,
+        )
+    after = [(ni.node.name, [p.key for p in ni.pods], dict(ni.image_states)) for ni in base.snapshot.list()]
+    assert after == before
+
+
+def test_derived_snapshot_shares_untouched_nodes_and_copies_them_before_a_bind():
+    base = scheduler(cluster_nodes(), cluster_pods())
+    edited = copy.copy(base.cluster)
+    edited.nodes, edited.pods = list(edited.nodes), list(edited.pods)
+    apply_edits(edited, [Edit("--uncordon", "a2")])
+    snap = base.snapshot.derive(edited.nodes, edited.pods)
+    shared = [d is b for d, b in zip(snap.list(), base.snapshot.list())]
+    assert shared == [True, False, True, True, True]  # a2 changed; no image count moved
+
+    a1_pods = list(base.snapshot.get("a1").pods)
+    snap.bind(pod("x", requests={"cpu": "1"}), "a1")
+    assert snap.get("a1") is not base.snapshot.get("a1")
+    assert base.snapshot.get("a1").pods == a1_pods
+    assert [p.name for p in snap.get("a1").pods] == [p.name for p in a1_pods] + ["x"]
+    w3 = next(p for p in base.snapshot.get("b1").pods if p.name == "w3")
+    assert snap.evict(w3)
+    assert [p.name for p in base.snapshot.get("b1").pods] == ["w3"]
+    assert snap.get("b1").pods == []
+
+
+def test_an_added_node_with_an_image_copies_the_nodes_whose_image_count_moved():
+    base = scheduler(cluster_nodes(), cluster_pods())
+    edited = copy.copy(base.cluster)
+    edited.nodes, edited.pods = list(edited.nodes), list(edited.pods)
+    apply_edits(edited, [Edit("--add-node", "a1")])
+    snap = base.snapshot.derive(edited.nodes, edited.pods)
+    shared = [d is b for d, b in zip(snap.list(), base.snapshot.list())]
+    assert shared == [False, True, False, True, True]
+    assert snap.get("a1").image_states["registry/app:1"][1] == 3
+    assert base.snapshot.get("a1").image_states["registry/app:1"][1] == 2
