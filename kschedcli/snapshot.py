@@ -275,6 +275,7 @@ class Snapshot:
         self._build_image_states()
         self._borrowed: set[int] = set()  # NodeInfos shared with the snapshot this was derived from
         self.derived_from: Snapshot | None = None
+        self.copies: dict[int, NodeInfo] = {}
         self._init_indexes()
 
     def _init_indexes(self) -> None:
@@ -359,11 +360,13 @@ class Snapshot:
         new._pods_by_namespace = by_ns
         new.generation = _next_generation()
         new.derived_from = self
+        new.copies = {}  # position -> the NodeInfo its own is a copy of (same node and pods)
         for i, states in new._derived_image_states(self):
             ni = new.node_infos[i]
             if ni.image_states == states:
                 continue
             if i in new._borrowed:  # an added or removed node changed how many nodes hold an image
+                new.copies[i] = ni
                 ni = new.node_infos[i] = new.by_name[ni.node.name] = ni.clone()
                 new._borrowed.discard(i)
             ni.image_states = states

@@ -50,6 +50,11 @@ class _NodeTracker:
         c.gens = self.gens + [None] * extra
         c.seen = -1
         c._copy_state(self, extra)
+        # a copy made for new image states holds the same node and pods: nothing to read again
+        nis = snapshot.node_infos
+        for i, orig in getattr(snapshot, "copies", {}).items():
+            if i < len(c.objs) and c.objs[i] is orig and c.gens[i] == orig.generation == nis[i].generation:
+                c.objs[i] = nis[i]
         return c
 
     def _copy_state(self, other, extra: int) -> None:
