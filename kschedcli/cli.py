@@ -20,6 +20,8 @@ from .cli_common import (
     ColorOpt,
     ConfigOpt,
     ContextOpt,
+    Detail,
+    DetailOpt,
     FilenameOpt,
     KubeconfigOpt,
     KubernetesVersionOpt,
@@ -186,9 +188,10 @@ def schedule(
         "--output",
         "-o",
         help="table: a row per pod; wide: also score, feasible nodes, nominated node, victims; name: the pods "
-        "that are not schedulable, namespace/name a line; json / yaml: everything.",
+        "that are not schedulable, namespace/name a line; json / yaml: a document per pod (--detail).",
     ),
     no_headers: bool = typer.Option(False, "--no-headers", help="table / wide: the rows only."),
+    detail: Detail = DetailOpt,
     replicas: int | None = ReplicasOpt,
     seed: int | None = SeedOpt,
     kubernetes_version: str | None = KubernetesVersionOpt,
@@ -238,7 +241,9 @@ def schedule(
                 typer.echo(f"ksched: {pods}: ignored kinds that make no pod: {kinds}", err=True)
     except InputError as e:
         _fail(e)
-    _run_and_show(session, pod_list, order, output, seed, allow_preemption, no_color, expansion, no_headers, preemption)
+    _run_and_show(
+        session, pod_list, order, output, seed, allow_preemption, no_color, expansion, no_headers, preemption, detail
+    )
 
 
 # the what-if commands live in cli_whatif.py; registered here, between the others, in `ksched --help` order

@@ -58,6 +58,11 @@ class PreemptionMode(StrEnum):
     carry_out = "carry-out"
 
 
+class Detail(StrEnum):
+    compact = "compact"
+    full = "full"
+
+
 def _fail(err: InputError) -> None:
     typer.echo(f"ksched: {err}", err=True)
     raise typer.Exit(2)
@@ -75,9 +80,9 @@ def _dump(doc: dict, output: Output) -> None:
             yaml.dump(doc, Dumper=Dumper, sort_keys=False, default_flow_style=False, width=1000, allow_unicode=True)
         )
     else:
-        import json
+        from .render.jsontext import json_text
 
-        sys.stdout.write(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
+        sys.stdout.write(json_text(doc) + "\n")
 
 
 ClusterOpt = typer.Option(
@@ -131,6 +136,12 @@ OutputOpt = typer.Option(
     "--output",
     "-o",
     help="table: the explanation; json / yaml: everything, for scripts (`ksched schema`).",
+)
+DetailOpt = typer.Option(
+    Detail.compact,
+    "--detail",
+    help="json / yaml: compact: per pod the verdict, node, score, message, preemption, node groups and failing "
+    "plugins; full: also every node's filter statuses and scores, the breakdowns and the plugins' details.",
 )
 SeedOpt = typer.Option(
     None,
@@ -441,20 +452,37 @@ def _run_and_show(
     expansion=None,
     no_headers: bool = False,
     preemption: PreemptionMode = PreemptionMode.report,
+    detail: Detail = Detail.compact,
 ) -> None:
     """Schedule the pods in turn (schedule, run) and print the outcome, grouped by workload when
-    `expansion` (workloads.Expansion) made them; exits."""
-    from .render.analysis import annotate
+    `expansion` (workloads.Expansion) made them; exits. Each result is analysed for what the output
+    shows, then its per-node tables are dropped (but with -o yaml --detail full)."""
+    from .render import analysis
     from .scheduler import queue_sort
 
     if order == Order.priority:
         pod_list = queue_sort(pod_list)
     if preemption == PreemptionMode.carry_out:
-        _schedule_carrying_out(session, pod_list, seed, output, no_color, allow_preemption)
+        _schedule_carrying_out(session, pod_list, seed, output, no_color, allow_preemption, detail)
     if output == ScheduleOutput.json:
-        results = _stream_json_sequence(session, pod_list, seed, expansion)
+        results = _stream_json_sequence(session, pod_list, seed, expansion, detail)
     else:
-        results = session.scheduler.run_sequence(pod_list, seed, on_result=lambda r: annotate(r, session))
+        full = output == ScheduleOutput.yaml and detail == Detail.full
+        if output == ScheduleOutput.yaml:
+            parts = analysis.ALL if full else _COMPACT_PARTS
+        elif output == ScheduleOutput.name:
+            parts = frozenset()
+        else:
+            parts = frozenset({analysis.FIRST_FAILURES})
+        if expansion is not None and any(w.kind == "DaemonSet" for w in expansion.workloads):
+            parts |= {analysis.GROUPS}  # the workload summary names each node's failure (workload_results)
+
+        def analysed(r) -> None:
+            analysis.annotate(r, session, parts)
+            if not full:
+                analysis.slim(r)
+
+        results = session.scheduler.run_sequence(pod_list, seed, on_result=analysed, with_details=full)
         summary = _workload_summary(expansion, results)
         if output in (ScheduleOutput.table, ScheduleOutput.wide):
             from .render.terminal import render_schedule
@@ -475,7 +503,7 @@ def _run_and_show(
         else:
             from .render.document import run_doc
 
-            doc = run_doc(results, session.edits, session.version)
+            doc = run_doc(results, session.edits, session.version, detail.value)
             if summary is not None:
                 doc["workloads"] = summary
             _dump(doc, Output.yaml)
@@ -492,18 +520,27 @@ def _workload_summary(expansion, results):
 
 
 def _schedule_carrying_out(
-    session, pod_list, seed, output: Output | ScheduleOutput, no_color: bool, allow_preemption: bool
+    session,
+    pod_list,
+    seed,
+    output: Output | ScheduleOutput,
+    no_color: bool,
+    allow_preemption: bool,
+    detail: Detail = Detail.compact,
 ) -> None:
     """`schedule --preemption=carry-out` (kschedcli/carryout.py); the exit status is the pods' final
     outcome: 0 when every pod ended bound."""
     from .carryout import run_carrying_out
-    from .render.analysis import annotate
+    from .render.analysis import ALL, annotate
+
+    as_document = output in (Output.json, Output.yaml)
+    parts = _COMPACT_PARTS if as_document and detail == Detail.compact else ALL
 
     def explained(r) -> None:
-        annotate(r, session)
+        annotate(r, session, parts)
 
     run = run_carrying_out(session.scheduler, pod_list, seed, on_result=explained)
-    if output not in (Output.json, Output.yaml):
+    if not as_document:
         from .render.terminal import render_carried_out
 
         _show_edits(session, no_color)
@@ -511,7 +548,8 @@ def _schedule_carrying_out(
     else:
         from .render.document import carried_out_doc, run_doc
 
-        _dump({**run_doc(run.results, session.edits, session.version), **carried_out_doc(run)}, Output(output.value))
+        doc = run_doc(run.results, session.edits, session.version, detail.value)
+        _dump({**doc, **carried_out_doc(run)}, Output(output.value))
     last = {r.pod.uid: r for r in run.results}
     code = _exit_code(list(last.values()), allow_preemption)
     if code == 0 and not all(p.node for p in run.placements):
@@ -519,35 +557,41 @@ def _schedule_carrying_out(
     raise typer.Exit(code)
 
 
-def _stream_json_sequence(session, pod_list, seed, expansion=None):
+# what a compact sequence document shows of the analysis (render/document.py compact_result_doc)
+_COMPACT_PARTS = frozenset({"groups", "events"})
+# the parts of a result document render/document.py builds from ints and strings only
+_FLOAT_FREE = ("filters", "scores")
+
+
+def _stream_json_sequence(session, pod_list, seed, expansion=None, detail: Detail = Detail.compact):
     """`schedule -o json`, written result by result: the same bytes as dumping the whole document,
     without holding every node's verdict of every cycle (gigabytes on a 5,000-node sequence)."""
-    import json
-    import textwrap
+    from .render import analysis
+    from .render.document import compact_result_doc, result_doc, run_doc
+    from .render.jsontext import indented, json_text
 
-    from .render.analysis import annotate
-    from .render.document import result_doc, run_doc
-
-    head = json.dumps(run_doc([], session.edits, session.version), indent=2, ensure_ascii=False)
+    full = detail == Detail.full
+    parts = analysis.ALL if full else _COMPACT_PARTS
+    make = result_doc if full else compact_result_doc
+    head = json_text(run_doc([], session.edits, session.version, detail.value))
     assert head.endswith('"results": []\n}')
     out = sys.stdout
     out.write(head[: -len("[]\n}")] + "[")
     kept: list = []
 
     def emit(r):
-        annotate(r, session)
-        text = json.dumps(result_doc(r), indent=2, ensure_ascii=False)
-        out.write(("\n" if not kept else ",\n") + textwrap.indent(text, "    "))
-        r.filters, r.scores, r.totals, r.details = {}, {}, {}, {}  # the summaries need only the verdicts
+        analysis.annotate(r, session, parts)
+        out.write(("\n" if not kept else ",\n") + indented(json_text(make(r), float_free=_FLOAT_FREE), "    "))
+        analysis.slim(r)  # the summaries need only the verdicts
         kept.append(r)
 
-    session.scheduler.run_sequence(pod_list, seed, on_result=emit, keep=False)
+    session.scheduler.run_sequence(pod_list, seed, on_result=emit, keep=False, with_details=full)
     summary = _workload_summary(expansion, kept)
     out.write("\n  ]" if kept else "]")
     if summary is None:
         out.write("\n}\n")
     else:
-        tail = json.dumps({"workloads": summary}, indent=2, ensure_ascii=False)
+        tail = json_text({"workloads": summary})
         out.write(",\n" + tail[2:])
         out.write("\n")
     return kept

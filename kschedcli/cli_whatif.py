@@ -13,6 +13,8 @@ from .cli_common import (
     ColorOpt,
     ConfigOpt,
     ContextOpt,
+    Detail,
+    DetailOpt,
     KubeconfigOpt,
     KubernetesVersionOpt,
     NoExtendersOpt,
@@ -303,6 +305,7 @@ def run(
     save_snapshot: str | None = SaveSnapshotOpt,
     request_timeout: str = RequestTimeoutOpt,
     output: Output = OutputOpt,
+    detail: Detail = DetailOpt,
     seed: int | None = SeedOpt,
     kubernetes_version: str | None = KubernetesVersionOpt,
     allow_preemption: bool = AllowPreemptionOpt,
@@ -348,4 +351,6 @@ def run(
             pod_list = [session.cluster.parse_pod(o, p, w) for o, p, w in found]
     except InputError as e:
         _fail(e)
-    _run_and_show(session, pod_list, Order(sc.order), output, seed, allow_preemption, no_color, expansion)
+    _run_and_show(
+        session, pod_list, Order(sc.order), output, seed, allow_preemption, no_color, expansion, detail=detail
+    )

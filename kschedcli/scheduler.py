@@ -385,17 +385,17 @@ class Scheduler:
             seq.bound(pod, node_name)
 
     def run_sequence(
-        self, pods: list[Pod], seed: int | None = None, *, on_result=None, keep: bool = True
+        self, pods: list[Pod], seed: int | None = None, *, on_result=None, keep: bool = True, with_details: bool = True
     ) -> list[CycleResult]:
         """Schedule the pods in turn, binding each before the next. `on_result(result)` sees each
         result as it is decided, before its bind; keep=False returns none of them (a long sequence on a large
-        cluster holds every node's verdict of every cycle otherwise)."""
+        cluster holds every node's verdict of every cycle otherwise); with_details as schedule's."""
         out = []
         # the pods of the sequence that carry a nomination weigh on the pods before them
         self.nominate(pods)
         with progress.task("Scheduling", total=len(pods), unit="pods") as task:
             for i, pod in enumerate(pods):
-                r = self.schedule(pod, seed)
+                r = self.schedule(pod, seed, with_details=with_details)
                 if on_result is not None:
                     on_result(r)  # before the bind, so it still sees the cluster the pod saw
                 if r.schedulable and r.selected_node:

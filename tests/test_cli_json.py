@@ -80,7 +80,7 @@ def test_real_outputs_validate_against_the_schema(validator, cmd, name, cluster)
 
 
 def test_schedule_output_validates_and_keeps_the_conformance_shape(validator):
-    r = run("schedule", pod("rollout"), "--cluster", PROD, "--order", "file", "-o", "json")
+    r = run("schedule", pod("rollout"), "--cluster", PROD, "--order", "file", "-o", "json", "--detail", "full")
     assert r.exit_code == 1
     doc = json.loads(r.stdout)
     assert not list(validator.iter_errors(doc))
@@ -214,8 +214,10 @@ def test_a_ci_gate_reads_the_json():
     assert lines[1].startswith("batch/reporting-28391745-x7k2q unschedulable 0/20 nodes are available:")
 
 
-def test_schedule_json_streams_the_same_bytes_as_the_whole_document():
-    """schedule -o json is written result by result; it must equal dumping run_doc at once."""
+@pytest.mark.parametrize("detail", ["full", "compact"])
+def test_schedule_json_streams_the_same_bytes_as_the_whole_document(detail):
+    """schedule -o json is written result by result (by orjson); it must equal the standard library's
+    dump of run_doc at once."""
     import json as _json
 
     from typer.testing import CliRunner
@@ -223,12 +225,17 @@ def test_schedule_json_streams_the_same_bytes_as_the_whole_document():
     from kschedcli.cli import app
     from kschedcli.cluster import load_pending_pods
     from kschedcli.engine import open_session
-    from kschedcli.render.analysis import annotate
+    from kschedcli.render.analysis import ALL, EVENTS, GROUPS, annotate
     from kschedcli.render.document import run_doc
 
-    args = ["schedule", "fixtures/pods/web.yaml", "-c", "fixtures/small-cluster.yaml", "--order", "file", "-o", "json"]
+    args = ["schedule", pod("rollout"), "-c", PROD, "--order", "file", "-o", "json", "--detail", detail]
     streamed = CliRunner().invoke(app, args).stdout
-    session = open_session(["fixtures/small-cluster.yaml"], None)
-    pods = load_pending_pods("fixtures/pods/web.yaml", session.cluster)
-    results = session.scheduler.run_sequence(pods, on_result=lambda r: annotate(r, session))
-    assert streamed == _json.dumps(run_doc(results, version=session.version), indent=2, ensure_ascii=False) + "\n"
+    session = open_session([PROD], None)
+    pods = load_pending_pods(pod("rollout"), session.cluster)
+    parts = ALL if detail == "full" else frozenset({GROUPS, EVENTS})
+    results = session.scheduler.run_sequence(
+        pods, on_result=lambda r: annotate(r, session, parts), with_details=detail == "full"
+    )
+    whole = run_doc(results, version=session.version, detail=detail)
+    assert streamed == _json.dumps(whole, indent=2, ensure_ascii=False) + "\n"
+    assert ('"filters"' in streamed) == (detail == "full")

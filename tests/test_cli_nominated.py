@@ -52,7 +52,7 @@ def run(*args):
 
 def test_json_names_the_nominated_pods_counted_and_validates(tmp_path):
     cluster, pods = _files(tmp_path)
-    r = run("schedule", pods, "-c", cluster, "--order", "file", "-o", "json")
+    r = run("schedule", pods, "-c", cluster, "--order", "file", "-o", "json", "--detail", "full")
     assert r.exit_code == 0, r.output
     doc = json.loads(r.stdout)
     schema = json.loads(ilres.files("kschedcli.schemas").joinpath("result.schema.json").read_text())

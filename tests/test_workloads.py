@@ -607,7 +607,7 @@ def test_cli_explain_of_a_workload_and_its_replicas(tmp_path):
     third = json.loads(r2.stdout)
     assert third["pod"] != first["pod"]
     # the third replica is explained after the first two are bound: it sees them
-    sched = json.loads(run("schedule", str(f), "-c", SMALL, "-o", "json", "--order", "file").stdout)
+    sched = json.loads(run("schedule", str(f), "-c", SMALL, "-o", "json", "--order", "file", "--detail", "full").stdout)
     assert sched["results"][2]["pod"] == third["pod"]
     assert sched["results"][2]["selectedNode"] == third["selectedNode"]
     assert sched["results"][2]["scores"] == third["scores"]

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..framework.status import SUCCESS
+from ..result import NOT_ASKED, FilterTable
 
 # Above this many nodes, the filter matrix groups nodes that got the same verdicts (unless --all-nodes).
 GROUP_THRESHOLD = 12
@@ -79,23 +80,63 @@ def _status_key(st) -> tuple:
     return (st.code, tuple(st.reasons))
 
 
+def _grouping(result) -> tuple[list[str], list[tuple], Any]:
+    """(node names sorted, each one's grouping key, row(k): the k-th node's (first failure,
+    {plugin: status} of the plugins that ran)). A FilterTable is read column by column, each
+    distinct status object classified once, and no row is made but a group's first."""
+    ft = result.filters
+    if not isinstance(ft, FilterTable):
+        names = sorted(ft)
+        rows = [ft[n] for n in names]
+        keys = []
+        for nf in rows:
+            ff = nf.first_failure
+            verdicts = tuple(
+                (p, _status_key(nf.plugins.get(p)) if p in nf.plugins else ("-",)) for p in filter_columns(result)
+            )
+            keys.append((_status_key(ff), ff.plugin if ff is not None else "", verdicts))
+        return names, keys, lambda k: (rows[k].first_failure, rows[k].plugins)
+    classes: dict[tuple, int] = {}
+
+    def classify(col: list, with_plugin: bool = False) -> list[int]:
+        by_id = {}
+        for st in set(col):
+            if st is NOT_ASKED:  # an extender never sent the node: as a plugin that did not run
+                by_id[id(st)] = classes.setdefault(("-",), len(classes))
+                continue
+            c = _status_key(st)
+            if with_plugin:
+                c = (c, st.plugin if st is not None else "")
+            by_id[id(st)] = classes.setdefault(c, len(classes))
+        return list(map(by_id.__getitem__, map(id, col)))
+
+    order = sorted(range(len(ft.names)), key=ft.names.__getitem__)
+    # a plugin whose PreFilter skipped it has no column: the same for every node, so not in the key
+    ran = [p for p in filter_columns(result) if p in ft.columns]
+    keyed = list(zip(classify(ft.first, True), *(classify(ft.columns[p]) for p in ran)))
+
+    def row(k: int) -> tuple:
+        i = order[k]
+        return ft.first[i], {p: col[i] for p, col in ft.columns.items() if col[i] is not NOT_ASKED}
+
+    return [ft.names[i] for i in order], [keyed[i] for i in order], row
+
+
 def node_groups(result) -> list[dict]:
     """Nodes that got the same verdict from every filter plugin, feasible ones first, then by size.
 
     Each group: nodes (sorted), count, feasible, firstFailure {plugin, code, reasons} or None,
     alsoFailing [{plugin, code, reasons}] (plugins after the first failure that reject the node too),
     skipped [plugin] (PreFilter returned Skip: the plugin's Filter did not run)."""
+    names, keys, row = _grouping(result)
     groups: dict[tuple, dict] = {}
-    for name in sorted(result.filters):
-        nf = result.filters[name]
-        ff = nf.first_failure
-        row = tuple((p, _status_key(nf.plugins.get(p)) if p in nf.plugins else ("-",)) for p in filter_columns(result))
-        key = (_status_key(ff), ff.plugin if ff is not None else "", row)
+    for k, (name, key) in enumerate(zip(names, keys)):
         g = groups.get(key)
         if g is None:
+            ff, plugins = row(k)
             also = []
             for p in filter_columns(result):
-                st = nf.plugins.get(p)
+                st = plugins.get(p)
                 if st is not None and not st.is_success() and (ff is None or p != ff.plugin):
                     also.append({"plugin": p, "code": st.code, "reasons": list(st.reasons)})
             g = groups[key] = {
@@ -106,10 +147,11 @@ def node_groups(result) -> list[dict]:
                 if ff is None
                 else {"plugin": ff.plugin, "code": ff.code, "reasons": list(ff.reasons)},
                 "alsoFailing": also,
-                "skipped": [p for p in filter_columns(result) if p not in nf.plugins],
+                "skipped": [p for p in filter_columns(result) if p not in plugins],
             }
         g["nodes"].append(name)
-        g["count"] += 1
+    for g in groups.values():
+        g["count"] = len(g["nodes"])
     order = {p: i for i, p in enumerate(filter_columns(result))}
 
     def sort_key(g):
@@ -125,15 +167,68 @@ def node_groups(result) -> list[dict]:
     return sorted(groups.values(), key=sort_key)
 
 
+def first_failures(result) -> list[tuple[str, list[str], int]]:
+    """(plugin, reasons, nodes) for each distinct first failure among the filtered nodes (the
+    infeasible node groups' firstFailure, summed), in the order first met."""
+    ft = result.filters
+    firsts = ft.first if isinstance(ft, FilterTable) else [nf.first_failure for nf in ft.values()]
+    counts: dict[int, int] = {}
+    for f in firsts:
+        if f is not None:
+            counts[id(f)] = counts.get(id(f), 0) + 1
+    objs = {id(f): f for f in set(firsts) if f is not None}
+    merged: dict[tuple, list] = {}
+    for k, n in counts.items():
+        f = objs[k]
+        key = (f.plugin, tuple(f.reasons))
+        m = merged.get(key)
+        if m is None:
+            merged[key] = [f.plugin, list(f.reasons), n]
+        else:
+            m[2] += n
+    return [(p, r, n) for p, r, n in merged.values()]
+
+
+def _not_success(col) -> bool:
+    for st in set(col):
+        if st is not None and st is not NOT_ASKED and not st.is_success():
+            return True
+    return False
+
+
+def rejected_nodes(result, plugin: str) -> list[str]:
+    """The nodes (sorted) whose `plugin` filter returned a status other than Success."""
+    ft = result.filters
+    if isinstance(ft, FilterTable):
+        col = ft.columns.get(plugin)
+        if col is None:
+            return []
+        bad = {id(st) for st in set(col) if st is not None and st is not NOT_ASKED and not st.is_success()}
+        if not bad:
+            return []
+        return sorted(n for n, st in zip(ft.names, col) if id(st) in bad)
+    out = []
+    for name in sorted(ft):
+        st = ft[name].plugins.get(plugin)
+        if st is not None and not st.is_success():
+            out.append(name)
+    return out
+
+
 def failing_plugins(result) -> list[str]:
     """Filter plugins, in profile order, that rejected at least one node (not only as first failure)."""
     seen = set()
-    for nf in result.filters.values():
-        for p, st in nf.plugins.items():
-            if st is not None and not st.is_success():
-                seen.add(p)
-        if nf.first_failure is not None and nf.first_failure.plugin:
-            seen.add(nf.first_failure.plugin)
+    ft = result.filters
+    if isinstance(ft, FilterTable):
+        seen = {p for p, col in ft.columns.items() if _not_success(col)}
+        seen.update(f.plugin for f in set(ft.first) if f is not None and f.plugin)
+    else:
+        for nf in ft.values():
+            for p, st in nf.plugins.items():
+                if st is not None and not st.is_success():
+                    seen.add(p)
+            if nf.first_failure is not None and nf.first_failure.plugin:
+                seen.add(nf.first_failure.plugin)
     return [p for p in filter_columns(result) if p in seen]
 
 
@@ -144,10 +239,9 @@ def rejecting_plugins(result) -> list[str]:
     if result.pre_filter is not None and result.pre_filter.plugin:
         out.append(result.pre_filter.plugin)
     else:
-        for nf in result.filters.values():
-            ff = nf.first_failure
-            if ff is not None and ff.plugin and ff.plugin not in out:
-                out.append(ff.plugin)
+        ft = result.filters
+        firsts = set(ft.first) if isinstance(ft, FilterTable) else {nf.first_failure for nf in ft.values()}
+        out = list({ff.plugin for ff in firsts if ff is not None and ff.plugin})
     order = {p: i for i, p in enumerate(filter_columns(result))}
     return sorted(out, key=lambda p: (order.get(p, -1), p))
 
@@ -201,11 +295,7 @@ def resources_breakdown(result, snapshot, framework, limit: int | None = None) -
     that fits nowhere, also for the first few nodes (by name) where it has room but another plugin
     rejected it: the room is there, something else is in the way (room_rejected_by names it)."""
     fit = framework.plugins.get("NodeResourcesFit") if framework is not None else None
-    names = []
-    for name in sorted(result.filters):
-        st = result.filters[name].plugins.get("NodeResourcesFit")
-        if st is not None and not st.is_success():
-            names.append(name)
+    names = rejected_nodes(result, "NodeResourcesFit")
     if result.selected_node and result.selected_node not in names:
         names.append(result.selected_node)
     names += list(room_rejected_by(result))
@@ -254,10 +344,7 @@ def taints_breakdown(result, snapshot) -> dict[str, list[dict]]:
     """For nodes TaintToleration rejected: every NoSchedule/NoExecute taint the pod does not tolerate
     (kube-scheduler names only the first one)."""
     out = {}
-    for name in sorted(result.filters):
-        st = result.filters[name].plugins.get("TaintToleration")
-        if st is None or st.is_success():
-            continue
+    for name in rejected_nodes(result, "TaintToleration"):
         ni = snapshot.get(name)
         if ni is not None:
             out[name] = untolerated_taints(result.pod, ni.node)
@@ -279,10 +366,7 @@ def node_affinity_breakdown(result, snapshot) -> dict[str, dict]:
     """For nodes NodeAffinity rejected: each nodeSelector pair and required term against the node's labels."""
     pod = result.pod
     out = {}
-    for name in sorted(result.filters):
-        st = result.filters[name].plugins.get("NodeAffinity")
-        if st is None or st.is_success():
-            continue
+    for name in rejected_nodes(result, "NodeAffinity"):
         ni = snapshot.get(name)
         if ni is None:
             continue
@@ -344,24 +428,46 @@ def pod_info(pod) -> dict:
     return d
 
 
-def annotate(result, session) -> dict:
-    """Compute the view data for a result and keep it on the result (result.annotations)."""
+# What a view reads of the analysis; annotate computes only the parts asked for.
+GROUPS = "groups"  # nodeGroups, failingPlugins
+BREAKDOWNS = "breakdowns"  # resources, roomRejectedBy, taints, nodeAffinity
+EVENTS = "events"  # result.events: the cluster events that would bring the pod back (retryOn)
+FIRST_FAILURES = "firstFailures"  # the distinct first failures and their node counts (schedule's table)
+ALL = frozenset({GROUPS, BREAKDOWNS, EVENTS})
+
+
+def annotate(result, session, parts: frozenset[str] = ALL) -> dict:
+    """Compute the view data for a result and keep it on the result (result.annotations): the
+    `parts` its view shows. The breakdowns read the nodes as the cycle saw them: they are computed
+    right after the cycle, before the pod is bound."""
     snapshot = session.scheduler.snapshot
     framework = session.scheduler.frameworks.get(result.profile)
     ann: dict[str, Any] = {"nodeCount": len(snapshot.list())}
     if framework is not None and not result.error:
-        if not result.events:
+        if EVENTS in parts and not result.events:
             result.events = retry_events(result, framework)
-        ann["nodeGroups"] = node_groups(result)
-        ann["failingPlugins"] = failing_plugins(result)
-        ann["resources"] = resources_breakdown(result, snapshot, framework)
-        ann["roomRejectedBy"] = room_rejected_by(result)
-        ann["taints"] = taints_breakdown(result, snapshot)
-        ann["nodeAffinity"] = node_affinity_breakdown(result, snapshot)
+        if GROUPS in parts:
+            ann["nodeGroups"] = node_groups(result)
+            ann["failingPlugins"] = failing_plugins(result)
+        if BREAKDOWNS in parts:
+            ann["resources"] = resources_breakdown(result, snapshot, framework)
+            ann["roomRejectedBy"] = room_rejected_by(result)
+            ann["taints"] = taints_breakdown(result, snapshot)
+            ann["nodeAffinity"] = node_affinity_breakdown(result, snapshot)
+        if FIRST_FAILURES in parts:
+            ann["firstFailures"] = first_failures(result)
         if result.selected_node:
             ann["selectedScore"] = result.totals.get(result.selected_node)
     result.annotations = ann
     return ann
+
+
+def slim(result) -> None:
+    """Drop a result's per-node tables once its view data is computed: a long sequence on a large
+    cluster would otherwise hold every node's verdict of every cycle. The selected node's total stays."""
+    sel = result.selected_node
+    result.filters, result.scores, result.details = {}, {}, {}
+    result.totals = {sel: result.totals[sel]} if sel in result.totals else {}
 
 
 def annotations_of(result) -> dict:

@@ -6,7 +6,7 @@ from typing import Any
 
 from .. import KUBE_SCHEDULER_VERSION, __version__
 from ..framework.status import Status
-from ..result import NOT_ASKED, Candidate, CycleResult, ExtenderCall, FilterTable, PreemptionResult
+from ..result import NOT_ASKED, Candidate, CycleResult, ExtenderCall, FilterTable, PreemptionResult, ScoreTable
 from ..versions import Choice
 from .analysis import annotations_of, verdict_of
 
@@ -38,7 +38,8 @@ def _candidate(c: Candidate, full: bool) -> dict:
     return d
 
 
-def preemption_doc(p: PreemptionResult | None) -> dict | None:
+def preemption_doc(p: PreemptionResult | None, full: bool = True) -> dict | None:
+    """The preemption's outcome; `full` adds every candidate and the nodes where it cannot help."""
     if p is None:
         return None
     d: dict[str, Any] = {
@@ -47,6 +48,10 @@ def preemption_doc(p: PreemptionResult | None) -> dict | None:
         "equallyGoodCandidates": [_candidate(c, False) for c in p.equally_good],
         "message": p.message,
     }
+    if not full:
+        if p.ineligible:
+            d["ineligible"] = p.ineligible
+        return d
     if p.candidates:
         d["candidates"] = [_candidate(c, True) for c in p.candidates]
     if p.not_helpful:
@@ -65,45 +70,68 @@ def _filters_doc(ft) -> dict:
             }
             for node, nf in sorted(ft.items())
         }
-    # Read column by column; one status object (shared by many nodes) gives one shared part of
-    # the document: the document is read-only, and the YAML writer never writes aliases.
-    firsts: dict[int, dict | None] = {}
-    each: dict[int, dict] = {}
+    # Read column by column: one part of the document per distinct status object (shared by the
+    # nodes that got it: the document is read-only, and the YAML writer never writes aliases).
     plugins = sorted(ft.columns)
-    columns = [ft.columns[p] for p in plugins]
-    out = {}
-    for node in sorted(ft.names):
-        i = ft.index[node]
-        f = ft.first[i]
-        fd = firsts.get(id(f))
-        if fd is None and f is not None:
-            fd = firsts[id(f)] = status_doc(f)
-        per = {}
-        for p, col in zip(plugins, columns):
-            st = col[i]
-            if st is NOT_ASKED:  # an extender never sent the node
-                continue
-            d = each.get(id(st))
-            if d is None:
-                d = each[id(st)] = _plugin_status(st)
-            per[p] = d
-        out[node] = {"firstFailure": fd, "plugins": per}
-    return out
+    columns = []
+    asked = True  # every column holds a status for every node (an extender's may not)
+    for p in plugins:
+        col = ft.columns[p]
+        parts = {id(st): _plugin_status(st) for st in set(col) if st is not NOT_ASKED}
+        if len(parts) < len(set(map(id, col))):
+            asked = False
+            parts[id(NOT_ASKED)] = NOT_ASKED
+        columns.append(list(map(parts.__getitem__, map(id, col))))
+    firsts = {id(f): status_doc(f) for f in set(ft.first)}
+    first = list(map(firsts.__getitem__, map(id, ft.first)))
+    rows = list(zip(*columns)) if columns else [()] * len(ft.names)
+    names = ft.names
+    order = sorted(range(len(names)), key=names.__getitem__)
+    if asked:
+        return {names[i]: {"firstFailure": first[i], "plugins": dict(zip(plugins, rows[i]))} for i in order}
+    return {
+        names[i]: {
+            "firstFailure": first[i],
+            "plugins": {p: d for p, d in zip(plugins, rows[i]) if d is not NOT_ASKED},  # an extender never sent it
+        }
+        for i in order
+    }
 
 
 def _scores_doc(r: CycleResult) -> dict:
-    parts: dict[tuple, dict] = {}
-    out = {}
-    for node in sorted(r.scores):
-        per = {}
-        for p, s in sorted(r.scores[node].items()):
-            key = (s.raw, s.normalized, s.weight)
-            d = parts.get(key)
-            if d is None:
-                d = parts[key] = {"raw": s.raw, "normalized": s.normalized, "weight": s.weight, "weighted": s.weighted}
-            per[p] = d
-        out[node] = {"plugins": per, "total": r.totals[node]}
-    return out
+    table = r.scores
+    if not isinstance(table, ScoreTable):
+        parts: dict[tuple, dict] = {}
+        out = {}
+        for node in sorted(table):
+            per = {}
+            for p, s in sorted(table[node].items()):
+                key = (s.raw, s.normalized, s.weight)
+                d = parts.get(key)
+                if d is None:
+                    d = parts[key] = {
+                        "raw": s.raw,
+                        "normalized": s.normalized,
+                        "weight": s.weight,
+                        "weighted": s.weighted,
+                    }
+                per[p] = d
+            out[node] = {"plugins": per, "total": r.totals[node]}
+        return out
+    # column by column, as _filters_doc: one part per distinct (raw, normalized, weight)
+    columns = sorted(table.columns, key=lambda c: c[0])
+    plugins = [c[0] for c in columns]
+    docs = []
+    for _, raw, norm, w in columns:
+        pairs = list(zip(raw, norm))
+        parts_w = {(a, b): {"raw": a, "normalized": b, "weight": w, "weighted": b * w} for a, b in set(pairs)}
+        docs.append(list(map(parts_w.__getitem__, pairs)))
+    rows = list(zip(*docs)) if docs else [()] * len(table.names)
+    names, totals = table.names, r.totals
+    return {
+        names[i]: {"plugins": dict(zip(plugins, rows[i])), "total": totals[names[i]]}
+        for i in sorted(range(len(names)), key=names.__getitem__)
+    }
 
 
 def result_doc(r: CycleResult) -> dict:
@@ -184,6 +212,50 @@ def extender_call_doc(c: ExtenderCall) -> dict:
     return d
 
 
+# `schedule -o json|yaml --detail`: compact (the default) or full (result_doc's every node)
+COMPACT, FULL = "compact", "full"
+
+
+def compact_result_doc(r: CycleResult) -> dict:
+    """One pod of a compact sequence document: the verdict and its reasons, no per-node table
+    (annotated with the node groups and failing plugins, render/analysis.py)."""
+    pod = r.pod
+    ann = annotations_of(r)
+    doc: dict[str, Any] = {
+        "pod": pod.key,
+        "profile": r.profile,
+        "schedulable": r.schedulable,
+        "verdict": verdict_of(r),
+        "preFilter": status_doc(r.pre_filter),
+        "selectedNode": r.selected_node,
+        "selectedScore": r.totals.get(r.selected_node) if r.selected_node is not None else None,
+        "topNodes": list(r.top_nodes),
+        "feasibleNodeCount": len(r.feasible),
+        "message": r.message,
+        "preemption": preemption_doc(r.preemption, full=False),
+        "priority": pod.priority,
+    }
+    if "nodeCount" in ann:
+        doc["nodeCount"] = ann["nodeCount"]
+    if "nodeGroups" in ann:
+        doc["nodeGroups"] = ann["nodeGroups"]
+        doc["failingPlugins"] = ann["failingPlugins"]
+    if r.events:
+        doc["retryOn"] = {k: r.events[k] for k in sorted(r.events)}
+    if r.attempt is not None:
+        doc["attempt"] = r.attempt
+    if r.nominated_node_tried is not None:
+        doc["nominatedNodeTried"] = r.nominated_node_tried
+    if r.nominated:
+        doc["nominatedPods"] = {
+            n: {"pods": list(v.pods), "secondPass": v.second_pass, "firstTry": v.first_try}
+            for n, v in sorted(r.nominated.items())
+        }
+    if r.error:
+        doc["error"] = r.error
+    return doc
+
+
 def version_fields(version: Choice | None) -> dict:
     """ksched's version, the kube-scheduler release followed and why it was chosen."""
     if version is None:
@@ -204,11 +276,17 @@ def explain_doc(r: CycleResult, edits: list | None = None, version: Choice | Non
     return doc
 
 
-def run_doc(results: list[CycleResult], edits: list | None = None, version: Choice | None = None) -> dict:
+def run_doc(
+    results: list[CycleResult], edits: list | None = None, version: Choice | None = None, detail: str = FULL
+) -> dict:
+    """`schedule -o json|yaml`: every result, in full or compact (then `detail` says so)."""
     doc: dict[str, Any] = version_fields(version)
+    if detail == COMPACT:
+        doc["detail"] = COMPACT
     if edits:
         doc["edits"] = [a.doc() for a in edits]
-    doc["results"] = [result_doc(r) for r in results]
+    make = compact_result_doc if detail == COMPACT else result_doc
+    doc["results"] = [make(r) for r in results]
     return doc
 
 

@@ -8,7 +8,7 @@ from rich.cells import cell_len
 from rich.console import Console, Group
 from rich.text import Text
 
-from ..analysis import annotations_of, node_groups, short_reason, verdict_of
+from ..analysis import annotations_of, first_failures, short_reason, verdict_of
 from .extenders import skipped_note
 from .header import version_block
 from .layout import GLUE, bind_numbers, glue, glue_message, make_console, plural, print_blocks, section, wrap_lines
@@ -38,12 +38,11 @@ def _why(r) -> str:
         return "evicts " + ", ".join(r.preemption.victims)
     if r.pre_filter is not None:
         return f"{r.pre_filter.plugin}: {r.pre_filter.message()}"
-    groups = [g for g in (annotations_of(r).get("nodeGroups") or node_groups(r)) if not g["feasible"]]
+    firsts = annotations_of(r).get("firstFailures")
     by_first: dict[str, int] = {}
-    for g in groups:
-        ff = g["firstFailure"]
-        key = glue(f"{ff['plugin']}:") + " " + ", ".join(short_reason(x) for x in ff["reasons"])
-        by_first[key] = by_first.get(key, 0) + g["count"]
+    for plugin, reasons, n in first_failures(r) if firsts is None else firsts:
+        key = glue(f"{plugin}:") + " " + ", ".join(short_reason(x) for x in reasons)
+        by_first[key] = by_first.get(key, 0) + n
     items = sorted(by_first.items(), key=lambda kv: (-kv[1], kv[0]))
     text = "; ".join(f"{n}×{GLUE}{k}" for k, n in items[:2])
     if len(items) > 2:
