@@ -60,6 +60,7 @@ if TYPE_CHECKING:
     from .edits import Edit
 
 from . import cli_whatif
+from .cli_cache import cache_app
 
 
 @app.command(cls=EditOrderCommand)
@@ -360,6 +361,9 @@ def completion(shell: Shell = typer.Argument(..., metavar="SHELL", help="bash, z
 def version() -> None:
     """Print ksched's version and the kube-scheduler version it follows."""
     typer.echo(f"ksched {__version__} (follows kube-scheduler {KUBE_SCHEDULER_VERSION})")
+
+
+app.add_typer(cache_app)
 
 
 def main() -> None:

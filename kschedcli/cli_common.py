@@ -286,8 +286,18 @@ def _global_options(
         callback=_print_version,
         help="Print ksched's version and the kube-scheduler version it follows.",
     ),
+    no_cache: bool = typer.Option(
+        False,
+        "--no-cache",
+        help="Read the snapshot files, not the cache of parsed snapshots (also KSCHED_NO_CACHE=1; "
+        "`ksched cache clear` empties it).",
+    ),
 ) -> None:
     _VERBOSE["on"] = verbose
+    if no_cache:
+        from .snapshot_cache import disable
+
+        disable()
 
 
 def _cluster(
@@ -372,6 +382,13 @@ def _report_load(c) -> None:
         seen.append(_count(len(c.nominated_pods), "nominated pod"))
     seen += [f"{kind} ×{len(objs)}" for kind, objs in sorted(c.objects.items()) if objs]
     typer.echo(f"ksched: read {', '.join(seen)}", err=True)
+    if c.from_cache:
+        from .snapshot_cache import cache_dir
+
+        typer.echo(
+            f"ksched: the snapshot as parsed before, from the cache ({cache_dir()}; --no-cache reads the files)",
+            err=True,
+        )
     for what, n in sorted(c.skipped.items()):  # what: "terminal pods", "pending pods (...)"
         typer.echo(f"ksched: skipped {n} {what.replace('pods', 'pod', 1) if n == 1 else what}", err=True)
     if c.ignored:

@@ -74,6 +74,7 @@ class Cluster:
         self.sources: list[str] = []
         self.version: Choice = Choice(REFERENCE, "default", "no node reports a kubelet version")
         self.release: Release | None = None  # the release its pods follow (follow()); None: as written
+        self.from_cache = False  # read from the snapshot cache (load_cluster_cached)
 
     def follow(self, version: Choice) -> None:
         """Follow the release `version` chose: hold every pod as a cluster of that release does
@@ -348,6 +349,22 @@ def load_cluster(paths: Iterable[str]) -> Cluster:
             import gc
 
             gc.freeze()
+    return cluster
+
+
+def load_cluster_cached(paths: Iterable[str]) -> Cluster:
+    """load_cluster through the snapshot cache (snapshot_cache.py): a good entry for these files in
+    place of reading them; else read, and stored for the next command."""
+    from . import snapshot_cache
+
+    files = list(paths)
+    with no_gc():
+        cluster, hit = snapshot_cache.cached(files, load_cluster)
+        if hit and len(cluster.pods) > 2000:
+            import gc
+
+            gc.freeze()  # as load_cluster does: the snapshot lives as long as the process
+    cluster.from_cache = hit
     return cluster
 
 

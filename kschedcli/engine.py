@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from .cluster import Cluster, load_cluster, load_pending_pods
+from .cluster import Cluster, load_cluster_cached, load_pending_pods
 from .config import SchedulerConfig, load_config
 from .model import Pod
 from .plugins import REGISTRY
@@ -46,7 +46,7 @@ def load_inputs(
     raises versions.UnsupportedVersion before anything is read."""
     if kubernetes_version is not None:
         choose(kubernetes_version)
-    cluster = load_cluster(cluster_paths)
+    cluster = load_cluster_cached(cluster_paths)
     cluster.follow(choose(kubernetes_version, cluster.nodes, server_version))
     config = load_config(config_path, REGISTRY, cluster.version.release)
     applied: list[Applied] = []

@@ -16,6 +16,7 @@ PACKAGE = pathlib.Path(__file__).resolve().parent.parent / "kschedcli"
 # the modules that make up the command line; everything else (outside render/) is the core
 CLI_MODULES = {
     "kschedcli.cli",
+    "kschedcli.cli_cache",
     "kschedcli.cli_common",
     "kschedcli.cli_errors",
     "kschedcli.cli_whatif",

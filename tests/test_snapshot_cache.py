@@ -1,0 +1,242 @@
+"""The cache of parsed snapshots (kschedcli/snapshot_cache.py): a second command on the same files
+reads the entry instead of parsing them and answers the same; a changed file, a stale, truncated or
+damaged entry is a miss (parsed again); concurrent writers and readers never see half an entry; the
+directory stays under its bound; --no-cache, KSCHED_NO_CACHE and `ksched cache clear`. conftest.py
+points KSCHED_CACHE_DIR at a temporary folder: no test touches the user's cache."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import struct
+import subprocess
+import sys
+import time
+import zlib
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from kschedcli import snapshot_cache
+from kschedcli.cli import app
+from kschedcli.cluster import load_cluster
+
+ROOT = Path(__file__).resolve().parent.parent
+SMALL = ROOT / "fixtures" / "small-cluster.yaml"
+POD = str(ROOT / "fixtures" / "pods" / "web.yaml")
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch):
+    folder = tmp_path / "cache"
+    monkeypatch.setenv("KSCHED_CACHE_DIR", str(folder))
+    monkeypatch.delenv("KSCHED_NO_CACHE", raising=False)
+    monkeypatch.setattr(snapshot_cache, "_DISABLED", {"flag": False})
+    return folder
+
+
+@pytest.fixture
+def snapshot(tmp_path):
+    path = tmp_path / "cluster.yaml"
+    shutil.copy(SMALL, path)
+    return str(path)
+
+
+def _load(paths):
+    return snapshot_cache.cached(paths, load_cluster, background=False)
+
+
+def _names(cluster):
+    return [n.name for n in cluster.nodes], sorted(p.key for p in cluster.pods)
+
+
+def _entry(folder: Path) -> Path:
+    (entry,) = [p for p in folder.iterdir() if not p.name.startswith(".tmp-")]
+    return entry
+
+
+def test_second_read_comes_from_the_cache_and_equals_a_parse(cache, snapshot):
+    first, hit1 = _load([snapshot])
+    second, hit2 = _load([snapshot])
+    assert (hit1, hit2) == (False, True)
+    assert _names(first) == _names(second) and first.nodes[0].name
+    assert second.nodes[0].allocatable.milli_cpu == first.nodes[0].allocatable.milli_cpu
+    assert len(list(cache.iterdir())) == 1
+
+
+def test_a_changed_file_is_a_miss(cache, snapshot):
+    _load([snapshot])
+    text = Path(snapshot).read_text()
+    Path(snapshot).write_text(text.replace("node-a", "node-z"))
+    changed, hit = _load([snapshot])
+    assert not hit and "node-z" in [n.name for n in changed.nodes]
+    # each version of the file has its entry; the second read of the changed one hits
+    assert _load([snapshot])[1]
+
+
+def test_the_files_and_their_order_make_the_key(cache, snapshot, tmp_path):
+    other = tmp_path / "empty.yaml"
+    other.write_text("apiVersion: v1\nkind: List\nitems: []\n")
+    _load([snapshot, str(other)])
+    assert not _load([str(other), snapshot])[1]
+    assert not _load([snapshot])[1]
+    assert _load([snapshot, str(other)])[1]
+
+
+@pytest.mark.parametrize("damage", ["truncate", "flip", "garbage", "empty", "other-key"])
+def test_a_truncated_damaged_or_stale_entry_is_a_miss_and_is_rewritten(cache, snapshot, damage):
+    parsed, _ = _load([snapshot])
+    entry = _entry(cache)
+    data = entry.read_bytes()
+    if damage == "truncate":
+        entry.write_bytes(data[: len(data) // 2])
+    elif damage == "flip":
+        i = len(data) - 100
+        entry.write_bytes(data[:i] + bytes([data[i] ^ 0xFF]) + data[i + 1 :])
+    elif damage == "garbage":
+        entry.write_bytes(b"not a cache entry at all" * 10)
+    elif damage == "empty":
+        entry.write_bytes(b"")
+    else:  # a whole, valid entry of another key under this name
+        key = snapshot_cache.entry_key([snapshot])
+        entry.write_bytes(data.replace(key, bytes(32), 1))
+    again, hit = _load([snapshot])
+    assert not hit and _names(again) == _names(parsed)
+    assert _load([snapshot])[1]  # rewritten whole
+
+
+def test_an_unpicklable_payload_with_a_good_checksum_is_a_miss(cache, snapshot):
+    key = snapshot_cache.entry_key([snapshot])
+    assert snapshot_cache.write_entry(key, {"x": 1}) is not None
+    entry = _entry(cache)
+    payload = b"\x80\x05not a pickle."
+    header = struct.pack("<8s32sQI", b"KSCHEDC1", key, len(payload), zlib.crc32(payload))
+    entry.write_bytes(header + payload)
+    assert snapshot_cache.read_entry(key) is None
+
+
+_WRITER = """
+import sys
+from kschedcli import snapshot_cache
+key = bytes.fromhex(sys.argv[1])
+big = {"nodes": list(range(200000)), "writer": int(sys.argv[2])}
+for _ in range(10):
+    assert snapshot_cache.write_entry(key, big) is not None
+"""
+
+_READER = """
+import sys
+from kschedcli import snapshot_cache
+key = bytes.fromhex(sys.argv[1])
+seen = 0
+for _ in range(400):
+    got = snapshot_cache.read_entry(key)
+    if got is not None:
+        assert got["nodes"] == list(range(200000)), "half an entry"
+        seen += 1
+print(seen)
+"""
+
+
+def test_concurrent_writers_and_readers_see_whole_entries_only(cache):
+    key = bytes(range(32))
+    env = {**os.environ, "KSCHED_CACHE_DIR": str(cache)}
+    procs = [
+        subprocess.Popen([sys.executable, "-c", _WRITER, key.hex(), str(i)], env=env, stderr=subprocess.PIPE)
+        for i in range(3)
+    ]
+    readers = [
+        subprocess.Popen(
+            [sys.executable, "-c", _READER, key.hex()], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        )
+        for _ in range(2)
+    ]
+    for p in procs + readers:
+        p.wait(timeout=300)
+    assert all(p.returncode == 0 for p in procs), [p.stderr.read() for p in procs]
+    assert all(p.returncode == 0 for p in readers), [p.stderr.read() for p in readers]
+    final = snapshot_cache.read_entry(key)
+    assert final is not None and final["writer"] in (0, 1, 2)
+    assert [p.name for p in cache.iterdir()] == [_entry(cache).name]  # no temporary file left behind
+
+
+def test_the_directory_stays_under_its_bound_least_recently_used_first(cache, monkeypatch):
+    blob = list(range(100000))  # about 0.5 MB pickled
+    keys = [bytes([i]) * 32 for i in range(4)]
+    monkeypatch.setenv("KSCHED_CACHE_MAX_MB", "100")
+    for k in keys:
+        snapshot_cache.write_entry(k, blob)
+    assert len(snapshot_cache.entries()) == 4
+    old = time.time() - 1000
+    for i, (path, _) in enumerate(sorted(snapshot_cache.entries(), key=lambda e: e[0].name)):
+        os.utime(path, (old + i, old + i))
+    snapshot_cache.read_entry(keys[0])  # used now: the most recent
+    size = snapshot_cache.entries()[0][1].st_size
+    monkeypatch.setenv("KSCHED_CACHE_MAX_MB", str(2.5 * size / 2**20))
+    snapshot_cache.write_entry(bytes([9]) * 32, blob)
+    left = {p.name[:2] for p, _ in snapshot_cache.entries()}
+    assert left == {"00", "09"}
+
+
+def run(*args, env=None):
+    return CliRunner().invoke(app, list(args), env={"COLUMNS": "100", **(env or {})})
+
+
+def _wait_for_entry(folder: Path) -> Path:
+    # the command that parsed writes the entry in a forked process: wait for it to land
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if folder.is_dir() and [p for p in folder.iterdir() if not p.name.startswith(".tmp-")]:
+            return _entry(folder)
+        time.sleep(0.05)
+    raise AssertionError("no cache entry written")
+
+
+def test_cli_explain_twice_reads_the_cache_the_second_time_and_answers_the_same(cache, snapshot):
+    first = run("-v", "explain", POD, "-c", snapshot, "-o", "json")
+    assert first.exit_code == 0, first.output
+    assert "from the cache" not in first.stderr
+    _wait_for_entry(cache)
+    second = run("-v", "explain", POD, "-c", snapshot, "-o", "json")
+    assert "from the cache" in second.stderr
+    assert second.stdout == first.stdout and json.loads(second.stdout)["selectedNode"]
+    table = [run("explain", POD, "-c", snapshot, "--no-color").stdout for _ in range(2)]
+    assert table[0] == table[1]
+    assert "from the cache" not in run("--no-cache", "-v", "explain", POD, "-c", snapshot).stderr
+    assert "from the cache" not in run("-v", "explain", POD, "-c", snapshot, env={"KSCHED_NO_CACHE": "1"}).stderr
+
+
+def test_cli_no_cache_writes_nothing(cache, snapshot):
+    assert run("--no-cache", "explain", POD, "-c", snapshot).exit_code == 0
+    assert run("explain", POD, "-c", snapshot, env={"KSCHED_NO_CACHE": "1"}).exit_code == 0
+    time.sleep(0.5)
+    assert not cache.exists() or not list(cache.iterdir())
+
+
+def test_stdin_is_never_cached(cache):
+    r = CliRunner().invoke(app, ["explain", POD, "-c", "-"], input=SMALL.read_text())
+    assert r.exit_code == 0, r.output
+    assert snapshot_cache.entry_key(["-"]) is None
+    time.sleep(0.5)
+    assert not cache.exists() or not list(cache.iterdir())
+
+
+def test_cli_cache_info_and_clear(cache, snapshot):
+    _load([snapshot])
+    info = run("cache", "info")
+    assert info.exit_code == 0 and str(cache) in info.stdout and "1 snapshot(s)" in info.stdout
+    cleared = run("cache", "clear")
+    assert cleared.exit_code == 0 and "removed 1 snapshot(s)" in cleared.stdout
+    assert not list(cache.iterdir())
+    assert "0 snapshot(s)" in run("cache", "info").stdout
+
+
+def test_the_default_folder_is_under_xdg_cache_home(monkeypatch, tmp_path):
+    monkeypatch.delenv("KSCHED_CACHE_DIR", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    assert snapshot_cache.cache_dir() == tmp_path / "ksched"
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert snapshot_cache.cache_dir() == tmp_path / "home" / ".cache" / "ksched"
