@@ -1,10 +1,17 @@
 #!/usr/bin/env python3
-"""ksched's figures on the 5,000-node / 150,000-pod reference snapshot (issue 6), next to
-kube-scheduler v1.34.1's own, measured on the same snapshot and machine type.
+"""ksched's figures on a genbig.py snapshot, next to kube-scheduler v1.34.1's own measured on the
+same snapshot and machine type: the 5,000-node / 150,000-pod reference (issue 6) or the 500-node
+rung (`--nodes 500 --pods 15000 --pending 1000`, issue 18).
 
     python benchmarks/bench.py --data DIR              # a folder written by genbig.py
     python benchmarks/bench.py --generate DIR          # write one first (genbig.py, ~1.5 GB)
     python benchmarks/bench.py --data DIR --quick      # one run of each, no YAML load
+    python benchmarks/bench.py --data DIR --no-full-json   # skip `schedule -o json --detail full`
+
+Besides the loads, cycles and the sequence in-process, the commands a user runs, each a fresh
+process with its load (wall time, and CPU time of the process and its workers): `ksched schedule`
+of the 1,000 pending pods as a table, `-o json` (compact) and `-o json --detail full`, and
+`ksched explain` of one pod, first with an empty snapshot cache, then again (from the cache).
 
 Every figure is the median of several runs with the min-max range; each load runs in a fresh
 process (so its peak memory is its own), cycles and the sequence run in one process that
@@ -45,6 +52,24 @@ REFERENCE = {
     "sequence": "16.4-18.5 pods/s",
     "rss": "4.9-7.2 GiB",
 }
+# kube-scheduler v1.34.1 on the 500-node rung, from issue 18's side-by-side run (ratios there; the
+# absolute figures it gives)
+REFERENCE_500 = {
+    "load_json": "~5.9 s (ksched was 4.2x faster)",
+    "load_yaml": "-",
+    "cycle:plain": "-",
+    "cycle:spread": "-",
+    "cycle:anti": "-",
+    "cycle:spread-anti": "-",
+    "cycle:pool": "-",
+    "cycle:preempt": "-",
+    "first_cycle": "10.7 ms",
+    "sequence": "270 pods/s",
+    "rss": "-",
+    "commands": "~7.5 s load + sequence",
+}
+REFERENCE["first_cycle"] = "115 ms"
+REFERENCE["commands"] = "~110 s load + sequence (49.6 s + 1,000 pods at 16.4-18.5/s)"
 TARGETS = {
     "load_json": "< 15 s",
     "load_yaml": "< 90 s",
@@ -157,6 +182,59 @@ def child_cycles(data: str, runs: int, seq_runs: int, seq_limit: int) -> dict:
     return out
 
 
+def _ksched(args: list[str], env: dict) -> tuple[float, float, int]:
+    """(wall seconds, CPU seconds of the process and its workers, exit status) of one ksched command,
+    its output discarded."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t = time.perf_counter()
+    p = subprocess.run([sys.executable, "-m", "kschedcli", *args], stdout=subprocess.DEVNULL, env=env)
+    wall = time.perf_counter() - t
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, cpu, p.returncode
+
+
+def command_figures(data: str, runs: int, full_json: bool, progress) -> dict:
+    """The commands as a user runs them (see the module's docstring)."""
+    import tempfile
+
+    env = dict(os.environ)
+    env["PYTHONPATH"] = ROOT + os.pathsep + env.get("PYTHONPATH", "")
+    env["KSCHED_NO_PROGRESS"] = "1"
+    cluster = os.path.join(data, "cluster.json")
+    pods = os.path.join(data, "pods.yaml")
+    out: dict = {}
+    seq = ["schedule", pods, "--cluster", cluster, "--order", "file"]
+    variants = [("table", []), ("json", ["-o", "json"])] + (
+        [("json_full", ["-o", "json", "--detail", "full"])] if full_json else []
+    )
+    for name, extra in variants:
+        progress(f"ksched schedule ({name})")
+        out[f"schedule_{name}"] = [_ksched(seq + extra, {**env, "KSCHED_NO_CACHE": "1"})[:2] for _ in range(runs)]
+    # one pending pod, in a file of its own
+    sys.path.insert(0, ROOT)
+    from kschedcli.cluster import Cluster, load_pending_pods
+
+    pending = load_pending_pods(pods, Cluster())
+    pod = next((p for p in pending if p.annotations.get(CATEGORY_ANNOTATION) == "plain"), pending[0])
+    with tempfile.TemporaryDirectory(prefix="ksched-bench-") as tmp:
+        pod_file = os.path.join(tmp, "pod.json")
+        with open(pod_file, "w") as f:
+            json.dump(pod.raw, f)
+        cache = {**env, "KSCHED_CACHE_DIR": os.path.join(tmp, "cache")}
+        explain = ["explain", pod_file, "--cluster", cluster]
+        progress("ksched explain (no cache, then first run and again)")
+        out["explain_no_cache"] = [_ksched(explain, {**env, "KSCHED_NO_CACHE": "1"})[:2] for _ in range(runs)]
+        out["explain_first"] = [_ksched(explain, cache)[:2]]
+        deadline = time.monotonic() + 600  # the first run writes its entry in the background
+        while time.monotonic() < deadline and not any(
+            n.endswith(".cluster") and not n.startswith(".tmp") for n in os.listdir(cache["KSCHED_CACHE_DIR"])
+        ):
+            time.sleep(0.2)
+        out["explain_again"] = [_ksched(explain, cache)[:2] for _ in range(runs)]
+    return out
+
+
 def run_child(args: list[str], env_extra: dict | None = None) -> dict:
     env = dict(os.environ)
     env.setdefault("PYTHONPATH", ROOT)
@@ -237,6 +315,9 @@ def main() -> None:
     ap.add_argument("--seq-runs", type=int, default=3, help="runs of the sequence (default 3)")
     ap.add_argument("--seq-limit", type=int, default=1000, help="pods of the sequence (default all 1,000)")
     ap.add_argument("--no-yaml", action="store_true", help="skip the cluster.yaml load")
+    ap.add_argument("--no-commands", action="store_true", help="skip the ksched commands (schedule, explain)")
+    ap.add_argument("--no-full-json", action="store_true", help="skip `schedule -o json --detail full`")
+    ap.add_argument("--command-runs", type=int, default=3, help="runs of each command (default 3)")
     ap.add_argument("--quick", action="store_true", help="one run of everything, no YAML")
     ap.add_argument("--json", metavar="FILE", help="also write the raw figures as JSON")
     ap.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
@@ -252,7 +333,7 @@ def main() -> None:
         return
 
     if a.quick:
-        a.runs, a.load_runs, a.yaml_runs, a.seq_runs, a.no_yaml = 1, 1, 1, 1, True
+        a.runs, a.load_runs, a.yaml_runs, a.seq_runs, a.no_yaml, a.command_runs = 1, 1, 1, 1, True, 1
     data = a.data
     if a.generate:
         gen = next((g for g in GENBIG_CANDIDATES if os.path.exists(g)), None)
@@ -293,6 +374,12 @@ def main() -> None:
     except (OSError, KeyError, ValueError):
         pass
     sys.stdout.flush()
+    reference = REFERENCE
+    try:
+        if man["objects"].get("Node", 0) <= 1000:
+            reference = REFERENCE_500
+    except (NameError, KeyError, AttributeError):
+        pass
 
     raw: dict = {"machine": m}
     rows: list[tuple[str, str, str, str]] = []
@@ -331,7 +418,7 @@ def main() -> None:
             (
                 f"load {fname} (decode, defaulting, cache)",
                 fmt_s(secs) + f"  [{extra}]",
-                REFERENCE[key],
+                reference[key],
                 TARGETS.get(key, ""),
             )
         )
@@ -344,7 +431,7 @@ def main() -> None:
         (
             "first cycle after the load (+ the snapshot's indexes built on first use)",
             fmt_ms([cyc["first_cycle"]["seconds"]]),
-            "-",
+            reference["first_cycle"],
             "",
         )
     )
@@ -367,7 +454,7 @@ def main() -> None:
             (
                 f"one cycle, {cat} ({o['evaluated']} nodes evaluated, {o['feasible']} feasible)",
                 fmt_ms(cyc["cycles"][cat]) + f"  [+ JSON document {fmt_ms(cyc['render'][cat])}; {verdict}]",
-                REFERENCE[f"cycle:{cat}"],
+                reference[f"cycle:{cat}"],
                 TARGETS.get(f"cycle:{cat}", ""),
             )
         )
@@ -380,13 +467,33 @@ def main() -> None:
             f"{mr:.1f} pods/s ({lo:.1f}-{hi:.1f})  [{seq[0]['scheduled']} scheduled]"
             if len(rates) > 1
             else f"{mr:.1f} pods/s  [{seq[0]['scheduled']} scheduled]",
-            REFERENCE["sequence"],
+            reference["sequence"],
             TARGETS["sequence"],
         )
     )
+    if not a.no_commands:
+        cmd = command_figures(data, a.command_runs, not a.no_full_json, progress)
+        raw["commands"] = cmd
+
+        def fmt_cmd(xs: list) -> str:
+            walls, cpus = [x[0] for x in xs], [x[1] for x in xs]
+            return f"{min(walls):.2f} s wall (fastest of {len(xs)}), {min(cpus):.2f} s CPU"
+
+        labels = [
+            ("schedule_table", "ksched schedule PODS (1,000 pods, table), load included"),
+            ("schedule_json", "ksched schedule PODS -o json (compact), load included"),
+            ("schedule_json_full", "ksched schedule PODS -o json --detail full, load included"),
+            ("explain_no_cache", "ksched explain POD --no-cache (parses the snapshot)"),
+            ("explain_first", "ksched explain POD, empty cache (parses; the entry written in the background)"),
+            ("explain_again", "ksched explain POD again (snapshot from the cache)"),
+        ]
+        for key, label in labels:
+            if key in cmd:
+                ref = reference["commands"] if key.startswith("schedule") else "-"
+                rows.append((label, fmt_cmd(cmd[key]), ref, ""))
     together = f"; a load with its workers at most {gib(max(rss_sum))}" if max(rss_sum) > max(rss_all) else ""
     rows.append(
-        ("peak memory (RSS)", f"{gib(max(rss_all))} largest process{together}", REFERENCE["rss"], TARGETS["rss"])
+        ("peak memory (RSS)", f"{gib(max(rss_all))} largest process{together}", reference["rss"], TARGETS["rss"])
     )
 
     w0 = max(len(r[0]) for r in rows)
