@@ -95,6 +95,8 @@ def _file_identity(path: str) -> bytes | None:
     if path == "-":
         return None
     try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return None  # never opened here: opening a FIFO would wait for its writer, and take its bytes
         fd = os.open(path, os.O_RDONLY)
     except OSError:
         return None

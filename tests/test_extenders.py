@@ -520,7 +520,7 @@ def test_cli_no_extenders_calls_none_and_says_so(servers, tmp_path):
     r = CliRunner().invoke(app, args, env={"COLUMNS": "200"})
     assert r.exit_code == 0, r.output
     assert f"--no-extenders: the config's HTTP extenders were left out ({ext.url})" in r.output
-    r = CliRunner().invoke(app, [*args, "-o", "json"])
+    r = CliRunner().invoke(app, [*args, "-o", "json", "--detail", "full"])
     doc = json.loads(r.stdout)
     assert doc["results"][0]["extendersLeftOut"] == [
         {"extender": ext.url, "verbs": {"filter": "filter", "prioritize": "prioritize"}}
