@@ -99,7 +99,7 @@ def read_templates(paths: list[str]) -> list[Template]:
     """The Pods and workloads of the files, in order. Kinds that make no pod are left out."""
     out = []
     for path in paths:
-        for obj, where in iter_objects(path):
+        for obj, where in iter_objects(path, as_kubectl=True):
             kind = obj.get("kind")
             if kind == "DaemonSet":
                 raise InputError(

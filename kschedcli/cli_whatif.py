@@ -260,7 +260,7 @@ def diff(
                 from .cluster import parse_pending_pods
                 from .loader import iter_objects
 
-                raw_pods = list(iter_objects(pods))
+                raw_pods = list(iter_objects(pods, as_kubectl=True))
                 mode = "pods"
 
                 def pods_of(c):

@@ -508,7 +508,7 @@ def load_pending_pods(
 ) -> list[Pod]:
     """The pods to schedule. Every object must be a Pod, as the API server would take it
     (validation.check_user_object; `validate`: strict, warn or ignore for unknown fields)."""
-    return parse_pending_pods(list(iter_objects(path)), path, cluster, validate, warnings)
+    return parse_pending_pods(list(iter_objects(path, as_kubectl=True)), path, cluster, validate, warnings)
 
 
 def parse_pending_pods(

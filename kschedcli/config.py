@@ -304,7 +304,7 @@ def default_config(registry, release: Release = REFERENCE) -> SchedulerConfig:
 def load_config(path: str | None, registry, release: Release = REFERENCE) -> SchedulerConfig:
     if not path:
         return default_config(registry, release)
-    docs = parse_documents(read_text(path), path)
+    docs = parse_documents(read_text(path), path, as_kubectl=True)
     if len(docs) != 1 or not isinstance(docs[0], dict):
         raise InputError("expected one KubeSchedulerConfiguration document", source=path)
     doc = docs[0]

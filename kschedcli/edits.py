@@ -269,7 +269,7 @@ def _add_node_file(cluster: Cluster, e: Edit) -> Applied:
     taken = {n.name for n in cluster.nodes}
     added: list[str] = []
     try:
-        for obj, where in iter_objects(e.value):
+        for obj, where in iter_objects(e.value, as_kubectl=True):
             if obj.get("kind") != "Node":
                 raise InputError(
                     f"expected a Node, found {obj.get('kind') or 'an object without kind'}",

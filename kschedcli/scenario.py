@@ -65,7 +65,7 @@ def load_scenario(path: str) -> Scenario:
     """The scenario in `path`, validated; its file paths made relative to the scenario's folder."""
     from .edits import EDIT_FLAGS, Edit
 
-    docs = list(iter_objects(path))
+    docs = list(iter_objects(path, as_kubectl=True))
     if len(docs) != 1:
         raise InputError(f"expected one Scenario document, found {len(docs)}", source=path)
     doc, _ = docs[0]

@@ -698,7 +698,10 @@ def load_workloads(
 ) -> Expansion:
     """pods_for_workloads over a file ('-' for stdin, Lists flattened). No pod at all is an error."""
     ex = pods_for_workloads(
-        ((obj, path, where) for obj, where in iter_objects(path)), cluster, replicas=replicas, validation=validation
+        ((obj, path, where) for obj, where in iter_objects(path, as_kubectl=True)),
+        cluster,
+        replicas=replicas,
+        validation=validation,
     )
     if not ex.pods and not ex.workloads:
         raise InputError("no Pod or workload found", source=path)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Callable, Iterator
 
 import yaml
@@ -19,13 +20,66 @@ from .sources import decode_utf8, file_size, is_stream, open_error, read_bytes
 from .yaml_reader import yaml_docs, yaml_error
 
 
-def parse_documents(text: str, source: str) -> list:
-    """The documents of a file: JSON when it parses as JSON, else multi-document YAML."""
-    stripped = text.lstrip()
-    if stripped[:1] in ("{", "["):
+class _NotJSON(ValueError):
+    pass
+
+
+def _no_constant(name: str):
+    raise _NotJSON(f"{name} is not a JSON value")
+
+
+_JSON_SPACE = re.compile(r"[ \t\n\r]*")
+
+
+def _json_prefix(text: str) -> tuple[list, int, bool]:
+    """The JSON values a text starting with `{` begins with, as kubectl's YAMLOrJSONDecoder reads
+    them (strict JSON: no NaN or Infinity): (values, where they end, whether the text ended)."""
+    decoder = json.JSONDecoder(parse_constant=_no_constant)
+    docs: list = []
+    i = 0
+    while True:
+        i = _JSON_SPACE.match(text, i).end()  # type: ignore[union-attr]  # (matches the empty string)
+        if i >= len(text):
+            return docs, i, True
         try:
-            doc = json.loads(text)
-            return [doc]
+            doc, j = decoder.raw_decode(text, i)
+        except (json.JSONDecodeError, _NotJSON):
+            return docs, i, False
+        docs.append(doc)
+        i = j
+
+
+def parse_documents(text: str, source: str, as_kubectl: bool = False) -> list:
+    """The documents of a file: JSON when it parses as JSON, else multi-document YAML.
+
+    `as_kubectl`: a file the user hands in, read as kubectl's YAMLOrJSONDecoder reads it: when it
+    starts with `{`, JSON values one after another, the rest read as YAML (loader.goyaml) if the
+    JSON breaks off after at most one value; else YAML (loader.goyaml)."""
+    stripped = text.lstrip()
+    if as_kubectl:
+        stripped = stripped.lstrip("\ufeff").lstrip()  # kubectl drops a byte order mark
+        if stripped[:1] == "{":
+            try:
+                docs, end, whole = _json_prefix(stripped)
+            except RecursionError:
+                raise InputError(
+                    "nested too deeply (over about 1,000 levels) for ksched's JSON reader", source=source
+                ) from None
+            except ValueError:  # an integer past Python's digit limit
+                raise InputError(_LONG_NUMBER, source=source) from None
+            if whole:
+                return docs
+            if len(docs) > 1:  # an unambiguous JSON stream: no switching to YAML
+                line = stripped.count("\n", 0, end) + 1
+                raise InputError("malformed JSON after the JSON objects before it", source=source, where=f"line {line}")
+            if docs:  # the YAML reader takes over after the whitespace up to the first newline
+                nl = stripped.find("\n", end)
+                rest = stripped[nl + 1 :] if nl >= 0 and not stripped[end:nl].strip() else stripped[end:]
+                return docs + _yaml_documents(rest, source, True)
+            return _yaml_documents(stripped, source, True)
+    if not as_kubectl and stripped[:1] in ("{", "["):
+        try:
+            return [json.loads(text)]
         except json.JSONDecodeError:
             pass  # YAML is a superset of JSON; let the YAML parser report where it breaks
         except RecursionError:
@@ -34,8 +88,12 @@ def parse_documents(text: str, source: str) -> list:
             ) from None
         except ValueError:  # an integer past Python's digit limit
             raise InputError(_LONG_NUMBER, source=source) from None
+    return _yaml_documents(text, source, as_kubectl)
+
+
+def _yaml_documents(text: str, source: str, go: bool) -> list:
     try:
-        return [d for d in yaml_docs(text) if d is not None]
+        return [d for d in yaml_docs(text, go=go) if d is not None]
     except yaml.YAMLError as e:
         raise yaml_error(e, source) from None
     except ValueError as e:
@@ -47,10 +105,20 @@ def parse_documents(text: str, source: str) -> list:
 
 
 def load_documents(
-    path: str, transform: Transform | None = None, on_items: Callable[[list], None] | None = None
+    path: str,
+    transform: Transform | None = None,
+    on_items: Callable[[list], None] | None = None,
+    as_kubectl: bool = False,
 ) -> list:
     """The non-empty documents of a file (see _load_documents); nesting too deep for Python's
-    readers (JSON past about 1,000 levels) is one error, not a RecursionError."""
+    readers (JSON past about 1,000 levels) is one error, not a RecursionError.
+
+    `as_kubectl`: a file the user hands in (pods, workloads, nodes to add, a config, a scenario),
+    read whole as kubectl reads it (parse_documents); else a snapshot, read fast (streamed, by
+    worker processes) as PyYAML's safe load reads it."""
+    if as_kubectl:
+        text = decode_utf8(read_bytes(path), path)
+        return [transform_doc(d, transform) for d in parse_documents(text, path, as_kubectl=True)]
     try:
         return _load_documents(path, transform, on_items)
     except RecursionError:
@@ -138,22 +206,28 @@ def _load_documents(
 
 
 def iter_objects(
-    path: str, transform: Transform | None = None, on_items: Callable[[list], None] | None = None
+    path: str,
+    transform: Transform | None = None,
+    on_items: Callable[[list], None] | None = None,
+    as_kubectl: bool = False,
 ) -> Iterator[tuple[dict, str]]:
     """Every object in the file, flattening Lists, each with its location (`items[3] (Pod ns/n)`).
 
     `transform`, when given, is applied to each object as it is read (possibly in a worker
     process, so it must be a module-level function): the cluster loader uses it to keep only
-    the fields the scheduler reads. `on_items`: see load_documents."""
-    for obj, loc in iter_located(path, transform, on_items):
+    the fields the scheduler reads. `on_items`, `as_kubectl`: see load_documents."""
+    for obj, loc in iter_located(path, transform, on_items, as_kubectl):
         yield obj, where(obj, loc)
 
 
 def iter_located(
-    path: str, transform: Transform | None = None, on_items: Callable[[list], None] | None = None
+    path: str,
+    transform: Transform | None = None,
+    on_items: Callable[[list], None] | None = None,
+    as_kubectl: bool = False,
 ) -> Iterator[tuple[dict, Location]]:
     """iter_objects, with each object's location left for `where` to spell out (when needed)."""
-    docs = load_documents(path, transform, on_items)
+    docs = load_documents(path, transform, on_items, as_kubectl)
     single = len(docs) == 1
     for di, doc in enumerate(docs):
         if not isinstance(doc, dict):

@@ -11,6 +11,7 @@ from typing import Any
 import yaml
 
 from ..errors import InputError
+from . import goyaml
 from .yaml_bounds import check_aliasing, check_depth, may_alias
 
 _Loader: type[yaml.SafeLoader] | type[yaml.CSafeLoader]
@@ -136,6 +137,37 @@ if _CParser is not None:
             except (_Fallback, RecursionError):
                 return self.construct_document(node)
 
+    class _GoLoader(_CParser):
+        """libyaml's composer with go-yaml v2's reading (goyaml): untagged plain scalars are
+        resolved by goyaml, the document converted as sigs.k8s.io/yaml's YAMLToJSON does."""
+
+        def __init__(self, stream):
+            _CParser.__init__(self, stream)
+            self.last_index = 0
+            self.may_alias = True
+
+        def descend_resolver(self, current_node, current_index):
+            pass
+
+        def ascend_resolver(self):
+            pass
+
+        def resolve(self, kind, value, implicit):
+            if kind is yaml.nodes.ScalarNode:
+                return goyaml.PLAIN if implicit[0] else _STR
+            return _SEQ if kind is yaml.nodes.SequenceNode else _MAP
+
+        def next_document(self):
+            """The next document (None when empty); raises StopIteration at the end."""
+            if not self.check_node():
+                raise StopIteration
+            node = self.get_node()
+            assert node is not None  # check_node said there is one
+            self.last_index = node.end_mark.index
+            if self.may_alias:
+                check_aliasing(node)
+            return goyaml.convert(node)
+
 
 # ---- block-style documents without libyaml -------------------------------------------------
 # kubectl and PyYAML write snapshots in a small corner of YAML: block mappings and (indentless)
@@ -171,8 +203,9 @@ def _plain_stream(text: str) -> bool:
     return not _NOT_PLAIN_STREAM.search(text)
 
 
-def _plain(text: str, ctor):
-    """A plain scalar as SafeLoader resolves and constructs it; raises _Fallback when unsure."""
+def _plain_checked(text: str) -> str:
+    """The first character of a plain scalar the line reader may take; raises _Fallback when
+    unsure (indicators, comments, tabs, ...)."""
     c = text[:1]
     if (
         not text
@@ -184,6 +217,15 @@ def _plain(text: str, ctor):
         or (c in "-?:" and (len(text) == 1 or text[1] == " "))
     ):
         raise _Fallback
+    return c
+
+
+_CTOR = yaml.constructor.SafeConstructor()  # its scalar constructors keep no state
+
+
+def _plain(text: str, ctor=_CTOR):
+    """A plain scalar as SafeLoader resolves and constructs it; raises _Fallback when unsure."""
+    c = _plain_checked(text)
     for tag, regexp in _RESOLVERS.get(c, _WILDCARD):  # noqa: B007 -- the matched tag is read after the loop
         if regexp.match(text):
             break
@@ -203,10 +245,28 @@ def _plain(text: str, ctor):
     raise _Fallback  # merge keys, `=`, ...
 
 
+def _plain_go(text: str):
+    """A plain scalar as go-yaml v2 resolves it (goyaml); raises _Fallback when unsure and for
+    what only libyaml can place in an error (NaN, infinities)."""
+    _plain_checked(text)
+    v = goyaml.resolve_plain(text)
+    if type(v) is float and (v != v or v in (_INF, -_INF)):
+        raise _Fallback
+    return v
+
+
+def _key_go(text: str):
+    if text == "<<":
+        raise _Fallback  # a merge key
+    return _plain_go(text)
+
+
+_INF = float("inf")
 _SCALARS: dict[str, Any] = {}  # text -> value, for the immutable scalars; shared by documents
+_SCALARS_GO: dict[str, Any] = {}  # the same, read as go-yaml reads them
 
 
-def _scalar(text: str, ctor):
+def _scalar(text: str):
     v = _SCALARS.get(text, _SCALARS)
     if v is not _SCALARS:
         return v
@@ -214,14 +274,29 @@ def _scalar(text: str, ctor):
         return {}
     if text == "[]":
         return []
-    v = _scalar_uncached(text, ctor)
+    v = _scalar_uncached(text, _plain)
     if len(_SCALARS) > 200000:
         _SCALARS.clear()
     _SCALARS[text] = v
     return v
 
 
-def _scalar_uncached(text: str, ctor):
+def _scalar_go(text: str):
+    v = _SCALARS_GO.get(text, _SCALARS_GO)
+    if v is not _SCALARS_GO:
+        return v
+    if text == "{}":
+        return {}
+    if text == "[]":
+        return []
+    v = _scalar_uncached(text, _plain_go)
+    if len(_SCALARS_GO) > 200000:
+        _SCALARS_GO.clear()
+    _SCALARS_GO[text] = v
+    return v
+
+
+def _scalar_uncached(text: str, plain):
     c = text[:1]
     if c == "'":
         inner = text[1:-1]
@@ -243,14 +318,15 @@ def _scalar_uncached(text: str, ctor):
         if type(v) is not str:
             raise _Fallback
         return v
-    return _plain(text, ctor)
+    return plain(text)
 
 
 _KEYS: dict[str, str] = {}  # key text -> key
+_KEYS_GO: dict[str, str] = {}
 _MAX_SIMPLE_KEY = 1000  # libyaml's limit is 1024 characters from the key's start
 
 
-def _tokens(lines: list[str], ctor) -> list:
+def _tokens(lines: list[str], keys: dict[str, str], plain) -> list:
     """(indent, is_item, key, value text) per line; an item `- k: v` gives an item token and a
     key token two columns deeper."""
     out: list[tuple] = []
@@ -284,29 +360,30 @@ def _tokens(lines: list[str], ctor) -> list:
             if body[0] in "'\"#":
                 raise _Fallback
         raw_key = body[:pos]
-        key = _KEYS.get(raw_key)
+        key = keys.get(raw_key)
         if key is None:
             if len(raw_key) > _MAX_SIMPLE_KEY:  # (never cached: checked on every use)
                 raise _Fallback  # libyaml refuses an implicit key over 1024 characters: it says where
-            key = _plain(raw_key.rstrip(" "), ctor)
+            key = plain(raw_key.rstrip(" "))
             if type(key) is not str:
                 raise _Fallback
-            if len(_KEYS) > 100000:
-                _KEYS.clear()
-            _KEYS[raw_key] = key
+            if len(keys) > 100000:
+                keys.clear()
+            keys[raw_key] = key
         value = body[pos + 1 :].strip(" ")
         append((indent, False, key, value or None))
     return out
 
 
-def _block_document(lines: list[str], ctor):
-    """A document made of the lines above, or _Fallback."""
-    toks = _tokens(lines, ctor)
+def _block_document(lines: list[str], go: bool = False):
+    """A document made of the lines above, or _Fallback; `go`: read as go-yaml v2 reads it."""
+    toks = _tokens(lines, _KEYS_GO, _key_go) if go else _tokens(lines, _KEYS, _plain)
+    scalar = _scalar_go if go else _scalar
     if not toks:
         return None
     if toks[0][0] != 0:
         raise _Fallback
-    value, end = (_block_seq if toks[0][1] else _block_map)(toks, 0, 0, ctor)
+    value, end = (_block_seq if toks[0][1] else _block_map)(toks, 0, 0, scalar)
     if end != len(toks):
         raise _Fallback
     return value
@@ -316,7 +393,7 @@ def _block_document(lines: list[str], ctor):
 # reference cycles that hold every document's tokens while the collector is paused)
 
 
-def _block_map(toks: list, i: int, indent: int, ctor):
+def _block_map(toks: list, i: int, indent: int, scalar):
     d = {}
     n = len(toks)
     while i < n:
@@ -326,11 +403,11 @@ def _block_map(toks: list, i: int, indent: int, ctor):
         i += 1
         if vt is None:
             if i < n and (toks[i][0] > indent or (toks[i][0] == indent and toks[i][1])):
-                d[key], i = (_block_seq if toks[i][1] else _block_map)(toks, i, toks[i][0], ctor)
+                d[key], i = (_block_seq if toks[i][1] else _block_map)(toks, i, toks[i][0], scalar)
             else:
                 d[key] = None
         else:
-            d[key] = _scalar(vt, ctor)
+            d[key] = scalar(vt)
             if i < n and toks[i][0] > indent:
                 raise _Fallback  # a multi-line scalar
     if i < n and toks[i][0] > indent:
@@ -338,7 +415,7 @@ def _block_map(toks: list, i: int, indent: int, ctor):
     return d, i
 
 
-def _block_seq(toks: list, i: int, indent: int, ctor):
+def _block_seq(toks: list, i: int, indent: int, scalar):
     lst = []
     n = len(toks)
     while i < n:
@@ -347,13 +424,13 @@ def _block_seq(toks: list, i: int, indent: int, ctor):
             break
         i += 1
         if vt is not None:
-            lst.append(_scalar(vt, ctor))
+            lst.append(scalar(vt))
             if i < n and toks[i][0] > indent:
                 raise _Fallback
         else:
             if not (i < n and toks[i][0] > indent and not toks[i][1]):
                 raise _Fallback
-            v, i = _block_map(toks, i, toks[i][0], ctor)
+            v, i = _block_map(toks, i, toks[i][0], scalar)
             lst.append(v)
     if i < n and toks[i][0] > indent:
         raise _Fallback
@@ -364,23 +441,25 @@ def yaml_error(e: yaml.YAMLError, source: str) -> InputError:
     mark = getattr(e, "problem_mark", None)
     where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else ""
     problem = getattr(e, "problem", None) or str(e).splitlines()[0]
+    if isinstance(e, goyaml.GoYAMLError):
+        return InputError(problem, source=source, where=where)
     return InputError(f"malformed YAML: {problem}", source=source, where=where)
 
 
-def yaml_docs(text: str, task=None, scale: float = 1.0) -> Iterator[Any]:
-    """Every document of a YAML stream, None for empty ones."""
+def yaml_docs(text: str, task=None, scale: float = 1.0, go: bool = False) -> Iterator[Any]:
+    """Every document of a YAML stream, None for empty ones; `go`: as kubectl reads a file it is
+    handed (goyaml: go-yaml v2 and sigs.k8s.io/yaml), else as PyYAML's safe load."""
     if _CParser is None:  # pragma: no cover
         yield from yaml.load_all(text, Loader=_Loader)
         return
-    if _FAST_RESOLVE and _plain_stream(text):
-        yield from _yaml_docs_by_lines(text, task, scale)
+    if (go or _FAST_RESOLVE) and _plain_stream(text):
+        yield from _yaml_docs_by_lines(text, task, scale, go)
         return
-    yield from _yaml_docs_libyaml(text, task, scale)
+    yield from _yaml_docs_libyaml(text, task, scale, go)
 
 
-def _yaml_docs_by_lines(text: str, task, scale: float) -> Iterator[Any]:
+def _yaml_docs_by_lines(text: str, task, scale: float, go: bool = False) -> Iterator[Any]:
     """Documents cut at their `---` lines, each read by `_block_document` or by libyaml."""
-    ctor = yaml.constructor.SafeConstructor()
     starts = [m.start() for m in _DOC_MARK.finditer(text)]
     pieces = []
     if not starts or starts[0] > 0:
@@ -392,14 +471,14 @@ def _yaml_docs_by_lines(text: str, task, scale: float) -> Iterator[Any]:
         lines = chunk.split("\n")
         if marked:
             if lines[0].strip(" \t") != "---":
-                doc = _libyaml_piece(text, start, end)  # `--- content` on the marker line
+                doc = _libyaml_piece(text, start, end, go)  # `--- content` on the marker line
                 yield from doc
                 continue
             lines = lines[1:]
         try:
-            doc = _block_document(lines, ctor)
+            doc = _block_document(lines, go)
         except (_Fallback, RecursionError):
-            yield from _libyaml_piece(text, start, end)
+            yield from _libyaml_piece(text, start, end, go)
         else:
             if marked or doc is not None:
                 yield doc
@@ -407,21 +486,21 @@ def _yaml_docs_by_lines(text: str, task, scale: float) -> Iterator[Any]:
             task.update(int(end * scale))
 
 
-def _libyaml_piece(text: str, start: int, end: int) -> Iterator[Any]:
+def _libyaml_piece(text: str, start: int, end: int, go: bool = False) -> Iterator[Any]:
     """The documents of text[start:end] through libyaml; an error is the whole stream's."""
     try:
-        docs = list(_yaml_docs_libyaml(text[start:end]))
+        docs = list(_yaml_docs_libyaml(text[start:end], go=go))
     except yaml.YAMLError:
         # read the whole stream for the error: the very one a whole read reports
-        for _ in _yaml_docs_libyaml(text):
+        for _ in _yaml_docs_libyaml(text, go=go):
             pass
         raise
     yield from docs
 
 
-def _yaml_docs_libyaml(text: str, task=None, scale: float = 1.0) -> Iterator[Any]:
+def _yaml_docs_libyaml(text: str, task=None, scale: float = 1.0, go: bool = False) -> Iterator[Any]:
     check_depth(text)  # before libyaml's composer recurses into it
-    loader = _FastLoader(text)
+    loader = _GoLoader(text) if go else _FastLoader(text)
     loader.may_alias = may_alias(text)
     n = 0
     try:
@@ -442,3 +521,5 @@ def clear_caches() -> None:
     """Forget the scalars and keys shared between documents (a worker's memory would hold them)."""
     _SCALARS.clear()
     _KEYS.clear()
+    _SCALARS_GO.clear()
+    _KEYS_GO.clear()
