@@ -109,6 +109,9 @@ def read_templates(paths: list[str]) -> list[Template]:
                     where=where,
                 )
             if kind == "Pod" or kind in WORKLOAD_KINDS:
+                from .validation import check_user_object
+
+                check_user_object(obj, kind, path, where)
                 meta = _meta(obj)
                 name = meta.get("name") or meta.get("generateName") or ""
                 label = f"{kind} {meta.get('namespace') or 'default'}/{name}"
@@ -150,7 +153,12 @@ def copies(template: Template, cluster: Cluster, limit: int | None = None) -> It
         if template.obj.get("kind") == "Pod":
             pods = [_pod_copy(template, cluster, i, proto) for i in range(made, batch)]
         else:
-            ex = pods_for_workloads([(template.obj, template.source, template.where)], cluster, replicas=batch)
+            ex = pods_for_workloads(
+                [(template.obj, template.source, template.where)],
+                cluster,
+                replicas=batch,
+                validation=("ignore", None),  # checked once, as read (read_templates)
+            )
             pods = ex.pods[made:]
         for pod in pods:
             if first is None:

@@ -50,6 +50,7 @@ from .cli_common import (
     _show_edits,
     _validation,
     app,
+    with_validation,
 )
 from .cli_errors import guard_stdout
 from .completion import complete_node, complete_pod
@@ -64,6 +65,7 @@ from .cli_cache import cache_app
 
 
 @app.command(cls=EditOrderCommand)
+@with_validation
 @with_edit_flags
 def explain(
     pod: str | None = typer.Argument(
@@ -156,6 +158,7 @@ def explain(
 
 
 @app.command(cls=EditOrderCommand)
+@with_validation
 @with_edit_flags
 def schedule(
     pods: str | None = typer.Argument(
@@ -252,6 +255,7 @@ app.command(cls=EditOrderCommand)(cli_whatif.capacity)
 
 
 @app.command(cls=EditOrderCommand)
+@with_validation
 @with_edit_flags
 def preempt(
     pod: str | None = typer.Argument(

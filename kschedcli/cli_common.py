@@ -4,8 +4,10 @@ cli_whatif.py hold the commands)."""
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
+from collections.abc import Callable
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
@@ -248,14 +250,35 @@ def _load_one_pod(
 
 
 def _validation(validate: str) -> tuple[str, list[str]]:
-    """(mode, warnings list) for load_pending_pods; the warnings go to stderr as they come."""
+    """(mode, warnings list) for load_pending_pods; the warnings go to stderr as they come, each
+    once (a file read for two worlds, or a template for each batch of copies, warns once)."""
     from .validation import validate_mode
 
     class _Warnings(list):
         def append(self, line: str) -> None:
-            typer.echo(line, err=True)
+            if line not in self:
+                super().append(line)
+                typer.echo(line, err=True)
 
     return validate_mode(validate), _Warnings()
+
+
+def with_validation(fn: Callable) -> Callable:
+    """A command whose `validate` option (--validate) reaches every file the user hands it: pod
+    and workload files, --add-node files, the config, a scenario (validation.validating_user_files)."""
+
+    @functools.wraps(fn)
+    def run(*args, **kwargs):
+        from .validation import validating_user_files
+
+        try:
+            mode, warnings = _validation(kwargs.get("validate", "strict"))
+        except InputError as e:
+            _fail(e)
+        with validating_user_files(mode, warnings):
+            return fn(*args, **kwargs)
+
+    return run
 
 
 def _use_profile(pod, profile: str | None, session) -> None:

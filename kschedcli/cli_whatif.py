@@ -24,6 +24,7 @@ from .cli_common import (
     RequestTimeoutOpt,
     SaveSnapshotOpt,
     SeedOpt,
+    ValidateOpt,
     VerboseOpt,
     _cluster,
     _dump,
@@ -34,6 +35,7 @@ from .cli_common import (
     _run_and_show,
     _show_edits,
     _source_name,
+    with_validation,
 )
 from .completion import complete_node
 from .editflags import with_edit_flags
@@ -43,6 +45,7 @@ if TYPE_CHECKING:
     from .edits import Edit
 
 
+@with_validation
 @with_edit_flags
 def capacity(
     files: list[str] = typer.Argument(
@@ -76,6 +79,7 @@ def capacity(
     kubernetes_version: str | None = KubernetesVersionOpt,
     no_color: bool = ColorOpt,
     verbose: bool = VerboseOpt,
+    validate: str = ValidateOpt,
     edits: list[Edit] | None = None,
 ) -> None:
     """How many more copies of each template fit: copies scheduled one after another, each bound
@@ -128,6 +132,7 @@ def capacity(
     raise typer.Exit(1 if min_copies is not None and report.replicas < min_copies else 0)
 
 
+@with_validation
 @with_edit_flags
 def drain(
     nodes: list[str] = typer.Argument(
@@ -153,6 +158,7 @@ def drain(
     allow_preemption: bool = AllowPreemptionOpt,
     no_color: bool = ColorOpt,
     verbose: bool = VerboseOpt,
+    validate: str = ValidateOpt,
     edits: list[Edit] | None = None,
 ) -> None:
     """Can these nodes be drained? Cordon them, evict what kubectl drain would (PodDisruptionBudgets
@@ -188,6 +194,7 @@ def drain(
     raise typer.Exit(0 if report.drainable(allow_preemption) else 1)
 
 
+@with_validation
 @with_edit_flags
 def diff(
     pods: str | None = typer.Argument(
@@ -216,6 +223,7 @@ def diff(
     kubernetes_version: str | None = KubernetesVersionOpt,
     no_color: bool = ColorOpt,
     verbose: bool = VerboseOpt,
+    validate: str = ValidateOpt,
     edits: list[Edit] | None = None,
 ) -> None:
     """The same pods in two worlds: A (--cluster or the live cluster, --config) and B (--against-config,
@@ -290,6 +298,7 @@ def diff(
     raise typer.Exit(0 if report.same else 1)
 
 
+@with_validation
 def run(
     scenario: str = typer.Argument(..., metavar="SCENARIO", help="A Scenario file (`ksched schema --scenario`)."),
     cluster: list[str] | None = typer.Option(
@@ -311,6 +320,7 @@ def run(
     allow_preemption: bool = AllowPreemptionOpt,
     no_color: bool = ColorOpt,
     verbose: bool = VerboseOpt,
+    validate: str = ValidateOpt,
 ) -> None:
     """Run a scenario file: its snapshot and config, its cluster edits in order, then its pods (or
     the snapshot's pending pods) scheduled in turn, as `ksched schedule` with the same flags would.

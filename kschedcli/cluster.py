@@ -504,7 +504,7 @@ def _load_cluster(paths: Iterable[str]) -> Cluster:
 
 
 def load_pending_pods(
-    path: str, cluster: Cluster, validate: str = "strict", warnings: list[str] | None = None
+    path: str, cluster: Cluster, validate: str | None = None, warnings: list[str] | None = None
 ) -> list[Pod]:
     """The pods to schedule. Every object must be a Pod, as the API server would take it
     (validation.check_user_object; `validate`: strict, warn or ignore for unknown fields)."""
@@ -515,7 +515,7 @@ def parse_pending_pods(
     objects: list[tuple[dict, str]],
     path: str,
     cluster: Cluster,
-    validate: str = "strict",
+    validate: str | None = None,
     warnings: list[str] | None = None,
 ) -> list[Pod]:
     """The pods to schedule from the (object, where) pairs read from `path`, parsed against the

@@ -318,10 +318,17 @@ def load_config(path: str | None, registry, release: Release = REFERENCE) -> Sch
             source=path,
             field="apiVersion",
         )
+    from .validation import check_config, user_files_validation
+
+    check_config(doc, path)  # unknown fields (with a did-you-mean) and JSON types, by --validate
     import jsonschema  # only a config file needs it: a plain run does not pay its import (~40 ms)
 
     validator = jsonschema.Draft202012Validator(_load_schema())
-    errors = sorted(validator.iter_errors(doc), key=lambda e: list(e.absolute_path))
+    strict = user_files_validation()[0] == "strict"  # else unknown fields were warned of or let through
+    errors = sorted(
+        (e for e in validator.iter_errors(doc) if strict or e.validator != "additionalProperties"),
+        key=lambda e: list(e.absolute_path),
+    )
     if errors:
         e = errors[0]
         loc = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in e.absolute_path).lstrip(".")

@@ -277,6 +277,9 @@ def _add_node_file(cluster: Cluster, e: Edit) -> Applied:
                     where=where,
                     field=e.flag,
                 )
+            from .validation import check_user_object
+
+            check_user_object(obj, "Node", e.value, where)
             try:
                 node = Node(obj)
             except InputError as err:
@@ -318,7 +321,7 @@ def _daemon_pods_for(cluster: Cluster, nodes: set[str]) -> list[Pod]:
         (obj, "snapshot", f"DaemonSet {ns}/{name}")
         for (ns, name), obj in sorted(cluster.objects.get("DaemonSet", {}).items())
     ]
-    expansion = pods_for_workloads(objects, cluster)
+    expansion = pods_for_workloads(objects, cluster, validation=("ignore", None))  # the snapshot's own
     wanted = {d.pod: d.node for w in expansion.workloads for d in w.daemon_nodes if d.pod and d.node in nodes}
     out = []
     for p in expansion.pods:

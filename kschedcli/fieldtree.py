@@ -136,13 +136,20 @@ def _leaf_problem(v: Any, leaf: str) -> str | None:
 def check_object(obj: dict, kind: str) -> list[FieldProblem]:
     """The problems of `obj` as an object of `kind` (at most 50, in field order); [] for a kind
     without a tree."""
-    trees = _trees()
-    root = trees["kinds"].get(kind)
-    if root is None:
-        return []
-    types = trees["types"]
+    root = _trees()["kinds"].get(kind)
+    return [] if root is None else check_value(obj, root)
+
+
+def has_type(name: str) -> bool:
+    return name in _trees()["types"]
+
+
+def check_value(obj: Any, type_name: str, prefix: str = "") -> list[FieldProblem]:
+    """The problems of `obj` as a value of the Go type `type_name` (a struct of the trees), its
+    fields named under `prefix` (`profiles[0].pluginConfig[1].args`)."""
+    types = _trees()["types"]
     problems: list[FieldProblem] = []
-    stack: list[tuple[str, Any, str]] = [("", obj, root)]
+    stack: list[tuple[str, Any, str]] = [(prefix, obj, type_name)]
     while stack and len(problems) < _MAX_PROBLEMS:
         path, value, expr = stack.pop()
         if value is None:

@@ -13,7 +13,9 @@ are only counted (`unknown_fields`, for --verbose), never an error.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 
 from . import quantity
 from .errors import InputError
@@ -35,6 +37,25 @@ _DNS1123_LABEL_MSG = (
 )
 
 
+# the mode and warnings list for the files a user hands in, as the command's --validate set them
+_USER_FILES: ContextVar[tuple[str, list[str] | None]] = ContextVar("ksched_user_files", default=("strict", None))
+
+
+@contextmanager
+def validating_user_files(mode: str, warnings: list[str] | None) -> Iterator[None]:
+    """Within: check_user_object without a mode uses `mode` and `warnings` (a command's --validate
+    reaches every file it reads: pods, workloads, added nodes, the config, a scenario)."""
+    token = _USER_FILES.set((mode, warnings))
+    try:
+        yield
+    finally:
+        _USER_FILES.reset(token)
+
+
+def user_files_validation() -> tuple[str, list[str] | None]:
+    return _USER_FILES.get()
+
+
 def validate_mode(value: str) -> str:
     mode = VALIDATE_MODES.get(value.lower())
     if mode is None:
@@ -49,10 +70,13 @@ def _go_quote(v: object) -> str:
 
 
 def check_user_object(
-    obj: dict, kind: str, source: str, where: str, mode: str = "strict", warnings: list[str] | None = None
+    obj: dict, kind: str, source: str, where: str, mode: str | None = None, warnings: list[str] | None = None
 ) -> None:
     """Raise InputError for what the API server's decoding refuses in `obj` (a `kind`); unknown
-    fields by `mode` (warn: appended to `warnings` as one line each)."""
+    fields by `mode` (warn: appended to `warnings` as one line each); no mode: the command's
+    (validating_user_files)."""
+    if mode is None:
+        mode, warnings = _USER_FILES.get()
     for p in check_object(obj, kind):
         if p.unknown:
             if mode == "ignore":
@@ -64,6 +88,27 @@ def check_user_object(
         raise InputError(p.message, source=source, where=where, field=p.field)
     if kind == "Pod":
         _check_pod_values(obj, source, where)
+
+
+def check_config(doc: dict, source: str) -> None:
+    """A KubeSchedulerConfiguration as kube-scheduler's strict decoding reads it: its field tree,
+    and each pluginConfig's args as its plugin's args type (NAMEArgs; an out-of-tree plugin's are
+    not looked at). Unknown fields by the command's --validate, as in pods."""
+    from .fieldtree import check_value, has_type
+
+    mode, warnings = _USER_FILES.get()
+    problems = check_object(doc, "KubeSchedulerConfiguration")
+    for i, profile in enumerate(doc.get("profiles") or []):
+        for j, pc in enumerate((profile.get("pluginConfig") or []) if isinstance(profile, dict) else []):
+            name = pc.get("name") if isinstance(pc, dict) else None
+            if isinstance(name, str) and isinstance(pc.get("args"), dict) and has_type(name + "Args"):
+                problems += check_value(pc["args"], name + "Args", f"profiles[{i}].pluginConfig[{j}].args")
+    for p in problems:
+        if p.unknown and mode != "strict":
+            if mode == "warn" and warnings is not None:
+                warnings.append(f"ksched: warning: {source}: {p.field}: {p.message}")
+            continue
+        raise InputError(p.message, source=source, field=p.field)
 
 
 def _fail(source: str, where: str, field: str, message: str) -> None:
@@ -128,6 +173,13 @@ def _check_pod_values(obj: dict, source: str, where: str) -> None:
     for part in ("requests", "limits"):
         _non_negative(res.get(part), f"spec.resources.{part}", source, where)
     _non_negative(spec.get("overhead"), "spec.overhead", source, where)
+    _check_tolerations_seconds(spec, source, where)
+    from .podvalidation import check_pod_spec
+
+    check_pod_spec(spec, source, where)
+
+
+def _check_tolerations_seconds(spec: dict, source: str, where: str) -> None:
     for i, t in enumerate(spec.get("tolerations") or []):
         secs = (t or {}).get("tolerationSeconds")
         if secs is not None and (t or {}).get("effect") != "NoExecute":

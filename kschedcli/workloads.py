@@ -586,7 +586,7 @@ def pods_for_workloads(
     cluster: Cluster,
     *,
     replicas: int | None = None,
-    validation: tuple[str, list[str] | None] = ("strict", None),
+    validation: tuple[str | None, list[str] | None] = (None, None),
 ) -> Expansion:
     """The pods the input's objects make, each with the workload it came from: Pods as they are,
     workloads as their controllers would create them. `objects` are (object, source, where).
@@ -598,7 +598,8 @@ def pods_for_workloads(
     (ConfigMaps, Secrets, ServiceAccounts, ...) are counted in `ignored`.
 
     `validation`: (mode, warnings) for validation.check_user_object, which every Pod and workload
-    passes first (unknown fields by mode: strict, warn, ignore; wrong types always an error)."""
+    passes first (unknown fields by mode: strict, warn, ignore; wrong types always an error); no
+    mode: the command's."""
     from .validation import check_user_object
 
     ex = _Expander(cluster, replicas)
@@ -694,7 +695,7 @@ def load_workloads(
     cluster: Cluster,
     *,
     replicas: int | None = None,
-    validation: tuple[str, list[str] | None] = ("strict", None),
+    validation: tuple[str | None, list[str] | None] = (None, None),
 ) -> Expansion:
     """pods_for_workloads over a file ('-' for stdin, Lists flattened). No pod at all is an error."""
     ex = pods_for_workloads(

@@ -27,6 +27,10 @@ SOURCES = [  # (path under vendor/, package name)
     ("k8s.io/api/policy/v1/types.go", "policyv1"),
     ("k8s.io/api/scheduling/v1/types.go", "schedulingv1"),
     ("k8s.io/api/storage/v1/types.go", "storagev1"),
+    # the scheduler's config file and its plugins' args (strictly decoded by kube-scheduler)
+    ("k8s.io/component-base/config/v1alpha1/types.go", "componentbaseconfigv1alpha1"),
+    ("k8s.io/kube-scheduler/config/v1/types.go", "configv1"),
+    ("k8s.io/kube-scheduler/config/v1/types_pluginargs.go", "configv1"),
 ]
 # kinds users hand in or snapshots hold, with their struct
 KINDS = [
@@ -50,6 +54,7 @@ KINDS = [
     "CSIDriver",
     "CSIStorageCapacity",
     "VolumeAttachment",
+    "KubeSchedulerConfiguration",
 ]
 
 _STRUCT = re.compile(r"^type (\w+) struct \{\n(.*?)^\}", re.S | re.M)

@@ -110,7 +110,7 @@ profiles:
             "{minCandidateNodesPercentage: 0, minCandidateNodesAbsolute: 0}\n",
             "profiles[0].pluginConfig[0].args.minCandidateNodesPercentage",
         ),
-        ("profilez: []\n", "(root)"),
+        ("profilez: []\n", "profilez"),  # an unknown field, with a did-you-mean (test_input_validate_everywhere)
     ],
 )
 def test_invalid_configs_name_the_field(tmp_path, body, field):

@@ -206,3 +206,57 @@ def test_a_reader_that_closes_stdout_does_not_change_the_exit_status(args):
         os.close(write_end)
     assert cut.returncode == whole.returncode, cut.stderr
     assert cut.stderr == whole.stderr == b""
+
+
+# ----------------------------------------------------------------------------- endless text on a pipe
+
+
+def test_endless_text_on_stdin_ends_in_one_line_at_the_bound():
+    """`yes | ksched explain - -c snap.yaml`: read up to the user-file bound (256 MiB), then one line."""
+    yes = subprocess.Popen(["yes"], stdout=subprocess.PIPE)
+    try:
+        p = ksched("explain", "-", "-c", str(SMALL), stdin=yes.stdout)
+    finally:
+        yes.kill()
+        yes.wait()
+    assert p.returncode == 2 and p.stdout == b"", p.stderr
+    assert p.stderr.decode() == (
+        "ksched: -: more than 256 MiB: larger than any real input, so ksched stops reading (a file of pods, "
+        "workloads, nodes or a config is read up to 256 MiB)\n"
+    )
+
+
+def test_an_endless_cluster_pipe_stops_at_the_snapshot_bound():
+    """`-c <(yes)`: the snapshot bound (4 GiB) is the same reading with a larger limit; shown on a
+    real pipe fed endlessly, with a small limit."""
+    from kschedcli.errors import InputError
+    from kschedcli.loader import sources
+
+    r, w = os.pipe()
+
+    def feed() -> None:
+        try:
+            while True:
+                os.write(w, b"y\n" * 4096)
+        except OSError:
+            pass
+
+    threading.Thread(target=feed, daemon=True).start()
+    with os.fdopen(r, "rb") as f, pytest.raises(InputError) as e:
+        sources._read_stream(f, "/dev/fd/63", 8 << 20)
+    os.close(w)
+    assert str(e.value) == (
+        "/dev/fd/63: more than 8 MiB: larger than any real input, so ksched stops reading (a file of pods, "
+        "workloads, nodes or a config is read up to 8 MiB)"
+    )
+    assert sources.MAX_SNAPSHOT_BYTES == 4 << 30
+    big = sources.too_large("snap.yaml", sources.MAX_SNAPSHOT_BYTES)
+    assert str(big).endswith("(a snapshot is read up to 4 GiB)")
+
+
+def test_a_regular_file_past_the_bound_is_refused_before_it_is_read(tmp_path):
+    f = tmp_path / "pods.yaml"
+    with open(f, "wb") as out:
+        out.truncate((256 << 20) + 1)  # sparse: no disk used
+    r = run("explain", str(f), "-c", str(SMALL))
+    assert r.exit_code == 2 and "more than 256 MiB" in r.stderr, r.output

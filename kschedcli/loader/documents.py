@@ -16,7 +16,7 @@ from ..errors import InputError
 from . import workers
 from .json_stream import NotStreamable, json_file_reader, stream_json
 from .objects import Location, Transform, is_list, no_gc, transform_doc, where
-from .sources import decode_utf8, file_size, is_stream, open_error, read_bytes
+from .sources import MAX_USER_FILE_BYTES, decode_utf8, file_size, is_stream, open_error, read_bytes
 from .yaml_reader import yaml_docs, yaml_error
 
 
@@ -117,7 +117,7 @@ def load_documents(
     read whole as kubectl reads it (parse_documents); else a snapshot, read fast (streamed, by
     worker processes) as PyYAML's safe load reads it."""
     if as_kubectl:
-        text = decode_utf8(read_bytes(path), path)
+        text = decode_utf8(read_bytes(path, MAX_USER_FILE_BYTES), path)
         return [transform_doc(d, transform) for d in parse_documents(text, path, as_kubectl=True)]
     try:
         return _load_documents(path, transform, on_items)
