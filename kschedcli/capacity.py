@@ -122,6 +122,10 @@ def read_templates(paths: list[str]) -> list[Template]:
                     source=path,
                     where=where,
                 )
+            else:
+                from .validation import check_kind
+
+                check_kind(obj, path, where)
         if not out:
             raise InputError("no Pod or workload found", source=path)
     return out

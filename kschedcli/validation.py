@@ -77,6 +77,7 @@ def check_user_object(
     (validating_user_files)."""
     if mode is None:
         mode, warnings = _USER_FILES.get()
+    check_api_version(obj, kind, source, where)
     for p in check_object(obj, kind):
         if p.unknown:
             if mode == "ignore":
@@ -109,6 +110,58 @@ def check_config(doc: dict, source: str) -> None:
                 warnings.append(f"ksched: warning: {source}: {p.field}: {p.message}")
             continue
         raise InputError(p.message, source=source, field=p.field)
+
+
+# the group/version kubectl finds each kind ksched reads in (what an API server of v1.34 serves)
+API_VERSIONS = {
+    **dict.fromkeys(
+        ("Pod", "Node", "Namespace", "PersistentVolume", "PersistentVolumeClaim", "Service", "ReplicationController"),
+        "v1",
+    ),
+    **dict.fromkeys(("Deployment", "StatefulSet", "DaemonSet", "ReplicaSet"), "apps/v1"),
+    **dict.fromkeys(("Job", "CronJob"), "batch/v1"),
+    "PodDisruptionBudget": "policy/v1",
+    "PriorityClass": "scheduling.k8s.io/v1",
+    **dict.fromkeys(
+        ("StorageClass", "CSINode", "CSIDriver", "CSIStorageCapacity", "VolumeAttachment"), "storage.k8s.io/v1"
+    ),
+}
+
+
+def check_api_version(obj: dict, kind: str, source: str, where: str) -> None:
+    """An apiVersion kubectl finds no such kind in (`extensions/v1beta1` Deployments of old
+    manifests) is refused as kubectl refuses it; a missing one is taken."""
+    version = obj.get("apiVersion")
+    expected = API_VERSIONS.get(kind)
+    if version is not None and expected is not None and version != expected:
+        _fail(
+            source,
+            where,
+            "apiVersion",
+            f'no matches for kind "{kind}" in version "{version}" (kubectl finds {kind} in {expected})',
+        )
+
+
+def check_kind(obj: dict, source: str, where: str) -> None:
+    """A kind that is not one ksched reads but is close to one (`pod`, `Deployments`,
+    `Statefulset`) is an error with a did-you-mean: the object would otherwise be left out
+    silently (kubectl: no matches for kind)."""
+    kind = obj.get("kind")
+    if not isinstance(kind, str) or kind in API_VERSIONS or kind in _OTHER_KINDS:
+        return
+    import difflib
+
+    lowered = {k.lower(): k for k in API_VERSIONS}
+    hit = lowered.get(kind.lower()) or lowered.get(kind.lower().removesuffix("s"))
+    if hit is None:
+        close = difflib.get_close_matches(kind, list(API_VERSIONS), n=1, cutoff=0.85)
+        hit = close[0] if close else None
+    if hit:
+        _fail(source, where, "kind", f'no matches for kind "{kind}"; did you mean {hit}?')
+
+
+# kinds kubectl knows that are near one ksched reads: never taken for a typo
+_OTHER_KINDS = frozenset(("PodTemplate", "Secret", "Endpoints", "Role", "RoleBinding"))
 
 
 def _fail(source: str, where: str, field: str, message: str) -> None:

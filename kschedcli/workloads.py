@@ -600,7 +600,7 @@ def pods_for_workloads(
     `validation`: (mode, warnings) for validation.check_user_object, which every Pod and workload
     passes first (unknown fields by mode: strict, warn, ignore; wrong types always an error); no
     mode: the command's."""
-    from .validation import check_user_object
+    from .validation import check_kind, check_user_object
 
     ex = _Expander(cluster, replicas)
     objects = list(objects)
@@ -609,6 +609,8 @@ def pods_for_workloads(
         kind = obj.get("kind")
         if kind == "Pod" or kind in WORKLOAD_KINDS:
             check_user_object(obj, kind, source, where, mode, warnings)
+        elif kind not in CLUSTER_KINDS:
+            check_kind(obj, source, where)
     # PriorityClasses first: the pods' priority admission reads them
     for obj, source, where in objects:
         kind = obj.get("kind")

@@ -156,6 +156,8 @@ def _load_documents(
                     head = f.read(4096)
             except OSError as e:
                 raise open_error(path, e) from None
+        if data is None and head[:2] in (b"\xff\xfe", b"\xfe\xff"):
+            data = read_bytes(path)  # UTF-16 (decode_utf8): read whole, not streamed or cut in pieces
         head = head.lstrip()
         if head[:1] == b"{":
             read, f = json_file_reader(path, data)
@@ -246,6 +248,25 @@ def iter_located(
                     it = {**it, "kind": kind[:-4]}
                     if transform is not None:
                         it = transform(it)
+                if as_kubectl and is_list(it):  # kubectl flattens Lists within Lists
+                    prefix = f"items[{ii}]" if single else f"document {di + 1} items[{ii}]"
+                    for inner in _flatten(it, path, prefix):
+                        yield inner, (di, ii, single)
+                    continue
                 yield it, (di, ii, single)
         else:
             yield doc, (di, None, single)
+
+
+def _flatten(lst: dict, path: str, where: str) -> Iterator[dict]:
+    """The objects of a List nested in a List, its own nested Lists flattened in turn."""
+    items = lst.get("items") or []
+    if not isinstance(items, list):
+        raise InputError("items must be a list", source=path, where=where)
+    for ii, it in enumerate(items):
+        if not isinstance(it, dict):
+            raise InputError("expected an object", source=path, where=f"{where}.items[{ii}]")
+        if is_list(it):
+            yield from _flatten(it, path, f"{where}.items[{ii}]")
+        else:
+            yield it

@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 import stat
 import sys
-from pathlib import Path
 from typing import BinaryIO
 
 from ..errors import InputError
@@ -122,18 +121,16 @@ def read_text(path: str, limit: int = MAX_USER_FILE_BYTES) -> str:
         text = decode_utf8(read_bytes(path, limit), path)
         return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
     file_size(path, limit)
-    try:
-        return Path(path).read_text(encoding="utf-8")
-    except OSError as e:
-        raise open_error(path, e) from None
-    except ValueError as e:  # not UTF-8, or a NUL in the path
-        if isinstance(e, UnicodeDecodeError):
-            raise InputError(f"cannot read: {e}", source=path) from None
-        raise InputError("no such file", source=path) from None
+    text = decode_utf8(read_bytes(path, limit), path)
+    return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
 
 
 def decode_utf8(data: bytes, path: str) -> str:
+    """UTF-8 text; UTF-16 with its byte order mark too (PowerShell's `>` writes it), as kubectl
+    reads it (unicode.BOMOverride)."""
     try:
+        if data[:2] in (b"\xff\xfe", b"\xfe\xff"):
+            return data.decode("utf-16")
         return data.decode("utf-8")
     except UnicodeDecodeError as e:
         raise InputError(f"cannot read: {e}", source=path) from None
