@@ -37,6 +37,7 @@ spec:
     image: x
     resources:
       requests: {cpu: "7", memory: 29Gi, nvidia.com/gpu: "2", ephemeral-storage: 10Gi}
+      limits: {nvidia.com/gpu: "2"}
 """
 HOSTNAME_SPREAD_POD = """apiVersion: v1
 kind: Pod
