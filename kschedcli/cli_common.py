@@ -179,7 +179,8 @@ ValidateOpt = typer.Option(
     "strict",
     "--validate",
     metavar="MODE",
-    help="Unknown fields in the pod files: strict (or true) an error, warn a warning, "
+    help="Unknown fields in the files you hand in (pods, workloads, nodes, the config): strict (or true) "
+    "an error, warn a warning, "
     "ignore (or false) not checked, as kubectl's --validate. Wrong types and "
     "values the API server refuses are errors in every mode.",
 )

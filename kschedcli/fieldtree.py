@@ -40,6 +40,7 @@ class FieldProblem:
     field: str  # the field's path: spec.containers[0].resources.requests.cpu
     message: str
     unknown: bool  # an unknown field (else a value the API cannot decode)
+    value: Any = None  # the value a type error is about
 
 
 @lru_cache(maxsize=1)
@@ -71,7 +72,7 @@ def _describe(v: Any) -> str:
     if isinstance(v, int):
         return f"number {v}" if v.bit_length() < 128 else "a number of many digits"
     if isinstance(v, float):
-        return f"number {v!r}"
+        return f"number {int(v)}" if v.is_integer() and abs(v) < 1e21 else f"number {v!r}"  # as JSON has it
     if isinstance(v, str):
         return "string " + json.dumps(v[:40], ensure_ascii=False) + ("…" if len(v) > 40 else "")
     if isinstance(v, date):
@@ -83,10 +84,20 @@ def _describe(v: Any) -> str:
     return type(v).__name__
 
 
+def quote_text(v: Any) -> str:
+    """A non-string scalar as text (the hint's guess at what was meant)."""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, date):
+        return v.isoformat()
+    if isinstance(v, float) and v.is_integer() and abs(v) < 1e21:
+        return str(int(v))
+    return str(v)
+
+
 def _quote_hint(v: Any) -> str:
     if v is True or v is False or isinstance(v, (int, float, date)):
-        text = ("true" if v else "false") if isinstance(v, bool) else v.isoformat() if isinstance(v, date) else str(v)
-        return f' (quote it if it is text: "{text}")'
+        return f' (quote it if it is text: "{quote_text(v)}")'
     return ""
 
 
@@ -177,7 +188,7 @@ def check_value(obj: Any, type_name: str, prefix: str = "") -> list[FieldProblem
         if fields is None:
             why = _leaf_problem(value, expr)
             if why is not None:
-                problems.append(FieldProblem(path, why, False))
+                problems.append(FieldProblem(path, why, False, value))
             continue
         if not isinstance(value, dict):
             problems.append(FieldProblem(path, f"expected an object, got {_describe(value)}", False))

@@ -86,9 +86,41 @@ def check_user_object(
                 if warnings is not None:
                     warnings.append(f"ksched: warning: {source}: {where}: {p.field}: {p.message}")
                 continue
-        raise InputError(p.message, source=source, where=where, field=p.field)
+        raise InputError(_as_written(p, source), source=source, where=where, field=p.field)
     if kind == "Pod":
         _check_pod_values(obj, source, where)
+
+
+def _as_written(p, source: str) -> str:
+    """The problem's message, its quoting hint showing the scalar as the file has it (`08`, not
+    the number 8 go-yaml read; `on`, not true) when the file says so unambiguously."""
+    from .fieldtree import quote_text
+
+    v = p.value
+    if v is None or isinstance(v, (str, list, dict)):
+        return p.message
+    canonical = f'(quote it if it is text: "{quote_text(v)}")'
+    if canonical not in p.message:
+        return p.message
+    try:
+        import re
+
+        from .loader.goyaml import resolve_plain
+        from .loader.sources import MAX_USER_FILE_BYTES, decode_utf8, read_bytes
+
+        text = decode_utf8(read_bytes(source, MAX_USER_FILE_BYTES), source)
+        key = re.sub(r"\[\d+\]$", "", p.field.rsplit(".", 1)[-1])
+        pattern = rf"(?:^|[\s{{,])['\"]?{re.escape(key)}['\"]?[ \t]*:[ \t]+([^\s,}}\]#'\"]+)"
+        written = {
+            m.group(1)
+            for m in re.finditer(pattern, text, re.M)
+            if type(resolve_plain(m.group(1))) is type(v) and resolve_plain(m.group(1)) == v
+        }
+    except (InputError, OSError, ValueError):
+        return p.message
+    if len(written) != 1:
+        return p.message
+    return p.message.replace(canonical, f'(quote it if it is text: "{written.pop()}")')
 
 
 def check_config(doc: dict, source: str) -> None:

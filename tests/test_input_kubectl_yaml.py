@@ -183,6 +183,15 @@ def test_what_kubectl_reads_as_a_string_is_accepted(tmp_path, meta):
     assert r.exit_code == 0, r.output
 
 
+@pytest.mark.parametrize("written,value", [("08", "number 8"), ("0o17", "number 15"), ("y", "boolean true")])
+def test_the_quoting_hint_shows_the_scalar_as_written(tmp_path, written, value):
+    r, _ = _explain(tmp_path, POD.format(meta="", spec=f"  nodeSelector:\n    disk: {written}\n"))
+    assert r.exit_code == 2, r.output
+    assert r.stderr.rstrip().endswith(
+        f'spec.nodeSelector.disk: expected a string, got {value} (quote it if it is text: "{written}")'
+    ), r.stderr
+
+
 def test_an_infinity_anywhere_in_a_pod_file_is_one_line(tmp_path):
     r, f = _explain(tmp_path, POD.format(meta="  annotations: {ratio: .inf}\n", spec=""))
     assert r.exit_code == 2 and len(r.stderr.splitlines()) == 1

@@ -131,7 +131,7 @@ def test_snapshot_unknown_fields_are_counted_under_verbose_never_fatal(tmp_path)
         (pod_yaml(name="Web_1"), 'metadata.name: Invalid value: "Web_1": a lowercase RFC 1123 subdomain must consist'),
         (
             pod_yaml(meta_extra="  labels: {version: 1.10}\n"),
-            'metadata.labels.version: expected a string, got number 1.1 (quote it if it is text: "1.1")',
+            'metadata.labels.version: expected a string, got number 1.1 (quote it if it is text: "1.10")',
         ),
         (pod_yaml("  priority: '--5'\n"), 'spec.priority: expected an integer, got string "--5"'),
         (pod_yaml("  priority: '²'\n"), 'spec.priority: expected an integer, got string "²"'),
