@@ -435,7 +435,11 @@ def test_tls_with_a_self_signed_certificate(servers, tmp_path):
             "extenders[0].httpTimeout",
             'time: invalid duration "soon"',
         ),
-        ([{"urlPrefix": "http://x", "filterverb": "f"}], "extenders[0]", "Additional properties are not allowed"),
+        (
+            [{"urlPrefix": "http://x", "filterverb": "f"}],
+            "extenders[0].filterverb",
+            "unknown field; did you mean filterVerb?",  # the config's field tree (issue 11)
+        ),
     ],
 )
 def test_invalid_extenders_name_the_field(tmp_path, extenders, field, message):
