@@ -259,6 +259,12 @@ def _write_in_background(key: bytes, obj: Any) -> None:
     try:
         if os.fork() == 0:
             os.setsid()
+            # let go of the command's stdin/stdout/stderr: a reader of its output (`$(ksched ...)`,
+            # a pipe) waits for every writer to close them, and must not wait for the cache
+            devnull = os.open(os.devnull, os.O_RDWR)
+            for fd in (0, 1, 2):
+                os.dup2(devnull, fd)
+            os.close(devnull)
             try:
                 write_entry(key, obj)
             except BaseException:  # noqa: BLE001 - the cache never fails a command

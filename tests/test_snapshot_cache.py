@@ -240,3 +240,22 @@ def test_the_default_folder_is_under_xdg_cache_home(monkeypatch, tmp_path):
     monkeypatch.delenv("XDG_CACHE_HOME")
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     assert snapshot_cache.cache_dir() == tmp_path / "home" / ".cache" / "ksched"
+
+
+@pytest.mark.skipif(not (hasattr(os, "fork") and os.path.isdir("/proc/self/fd")), reason="needs fork and /proc")
+def test_the_background_writer_lets_go_of_the_commands_output(cache, tmp_path, monkeypatch):
+    # a reader of the command's output (`$(ksched ...)`, a pipe) waits until every process holding
+    # it closes it: the process writing the entry must not hold stdin, stdout or stderr
+    seen = tmp_path / "fds.json"
+
+    def record(key, obj):
+        targets = [os.readlink(f"/proc/self/fd/{fd}") for fd in (0, 1, 2)]
+        seen.write_text(json.dumps(targets))
+
+    monkeypatch.setattr(snapshot_cache, "write_entry", record)
+    snapshot_cache._write_in_background(b"key", object())
+    for _ in range(200):  # the grandchild writes on its own; wait for it, at most 10 s
+        if seen.exists() and seen.read_text():
+            break
+        time.sleep(0.05)
+    assert json.loads(seen.read_text()) == [os.devnull] * 3
