@@ -8,7 +8,7 @@ from __future__ import annotations
 import builtins  # Snapshot.list shadows the name in its class body
 import operator
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Container, Iterable, Sequence
 
 from .model import Node, Pod, Resource, taint_signature
 
@@ -242,6 +242,30 @@ def free_columns(node_infos: list[NodeInfo]) -> tuple[list[int], list[int], list
     return cols
 
 
+def _group_pods(
+    pods: Iterable[Pod], node_names: Container[str]
+) -> tuple[dict[str, list[Pod]], dict[str, list[Pod]], list[Pod]]:
+    """(pods by node, pods by namespace, pods bound to a node not in node_names), each in the
+    order given; the namespace lists hold only the placed pods."""
+    placed: dict[str, list[Pod]] = {}
+    by_ns: dict[str, list[Pod]] = {}
+    unplaced: list[Pod] = []
+    for p in pods:
+        on_node = placed.get(p.node_name)
+        if on_node is None:
+            if p.node_name not in node_names:
+                unplaced.append(p)
+                continue
+            on_node = placed[p.node_name] = []
+        on_node.append(p)
+        lst = by_ns.get(p.namespace)
+        if lst is None:
+            by_ns[p.namespace] = [p]
+        else:
+            lst.append(p)
+    return placed, by_ns, unplaced
+
+
 class Snapshot:
     """Every node's NodeInfo in the cluster's node order, with the indexes plugins share."""
 
@@ -252,23 +276,9 @@ class Snapshot:
             ni = NodeInfo(n)
             self.node_infos.append(ni)
             self.by_name[n.name] = ni
-        self.unplaced_pods: list[Pod] = []  # bound to a node the snapshot does not have
-        self._pods_by_namespace: dict[str, list[Pod]] = {}
-        by_ns = self._pods_by_namespace
-        placed: dict[str, list[Pod]] = {}
-        for p in pods:
-            on_node = placed.get(p.node_name)
-            if on_node is None:
-                if p.node_name not in self.by_name:
-                    self.unplaced_pods.append(p)
-                    continue
-                on_node = placed[p.node_name] = []
-            on_node.append(p)
-            lst = by_ns.get(p.namespace)
-            if lst is None:
-                by_ns[p.namespace] = [p]
-            else:
-                lst.append(p)
+        placed, by_ns, unplaced = _group_pods(pods, self.by_name)
+        self.unplaced_pods: list[Pod] = unplaced  # bound to a node the snapshot does not have
+        self._pods_by_namespace: dict[str, list[Pod]] = by_ns
         for name, on_node in placed.items():
             self.by_name[name].add_pods(on_node)
         self.generation = _next_generation()
@@ -324,23 +334,7 @@ class Snapshot:
         derived snapshot binds or evicts on it, so this snapshot never sees its changes."""
         new = Snapshot.__new__(Snapshot)
         nodes = builtins.list(nodes)
-        names = {n.name for n in nodes}
-        placed: dict[str, builtins.list[Pod]] = {}
-        unplaced: builtins.list[Pod] = []
-        by_ns: dict[str, builtins.list[Pod]] = {}
-        for p in pods:
-            on_node = placed.get(p.node_name)
-            if on_node is None:
-                if p.node_name not in names:
-                    unplaced.append(p)
-                    continue
-                on_node = placed[p.node_name] = []
-            on_node.append(p)
-            lst = by_ns.get(p.namespace)
-            if lst is None:
-                by_ns[p.namespace] = [p]
-            else:
-                lst.append(p)
+        placed, by_ns, unplaced = _group_pods(pods, {n.name for n in nodes})
         new.node_infos = []
         new.by_name = {}
         new._borrowed = set()

@@ -270,29 +270,27 @@ def _scalar(text: str):
     v = _SCALARS.get(text, _SCALARS)
     if v is not _SCALARS:
         return v
-    if text == "{}":
-        return {}
-    if text == "[]":
-        return []
-    v = _scalar_uncached(text, _plain)
-    if len(_SCALARS) > 200000:
-        _SCALARS.clear()
-    _SCALARS[text] = v
-    return v
+    return _scalar_missed(text, _SCALARS, _plain)
 
 
 def _scalar_go(text: str):
     v = _SCALARS_GO.get(text, _SCALARS_GO)
     if v is not _SCALARS_GO:
         return v
+    return _scalar_missed(text, _SCALARS_GO, _plain_go)
+
+
+def _scalar_missed(text: str, cache: dict[str, Any], plain):
+    """A scalar not in `cache` (the hit stays inline in its caller: this is the per-line path):
+    empty collections are new objects each time, anything else is resolved and remembered."""
     if text == "{}":
         return {}
     if text == "[]":
         return []
-    v = _scalar_uncached(text, _plain_go)
-    if len(_SCALARS_GO) > 200000:
-        _SCALARS_GO.clear()
-    _SCALARS_GO[text] = v
+    v = _scalar_uncached(text, plain)
+    if len(cache) > 200000:
+        cache.clear()
+    cache[text] = v
     return v
 
 

@@ -178,19 +178,7 @@ def result_doc(r: CycleResult) -> dict:
             doc["breakdowns"]["roomRejectedBy"] = ann["roomRejectedBy"]
     if r.details:
         doc["details"] = {k: r.details[k] for k in sorted(r.details)}
-    if r.events:
-        doc["retryOn"] = {k: r.events[k] for k in sorted(r.events)}
-    if r.attempt is not None:
-        doc["attempt"] = r.attempt
-    if r.nominated_node_tried is not None:
-        doc["nominatedNodeTried"] = r.nominated_node_tried
-    if r.nominated:
-        doc["nominatedPods"] = {
-            n: {"pods": list(v.pods), "secondPass": v.second_pass, "firstTry": v.first_try}
-            for n, v in sorted(r.nominated.items())
-        }
-    if r.error:
-        doc["error"] = r.error
+    _add_retry_and_attempt(doc, r)
     if r.suggestions is not None:
         doc["suggestions"] = r.suggestions.doc()
     if r.extender_calls:
@@ -240,19 +228,7 @@ def compact_result_doc(r: CycleResult) -> dict:
     if "nodeGroups" in ann:
         doc["nodeGroups"] = ann["nodeGroups"]
         doc["failingPlugins"] = ann["failingPlugins"]
-    if r.events:
-        doc["retryOn"] = {k: r.events[k] for k in sorted(r.events)}
-    if r.attempt is not None:
-        doc["attempt"] = r.attempt
-    if r.nominated_node_tried is not None:
-        doc["nominatedNodeTried"] = r.nominated_node_tried
-    if r.nominated:
-        doc["nominatedPods"] = {
-            n: {"pods": list(v.pods), "secondPass": v.second_pass, "firstTry": v.first_try}
-            for n, v in sorted(r.nominated.items())
-        }
-    if r.error:
-        doc["error"] = r.error
+    _add_retry_and_attempt(doc, r)
     return doc
 
 
@@ -302,3 +278,21 @@ def carried_out_doc(run) -> dict:
             {"pod": p.pod, "node": p.node, "attempts": p.attempts, "evicted": p.evicted} for p in run.placements
         ],
     }
+
+
+def _add_retry_and_attempt(doc: dict[str, Any], r: CycleResult) -> None:
+    """The fields both documents end with, in this order: the retry events, the sequence's attempt,
+    the nominated pods that counted, the cycle's error."""
+    if r.events:
+        doc["retryOn"] = {k: r.events[k] for k in sorted(r.events)}
+    if r.attempt is not None:
+        doc["attempt"] = r.attempt
+    if r.nominated_node_tried is not None:
+        doc["nominatedNodeTried"] = r.nominated_node_tried
+    if r.nominated:
+        doc["nominatedPods"] = {
+            n: {"pods": list(v.pods), "secondPass": v.second_pass, "firstTry": v.first_try}
+            for n, v in sorted(r.nominated.items())
+        }
+    if r.error:
+        doc["error"] = r.error
