@@ -48,19 +48,28 @@ class _RequestData:
         self.key = key
 
 
-class _MatchAttribute:
-    __slots__ = ("requests", "attribute", "value", "count")
+class _Constraint:
+    """A device constraint over some of a claim's requests (all of them when none are named)."""
+
+    __slots__ = ("requests", "attribute")
 
     def __init__(self, requests: list[str], attribute: str):
         self.requests = set(requests)
         self.attribute = attribute
-        self.value: Any = None
-        self.count = 0
 
     def applies(self, request: str, sub: str) -> bool:
         if not self.requests:
             return True
         return request in self.requests or (bool(sub) and f"{request}/{sub}" in self.requests)
+
+
+class _MatchAttribute(_Constraint):
+    __slots__ = ("value", "count")
+
+    def __init__(self, requests: list[str], attribute: str):
+        super().__init__(requests, attribute)
+        self.value: Any = None
+        self.count = 0
 
     def add(self, request: str, sub: str, device: Device) -> bool:
         if not self.applies(request, sub):
@@ -82,21 +91,15 @@ class _MatchAttribute:
             self.count -= 1
 
 
-class _DistinctAttribute:
+class _DistinctAttribute(_Constraint):
     """distinctAttribute as v1.34.1 evaluates it: values are compared by pointer, so two devices
     never collide; only a device without the attribute fails it."""
 
-    __slots__ = ("requests", "attribute", "holders")
+    __slots__ = ("holders",)
 
     def __init__(self, requests: list[str], attribute: str):
-        self.requests = set(requests)
-        self.attribute = attribute
+        super().__init__(requests, attribute)
         self.holders: dict[str, Device] = {}
-
-    def applies(self, request: str, sub: str) -> bool:
-        if not self.requests:
-            return True
-        return request in self.requests or (bool(sub) and f"{request}/{sub}" in self.requests)
 
     def add(self, request: str, sub: str, device: Device) -> bool:
         if not self.applies(request, sub):

@@ -10,17 +10,14 @@ from __future__ import annotations
 from typing import Any
 
 from .. import quantity
+from ..rawfields import as_dict, as_list
 from .cel import parse_semver, quantity_value, semver_value
 
 DeviceID = tuple[str, str, str]  # (driver, pool, device)
 
 
-def _dict(v: Any) -> dict:
-    return v if isinstance(v, dict) else {}
-
-
-def _list(v: Any) -> list:
-    return v if isinstance(v, list) else []
+_dict = as_dict
+_list = as_list
 
 
 def _str(v: Any) -> str:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..labels import NodeSelector, parse_node_selector
+from ..rawfields import as_list
 from .cel import attributes_read
 from .objects import ClaimSpec, DeviceClass, DeviceID, Pool, Slice, meta, selector_expression
 
@@ -252,8 +253,7 @@ class Tracker:
                 c.reserved_for.append({"resource": "pods", "name": pod.name, "uid": pod.uid})
 
 
-def _as_list(v) -> list:
-    return v if isinstance(v, list) else []
+_as_list = as_list
 
 
 def _add_slice(by_id: dict[tuple[str, str], Pool], s: Slice, late: list[Slice] | None) -> None:

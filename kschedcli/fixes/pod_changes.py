@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ..rawfields import as_dict, as_list
 from .blocked import Blocked, is_system_taint
 from .model import Change
 
@@ -18,12 +19,8 @@ REQUIRED = "requiredDuringSchedulingIgnoredDuringExecution"
 PREFERRED = "preferredDuringSchedulingIgnoredDuringExecution"
 
 
-def _dict(v: Any) -> dict:
-    return v if isinstance(v, dict) else {}
-
-
-def _list(v: Any) -> list:
-    return v if isinstance(v, list) else []
+_dict = as_dict
+_list = as_list
 
 
 def _spec(raw: dict) -> dict:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from .. import quantity
 from ..errors import FieldError
 from ..labels import LabelSelector, Requirement, parse_label_selector, valid_label_key, valid_label_value
+from ..rawfields import as_dict, as_list
 
 if TYPE_CHECKING:
     from ..framework.runtime import Handle
@@ -54,12 +55,8 @@ class VolumeError(Exception):
 # -- small helpers on raw dicts ---------------------------------------------------------------
 
 
-def _d(v) -> dict:
-    return v if isinstance(v, dict) else {}
-
-
-def _l(v) -> list:
-    return v if isinstance(v, list) else []
+_d = as_dict
+_l = as_list
 
 
 def _str(v) -> str:
