@@ -78,7 +78,21 @@ class Scheduler:
 
     def schedule(self, pod: Pod, seed: int | None = None, *, with_details: bool = True) -> CycleResult:
         """One cycle. with_details=False leaves out the plugins' explanations (result.details), which
-        change nothing decided: for callers that read only the verdict and the node."""
+        change nothing decided: for callers that read only the verdict and the node.
+
+        The cyclic collector is paused during the cycle: what a cycle allocates is either freed by
+        reference counting as it goes or kept (the result, the snapshot's indexes built on first
+        use), so its passes over the cycle's working set would find nothing; the one that follows
+        sees only what survived. The indexes the first cycle builds live as long as the snapshot:
+        on a large snapshot they are frozen with it (out of every later collection)."""
+        first = self.cycles == 0
+        with no_gc():
+            res = self._schedule_extended(pod, seed, with_details)
+            if first and len(self.snapshot.node_infos) > 200:
+                gc.freeze()  # before collection resumes, which would otherwise first pass over them
+        return res
+
+    def _schedule_extended(self, pod: Pod, seed: int | None, with_details: bool) -> CycleResult:
         ext = self.extenders
         if ext is None:
             res = self._schedule(pod, seed, with_details)

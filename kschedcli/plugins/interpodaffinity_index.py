@@ -12,6 +12,7 @@ from __future__ import annotations
 import weakref
 
 from ..snapshot import latest_generation
+from .interpodaffinity_terms import TERMS_CACHE_KEY, pod_terms
 
 _INDEXES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
@@ -72,11 +73,15 @@ class _NodeTracker:
             self.gens = [None] * len(nis)
             self._reset(len(nis))
         objs, gens = self.objs, self.gens
-        for i, ni in enumerate(nis):
-            if objs[i] is not ni or gens[i] != ni.generation:
-                self._reindex(i, ni)
-                objs[i] = ni
-                gens[i] = ni.generation
+        changed = [(i, ni) for i, ni in enumerate(nis) if objs[i] is not ni or gens[i] != ni.generation]
+        self._reindex_many(changed)
+        for i, ni in changed:
+            objs[i] = ni
+            gens[i] = ni.generation
+
+    def _reindex_many(self, changed: list) -> None:
+        for i, ni in changed:
+            self._reindex(i, ni)
 
 
 class PodLabelIndex(_NodeTracker):
@@ -202,95 +207,138 @@ _TERM_INDEXES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 class TermEntry:
     """One distinct term object carried by existing pods (replicas share it, see pod_terms):
-    how many carriers per topology value of their nodes (None: the node lacks the key), and on
-    which node positions they are."""
+    how many carriers per topology value of their nodes (None: the node lacks the key), and the
+    PodTerms it belongs to (`owner`: the carriers are the pods holding that PodTerms)."""
 
-    __slots__ = ("term", "kind", "counts", "nodes")
+    __slots__ = ("term", "kind", "counts", "owner")
 
-    def __init__(self, term, kind: int):
+    def __init__(self, term, kind: int, owner):
         self.term = term
         self.kind = kind
+        self.owner = owner
         self.counts: dict = {}
-        self.nodes: dict[int, int] = {}
 
 
 class ExistingTermsIndex(_NodeTracker):
     """The existing pods' (anti-)affinity terms aggregated per distinct term, so that PreScore and
     PreFilter look at a few hundred terms instead of every pod with affinity. Follows the snapshot
-    node by node (NodeInfo identity and generation), like PodLabelIndex."""
+    node by node (NodeInfo identity and generation), like PodLabelIndex.
+
+    A node's contribution is kept as its labels and how many of its pods carry each distinct
+    PodTerms (replicas share one): the terms are walked per PodTerms, not per pod."""
 
     __slots__ = ("contribs", "entries")
 
     def _reset(self, n: int) -> None:
-        self.contribs: list = [None] * n  # per position: {(kind, id(term)): (term, {tv: n})}
+        self.contribs: list = [None] * n  # per position: None or (node labels, {PodTerms: pods})
         self.entries: dict = {}  # (kind, id(term)) -> TermEntry
 
     def _copy_state(self, other, extra: int) -> None:
         self.contribs = other.contribs + [None] * extra  # replaced per position, never changed
         self.entries = {}
         for key, e in other.entries.items():
-            c = self.entries[key] = TermEntry(e.term, e.kind)
+            c = self.entries[key] = TermEntry(e.term, e.kind, e.owner)
             c.counts = dict(e.counts)
-            c.nodes = dict(e.nodes)
 
     def holders(self, keys) -> list:
         """The snapshot's NodeInfos carrying any of the terms `keys`, in node order."""
+        owners = {id(self.entries[key].owner) for key in keys}
         nis = self.snapshot.node_infos
-        return [nis[i] for i in sorted({i for key in keys for i in self.entries[key].nodes})]
+        return [nis[i] for i, c in enumerate(self.contribs) if c is not None and any(id(et) in owners for et in c[1])]
 
     def _reindex(self, i: int, ni) -> None:
-        from .interpodaffinity_terms import pod_terms
+        self._reindex_many([(i, ni)])
 
-        entries = self.entries
-        old = self.contribs[i]
-        if old:
-            for key, (_term, per_tv) in old.items():
-                e = entries[key]
-                total = 0
-                for tv, n in per_tv.items():
-                    total += n
-                    left = e.counts[tv] - n
-                    if left:
-                        e.counts[tv] = left
+    def _reindex_many(self, changed: list) -> None:
+        """Take back each changed node's old contribution and add its pods' terms again, node by
+        node in order; when none had one (the first build), the additions are made per distinct
+        PodTerms over all its nodes, which meets the entries and topology values in the same order.
+
+        Within one call every pod is alive, so pods sharing their namespace and affinity objects
+        (by identity) share the PodTerms pod_terms would give them: it is asked once per such
+        group (and the others cached as it would cache them)."""
+        contribs = self.contribs
+        terms_of: dict = {}  # (namespace, id(podAffinity), id(podAntiAffinity)) -> PodTerms
+        bulk = all(contribs[i] is None for i, _ in changed)
+        carriers: dict = {}  # PodTerms -> [(node labels, pods)], in node order (bulk only)
+        for i, ni in changed:
+            old = contribs[i]
+            if old is not None:
+                self._add(old[0], old[1], -1)
+            pods = ni.pods_with_affinity
+            if not pods:
+                contribs[i] = None
+                continue
+            groups: dict = {}  # PodTerms -> how many of the node's pods carry it
+            for ep in pods:
+                cache = ep._cache
+                et = cache.get(TERMS_CACHE_KEY)
+                if et is None:
+                    k = (ep.namespace, id(ep.pod_affinity), id(ep.pod_anti_affinity))
+                    et = terms_of.get(k)
+                    if et is None:
+                        et = terms_of[k] = pod_terms(ep)
                     else:
-                        del e.counts[tv]
-                left = e.nodes[i] - total
-                if left:
-                    e.nodes[i] = left
-                else:
-                    del e.nodes[i]
-                if not e.nodes:
-                    del entries[key]
-        new: dict | None = None
-        if ni.pods_with_affinity:
-            new = {}
+                        cache[TERMS_CACHE_KEY] = et  # what pod_terms(ep) keeps from now on
+                groups[et] = groups.get(et, 0) + 1
             labels = ni.node.labels
-            for ep in ni.pods_with_affinity:
-                et = pod_terms(ep)
-                for kind, lst in (
-                    (REQUIRED_AFFINITY, et.required_affinity),
-                    (PREFERRED_AFFINITY, et.preferred_affinity),
-                    (PREFERRED_ANTI_AFFINITY, et.preferred_anti_affinity),
-                    (REQUIRED_ANTI_AFFINITY, et.required_anti_affinity),
-                ):
-                    for t in lst:
-                        key = (kind, id(t))
-                        tv = labels.get(t.topology_key)
-                        c = new.get(key)
-                        if c is None:
-                            new[key] = (t, {tv: 1})
-                        else:
-                            c[1][tv] = c[1].get(tv, 0) + 1
-            for key, (t, per_tv) in new.items():
+            contribs[i] = (labels, groups)
+            if not bulk:
+                self._add(labels, groups, 1)
+                continue
+            for et, m in groups.items():
+                held = carriers.get(et)
+                if held is None:
+                    carriers[et] = [(labels, m)]
+                else:
+                    held.append((labels, m))
+        entries = self.entries
+        for et, held in carriers.items():
+            for key, t, tk in _flat_terms(et):
                 e = entries.get(key)
                 if e is None:
-                    e = entries[key] = TermEntry(t, key[0])
-                total = 0
-                for tv, n in per_tv.items():
-                    total += n
-                    e.counts[tv] = e.counts.get(tv, 0) + n
-                e.nodes[i] = e.nodes.get(i, 0) + total
-        self.contribs[i] = new
+                    e = entries[key] = TermEntry(t, key[0], et)
+                counts = e.counts
+                for labels, m in held:
+                    tv = labels.get(tk)
+                    counts[tv] = counts.get(tv, 0) + m
+
+    def _add(self, labels, groups: dict, sign: int) -> None:
+        """Add (sign 1) or take back (-1) one node's contribution."""
+        entries = self.entries
+        for et, m in groups.items():
+            for key, t, tk in _flat_terms(et):
+                tv = labels.get(tk)
+                e = entries.get(key)
+                if e is None:
+                    e = entries[key] = TermEntry(t, key[0], et)
+                counts = e.counts
+                left = counts.get(tv, 0) + sign * m
+                if left:
+                    counts[tv] = left
+                else:
+                    del counts[tv]
+                    if not counts:
+                        del entries[key]
+
+
+def _flat_terms(et) -> tuple:
+    """A PodTerms' terms in the order the index meets them: per kind (REQUIRED_AFFINITY,
+    PREFERRED_AFFINITY, PREFERRED_ANTI_AFFINITY, REQUIRED_ANTI_AFFINITY), each as its entry key,
+    the term and its topology key; worked out once per PodTerms."""
+    flat = et.index_entries
+    if flat is None:
+        flat = et.index_entries = tuple(
+            ((kind, id(t)), t, t.topology_key)
+            for kind, lst in (
+                (REQUIRED_AFFINITY, et.required_affinity),
+                (PREFERRED_AFFINITY, et.preferred_affinity),
+                (PREFERRED_ANTI_AFFINITY, et.preferred_anti_affinity),
+                (REQUIRED_ANTI_AFFINITY, et.required_anti_affinity),
+            )
+            for t in lst
+        )
+    return flat
 
 
 def existing_terms_for(snapshot) -> ExistingTermsIndex:

@@ -14,7 +14,7 @@ from typing import Any
 from ..errors import FieldError
 from ..labels import NOTHING, LabelSelector, parse_label_selector
 
-_CACHE_KEY = "InterPodAffinity.terms"
+_CACHE_KEY = TERMS_CACHE_KEY = "InterPodAffinity.terms"  # pod._cache key of pod_terms
 _EMPTY: Mapping[str, str] = {}
 
 
@@ -123,6 +123,7 @@ class PodTerms:
         "preferred_affinity",
         "preferred_anti_affinity",
         "error",
+        "index_entries",
     )
 
     def __init__(
@@ -138,6 +139,8 @@ class PodTerms:
         self.preferred_affinity: tuple[AffinityTerm, ...] = tuple(preferred_affinity)
         self.preferred_anti_affinity: tuple[AffinityTerm, ...] = tuple(preferred_anti_affinity)
         self.error = error
+        # the terms as interpodaffinity_index walks them (worked out there on first use)
+        self.index_entries: tuple | None = None
 
 
 NO_TERMS = PodTerms()
