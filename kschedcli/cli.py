@@ -52,7 +52,7 @@ from .cli_common import (
     app,
     with_validation,
 )
-from .cli_errors import guard_stdout
+from .cli_errors import exit_after, guard_stdout
 from .completion import complete_node, complete_pod
 from .editflags import EditOrderCommand, with_edit_flags
 from .errors import InputError
@@ -228,9 +228,7 @@ def schedule(
     try:
         session = _open(cluster, config, edits, kubernetes_version, ("PODS", pods))
         if pods is None:
-            from .lookup import pending_pods
-
-            found = in_namespace(pending_pods(list(cluster)), pods_namespace)
+            found = in_namespace(session.cluster.pending_pods(), pods_namespace)
             if not found:
                 where = f"namespace {pods_namespace} of the snapshot" if pods_namespace else "the snapshot"
                 raise InputError(f"no PODS file given and no pending pod in {where}", field="PODS")
@@ -375,7 +373,7 @@ def main() -> None:
 
     install()  # progress on stderr for loads and sequences over a second, on a terminal only
     guard_stdout()  # `ksched ... | head` exits as its result says, not 1 or 120
-    app(prog_name="ksched")
+    exit_after(lambda: app(prog_name="ksched"))
 
 
 def kubectl_main() -> None:
@@ -384,7 +382,7 @@ def kubectl_main() -> None:
     from .render.progress import install
 
     install()
-    app(prog_name="kubectl ksched")
+    exit_after(lambda: app(prog_name="kubectl ksched"))
 
 
 if __name__ == "__main__":

@@ -246,7 +246,7 @@ def _load_one_pod(
         raise InputError("no such file", source=pod)
     from .lookup import find_pending_pod
 
-    obj, path, where = find_pending_pod(list(cluster), pod)
+    obj, path, where = find_pending_pod(list(cluster), pod, session.cluster.pending_pods())
     return session.cluster.parse_pod(obj, path, where), []
 
 

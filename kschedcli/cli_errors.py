@@ -4,10 +4,13 @@ a reader that closes stdout early (`ksched ... | head -3`) changes nothing, the 
 
 from __future__ import annotations
 
+import atexit
 import errno
 import os
 import sys
-from typing import Any
+import threading
+from collections.abc import Callable
+from typing import Any, NoReturn
 
 from typer.core import TyperGroup
 
@@ -92,6 +95,34 @@ class ClosedReaderSafeStdout:
                 raise
             self._reader_gone()
             self._stream.flush()  # what was buffered goes to /dev/null now
+
+
+def exit_after(entry: Callable[[], Any]) -> NoReturn:
+    """entry(), then the process ends as Python would end it (atexit handlers run, stdout and
+    stderr flushed, the same status) but without first freeing every object one by one: after a
+    5,000-node snapshot that teardown alone takes a fifth of a second. Python's own exit is
+    kept when another thread still runs or a stream cannot be flushed."""
+    try:
+        entry()
+        code: Any = 0
+    except SystemExit as e:
+        code = e.code
+    if threading.active_count() > 1:
+        sys.exit(code)
+    if code is None:
+        status = 0
+    elif isinstance(code, int):
+        status = code
+    else:  # as Python prints a non-integer exit code
+        print(code, file=sys.stderr)
+        status = 1
+    atexit._run_exitfuncs()
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        sys.exit(code)
+    os._exit(status)
 
 
 def guard_stdout() -> None:

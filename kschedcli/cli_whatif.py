@@ -253,9 +253,7 @@ def diff(
         mode = "all"
         if not all_pods:
             if pods is None:
-                from .lookup import pending_pods
-
-                found = pending_pods(list(cluster))
+                found = cluster_a.pending_pods()
                 if not found:
                     raise InputError(
                         "no PODS file given and no pending pod in the snapshot (or use --all)", field="PODS"
@@ -351,9 +349,7 @@ def run(
         expansion = scenario_pods(sc, session.cluster)
         pod_list = expansion.pods if expansion is not None else []
         if expansion is None:
-            from .lookup import pending_pods
-
-            found = pending_pods(list(files))
+            found = session.cluster.pending_pods()
             if not found:
                 raise InputError(
                     "the scenario names no pods and the snapshot has no pending pod", source=scenario, field="pods"

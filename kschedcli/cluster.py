@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import builtins  # Cluster.list shadows the name in its class body
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 from marshal import dumps as _marshal_dumps
 from sys import intern as _intern
+from typing import Any
 
 from . import progress
 from .errors import InputError
 from .loader import iter_located, iter_objects, no_gc
 from .loader import where as located_at
+from .lookup import is_pending_pod
 from .model import Node, Pod, meta_of
 from .versions import REFERENCE, Choice, Release
 
@@ -72,17 +75,27 @@ class Cluster:
             ns: {"kubernetes.io/metadata.name": ns} for ns in BUILTIN_NAMESPACES
         }
         self.sources: list[str] = []
+        # every pending pod object of the files, in order, with its file and location (loader.where):
+        # what `explain NAMESPACE/NAME` looks up (lookup.py), without reading the files again
+        self.pending: list[tuple[dict, str, tuple]] = []
         self.version: Choice = Choice(REFERENCE, "default", "no node reports a kubelet version")
         self.release: Release | None = None  # the release its pods follow (follow()); None: as written
         self.from_cache = False  # read from the snapshot cache (load_cluster_cached)
+        # the scheduler's snapshot of these nodes and pods, built ahead (snapshot.PrebuiltSnapshot:
+        # the snapshot cache stores one); dropped when following a release changes a pod
+        self.prebuilt_snapshot: Any = None
 
     def follow(self, version: Choice) -> None:
         """Follow the release `version` chose: hold every pod as a cluster of that release does
         (model.Pod.follow_release), pods parsed from now on too."""
         self.version = version
         self.release = version.release
+        changed = False
         for pod in self.pods:
-            pod.follow_release(version.release)
+            if pod.follow_release(version.release):
+                changed = True
+        if changed:
+            self.prebuilt_snapshot = None  # built from the pods as they were
 
     # -- lookups used by plugins --------------------------------------------------
     def get(self, kind: str, namespace: str, name: str) -> dict | None:
@@ -117,6 +130,10 @@ class Cluster:
             ):
                 defaults.append((-created(sc), name))
         return min(defaults)[1] if defaults else None
+
+    def pending_pods(self) -> builtins.list[tuple[dict, str, str]]:
+        """The files' pending pods as lookup.pending_pods gives them: (object, file, where in it)."""
+        return [(obj, path, located_at(obj, loc)) for obj, path, loc in self.pending]
 
     def parse_pod(self, raw: dict, source: str, where: str) -> Pod:
         try:
@@ -359,12 +376,29 @@ def load_cluster_cached(paths: Iterable[str]) -> Cluster:
 
     files = list(paths)
     with no_gc():
-        cluster, hit = snapshot_cache.cached(files, load_cluster)
+        cluster, hit = snapshot_cache.cached(files, load_cluster, prepare=_with_prebuilt_snapshot)
         if hit and len(cluster.pods) > 2000:
             import gc
 
             gc.freeze()  # as load_cluster does: the snapshot lives as long as the process
     cluster.from_cache = hit
+    if hit and cluster.sources != files and len(cluster.sources) == len(files):
+        # an entry keyed by content (a live read) was parsed from another temporary file: name this one
+        renamed = dict(zip(cluster.sources, files))
+        cluster.pending = [(obj, renamed.get(path, path), loc) for obj, path, loc in cluster.pending]
+        cluster.sources = files
+    return cluster
+
+
+def _with_prebuilt_snapshot(cluster: Cluster) -> Cluster:
+    """The cluster as the snapshot cache stores it: the scheduler's snapshot of its nodes and pods
+    built (the reader's Scheduler takes it instead of grouping and summing every pod), the bound
+    pods' source objects kept marshalled until one is read (snapshot_pickle.defer_raws)."""
+    from .snapshot import PrebuiltSnapshot
+    from .snapshot_pickle import defer_raws
+
+    cluster.prebuilt_snapshot = PrebuiltSnapshot(cluster.nodes, cluster.pods)
+    defer_raws(cluster.pods)
     return cluster
 
 
@@ -429,6 +463,8 @@ def _load_cluster(paths: Iterable[str]) -> Cluster:
                 raw_nodes.append((obj, path, loc))
             elif kind == "Pod":
                 raw_pods.append((obj, path, loc))
+                if is_pending_pod(obj):
+                    cluster.pending.append((obj, path, loc))
             elif kind in OTHER_KINDS:
                 ns, name = meta_of(obj)
                 if not ns and kind in NAMESPACED_KINDS:

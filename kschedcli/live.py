@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 
 from . import progress
 from .errors import SOURCE_LABELS, InputError
+from .snapshot_cache import content_hasher, know_content
 
 # The kinds of the README's snapshot command (`kubectl get nodes,pods,... -A -o yaml`), and only
 # those: what the cluster loader reads for the default plugins. tests/test_live.py holds the README to it.
@@ -269,7 +270,7 @@ def get_command(kubectl: str, opts: LiveOptions, kinds: tuple[str, ...] | None =
     ]
 
 
-def _read_into(proc: subprocess.Popen, out, task) -> None:
+def _read_into(proc: subprocess.Popen, out, task, digest) -> None:
     assert proc.stdout is not None
     received = 0
     while True:
@@ -277,13 +278,16 @@ def _read_into(proc: subprocess.Popen, out, task) -> None:
         if not chunk:
             return
         out.write(chunk)
+        digest.update(chunk)
         received += len(chunk)
         task.update(received)
 
 
-def _get_into(kubectl: str, opts: LiveOptions, kinds: tuple[str, ...], path: str, target: Target) -> tuple[int, str]:
-    """Run `kubectl get KINDS` into `path` (the bytes exactly as kubectl printed them); its exit
-    status and what it said on stderr."""
+def _get_into(
+    kubectl: str, opts: LiveOptions, kinds: tuple[str, ...], path: str, target: Target, digest
+) -> tuple[int, str]:
+    """Run `kubectl get KINDS` into `path` (the bytes exactly as kubectl printed them, also fed
+    to `digest`); its exit status and what it said on stderr."""
     deadline = _deadline(opts)
     try:
         out = open(path, "wb")  # noqa: SIM115 - closed by the `with` below, once the error paths are set
@@ -316,7 +320,7 @@ def _get_into(kubectl: str, opts: LiveOptions, kinds: tuple[str, ...], path: str
             timer.daemon = True
             timer.start()
         try:
-            _read_into(proc, out, task)
+            _read_into(proc, out, task, digest)
             code = proc.wait()
         finally:
             if timer is not None:
@@ -376,7 +380,8 @@ def fetch(opts: LiveOptions, path: str) -> LiveRead:
     try:
         kinds: tuple[str, ...] = KINDS + OPTIONAL_KINDS
         while True:
-            code, stderr = _get_into(kubectl, opts, kinds, path, target)
+            digest = content_hasher()
+            code, stderr = _get_into(kubectl, opts, kinds, path, target, digest)
             if code == 0:
                 break
             missing = _NO_RESOURCE_TYPE.search(stderr)
@@ -396,6 +401,9 @@ def fetch(opts: LiveOptions, path: str) -> LiveRead:
         ok = True
     finally:
         read.server_version = _server_version(version, wait=ok)
+    # the snapshot cache keys this file by what kubectl printed: the same bytes read again are
+    # not parsed again (the context is part of the key: what names the source in messages)
+    know_content(path, f"{target.context}|{target.server}", digest.digest())
     return read
 
 

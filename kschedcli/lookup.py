@@ -41,10 +41,13 @@ def pending_pods(paths: Iterable[str]) -> list[tuple[dict, str, str]]:
     return [(o, p, w) for o, p, w in snapshot_objects(paths) if is_pending_pod(o)]
 
 
-def find_pending_pod(paths: list[str], ref: str) -> tuple[dict, str, str]:
-    """A pending pod of the snapshot by `namespace/name`, or by `name` when that is unique."""
+def find_pending_pod(
+    paths: list[str], ref: str, pending: list[tuple[dict, str, str]] | None = None
+) -> tuple[dict, str, str]:
+    """A pending pod of the snapshot by `namespace/name`, or by `name` when that is unique;
+    `pending`: the files' pending pods when the cluster read holds them (else the files are read)."""
     files = list(paths)
-    found = pending_pods(files)
+    found = pending_pods(files) if pending is None else pending
     if "/" in ref:
         hits = [x for x in found if pod_key(x[0]) == ref]
     else:

@@ -191,7 +191,7 @@ class Pod:
     """A pod, defaulted as the API server would, with its scheduler-relevant fields parsed."""
 
     __slots__ = (
-        "raw",
+        "_raw",
         "namespace",
         "name",
         "uid",
@@ -231,6 +231,8 @@ class Pod:
         "_cache",
         "_key",
     )
+    # the source object, or (store, index) where the snapshot cache keeps it (see `raw`)
+    _raw: Any
     # set by _compute_requests or shared from a template pod
     requests: Resource
     non0_cpu: int
@@ -487,20 +489,40 @@ class Pod:
         self.non0_cpu = quantity.milli_value(nz.get("cpu", 0))
         self.non0_mem = quantity.value(nz.get("memory", 0))
 
-    def follow_release(self, release) -> None:
+    def follow_release(self, release) -> bool:
         """The pod as a cluster of `release` (a versions.Release) holds and its scheduler reads it.
         Without PodLevelResources the API server drops spec.resources, without
         DynamicResourceAllocation spec.resourceClaims; before v1.34 the scheduler counts only
         regular containers' host ports (sidecars' are ignored). Fields are replaced, never
-        modified: a pod built from a template shares its values with other pods."""
+        modified: a pod built from a template shares its values with other pods. True when a
+        field was replaced."""
+        changed = False
         if self.pod_level_requests and not release.gate("PodLevelResources"):
             self.pod_level_requests = {}
             self._compute_requests()
             self._cache = {}
+            changed = True
         if self.resource_claims and not release.gate("DynamicResourceAllocation"):
             self.resource_claims = []
+            changed = True
         if self.host_ports and not release.has("SidecarHostPorts") and any(c.restartable for c in self.init_containers):
             self.host_ports = [(ip, proto, hp) for c in self.containers for ip, proto, hp, _ in c.ports if hp > 0]
+            changed = True
+        return changed
+
+    @property
+    def raw(self) -> dict:
+        """The source object (for a bound pod, the fields the loader kept). A pod read from the
+        snapshot cache holds (store, index) until it is first read: rebuilding every bound pod's
+        object would cost a cached command a third of its time (snapshot_pickle.RawStore)."""
+        r = self._raw
+        if type(r) is tuple:
+            r = self._raw = r[0].get(r[1])
+        return r
+
+    @raw.setter
+    def raw(self, value: dict) -> None:
+        self._raw = value
 
     # -- identity ----------------------------------------------------------
     @property

@@ -31,6 +31,8 @@ class Scheduler:
     def __init__(self, cluster: Cluster, config: SchedulerConfig, snapshot: Snapshot | None = None):
         self.cluster = cluster
         self.config = config
+        if snapshot is None and cluster.prebuilt_snapshot is not None:
+            snapshot = cluster.prebuilt_snapshot.take(cluster.nodes, cluster.pods)
         if snapshot is None:
             with no_gc():
                 snapshot = Snapshot(cluster.nodes, cluster.pods)

@@ -548,6 +548,37 @@ class Snapshot:
         self.generation = _next_generation()
 
 
+class PrebuiltSnapshot:
+    """A Snapshot built ahead, with the node and pod objects it was built from: the snapshot cache
+    stores one with the parsed cluster, so that a command reading the entry does not group and sum
+    every pod again. `take` hands it out once, and only for those very objects in that order."""
+
+    __slots__ = ("nodes", "pods", "snapshot")
+
+    def __init__(self, nodes: Iterable[Node], pods: Iterable[Pod]):
+        self.nodes = tuple(nodes)
+        self.pods = tuple(pods)
+        self.snapshot: Snapshot | None = Snapshot(self.nodes, self.pods)
+
+    def take(self, nodes: Sequence[Node], pods: Sequence[Pod]) -> Snapshot | None:
+        """The snapshot of `nodes` and `pods`, or None (taken already, or built from other objects).
+        Its generations are given out anew: they were counted in the process that built it."""
+        snap = self.snapshot
+        if (
+            snap is None
+            or len(nodes) != len(self.nodes)
+            or len(pods) != len(self.pods)
+            or not all(map(operator.is_, nodes, self.nodes))
+            or not all(map(operator.is_, pods, self.pods))
+        ):
+            return None
+        self.snapshot = None
+        for ni in snap.node_infos:
+            ni.generation = _next_generation()
+        snap.generation = _next_generation()
+        return snap
+
+
 def _drop(pods: list[Pod], pod: Pod) -> None:
     for i, p in enumerate(pods):
         if p is pod:

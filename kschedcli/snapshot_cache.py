@@ -39,7 +39,7 @@ try:  # the blake2 module alone: hashlib would load OpenSSL's bindings into ever
 except ImportError:  # pragma: no cover - another Python implementation
     from hashlib import blake2b
 
-_MAGIC = b"KSCHEDC1"
+_MAGIC = b"KSCHEDC2"
 _HEADER = struct.Struct("<8s32sQI")  # magic, key, payload length, crc32 of the payload
 _SUFFIX = ".cluster"
 _SAMPLE_EDGE = 256 * 1024
@@ -122,12 +122,34 @@ def _file_identity(path: str) -> bytes | None:
         os.close(fd)
 
 
+# files whose whole content ksched hashed as it wrote them (what kubectl printed for a live read):
+# path -> (a name for the source, digest). Keyed by those, not by the file's identity: each live
+# read writes a new file, and the same bytes read again are the same snapshot.
+_CONTENT: dict[str, tuple[str, bytes]] = {}
+
+
+def content_hasher() -> Any:
+    """The hash `know_content` takes the digest of."""
+    return blake2b(digest_size=32)
+
+
+def know_content(path: str, source: str, digest: bytes) -> None:
+    """`path` holds exactly the bytes of `digest` (content_hasher), read from `source` (the live
+    cluster's context): its entry is keyed by those rather than by the file's identity."""
+    _CONTENT[path] = (source, digest)
+
+
 def entry_key(paths: list[str]) -> bytes | None:
     """The cache key of reading `paths` in order; None when one of them cannot be cached."""
     h = blake2b(digest_size=32)
     h.update(_MAGIC)
     h.update(_code_fingerprint())
     for path in paths:
+        known = _CONTENT.get(path)
+        if known is not None:
+            h.update(f"content|{known[0]}|".encode())
+            h.update(known[1])
+            continue
         ident = _file_identity(path)
         if ident is None:
             return None
@@ -168,7 +190,9 @@ def write_entry(key: bytes, obj: Any) -> Path | None:
     folder = cache_dir()
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        payload = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
+        from .snapshot_pickle import dumps  # the writer alone needs the model's pickling
+
+        payload = dumps(obj)
         fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=_SUFFIX, dir=folder)
     except (OSError, pickle.PicklingError, RecursionError, TypeError, AttributeError):
         return None
@@ -239,18 +263,23 @@ def clear() -> tuple[int, int]:
     return n, freed
 
 
-def _write_in_background(key: bytes, obj: Any) -> None:
-    """write_entry in a forked grandchild (the parent waits only for the child, which forks and
-    exits at once: no zombie is left behind). Without fork, written here."""
+def _prepare_and_write(key: bytes, obj: Any, prepare: Callable[[Any], Any] | None) -> None:
+    write_entry(key, prepare(obj) if prepare is not None else obj)
+
+
+def _write_in_background(key: bytes, obj: Any, prepare: Callable[[Any], Any] | None = None) -> None:
+    """prepare(obj) (what the entry holds besides the parsed object) and write_entry in a forked
+    grandchild (the parent waits only for the child, which forks and exits at once: no zombie is
+    left behind). Without fork, written here."""
     if not hasattr(os, "fork"):
-        write_entry(key, obj)
+        _prepare_and_write(key, obj, prepare)
         return
     sys.stdout.flush()
     sys.stderr.flush()
     try:
         pid = os.fork()
     except OSError:
-        write_entry(key, obj)
+        _prepare_and_write(key, obj, prepare)
         return
     if pid:
         os.waitpid(pid, 0)
@@ -266,7 +295,7 @@ def _write_in_background(key: bytes, obj: Any) -> None:
                 os.dup2(devnull, fd)
             os.close(devnull)
             try:
-                write_entry(key, obj)
+                _prepare_and_write(key, obj, prepare)
             except BaseException:  # noqa: BLE001 - the cache never fails a command
                 code = 1
     except BaseException:  # noqa: BLE001
@@ -274,9 +303,16 @@ def _write_in_background(key: bytes, obj: Any) -> None:
     os._exit(code)
 
 
-def cached(paths: list[str], load: Callable[[list[str]], Any], *, background: bool = True) -> tuple[Any, bool]:
+def cached(
+    paths: list[str],
+    load: Callable[[list[str]], Any],
+    *,
+    background: bool = True,
+    prepare: Callable[[Any], Any] | None = None,
+) -> tuple[Any, bool]:
     """(load(paths), from the cache?): the entry for `paths` when there is a good one, else
-    load(paths), stored for the next time."""
+    load(paths), stored for the next time. `prepare(obj)`, run by the writer (in the background
+    process) before pickling, may add to the object what the next reader would otherwise work out."""
     if not enabled():
         return load(paths), False
     key = entry_key(paths)
@@ -287,7 +323,7 @@ def cached(paths: list[str], load: Callable[[list[str]], Any], *, background: bo
         return hit, True
     obj = load(paths)
     if background:
-        _write_in_background(key, obj)
+        _write_in_background(key, obj, prepare)
     else:
-        write_entry(key, obj)
+        _prepare_and_write(key, obj, prepare)
     return obj, False

@@ -17,6 +17,7 @@ import zlib
 from pathlib import Path
 
 import pytest
+import test_live
 from typer.testing import CliRunner
 
 from kschedcli import snapshot_cache
@@ -24,6 +25,7 @@ from kschedcli.cli import app
 from kschedcli.cluster import load_cluster
 
 ROOT = Path(__file__).resolve().parent.parent
+fake = test_live.fake  # the fake kubectl on PATH (tests/test_live.py)
 SMALL = ROOT / "fixtures" / "small-cluster.yaml"
 POD = str(ROOT / "fixtures" / "pods" / "web.yaml")
 
@@ -259,3 +261,70 @@ def test_the_background_writer_lets_go_of_the_commands_output(cache, tmp_path, m
             break
         time.sleep(0.05)
     assert json.loads(seen.read_text()) == [os.devnull] * 3
+
+
+def test_a_live_read_is_keyed_by_the_bytes_kubectl_printed(cache, fake):
+    # each live read writes a new temporary file: the same bytes are the same snapshot, parsed once
+    first = run("-v", "explain", POD, "-o", "json")
+    assert first.exit_code == 0, first.output
+    assert "from the cache" not in first.stderr
+    _wait_for_entry(cache)
+    second = run("-v", "explain", POD, "-o", "json")
+    assert "from the cache" in second.stderr and second.stdout == first.stdout
+    # the cluster changed: kubectl prints other bytes, which are parsed
+    fake.served.write_bytes(fake.served.read_bytes().replace(b'"node-b"', b'"node-z"'))
+    third = run("-v", "explain", POD, "-o", "json")
+    assert third.exit_code == 0, third.output
+    assert "from the cache" not in third.stderr and "node-z" in third.stdout
+
+
+def test_the_live_key_is_the_content_and_the_context(cache, tmp_path):
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    a.write_text("{}")
+    b.write_text("{}")
+    h = snapshot_cache.content_hasher()
+    h.update(b"{}")
+    snapshot_cache.know_content(str(a), "ctx|https://x", h.digest())
+    snapshot_cache.know_content(str(b), "ctx|https://x", h.digest())
+    assert snapshot_cache.entry_key([str(a)]) == snapshot_cache.entry_key([str(b)])
+    snapshot_cache.know_content(str(b), "other|https://y", h.digest())
+    assert snapshot_cache.entry_key([str(a)]) != snapshot_cache.entry_key([str(b)])
+
+
+PROD = str(ROOT / "fixtures" / "prod-cluster.yaml")
+
+
+def test_the_cluster_holds_the_files_pending_pods_as_the_lookup_reads_them(tmp_path):
+    from kschedcli.lookup import pending_pods
+
+    two = tmp_path / "more.yaml"
+    two.write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: late, namespace: shop}\n"
+        "spec: {containers: [{name: c, image: x}]}\n"
+    )
+    files = [PROD, str(two)]
+    cluster = load_cluster(files)
+    assert cluster.pending_pods() == pending_pods(files)
+    assert [w for _, _, w in cluster.pending_pods()][-1] == "Pod shop/late"
+
+
+def test_explain_namespace_name_from_the_cache_reads_no_file_again(cache, monkeypatch, tmp_path):
+    snap = tmp_path / "prod.yaml"
+    shutil.copy(PROD, snap)
+    first = run("explain", "shop/checkout-6b8c9d7f5-h2j4k", "-c", str(snap), "-o", "json")
+    assert first.exit_code in (0, 1), first.output
+    _wait_for_entry(cache)
+
+    def no_reading(*args, **kwargs):
+        raise AssertionError("a snapshot file read again")
+
+    from kschedcli import lookup
+
+    monkeypatch.setattr(lookup, "snapshot_objects", no_reading)
+    second = run("-v", "explain", "shop/checkout-6b8c9d7f5-h2j4k", "-c", str(snap), "-o", "json")
+    assert "from the cache" in second.stderr and second.stdout == first.stdout
+    by_name = run("explain", "reporting-28391745-x7k2q", "-c", str(snap), "-o", "json")
+    assert json.loads(by_name.stdout)["pod"].endswith("reporting-28391745-x7k2q")
+    missing = run("explain", "shop/nope", "-c", str(snap))
+    assert missing.exit_code == 2 and len(missing.stderr.strip().splitlines()) == 1
+    assert "no such file, and no pending pod named 'shop/nope'" in missing.stderr
