@@ -132,14 +132,17 @@ class DefaultPreemption(Plugin, PreEnqueuePlugin, PostFilterPlugin, Explainer):
         # NodeToStatus.NodesForStatusCode(Unschedulable): the nodes where evicting may help; the
         # others are noted with why not
         explicit, absent = node_statuses.explicit, node_statuses.absent
-        statuses = [explicit.get(ni.node.name, absent) for ni in all_nodes]
-        potential = [ni for ni, st in zip(all_nodes, statuses) if st.code == UNSCHEDULABLE]
-        why_of: dict[int, str] = {
-            id(st): _unresolvable_why(st) for st in set(statuses) if st.code != UNSCHEDULABLE
-        }  # nodes failing alike share one status
-        detail.not_helpful = {
-            ni.node.name: why_of[id(st)] for ni, st in zip(all_nodes, statuses) if st.code != UNSCHEDULABLE
-        }
+        names = snapshot.names
+        get = explicit.get
+        statuses = [get(n, absent) for n in names]
+        # nodes failing alike share one status: each distinct one is looked at once
+        distinct = set(statuses)
+        why_of = {st: _unresolvable_why(st) for st in distinct if st.code != UNSCHEDULABLE}
+        if why_of:
+            potential = [ni for ni, st in zip(all_nodes, statuses) if st not in why_of]
+            detail.not_helpful = {n: why_of[st] for n, st in zip(names, statuses) if st in why_of}
+        else:
+            potential = list(all_nodes)
         detail.potential_nodes = len(potential)
         detail.num_candidates = self.calculate_num_candidates(len(potential)) if potential else 0
 
@@ -267,9 +270,10 @@ class DefaultPreemption(Plugin, PreEnqueuePlugin, PostFilterPlugin, Explainer):
         if req is None or req.scalars:
             return None
         skip = state.skip_filter_plugins
-        # per node: the first failing node-only filter before NodeResourcesFit, and after it
-        before: list = [None] * len(potential)
-        after: list = [None] * len(potential)
+        # per node: the first failing node-only filter before NodeResourcesFit, and after it (None
+        # when no potential node fails one: the usual case, a node-only failure being unresolvable)
+        before: list | None = None
+        after: list | None = None
         seen_fit = False
         known = state.filter_columns or {}  # this cycle's verdicts, in snapshot order
         positions = None
@@ -279,91 +283,132 @@ class DefaultPreemption(Plugin, PreEnqueuePlugin, PostFilterPlugin, Explainer):
             if pl is fit:
                 seen_fit = True
                 continue
-            into = after if seen_fit else before
             col = known.get(pl.name)
             if col is not None:
                 if positions is None:
                     index_of = self.handle.snapshot.index_of
                     positions = [index_of[ni.node.name] for ni in potential]
-                verdicts = [col[j] for j in positions]
+                failing = [(i, col[j]) for i, j in enumerate(positions) if col[j] is not None]
             else:
                 verdicts = fw.filter_column(pl, state, pod, potential)
-            for i, st in enumerate(verdicts):
-                if st is not None and st.code != SUCCESS and into[i] is None:
+                failing = [(i, st) for i, st in enumerate(verdicts) if st is not None]
+            for i, st in failing:
+                if st.code == SUCCESS:
+                    continue
+                if seen_fit:
+                    if after is None:
+                        after = [None] * len(potential)
+                    into = after
+                else:
+                    if before is None:
+                        before = [None] * len(potential)
+                    into = before
+                if into[i] is None:
                     into[i] = st
         cpu, mem, eph = req.milli_cpu, req.memory, req.ephemeral_storage
-        prio = pod.priority
+        neg_prio = -pod.priority
+        inf = math.inf
         general = self._select_victims_by_arithmetic
         build = _VictimOrder.build
-        no_victims = Status(UNRESOLVABLE, NO_VICTIMS_MSG)
-        out = []
+        out: list[tuple[list, int, Status | None]] = []
+        # the outcome of every node without lower-priority pods (shared, never changed)
+        no_victims: tuple[list, int, Status | None] = ([], 0, Status(UNRESOLVABLE, NO_VICTIMS_MSG))
+        append = out.append
         for i, ni in enumerate(potential):
             derived = ni.derived
             order = derived.get(_VICTIM_ORDER, _MISSING) if derived else _MISSING
             if order is _MISSING:
                 order = ni.derive(_VICTIM_ORDER, build)
             if order is None:  # a pod without a start time: Go's own sort decides
-                low = [p for p in ni.pods if p.priority < prio]
-                out.append(general(state, pod, ni, low, fit, budgets, less) if low else ([], 0, no_victims))
+                low = [p for p in ni.pods if p.priority < -neg_prio]
+                append(general(state, pod, ni, low, fit, budgets, less) if low else no_victims)
                 continue
-            k = bisect_right(order.neg_priority, -prio)  # the first pod of lower priority
-            n = len(order.pods)
+            k = bisect_right(order.neg_priority, neg_prio)  # the first pod of lower priority
+            n = order.n
             if k == n:
-                out.append(([], 0, no_victims))
+                append(no_victims)
                 continue
             if n - k > 12 and order.last_tie >= k:
                 # ties among more pods than Go's insertion sort handles: its own sort decides
-                out.append(general(state, pod, ni, [p for p in ni.pods if p.priority < prio], fit, budgets, less))
+                append(general(state, pod, ni, [p for p in ni.pods if p.priority < -neg_prio], fit, budgets, less))
                 continue
-            st = before[i]
-            if st is not None:
-                out.append(([], 0, st))
+            if before is not None and before[i] is not None:
+                append(([], 0, before[i]))
                 continue
-            alloc = ni.node.allocatable
-            used = ni.requested
-            max_pods = alloc.allowed_pods
-            # room left once the preemptor is in; a resource it does not ask for is never compared
+            # what the pods before k may request in all once the preemptor is in (a resource it
+            # does not ask for is never compared), and the room left for pods
+            cap_cpu, cap_mem, cap_eph, max_pods = order.caps
+            lim_cpu = cap_cpu - cpu if cpu > 0 else inf
+            lim_mem = cap_mem - mem if mem > 0 else inf
+            lim_eph = cap_eph - eph if eph > 0 else inf
             cpu_upto, mem_upto, eph_upto = order.cpu_upto, order.mem_upto, order.eph_upto
-            low_cpu = cpu_upto[n] - cpu_upto[k]  # what the lower-priority pods request
-            low_mem = mem_upto[n] - mem_upto[k]
-            low_eph = eph_upto[n] - eph_upto[k]
-            free_cpu = alloc.milli_cpu - used.milli_cpu + low_cpu - cpu if cpu > 0 else math.inf
-            free_mem = alloc.memory - used.memory + low_mem - mem if mem > 0 else math.inf
-            free_eph = alloc.ephemeral_storage - used.ephemeral_storage + low_eph - eph if eph > 0 else math.inf
-            if not (k < max_pods and free_cpu >= 0 and free_mem >= 0 and free_eph >= 0):
-                reduced = Resource(used.milli_cpu - low_cpu, used.memory - low_mem, used.ephemeral_storage - low_eph)
+            if not (k < max_pods and cpu_upto[k] <= lim_cpu and mem_upto[k] <= lim_mem and eph_upto[k] <= lim_eph):
+                used = ni.requested  # what the node's pods request, less the lower-priority ones
+                reduced = Resource(
+                    used.milli_cpu - (cpu_upto[n] - cpu_upto[k]),
+                    used.memory - (mem_upto[n] - mem_upto[k]),
+                    used.ephemeral_storage - (eph_upto[n] - eph_upto[k]),
+                )
                 st = fit.filter_on(state, ni.node, reduced, k)
                 if not st.is_rejected():
                     st = Status(ERROR, f'running "{fit.name}" filter plugin: {st.message()}')
-                out.append(([], 0, st.with_plugin(fit.name)))
+                append(([], 0, st.with_plugin(fit.name)))
                 continue
-            st = after[i]
-            if st is not None:
-                out.append(([], 0, st))
+            if after is not None and after[i] is not None:
+                append(([], 0, after[i]))
                 continue
-            pods = order.pods
+            room = max_pods - 1 - k  # pods that may still come back
+            pdb = order.pdb
+            if pdb is None or pdb[0] is not budgets:
+                order.match_budgets(budgets)
+            if k >= order.clean_from:
+                # no pod from k on violates a budget, so they come back in order: the reprieve
+                # keeps the longest run of pods k.. whose running totals fit (requests are never
+                # negative), found by bisection; past it only a pod small enough for what is
+                # left can come back
+                t = k + room if room < n - k else n
+                if t > k and lim_cpu != inf:
+                    t = bisect_right(cpu_upto, lim_cpu, k, t + 1) - 1
+                if t > k and lim_mem != inf:
+                    t = bisect_right(mem_upto, lim_mem, k, t + 1) - 1
+                if t > k and lim_eph != inf:
+                    t = bisect_right(eph_upto, lim_eph, k, t + 1) - 1
+                room -= t - k
+                free_cpu = lim_cpu - cpu_upto[t]
+                free_mem = lim_mem - mem_upto[t]
+                free_eph = lim_eph - eph_upto[t]
+                pods = order.pods
+                min_cpu, min_mem, min_eph = order.min_cpu_from, order.min_mem_from, order.min_eph_from
+                if room <= 0 or min_cpu[t] > free_cpu or min_mem[t] > free_mem or min_eph[t] > free_eph:
+                    append((pods[t:], 0, None))  # none of the rest fits: all are victims
+                    continue
+                reqs = order.requests
+                victims = []
+                for j in range(t, n):
+                    c, m, e = reqs[j]
+                    if c <= free_cpu and m <= free_mem and e <= free_eph:
+                        room -= 1
+                        free_cpu -= c
+                        free_mem -= m
+                        free_eph -= e
+                        j += 1
+                        if room <= 0 or min_cpu[j] > free_cpu or min_mem[j] > free_mem or min_eph[j] > free_eph:
+                            victims += pods[j:]  # none of the rest fits any more
+                            break
+                    else:
+                        victims.append(pods[j])
+                append((victims, 0, None))
+                continue
             violating, fine = order.split(budgets, k)
+            free_cpu = lim_cpu - cpu_upto[k]
+            free_mem = lim_mem - mem_upto[k]
+            free_eph = lim_eph - eph_upto[k]
+            # some pods from k on violate a budget: they come back first, then the others
+            pods = order.pods
             reqs = order.requests
             victims = []
             n_violating = 0
-            room = max_pods - 1 - k  # pods that may still come back
             for group, violates in ((violating, True), (fine, False)):
-                if not violates and group and type(group) is range:
-                    # pods k.. in order: the reprieve keeps the longest run whose running totals
-                    # fit (requests are never negative), so find where it ends by bisection
-                    t = k + room if room < n - k else n
-                    if t > k and free_cpu != math.inf:
-                        t = bisect_right(cpu_upto, cpu_upto[k] + free_cpu, k, t + 1) - 1
-                    if t > k and free_mem != math.inf:
-                        t = bisect_right(mem_upto, mem_upto[k] + free_mem, k, t + 1) - 1
-                    if t > k and free_eph != math.inf:
-                        t = bisect_right(eph_upto, eph_upto[k] + free_eph, k, t + 1) - 1
-                    if t > k:
-                        room -= t - k
-                        free_cpu -= cpu_upto[t] - cpu_upto[k]
-                        free_mem -= mem_upto[t] - mem_upto[k]
-                        free_eph -= eph_upto[t] - eph_upto[k]
-                        group = range(t, n)
                 for j in group:
                     c, m, e = reqs[j]
                     if room > 0 and c <= free_cpu and m <= free_mem and e <= free_eph:
@@ -376,7 +421,7 @@ class DefaultPreemption(Plugin, PreEnqueuePlugin, PostFilterPlugin, Explainer):
                         n_violating += violates
             if violating and fine:
                 sort_by_importance(victims, less)
-            out.append((victims, n_violating, None))
+            append((victims, n_violating, None))
         return out
 
     def select_victims_on_node(self, state, pod, node_info, budgets: Budgets, less):
@@ -539,22 +584,23 @@ class DefaultPreemption(Plugin, PreEnqueuePlugin, PostFilterPlugin, Explainer):
         if len(candidates) == 1:
             return candidates[0], [candidates[0]]
 
-        def score(c: Candidate, k: int) -> int:
-            pods = c.pods
-            if k == 0:
-                return -c.pdb_violations
-            if k == 1:
-                return -pods[0].priority
-            if k == 2:
-                return -sum(p.priority + _INT32_OFFSET for p in pods)
-            if k == 3:
-                return -len(pods)
-            return earliest_start_of_most_important(pods, now_ns)
-
         remaining = list(candidates)
         for k, criterion in enumerate(CRITERIA):
-            scores = [score(c, k) for c in remaining]
+            # each criterion as a score, higher is better
+            if k == 0:
+                scores = [-c.pdb_violations for c in remaining]
+            elif k == 1:
+                scores = [-c.pods[0].priority for c in remaining]
+            elif k == 2:
+                # the sum of (priority + MaxInt32 + 1) over the victims
+                scores = [-(sum([p.priority for p in c.pods]) + len(c.pods) * _INT32_OFFSET) for c in remaining]
+            elif k == 3:
+                scores = [-len(c.pods) for c in remaining]
+            else:
+                scores = [earliest_start_of_most_important(c.pods, now_ns) for c in remaining]
             best = max(scores)
+            if min(scores) == best:
+                continue
             kept = []
             for c, s in zip(remaining, scores):
                 if s == best:

@@ -6,6 +6,7 @@ their requests, which the many-node dry run reads instead of re-sorting each nod
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
@@ -251,22 +252,48 @@ class Budgets:
 
 
 class _VictimOrder:
-    """A node's pods sorted as MoreImportantPod sorts them, with their requests and the totals
-    of every suffix: a preemptor's lower-priority pods are the suffix past the last pod of its
-    priority or above. Only built when every pod has a start time (else the order depends on
-    when the clock is read); `last_tie` is the last position whose pod ties with the next one
-    (-1 for none), which Go's sort may order differently above 12 pods."""
+    """A node's pods sorted as MoreImportantPod sorts them, with their requests, the totals of
+    every prefix and the smallest request of every suffix: a preemptor's lower-priority pods are
+    the suffix past the last pod of its priority or above. Only built when every pod has a start
+    time (else the order depends on when the clock is read); `last_tie` is the last position
+    whose pod ties with the next one (-1 for none), which Go's sort may order differently above
+    12 pods."""
 
-    __slots__ = ("pods", "neg_priority", "requests", "cpu_upto", "mem_upto", "eph_upto", "last_tie", "_budgets")
+    __slots__ = (
+        "pods",
+        "n",
+        "neg_priority",
+        "requests",
+        "cpu_upto",
+        "mem_upto",
+        "eph_upto",
+        "min_cpu_from",
+        "min_mem_from",
+        "min_eph_from",
+        "caps",
+        "last_tie",
+        "pdb",
+        "clean_from",
+    )
     pods: list[Pod]
+    n: int
     neg_priority: list[int]
     requests: list[tuple[int, int, int]]
     cpu_upto: list[int]
     mem_upto: list[int]
     eph_upto: list[int]
+    min_cpu_from: list[float]
+    min_mem_from: list[float]
+    min_eph_from: list[float]
+    # (cpu, memory, ephemeral storage) the node's allocatable leaves to its pods of this order
+    # and an incoming one together, as bisection targets of the running totals; and its pod limit
+    caps: tuple[int, int, int, int]
     last_tie: int
-    # (the budgets, each pod's matching budgets or None, the last matched position, splits by k)
-    _budgets: tuple[Budgets, list[tuple[int, ...]] | None, int, dict[int, tuple]] | None
+    # (the budgets, each pod's matching budgets or None, splits by k) and the first k from which
+    # no pod violates a budget (a pod that does not from k does not from any later k either: the
+    # pods before it then use up less of each budget)
+    pdb: tuple[Budgets, list[tuple[int, ...]] | None, dict[int, tuple]] | None
+    clean_from: int
 
     @classmethod
     def build(cls, node_info) -> _VictimOrder | None:
@@ -278,38 +305,61 @@ class _VictimOrder:
         order = sorted(range(len(pods)), key=keys.__getitem__)
         v = cls()
         v.pods = [pods[i] for i in order]
+        v.n = len(order)
         v.neg_priority = [keys[i][0] for i in order]
         reqs = [p.requests for p in v.pods]
-        v.requests = [(r.milli_cpu, r.memory, r.ephemeral_storage) for r in reqs]
-        v.cpu_upto = _prefix_sums([r.milli_cpu for r in reqs])
-        v.mem_upto = _prefix_sums([r.memory for r in reqs])
-        v.eph_upto = _prefix_sums([r.ephemeral_storage for r in reqs])
+        cpus = [r.milli_cpu for r in reqs]
+        mems = [r.memory for r in reqs]
+        ephs = [r.ephemeral_storage for r in reqs]
+        v.requests = list(zip(cpus, mems, ephs))
+        v.cpu_upto = _prefix_sums(cpus)
+        v.mem_upto = _prefix_sums(mems)
+        v.eph_upto = _prefix_sums(ephs)
+        v.min_cpu_from = _suffix_minima(cpus)
+        v.min_mem_from = _suffix_minima(mems)
+        v.min_eph_from = _suffix_minima(ephs)
+        alloc, used = node_info.node.allocatable, node_info.requested
+        v.caps = (
+            alloc.milli_cpu - used.milli_cpu + v.cpu_upto[-1],
+            alloc.memory - used.memory + v.mem_upto[-1],
+            alloc.ephemeral_storage - used.ephemeral_storage + v.eph_upto[-1],
+            alloc.allowed_pods,
+        )
         v.last_tie = -1
         for j in range(len(order) - 1):
             if keys[order[j]] == keys[order[j + 1]]:
                 v.last_tie = j
-        v._budgets = None
+        v.pdb = None
+        v.clean_from = 0
         return v
+
+    def match_budgets(self, budgets: Budgets) -> None:
+        """Each pod's matching budgets and `clean_from`, kept for these budgets."""
+        n = self.n
+        found = [budgets.matching(p) for p in self.pods] if budgets.items else None
+        self.pdb = (budgets, found, {})
+        self.clean_from = 0
+        if found is None:
+            return
+        last = max((j for j, m in enumerate(found) if m), default=-1)
+        self.clean_from = last + 1
+        for k in range(last + 1):
+            if not budgets.split_positions(self.pods, range(k, n), found)[0]:
+                self.clean_from = k
+                break
 
     def split(self, budgets: Budgets, k: int) -> tuple:
         """Budgets.split of the pods from position k on, as positions: (violating, fine); kept
         for these budgets and k."""
-        b = self._budgets
-        if b is None or b[0] is not budgets:
-            found = [budgets.matching(p) for p in self.pods] if budgets.items else None
-            last = -1
-            for j, m in enumerate(found or ()):
-                if m:
-                    last = j
-            b = self._budgets = (budgets, found, last, {})
-        _, found, last, splits = b
-        if last < k:
-            return (), range(k, len(self.pods))
+        if self.pdb is None or self.pdb[0] is not budgets:
+            self.match_budgets(budgets)
+        if k >= self.clean_from:
+            return (), range(k, self.n)
+        _, found, splits = self.pdb  # type: ignore[misc]
         got = splits.get(k)
         if got is None:
-            v, f = budgets.split_positions(self.pods, range(k, len(self.pods)), found)
-            # no pod violating: the others are all of them, in order
-            got = splits[k] = (tuple(v), tuple(f)) if v else ((), range(k, len(self.pods)))
+            v, f = budgets.split_positions(self.pods, range(k, self.n), found)
+            got = splits[k] = (tuple(v), tuple(f))
         return got
 
 
@@ -320,4 +370,16 @@ def _prefix_sums(xs: list[int]) -> list[int]:
     for x in xs:
         total += x
         out.append(total)
+    return out
+
+
+def _suffix_minima(xs: list[int]) -> list[float]:
+    """out[i] = min(xs[i:]), for i up to len(xs) (out[len(xs)] is infinite)."""
+    out: list[float] = [math.inf] * (len(xs) + 1)
+    low: float = math.inf
+    for i in range(len(xs) - 1, -1, -1):
+        x = xs[i]
+        if x < low:
+            low = x
+        out[i] = low
     return out
