@@ -101,13 +101,14 @@ def exit_after(entry: Callable[[], Any]) -> NoReturn:
     """entry(), then the process ends as Python would end it (atexit handlers run, stdout and
     stderr flushed, the same status) but without first freeing every object one by one: after a
     5,000-node snapshot that teardown alone takes a fifth of a second. Python's own exit is
-    kept when another thread still runs or a stream cannot be flushed."""
+    kept when another thread still runs, a profiler or tracer watches (it writes its findings
+    at exit), or a stream cannot be flushed."""
     try:
         entry()
         code: Any = 0
     except SystemExit as e:
         code = e.code
-    if threading.active_count() > 1:
+    if threading.active_count() > 1 or sys.getprofile() is not None or sys.gettrace() is not None:
         sys.exit(code)
     if code is None:
         status = 0

@@ -92,7 +92,10 @@ class Cluster:
         self.release = version.release
         changed = False
         for pod in self.pods:
-            if pod.follow_release(version.release):
+            # the fields follow_release may replace, tested here: most pods have none of them
+            if (pod.pod_level_requests or pod.resource_claims or pod.host_ports) and pod.follow_release(
+                version.release
+            ):
                 changed = True
         if changed:
             self.prebuilt_snapshot = None  # built from the pods as they were
@@ -399,6 +402,8 @@ def _with_prebuilt_snapshot(cluster: Cluster) -> Cluster:
 
     cluster.prebuilt_snapshot = PrebuiltSnapshot(cluster.nodes, cluster.pods)
     defer_raws(cluster.pods)
+    for pod in cluster.pods:
+        pod._cache = {}  # what building the snapshot kept there is not needed again: not stored
     return cluster
 
 

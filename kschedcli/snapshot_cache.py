@@ -23,6 +23,7 @@ command that parsed does not wait for it.
 from __future__ import annotations
 
 import contextlib
+import mmap
 import os
 import pickle
 import stat
@@ -166,22 +167,32 @@ def read_entry(key: bytes) -> Any | None:
     path = _entry_path(key)
     try:
         with open(path, "rb") as f:
-            data = f.read()
-    except OSError:
+            # mapped, not read: a 200 MB entry is not copied into the process before it is unpickled
+            data = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+    except (OSError, ValueError):  # no entry; an empty file cannot be mapped
         return None
+    with data:
+        obj = _unpickled(data, key)
+    if obj is not None:
+        with contextlib.suppress(OSError):
+            os.utime(path)  # recently used: evicted last
+    return obj
+
+
+def _unpickled(data: mmap.mmap, key: bytes) -> Any | None:
     if len(data) < _HEADER.size:
         return None
     magic, stored_key, length, crc = _HEADER.unpack_from(data)
-    payload = memoryview(data)[_HEADER.size :]
-    if magic != _MAGIC or stored_key != key or len(payload) != length or zlib.crc32(payload) != crc:
-        return None
-    try:
-        obj = pickle.loads(payload)
-    except Exception:  # noqa: BLE001 - a damaged entry is a miss
-        return None
-    with contextlib.suppress(OSError):
-        os.utime(path)  # recently used: evicted last
-    return obj
+    with memoryview(data) as view:
+        payload = view[_HEADER.size :]
+        try:
+            if magic != _MAGIC or stored_key != key or len(payload) != length or zlib.crc32(payload) != crc:
+                return None
+            return pickle.loads(payload)
+        except Exception:  # noqa: BLE001 - a damaged entry is a miss
+            return None
+        finally:
+            payload.release()
 
 
 def write_entry(key: bytes, obj: Any) -> Path | None:

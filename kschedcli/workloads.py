@@ -123,8 +123,23 @@ class _Expander:
     def __init__(self, cluster: Cluster, replicas: int | None):
         self.cluster = cluster
         self.replicas = replicas
-        self.taken = {p.key for p in cluster.pods}
+        self._taken: set[str] | None = None
+        self._made: set[str] = set()  # keys of the pods made before `taken` was first needed
         self.out = Expansion()
+
+    @property
+    def taken(self) -> set[str]:
+        """namespace/name of every pod: the snapshot's and those made here. Built when a name is
+        first generated: a file holding a Pod needs none (and the snapshot may hold 150,000)."""
+        if self._taken is None:
+            self._taken = {p.key for p in self.cluster.pods} | self._made
+        return self._taken
+
+    def take(self, key: str) -> None:
+        (self._made if self._taken is None else self._taken).add(key)
+
+    def release(self, key: str) -> None:
+        (self._made if self._taken is None else self._taken).discard(key)
 
     # -- what the snapshot already has
     def _controlled(self, kind: str, namespace: str, name: str) -> list[Pod]:
@@ -177,7 +192,7 @@ class _Expander:
             pod = Pod(raw, self.cluster.priorities, self.cluster.default_priority)
         except InputError as e:
             raise e.located(source=w.source, where=w.where, field_prefix=w.template_field) from None
-        self.taken.add(pod.key)
+        self.take(pod.key)
         return pod
 
     # -- kinds
@@ -403,7 +418,7 @@ class _Expander:
             name=f"{w.name}-probe",
             spec_changes={"tolerations": tolerations},
         )
-        self.taken.discard(probe.key)
+        self.release(probe.key)
         generation = (obj.get("metadata") or {}).get("generation")
         labels = {
             "controller-revision-hash": template_hash(template, _count_or_none(obj)),
@@ -624,7 +639,7 @@ def pods_for_workloads(
             pod = cluster.parse_pod(obj, source, where)
             ex.out.pods.append(pod)
             ex.out.origin[pod.key] = None
-            ex.taken.add(pod.key)
+            ex.take(pod.key)
         elif kind in WORKLOAD_KINDS:
             w = _expand(ex, obj, kind, source, where)
             ex.out.workloads.append(w)

@@ -45,3 +45,14 @@ def test_the_command_line_keeps_its_statuses():
     assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1 and not bad.stdout
     ok = subprocess.run([*ksched, "version"], capture_output=True, text=True, timeout=120)
     assert ok.returncode == 0 and ok.stdout.startswith("ksched ")
+
+
+def test_a_profiler_still_writes_its_findings(tmp_path):
+    out = tmp_path / "prof.out"
+    r = subprocess.run(
+        [sys.executable, "-m", "cProfile", "-o", str(out), "-m", "kschedcli", "version"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert r.returncode == 0 and out.stat().st_size > 0
