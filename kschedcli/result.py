@@ -91,8 +91,11 @@ class ScoreTable(_NodeTable):
 
     __slots__ = ("columns",)
 
-    def __init__(self, names: list[str], columns: list[tuple[str, list, list, int]]):
-        super().__init__(names, {n: i for i, n in enumerate(names)})
+    def __init__(
+        self, names: list[str], columns: list[tuple[str, list, list, int]], index: dict[str, int] | None = None
+    ):
+        """`index`: name -> position in `names`, when the caller has it (the snapshot's)."""
+        super().__init__(names, {n: i for i, n in enumerate(names)} if index is None else index)
         self.columns = columns
 
     def __getitem__(self, name: str) -> dict[str, PluginScore]:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import gc
 import random
+from itertools import repeat
+from operator import add, mul
 
 from . import progress
 from .batching import OpportunisticBatch
@@ -206,7 +208,8 @@ class Scheduler:
                         feasible, fresh = self._extender_filter(pod, feasible, statuses, res)
                     except ExtenderError as e:
                         res.error = str(e)
-        res.feasible = [ni.node.name for ni in feasible]
+        every_node = feasible is self.snapshot.node_infos
+        res.feasible = list(self.snapshot.names) if every_node else [ni.node.name for ni in feasible]
         if res.error:
             res.message = res.error
             return res
@@ -245,7 +248,7 @@ class Scheduler:
         try:
             if pre_score_st is not None:
                 raise PluginError(pre_score_st.plugin, pre_score_st.message())
-            table = fw.run_score(state, pod, feasible, cached=not fresh)
+            table = fw.run_score(state, pod, feasible, cached=not fresh, names=res.feasible)
         except PluginError as e:
             res.schedulable = False
             res.error = res.message = str(e)
@@ -254,11 +257,11 @@ class Scheduler:
             columns = self.extenders.prioritize(pod, feasible)
             res.score_extenders = [c[0] for c in columns]
             table = table + columns
-        names = [ni.node.name for ni in feasible]
+        names = res.feasible
         totals = [0] * len(names)
         for _, _, normalized, w in table:
-            totals = [t + s * w for t, s in zip(totals, normalized)]
-        res.scores = ScoreTable(names, table)
+            totals = list(map(add, totals, normalized if w == 1 else map(mul, normalized, repeat(w))))
+        res.scores = ScoreTable(names, table, self.snapshot.index_of if every_node else None)
         res.totals = dict(zip(names, totals))
         best = max(totals) if totals else 0
         res.top_nodes = sorted(n for n, t in zip(names, totals) if t == best)
@@ -348,6 +351,8 @@ class Scheduler:
             # a node the PreFilter result leaves out keeps the status of the first try, if it had one
             first = [f if n in allowed or n == tried else absent for n, f in zip(names, first)]
         feasible = [ni for ni, f in zip(nodes, first) if f is None]
+        if len(feasible) == len(nodes):
+            feasible = nodes  # every node: the snapshot's own list, which plugins recognise
         statuses.explicit = (
             {n: f for n, f in zip(names, first) if f is not None}
             if allowed is None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import deque
 from typing import TYPE_CHECKING, Any
 
 from ..versions import REFERENCE, Release
@@ -380,17 +381,24 @@ class Framework:
         return None
 
     def run_score(
-        self, state: CycleState, pod: Pod, nodes: list[NodeInfo], *, cached: bool = True
+        self, state: CycleState, pod: Pod, nodes: list[NodeInfo], *, cached: bool = True, names: list | None = None
     ) -> list[tuple[str, list, list, int]]:
         """Per plugin that did not Skip: (name, raw scores, normalized scores, weight), the lists in
         the order of `nodes`; raises PluginError. Node-local plugins' raw scores come from their
         equivalence-class columns when known (cached=False: never, for nodes that are not the
-        snapshot's); a plugin with `score_nodes` scores the nodes in one call."""
+        snapshot's); a plugin with `score_nodes` scores the nodes in one call. `names`: the nodes'
+        names, when the caller has them."""
         snapshot = self.handle.snapshot
         index_of = snapshot.index_of
         own = snapshot.node_infos
+        # the feasible nodes are the snapshot's in its order: all of them when as many
+        every_node = len(nodes) == len(own) and (not nodes or (nodes[0] is own[0] and nodes[-1] is own[-1]))
+        if every_node:
+            nodes = own  # the same nodes; plugins recognise the snapshot's list (taint groups, ...)
+        if names is None:
+            names = snapshot.names if every_node else [ni.node.name for ni in nodes]
         out = []
-        positions = names = None
+        positions = None
         for pl in self.score_plugins:
             if pl.name in state.skip_score_plugins:
                 continue
@@ -398,9 +406,21 @@ class Framework:
             if cache is not None:
                 vals = cache.current(snapshot)
                 if vals is None:
-                    vals = [UNKNOWN] * len(own)
+                    # nothing known yet: score the nodes; on every node the column is the raw
+                    # scores themselves (neither is changed in place from here on)
+                    raw = self._score_nodes(pl, state, pod, nodes)
+                    if every_node:
+                        cache.store(snapshot, raw)
+                    else:
+                        if positions is None:
+                            positions = list(map(index_of.__getitem__, names))
+                        vals = [UNKNOWN] * len(own)
+                        deque(map(vals.__setitem__, positions, raw), 0)  # vals[positions[k]] = raw[k]
+                        cache.store(snapshot, vals)
+                    out.append(self._normalized(pl, state, pod, nodes, raw, names))
+                    continue
                 if positions is None:
-                    positions = [index_of[ni.node.name] for ni in nodes]
+                    positions = list(map(index_of.__getitem__, names))
                 raw = [vals[i] for i in positions]
                 missing = [k for k, v in enumerate(raw) if v is UNKNOWN]
                 if missing:
@@ -411,30 +431,35 @@ class Framework:
                     cache.store(snapshot, vals)
             else:
                 raw = self._score_nodes(pl, state, pod, nodes)
-            normalizer = self.normalizers.get(pl.name)
-            if normalizer is not None:
-                if names is None:
-                    names = [ni.node.name for ni in nodes]
-                scores = dict(zip(names, raw))
-                st = normalizer.normalize_score(state, pod, scores)
-                if st is not None and not st.is_success():
-                    raise PluginError(
-                        pl.name, f'running Normalize on Score plugins: plugin "{pl.name}" failed with: {st.message()}'
-                    )
-                # NormalizeScore rewrites the values in place: the keys keep their order
-                normalized = list(scores.values()) if len(scores) == len(names) else [scores[n] for n in names]
-            else:
-                normalized = raw
-            if normalized and (max(normalized) > MAX_NODE_SCORE or min(normalized) < 0):
-                bad = next(s for s in normalized if s > MAX_NODE_SCORE or s < 0)
-                raise PluginError(
-                    pl.name,
-                    f'applying score defaultWeights on Score plugins: plugin "{pl.name}" '
-                    f"returns an invalid score {bad}, it should in the range of [0, "
-                    f"{MAX_NODE_SCORE}] after normalizing",
-                )
-            out.append((pl.name, raw, normalized, self.weights.get(pl.name, 1)))
+            out.append(self._normalized(pl, state, pod, nodes, raw, names))
         return out
+
+    def _normalized(
+        self, pl: ScorePlugin, state: CycleState, pod: Pod, nodes: list[NodeInfo], raw: list, names: list
+    ) -> tuple[str, list, list, int]:
+        """(name, raw scores, normalized scores, weight) of one plugin; raises PluginError.
+        `names`: the nodes' names."""
+        normalizer = self.normalizers.get(pl.name)
+        if normalizer is not None:
+            scores = dict(zip(names, raw))
+            st = normalizer.normalize_score(state, pod, scores)
+            if st is not None and not st.is_success():
+                raise PluginError(
+                    pl.name, f'running Normalize on Score plugins: plugin "{pl.name}" failed with: {st.message()}'
+                )
+            # NormalizeScore rewrites the values in place: the keys keep their order
+            normalized = list(scores.values()) if len(scores) == len(names) else [scores[n] for n in names]
+        else:
+            normalized = raw
+        if normalized and (max(normalized) > MAX_NODE_SCORE or min(normalized) < 0):
+            bad = next(s for s in normalized if s > MAX_NODE_SCORE or s < 0)
+            raise PluginError(
+                pl.name,
+                f'applying score defaultWeights on Score plugins: plugin "{pl.name}" '
+                f"returns an invalid score {bad}, it should in the range of [0, "
+                f"{MAX_NODE_SCORE}] after normalizing",
+            )
+        return (pl.name, raw, normalized, self.weights.get(pl.name, 1))
 
     def _score_nodes(self, pl: ScorePlugin, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> list[int]:
         batch = self.batch_scorers.get(pl.name)

@@ -11,12 +11,21 @@ def default_normalize_score(scores: dict[str, int], reverse: bool, max_priority:
     max_count = max(0, max(scores.values(), default=0))
     if max_count == 0:
         if reverse:
-            for k in scores:
-                scores[k] = max_priority
+            scores.update(dict.fromkeys(scores, max_priority))
         return
-    for k, s in scores.items():
+
+    def scaled(s: int) -> int:
         s = max_priority * s // max_count if s >= 0 else -((max_priority * -s) // max_count)
-        scores[k] = max_priority - s if reverse else s
+        return max_priority - s if reverse else s
+
+    map_scores(scores, scaled)
+
+
+def map_scores(scores: dict[str, int], fn) -> None:
+    """scores[k] = fn(scores[k]) for every node, in place (the keys keep their order); fn is
+    called once per distinct score (nodes share few)."""
+    memo = {v: fn(v) for v in set(scores.values())}
+    scores.update(zip(list(scores), [memo[v] for v in scores.values()]))
 
 
 def find_untolerated_taint(taints, tolerations, effects=("NoSchedule", "NoExecute")):

@@ -36,19 +36,22 @@ class ImageLocality(Plugin, BatchScorePlugin):
         names = [normalized_image_name(c.image) for c in containers]
         total = float(len(self.handle.snapshot.node_infos))
         span = max_threshold - MIN_THRESHOLD
-        out = []
-        for ni in nodes:
-            states = ni.image_states
+
+        def score_of(held: tuple) -> int:
+            # held: each container image's state on the node (None: not there)
             s = 0
-            for name in names:
-                st = states.get(name)
+            for st in held:
                 if st is not None:
                     s += int(float(st[0]) * (float(st[1]) / total))
             if s < MIN_THRESHOLD:
-                out.append(0)
-            else:
-                out.append(MAX_NODE_SCORE * (min(s, max_threshold) - MIN_THRESHOLD) // span)
-        return out, None
+                return 0
+            return MAX_NODE_SCORE * (min(s, max_threshold) - MIN_THRESHOLD) // span
+
+        # a node's score follows from the image states it holds, which are shared objects (one
+        # per image name): nodes holding the same ones share the arithmetic
+        held = list(zip(*[[ni.image_states.get(name) for ni in nodes] for name in names]))
+        memo = {h: score_of(h) for h in set(held)}
+        return [memo[h] for h in held], None
 
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]:
         total = len(self.handle.snapshot.node_infos)

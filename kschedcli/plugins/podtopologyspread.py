@@ -30,6 +30,7 @@ from ..framework.interface import (
 )
 from ..framework.status import error, skip, unresolvable, unschedulable
 from ..result import Explainer
+from .helper import map_scores
 from .podtopologyspread_alike import SpreadTracker, normalized_spread_score
 from .podtopologyspread_common import (
     DO_NOT_SCHEDULE,
@@ -311,18 +312,26 @@ class PodTopologySpread(
         n = len(constraints)
         s.counts = [{} for _ in range(n)]
         sizes = [0] * n
-        for ni in nodes:
-            labels = ni.node.labels
-            if s.require_all and not _has_all_keys(labels, constraints):
-                s.ignored_nodes.add(ni.node.name)
-                continue
+        if s.require_all:
+            for ni in nodes:
+                labels = ni.node.labels
+                if not _has_all_keys(labels, constraints):
+                    s.ignored_nodes.add(ni.node.name)
+                    continue
+                for i, c in enumerate(constraints):
+                    if c.topology_key == HOSTNAME_KEY:
+                        continue  # per-node counts are taken in Score
+                    value = labels.get(c.topology_key, "")
+                    if value not in s.counts[i]:
+                        s.counts[i][value] = 0
+                        sizes[i] += 1
+        else:
+            # every node counts: each constraint's domains, in the order the nodes meet them
             for i, c in enumerate(constraints):
-                if c.topology_key == HOSTNAME_KEY:
-                    continue  # per-node counts are taken in Score
-                value = labels.get(c.topology_key, "")
-                if value not in s.counts[i]:
-                    s.counts[i][value] = 0
-                    sizes[i] += 1
+                if c.topology_key != HOSTNAME_KEY:  # per-node counts are taken in Score
+                    key = c.topology_key
+                    s.counts[i] = dict.fromkeys([ni.node.labels.get(key, "") for ni in nodes], 0)
+                    sizes[i] = len(s.counts[i])
         for i, c in enumerate(constraints):
             size = len(nodes) - len(s.ignored_nodes) if c.topology_key == HOSTNAME_KEY else sizes[i]
             s.weights.append(topology_normalizing_weight(size))
@@ -331,13 +340,36 @@ class PodTopologySpread(
         holders = all_nodes
         s.node_counts = [None] * len(constraints)
         if all_nodes is self.handle.snapshot.node_infos and all(hasattr(f, "holders") for f in counters):
-            # nodes without a matching pod add nothing: visit only those that may hold one
+            # nodes without a matching pod add nothing: visit only those that may hold one, each
+            # counted once per distinct counter
             held = _holders_by_counter(counters)
-            holders = list({id(ni): ni for lst in held.values() for ni in lst}.values())
+            counted = {k: [(ni, n) for ni in lst if (n := f(ni))] for k, lst, f in _by_counter(held, counters)}
             for i, c in enumerate(constraints):
                 if c.topology_key == HOSTNAME_KEY:
-                    f = counters[i]
-                    s.node_counts[i] = {ni.node.name: n for ni in held[id(f)] if (n := f(ni))}
+                    s.node_counts[i] = {ni.node.name: n for ni, n in counted[id(counters[i])]}
+            trivial = _eligibility_is_trivial(pod, constraints)
+            eligibility: dict[int, _NodeEligibility] = {}
+            for i, c in enumerate(constraints):
+                m = s.counts[i]
+                if not m:
+                    continue  # no feasible node in any domain (always so for hostname)
+                key = c.topology_key
+                for ni, cnt in counted[id(counters[i])]:
+                    labels = ni.node.labels
+                    if s.require_all and not _has_all_keys(labels, constraints):
+                        continue
+                    value = labels.get(key, "")
+                    if value not in m:
+                        continue
+                    if not trivial:
+                        elig = eligibility.get(id(ni))
+                        if elig is None:
+                            elig = eligibility[id(ni)] = _NodeEligibility(pod, ni.node)
+                        if not elig.includes(c):
+                            continue
+                    m[value] += cnt
+            state.write(PRE_SCORE_KEY, s)
+            return None
         for ni in holders:
             node = ni.node
             labels = node.labels
@@ -386,36 +418,30 @@ class PodTopologySpread(
                 if known is None:
                     counter = s.counters[i]
             terms.append((c.topology_key, known, counter, s.counts[i], float(c.max_skew - 1), s.weights[i]))
-        out = []
-        # a node's score follows from its count per constraint (None: no such label); nodes
-        # sharing those counts (most: same zone, no match on the node) share the arithmetic
+        # a node's score follows from its count per constraint (None: no such label), worked
+        # out a column per constraint; nodes sharing those counts (most: same zone, no match on
+        # the node) share the arithmetic
+        all_labels = [ni.node.labels for ni in nodes]
+        names = [ni.node.name for ni in nodes]
+        columns = []
+        for key, known, counter, counts, _, _ in terms:
+            if known is not None:
+                col = [None if lb.get(key) is None else known.get(n, 0) for lb, n in zip(all_labels, names)]
+            elif counter is not None:
+                col = [None if lb.get(key) is None else counter(ni) for lb, ni in zip(all_labels, nodes)]
+            else:
+                col = [None if (v := lb.get(key)) is None else counts.get(v, 0) for lb in all_labels]
+            columns.append(col)
         memo: dict[tuple, int] = {}
-        for ni in nodes:
-            node = ni.node
-            if node.name in ignored:
-                out.append(0)
-                continue
-            labels = node.labels
-            counted: list[int | None] = []
-            for key, known, counter, counts, _, _ in terms:
-                value = labels.get(key)
-                if value is None:
-                    counted.append(None)
-                elif known is not None:
-                    counted.append(known.get(node.name, 0))
-                elif counter is not None:
-                    counted.append(counter(ni))
-                else:
-                    counted.append(counts.get(value, 0))
-            sig_key = tuple(counted)
-            score = memo.get(sig_key)
-            if score is None:
-                total = 0.0
-                for cnt, (_, _, _, _, skew_term, weight) in zip(sig_key, terms):
-                    if cnt is not None:
-                        total += float(cnt) * weight + skew_term
-                score = memo[sig_key] = go_round(total)
-            out.append(score)
+        for sig_key in set(zip(*columns)):
+            total = 0.0
+            for cnt, (_, _, _, _, skew_term, weight) in zip(sig_key, terms):
+                if cnt is not None:
+                    total += float(cnt) * weight + skew_term
+            memo[sig_key] = go_round(total)
+        out = list(map(memo.__getitem__, zip(*columns))) if columns else [0] * len(nodes)
+        if ignored:
+            out = [0 if n in ignored else sc for n, sc in zip(names, out)]
         return out, None
 
     def normalize_score(self, state: CycleState, pod: Pod, scores: dict[str, int]) -> Status | None:
@@ -426,6 +452,11 @@ class PodTopologySpread(
         if s is None:
             return None
         ignored = s.ignored_nodes
+        if not ignored and scores:
+            # the usual case: no node ignored, so every score takes part
+            lowest, highest = min(scores.values()), max(0, max(scores.values()))
+            map_scores(scores, lambda sc: normalized_spread_score(sc, lowest, highest))
+            return None
         min_score = None
         max_score = 0
         for name, sc in scores.items():
@@ -565,11 +596,17 @@ class PodTopologySpread(
             d["weight"] = s.weights[i]
             if c.topology_key == HOSTNAME_KEY:
                 counts = {}
+                known = s.node_counts[i] if s.node_counts else None  # PreScore's counts, when it kept them
                 for name in feasible[:_EXPLAIN_LIMIT]:
                     ni = snapshot.get(name)
                     if ni is None or name in s.ignored_nodes or HOSTNAME_KEY not in ni.node.labels:
                         continue
-                    counts[name] = s.counters[i](ni) if s.counters else _count_matching(ni, pod.namespace, c.selector)
+                    if known is not None:
+                        counts[name] = known.get(name, 0)
+                    else:
+                        counts[name] = (
+                            s.counters[i](ni) if s.counters else _count_matching(ni, pod.namespace, c.selector)
+                        )
                 d["perNode"] = counts
             else:
                 d["domains"], omitted = _domain_table(s.counts[i], [])
@@ -593,3 +630,11 @@ def _domain_table(counts: dict[str, int], relevant: list[str]) -> tuple[dict[str
         if v in counts and len(keep) < _EXPLAIN_LIMIT:
             keep[v] = counts[v]
     return {k: keep[k] for k in sorted(keep)}, len(counts) - len(keep)
+
+
+def _by_counter(held: dict[int, list], counters: list) -> list:
+    """(id, the NodeInfos it may count on, the counter) per distinct counter."""
+    seen: dict[int, Any] = {}
+    for f in counters:
+        seen.setdefault(id(f), f)
+    return [(k, held[k], f) for k, f in seen.items()]
