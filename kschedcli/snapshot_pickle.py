@@ -15,6 +15,7 @@ import copyreg
 import io
 import marshal
 import pickle
+import zlib
 from collections.abc import Sequence
 from typing import Any
 
@@ -57,7 +58,8 @@ _DISPATCH = {**copyreg.dispatch_table, Pod: _reducer(Pod, restore_pod), Node: _r
 
 
 class RawStore:
-    """Bound pods' source objects, marshalled together and rebuilt when one of them is first read
+    """Bound pods' source objects, marshalled together (and compressed: a third of an entry
+    otherwise, checksummed and copied on every read) and rebuilt when one of them is first read
     (model.Pod.raw): a cached explain reads none of them, and rebuilding them is most of what
     reading an entry costs. Marshalled as one list, objects the pods share stay shared."""
 
@@ -67,15 +69,19 @@ class RawStore:
         self.blob = blob
         self.raws: list | None = None
 
+    @classmethod
+    def of(cls, raws: list) -> RawStore:
+        return cls(zlib.compress(marshal.dumps(raws), 1))
+
     def get(self, i: int) -> dict:
         raws = self.raws
         if raws is None:
-            raws = self.raws = marshal.loads(self.blob)
+            raws = self.raws = marshal.loads(zlib.decompress(self.blob))
             self.blob = b""
         return raws[i]
 
     def __reduce__(self) -> Any:
-        return RawStore, (self.blob if self.raws is None else marshal.dumps(self.raws),)
+        return RawStore, (self.blob if self.raws is None else RawStore.of(self.raws).blob,)
 
 
 def defer_raws(pods: Sequence[Pod]) -> None:
@@ -83,7 +89,7 @@ def defer_raws(pods: Sequence[Pod]) -> None:
     Left as they are when one cannot be marshalled."""
     raws = [p.raw for p in pods]
     try:
-        store = RawStore(marshal.dumps(raws))
+        store = RawStore.of(raws)
     except ValueError:  # an object marshal does not write (the loader makes none)
         return
     for i, p in enumerate(pods):
