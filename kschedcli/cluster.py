@@ -404,6 +404,7 @@ def _with_prebuilt_snapshot(cluster: Cluster) -> Cluster:
     defer_raws(cluster.pods)
     for pod in cluster.pods:
         pod._cache = {}  # what building the snapshot kept there is not needed again: not stored
+        pod._key = None  # namespace/name, made again when asked for (an explain asks for none)
     return cluster
 
 
