@@ -418,7 +418,23 @@ class InterPodAffinity(
         st_anti = unschedulable(ERR_REASON_ANTI_AFFINITY)
         st_existing = unschedulable(ERR_REASON_EXISTING_ANTI_AFFINITY)
         blocked_items = list(blocked.items())
-        out: list[Status | None] = []
+        snapshot = self.handle.snapshot
+        if nodes is snapshot.node_infos and not check_affinity:
+            # every node at once, from the snapshot's label columns: the domains holding a
+            # match, per topology key; the first check that fails names the node's status
+            anti: dict[str, set[str]] = {}
+            if check_anti:
+                for t in s.anti_terms:
+                    key = t.topology_key
+                    held = anti.setdefault(key, set())
+                    held.update(tv for (k, tv), n in s.anti_counts.items() if k == key and n > 0)
+            out: list[Status | None] = [None] * len(nodes)
+            for checks, st in ((blocked_items, st_existing), (list(anti.items()), st_anti)):
+                for key, values in checks:
+                    if values:
+                        out = [st if v in values else o for v, o in zip(snapshot.label_column(key), out)]
+            return out
+        out = []
         for ni in nodes:
             labels = ni.node.labels
             if check_affinity and not satisfies_pod_affinity(s, labels):

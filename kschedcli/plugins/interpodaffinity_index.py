@@ -227,11 +227,12 @@ class ExistingTermsIndex(_NodeTracker):
     A node's contribution is kept as its labels and how many of its pods carry each distinct
     PodTerms (replicas share one): the terms are walked per PodTerms, not per pod."""
 
-    __slots__ = ("contribs", "entries")
+    __slots__ = ("contribs", "entries", "positions")
 
     def _reset(self, n: int) -> None:
         self.contribs: list = [None] * n  # per position: None or (node labels, {PodTerms: pods})
         self.entries: dict = {}  # (kind, id(term)) -> TermEntry
+        self.positions: dict = {}  # PodTerms -> {node position: pods carrying it there}
 
     def _copy_state(self, other, extra: int) -> None:
         self.contribs = other.contribs + [None] * extra  # replaced per position, never changed
@@ -239,12 +240,14 @@ class ExistingTermsIndex(_NodeTracker):
         for key, e in other.entries.items():
             c = self.entries[key] = TermEntry(e.term, e.kind, e.owner)
             c.counts = dict(e.counts)
+        self.positions = {et: dict(held) for et, held in other.positions.items()}
 
     def holders(self, keys) -> list:
         """The snapshot's NodeInfos carrying any of the terms `keys`, in node order."""
-        owners = {id(self.entries[key].owner) for key in keys}
+        positions = self.positions
+        owners = {id(e.owner): e.owner for e in map(self.entries.__getitem__, keys)}.values()
         nis = self.snapshot.node_infos
-        return [nis[i] for i, c in enumerate(self.contribs) if c is not None and any(id(et) in owners for et in c[1])]
+        return [nis[i] for i in sorted({i for et in owners for i in positions[et]})]
 
     def _reindex(self, i: int, ni) -> None:
         self._reindex_many([(i, ni)])
@@ -264,7 +267,7 @@ class ExistingTermsIndex(_NodeTracker):
         for i, ni in changed:
             old = contribs[i]
             if old is not None:
-                self._add(old[0], old[1], -1)
+                self._add(i, old[0], old[1], -1)
             pods = ni.pods_with_affinity
             if not pods:
                 contribs[i] = None
@@ -284,29 +287,41 @@ class ExistingTermsIndex(_NodeTracker):
             labels = ni.node.labels
             contribs[i] = (labels, groups)
             if not bulk:
-                self._add(labels, groups, 1)
+                self._add(i, labels, groups, 1)
                 continue
             for et, m in groups.items():
                 held = carriers.get(et)
                 if held is None:
-                    carriers[et] = [(labels, m)]
+                    carriers[et] = [(i, labels, m)]
                 else:
-                    held.append((labels, m))
+                    held.append((i, labels, m))
         entries = self.entries
         for et, held in carriers.items():
+            self.positions[et] = {i: m for i, _, m in held}
             for key, t, tk in _flat_terms(et):
                 e = entries.get(key)
                 if e is None:
                     e = entries[key] = TermEntry(t, key[0], et)
                 counts = e.counts
-                for labels, m in held:
+                for _, labels, m in held:
                     tv = labels.get(tk)
                     counts[tv] = counts.get(tv, 0) + m
 
-    def _add(self, labels, groups: dict, sign: int) -> None:
-        """Add (sign 1) or take back (-1) one node's contribution."""
+    def _add(self, i: int, labels, groups: dict, sign: int) -> None:
+        """Add (sign 1) or take back (-1) the contribution of the node at position i."""
         entries = self.entries
+        positions = self.positions
         for et, m in groups.items():
+            at = positions.get(et)
+            if at is None:
+                at = positions[et] = {}
+            left = at.get(i, 0) + sign * m
+            if left:
+                at[i] = left
+            else:
+                del at[i]
+                if not at:
+                    del positions[et]
             for key, t, tk in _flat_terms(et):
                 tv = labels.get(tk)
                 e = entries.get(key)

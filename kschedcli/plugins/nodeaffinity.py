@@ -41,6 +41,15 @@ def required_node_affinity_matches(pod, node) -> bool:
     return req is None or req.matches(labels, node.name)
 
 
+def required_node_affinity_column(pod, snapshot) -> list[bool]:
+    """required_node_affinity_matches(pod, node) for each of the snapshot's nodes, in order."""
+    selector = pod.node_selector
+    if pod.required_node_affinity is None and len(selector) == 1:
+        ((k, v),) = selector.items()
+        return [x == v for x in snapshot.label_column(k)]
+    return [required_node_affinity_matches(pod, ni.node) for ni in snapshot.node_infos]
+
+
 class NodeAffinity(
     Plugin, PreFilterPlugin, BatchFilterPlugin, PreScorePlugin, ScorePlugin, ScoreExtensions, EnqueueExtensions
 ):

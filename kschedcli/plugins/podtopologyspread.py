@@ -31,9 +31,11 @@ from ..framework.interface import (
 from ..framework.status import error, skip, unresolvable, unschedulable
 from ..result import Explainer
 from .helper import map_scores
+from .nodeaffinity import required_node_affinity_column
 from .podtopologyspread_alike import SpreadTracker, normalized_spread_score
 from .podtopologyspread_common import (
     DO_NOT_SCHEDULE,
+    HONOR,
     HOSTNAME_KEY,
     SCHEDULE_ANYWAY,
     SYSTEM_DEFAULT_CONSTRAINTS,
@@ -168,29 +170,42 @@ class PodTopologySpread(
             # a matching pod can add to a count.
             keys = [c.topology_key for c in constraints]
             plain = _eligibility_is_trivial(pod, constraints)
-            for ni in nodes:
-                labels = ni.node.labels
-                if not _has_all_keys(labels, constraints):
-                    continue
+            all_labels = [ni.node.labels for ni in nodes]
+            has_keys = [all(k in lb for k in keys) for lb in all_labels]
+            # matchNodeInclusionPolicies without taints: the pod's required node affinity, decided
+            # for every node at once (None: a constraint honours taints, decided node by node)
+            affinity = (
+                required_node_affinity_column(pod, snapshot)
+                if not plain and not any(c.node_taints_policy == HONOR for c in constraints)
+                else None
+            )
+            index_of = snapshot.index_of
+
+            def eligible(i: int, ni, c: Constraint) -> bool:
                 if plain:
-                    for m, key in zip(counts, keys):
-                        m.setdefault(labels[key], 0)
+                    return True
+                if affinity is not None:
+                    return affinity[i] or c.node_affinity_policy != HONOR
+                return _NodeEligibility(pod, ni.node).includes(c)
+
+            for m_i, (key, c) in enumerate(zip(keys, constraints)):
+                if plain or (affinity is not None and c.node_affinity_policy != HONOR):
+                    rows = has_keys
+                elif affinity is not None:
+                    rows = [h and a for h, a in zip(has_keys, affinity)]
                 else:
-                    elig = _NodeEligibility(pod, ni.node)
-                    for m, c in zip(counts, constraints):
-                        if elig.includes(c):
-                            m.setdefault(labels[c.topology_key], 0)
+                    rows = [h and _NodeEligibility(pod, ni.node).includes(c) for h, ni in zip(has_keys, nodes)]
+                # every eligible node makes its domain exist, in node order
+                counts[m_i] = dict.fromkeys([lb[key] for lb, ok in zip(all_labels, rows) if ok], 0)
             held = _holders_by_counter(counters)
             for i, c in enumerate(constraints):
                 m = counts[i]
                 f = counters[i]
                 for ni in held[id(f)]:
-                    labels = ni.node.labels
-                    if not _has_all_keys(labels, constraints):
+                    pos = index_of[ni.node.name]
+                    if not has_keys[pos] or not eligible(pos, ni, c):
                         continue
-                    if not plain and not _NodeEligibility(pod, ni.node).includes(c):
-                        continue
-                    value = labels[c.topology_key]
+                    value = all_labels[pos][c.topology_key]
                     m[value] += f(ni)
         else:
             for ni in nodes:
