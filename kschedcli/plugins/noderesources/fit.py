@@ -204,13 +204,26 @@ class NodeResourcesFit(Plugin, PreFilterPlugin, BatchFilterPlugin, PreScorePlugi
         ]
         if _LACKING not in out:
             return out
-        shared: dict[tuple, Status | None] = {}  # nodes failing alike share one status
+        # nodes failing alike share one status: which of fitsRequest's reasons a node has, and
+        # which of them ask for more than its whole allocatable, read off the columns (the
+        # status itself is made from the first such node's fitsRequest)
+        shared: dict[tuple, Status | None] = {}
         for i, v in enumerate(out):
             if v is _LACKING:
-                lacking = fits_request(req, nodes[i], self.ignored, self.ignored_groups)
-                key = tuple((x.reason, x.unresolvable) for x in lacking)
-                st = shared.get(key)
-                if st is None:
+                alloc = nodes[i].node.allocatable
+                short_cpu, short_mem, short_eph = c > free_cpu[i], m > free_mem[i], eph > free_eph[i]
+                key = (
+                    room[i] <= 0,
+                    short_cpu,
+                    short_cpu and c > alloc.milli_cpu,
+                    short_mem,
+                    short_mem and m > alloc.memory,
+                    short_eph,
+                    short_eph and eph > alloc.ephemeral_storage,
+                )
+                st = shared.get(key, _LACKING)
+                if st is _LACKING:
+                    lacking = fits_request(req, nodes[i], self.ignored, self.ignored_groups)
                     st = shared[key] = _verdict(lacking, self.above_allocatable_unresolvable)
                 out[i] = st
         return out

@@ -1,0 +1,52 @@
+"""NodeResourcesFit over many nodes tells lacking nodes apart by which of fitsRequest's reasons
+they have and which ask for more than the whole allocatable: each node gets the status Filter
+gives it, and nodes failing alike share one status object."""
+
+import itertools
+
+import pytest
+from builders import node, plugin, pod, scheduler
+
+from kschedcli.framework.cycle_state import CycleState
+from kschedcli.versions import RELEASES
+
+
+def _verdict(st):
+    return None if st is None else (st.code, tuple(st.reasons), st.plugin)
+
+
+@pytest.mark.parametrize("release_name", ["v1.33", "v1.34"])
+def test_lacking_nodes_get_filters_status_and_alike_ones_share_it(release_name):
+    nodes, pods = [], []
+    # every mix of: no room for a pod, cpu short (within or above allocatable), memory short
+    # (within or above), ephemeral storage short
+    shapes = itertools.product([False, True], ["ok", "short", "above"], ["ok", "short", "above"], [False, True])
+    for i, (full, cpu, mem, eph) in enumerate(shapes):
+        for copy in range(2):  # two alike nodes of each shape
+            name = f"n{i}-{copy}"
+            nodes.append(
+                node(
+                    name,
+                    cpu="1" if cpu == "above" else "4",
+                    memory="1Gi" if mem == "above" else "8Gi",
+                    pods="1" if full else "10",
+                    extra={"ephemeral-storage": "1Gi" if eph else "10Gi"},
+                )
+            )
+            used = {"cpu": "3" if cpu == "short" else "0", "memory": "7Gi" if mem == "short" else "0"}
+            pods.append(pod(f"{name}-p", requests=used, node_name=name))
+    s = scheduler(nodes, pods, release=RELEASES[release_name])
+    fit = plugin(s, "NodeResourcesFit")
+    incoming = pod("in", requests={"cpu": "2", "memory": "2Gi", "ephemeral-storage": "2Gi"})
+    state = CycleState()
+    fit.pre_filter(state, incoming, s.snapshot.node_infos)
+    nis = s.snapshot.node_infos
+    many = fit.filter_nodes(state, incoming, nis)
+    assert [_verdict(st) for st in many] == [_verdict(fit.filter(state, incoming, ni)) for ni in nis]
+    assert sum(st is None for st in many) == 2  # only the roomy, unused nodes fit
+    for a, b in zip(many[::2], many[1::2]):
+        assert a is b  # alike nodes share their status
+    codes = {st.code for st in many if st is not None}
+    assert codes == (
+        {"Unschedulable"} if release_name == "v1.33" else {"Unschedulable", "UnschedulableAndUnresolvable"}
+    )
