@@ -134,3 +134,16 @@ def test_victim_order_keeps_totals_minima_and_the_first_clean_position():
     none_left = Budgets([_pdb(0, "db", 0)])
     assert order.split(none_left, 0) == ((1, 2), (0,))
     assert order.clean_from == 3
+
+
+def test_budgets_remember_what_selects_a_labels_object_but_not_a_pods_disruption():
+    a = pod("a", labels={"app": "db"}, node_name="n1")
+    b = pod("b", labels={"app": "db"}, node_name="n1")
+    c = pod("c", ns="other", labels={"app": "db"}, node_name="n1")
+    b.labels = c.labels = a.labels  # as pods built from one template share it
+    budgets = Budgets([_pdb(0, "db", 1, disrupted={"a": "2025-01-01T00:00:00Z"}), _pdb(1, "web", 1)])
+    assert budgets.matching(a) == ()  # already counted as disrupted
+    assert budgets.matching(b) == (0,)
+    assert budgets.matching(c) == ()  # the budget is in another namespace
+    a.labels = {"app": "web"}  # another labels object: asked anew
+    assert budgets.matching(a) == (1,)

@@ -22,10 +22,9 @@ def fit_error_message(num_nodes: int, prefilter_msg: str, statuses: NodeStatuses
     elif statuses is not None:
         counts: dict[str, int] = {}
         # nodes failing alike often share one status: count each status object's nodes first
-        given = list(statuses.explicit.values())
-        status_of = dict(zip(map(id, given), given))
-        for key, n in Counter(map(id, given)).items():
-            for r in status_of[key].reasons:
+        # (a Status hashes by identity)
+        for st, n in Counter(statuses.explicit.values()).items():
+            for r in st.reasons:
                 counts[r] = counts.get(r, 0) + n
         absent = num_nodes - len(statuses)
         if absent > 0:

@@ -142,7 +142,10 @@ class Budgets:
         self.by_ns: dict[str, list[int]] = {}  # budgets without a key=value term
         self.by_label: dict[tuple[str, str, str], list[int]] = {}  # (ns, key, value) -> budgets
         self.keys_by_ns: dict[str, list[str]] = {}  # the label keys by_label uses
-        self._matches: dict[int, tuple] = {}  # id(pod) -> (pod, matching budgets)
+        # (namespace, id(labels)) -> (labels, budgets selecting them): pods built from the same
+        # template share their labels object, so most pods are a hit
+        self._selecting: dict[tuple[str, int], tuple[dict, tuple[int, ...]]] = {}
+        self._any_disrupted = False  # whether some budget already counts a pod as disrupted
         for raw in raw_pdbs:
             if not isinstance(raw, dict):
                 continue
@@ -160,6 +163,8 @@ class Budgets:
             if isinstance(allowed, bool) or not isinstance(allowed, int):
                 allowed = 0
             disrupted = status.get("disruptedPods") or {}
+            if disrupted and isinstance(disrupted, dict):
+                self._any_disrupted = True
             idx = len(self.items)
             self.items.append(
                 _Budget(
@@ -200,20 +205,21 @@ class Budgets:
 
     def matching(self, pod) -> tuple[int, ...]:
         """The budgets whose disruptions evicting the pod would use: those selecting it that do
-        not already count it as disrupted. Remembered per pod (the budgets do not change)."""
-        hit = self._matches.get(id(pod))
-        if hit is not None and hit[0] is pod:
-            return hit[1]
-        found: tuple[int, ...] = ()
+        not already count it as disrupted. What selects a set of labels is remembered (the
+        budgets do not change)."""
         labels = pod.labels
-        if labels and self.items:
+        if not labels or not self.items:
+            return ()
+        key = (pod.namespace, id(labels))
+        hit = self._selecting.get(key)
+        if hit is None or hit[0] is not labels:
             items = self.items
-            found = tuple(
-                i
-                for i in self._matching_candidates(pod)
-                if items[i].selector.matches(labels) and pod.name not in items[i].disrupted
-            )
-        self._matches[id(pod)] = (pod, found)
+            found = tuple(i for i in self._matching_candidates(pod) if items[i].selector.matches(labels))
+            hit = self._selecting[key] = (labels, found)
+        found = hit[1]
+        if found and self._any_disrupted:
+            name = pod.name
+            found = tuple(i for i in found if name not in self.items[i].disrupted)
         return found
 
     def split(self, pods):
