@@ -294,8 +294,9 @@ class Snapshot:
         # the index of the node each bind changed, in order: results cached per node (column
         # caches) bring themselves up to date by replaying the entries past their position
         self.changes: list[int] = []
-        # namespace -> (label key, value) -> the placed pods carrying it; built per namespace on first use
-        self._label_index: dict[str, dict[tuple[str, str], list[Pod]]] = {}
+        # namespace -> label key -> value -> the placed pods carrying it; built per namespace and
+        # key on first use (a selector's keys only, not every label of every pod)
+        self._label_index: dict[str, dict[str, dict[str, list[Pod]]]] = {}
         # per-node values in node order, for plugins deciding every node at once (built on first use)
         self._label_columns: dict[str, list] = {}
         self._taint_groups: tuple[list[int], list[NodeInfo]] | None = None
@@ -480,16 +481,20 @@ class Snapshot:
     def have_pods_with_required_anti_affinity(self) -> builtins.list[NodeInfo]:
         return [ni for ni in self.node_infos if ni.pods_with_required_anti_affinity]
 
-    def _namespace_index(self, namespace: str) -> dict[tuple[str, str], builtins.list[Pod]]:
-        """(label key, value) -> the namespace's placed pods carrying it, built on first use."""
-        index = self._label_index.get(namespace)
+    def _key_index(self, namespace: str, key: str) -> dict[str, builtins.list[Pod]]:
+        """value of label `key` -> the namespace's placed pods carrying it, built on first use."""
+        by_key = self._label_index.get(namespace)
+        if by_key is None:
+            by_key = self._label_index[namespace] = {}
+        index = by_key.get(key)
         if index is None:
-            index = self._label_index[namespace] = {}
+            index = by_key[key] = {}
             for p in self._pods_by_namespace.get(namespace, ()):
-                for kv in p.labels.items():
-                    lst = index.get(kv)
+                v = p.labels.get(key)
+                if v is not None:
+                    lst = index.get(v)
                     if lst is None:
-                        index[kv] = [p]
+                        index[v] = [p]
                     else:
                         lst.append(p)
         return index
@@ -502,9 +507,8 @@ class Snapshot:
         best: Sequence[Pod] | None = None
         pairs = selector.equality_pairs()
         if pairs:
-            index = self._namespace_index(namespace)
-            for kv in pairs:
-                cand = index.get(kv)
+            for k, v in pairs:
+                cand = self._key_index(namespace, k).get(v)
                 if cand is None:
                     return []
                 if best is None or len(cand) < len(best):
@@ -526,10 +530,10 @@ class Snapshot:
         in_ns = self._pods_by_namespace.get(pod.namespace)
         if in_ns is not None:
             _drop(in_ns, pod)
-        index = self._label_index.get(pod.namespace)
-        if index is not None:
-            for kv in pod.labels.items():
-                held = index.get(kv)
+        by_key = self._label_index.get(pod.namespace)
+        if by_key is not None:
+            for key, index in by_key.items():
+                held = index.get(pod.labels.get(key))  # type: ignore[arg-type]  # None: not held
                 if held is not None:
                     _drop(held, pod)
         self.generation = _next_generation()
@@ -541,10 +545,12 @@ class Snapshot:
         self._own(node_name).add_pod(pod)
         self.changes.append(self.index_of[node_name])
         self._pods_by_namespace.setdefault(pod.namespace, []).append(pod)
-        index = self._label_index.get(pod.namespace)
-        if index is not None:
-            for kv in pod.labels.items():
-                index.setdefault(kv, []).append(pod)
+        by_key = self._label_index.get(pod.namespace)
+        if by_key is not None:
+            for key, index in by_key.items():
+                v = pod.labels.get(key)
+                if v is not None:
+                    index.setdefault(v, []).append(pod)
         self.generation = _next_generation()
 
 

@@ -170,8 +170,12 @@ class PodTopologySpread(
             # a matching pod can add to a count.
             keys = [c.topology_key for c in constraints]
             plain = _eligibility_is_trivial(pod, constraints)
-            all_labels = [ni.node.labels for ni in nodes]
-            has_keys = [all(k in lb for k in keys) for lb in all_labels]
+            columns = [snapshot.label_column(k) for k in keys]  # each node's value of each key
+            has_keys = (
+                [v is not None for v in columns[0]]
+                if len(columns) == 1
+                else [None not in values for values in zip(*columns)]
+            )
             # matchNodeInclusionPolicies without taints: the pod's required node affinity, decided
             # for every node at once (None: a constraint honours taints, decided node by node)
             affinity = (
@@ -188,7 +192,7 @@ class PodTopologySpread(
                     return affinity[i] or c.node_affinity_policy != HONOR
                 return _NodeEligibility(pod, ni.node).includes(c)
 
-            for m_i, (key, c) in enumerate(zip(keys, constraints)):
+            for m_i, c in enumerate(constraints):
                 if plain or (affinity is not None and c.node_affinity_policy != HONOR):
                     rows = has_keys
                 elif affinity is not None:
@@ -196,7 +200,7 @@ class PodTopologySpread(
                 else:
                     rows = [h and _NodeEligibility(pod, ni.node).includes(c) for h, ni in zip(has_keys, nodes)]
                 # every eligible node makes its domain exist, in node order
-                counts[m_i] = dict.fromkeys([lb[key] for lb, ok in zip(all_labels, rows) if ok], 0)
+                counts[m_i] = dict.fromkeys([v for v, ok in zip(columns[m_i], rows) if ok], 0)
             held = _holders_by_counter(counters)
             for i, c in enumerate(constraints):
                 m = counts[i]
@@ -205,8 +209,7 @@ class PodTopologySpread(
                     pos = index_of[ni.node.name]
                     if not has_keys[pos] or not eligible(pos, ni, c):
                         continue
-                    value = all_labels[pos][c.topology_key]
-                    m[value] += f(ni)
+                    m[columns[i][pos]] += f(ni)
         else:
             for ni in nodes:
                 node = ni.node
@@ -292,6 +295,19 @@ class PodTopologySpread(
         ]
         st_label = unresolvable(ERR_REASON_NODE_LABEL_NOT_MATCH)
         st_skew = unschedulable(ERR_REASON_CONSTRAINTS_NOT_MATCH)
+        snapshot = self.handle.snapshot
+        if snapshot is not None and nodes is snapshot.node_infos:
+            # a verdict per constraint and domain, over the snapshot's label columns; the last
+            # constraint first, so that a node keeps the first constraint it fails
+            out: list[Status | None] = [None] * len(nodes)
+            for key, counts, offset, max_skew in reversed(checks):
+                col = snapshot.label_column(key)
+                verdicts = {
+                    v: st_label if v is None else (st_skew if counts.get(v, 0) + offset > max_skew else None)
+                    for v in set(col)
+                }
+                out = [o if (f := verdicts[v]) is None else f for v, o in zip(col, out)]
+            return out
         out = []
         for ni in nodes:
             labels = ni.node.labels
@@ -548,6 +564,7 @@ class PodTopologySpread(
     def _explain_filter(self, s: PreFilterState, pod, result) -> dict:
         snapshot = self.handle.snapshot
         nodes = self._interesting_nodes(result)
+        positions = list(map(snapshot.index_of.get, nodes))
         cons_out = []
         for i, c in enumerate(s.constraints):
             counts = s.counts[i]
@@ -559,11 +576,8 @@ class PodTopologySpread(
             d["criticalPaths"] = s.critical_paths[i].as_list()
             d["minDomainsApplies"] = len(counts) < c.min_domains
             d["minMatch"] = min_match
-            relevant = []
-            for name in nodes:
-                ni = snapshot.get(name)
-                if ni is not None and c.topology_key in ni.node.labels:
-                    relevant.append(ni.node.labels[c.topology_key])
+            col = snapshot.label_column(c.topology_key)
+            relevant = [v for p in positions if p is not None and (v := col[p]) is not None]
             relevant += [p["domain"] for p in d["criticalPaths"]]
             d["domains"], omitted = _domain_table(counts, relevant)
             if omitted:
