@@ -396,12 +396,13 @@ def load_cluster_cached(paths: Iterable[str]) -> Cluster:
 def _with_prebuilt_snapshot(cluster: Cluster) -> Cluster:
     """The cluster as the snapshot cache stores it: the scheduler's snapshot of its nodes and pods
     built (the reader's Scheduler takes it instead of grouping and summing every pod), the bound
-    pods' source objects kept marshalled until one is read (snapshot_pickle.defer_raws)."""
+    pods' and nodes' source objects kept marshalled until one is read (snapshot_pickle.defer_raws)."""
     from .snapshot import PrebuiltSnapshot
     from .snapshot_pickle import defer_raws
 
     cluster.prebuilt_snapshot = PrebuiltSnapshot(cluster.nodes, cluster.pods)
     defer_raws(cluster.pods)
+    defer_raws(cluster.nodes)
     for pod in cluster.pods:
         pod._cache = {}  # what building the snapshot kept there is not needed again: not stored
         pod._key = None  # namespace/name, made again when asked for (an explain asks for none)

@@ -187,6 +187,20 @@ class Taint:
         return f"{self.key}={self.value}:{self.effect}" if self.effect else f"{self.key}={self.value}"
 
 
+def _source_object(obj: Pod | Node) -> dict:
+    """A pod's or node's `raw`: the object it was built from. One read from the snapshot cache
+    holds (store, index) until it is first read: rebuilding every bound pod's and node's object
+    would cost a cached command a third of its time (snapshot_pickle.RawStore)."""
+    r = obj._raw
+    if type(r) is tuple:
+        r = obj._raw = r[0].get(r[1])
+    return r
+
+
+def _set_source_object(obj: Pod | Node, value: dict) -> None:
+    obj._raw = value
+
+
 class Pod:
     """A pod, defaulted as the API server would, with its scheduler-relevant fields parsed."""
 
@@ -510,19 +524,8 @@ class Pod:
             changed = True
         return changed
 
-    @property
-    def raw(self) -> dict:
-        """The source object (for a bound pod, the fields the loader kept). A pod read from the
-        snapshot cache holds (store, index) until it is first read: rebuilding every bound pod's
-        object would cost a cached command a third of its time (snapshot_pickle.RawStore)."""
-        r = self._raw
-        if type(r) is tuple:
-            r = self._raw = r[0].get(r[1])
-        return r
-
-    @raw.setter
-    def raw(self, value: dict) -> None:
-        self._raw = value
+    # the source object (for a bound pod, the fields the loader kept); see _source_object
+    raw = property(_source_object, _set_source_object)
 
     # -- identity ----------------------------------------------------------
     @property
@@ -624,13 +627,29 @@ def taint_signature(node: Node) -> tuple:
 
 
 class Node:
-    __slots__ = ("raw", "name", "uid", "labels", "taints", "unschedulable", "allocatable", "images", "_cache")
+    __slots__ = (
+        "_raw",
+        "name",
+        "uid",
+        "labels",
+        "taints",
+        "unschedulable",
+        "allocatable",
+        "images",
+        "kubelet_version",
+        "_cache",
+    )
+    _raw: Any  # the source object, or (store, index) where the snapshot cache keeps it
+    raw = property(_source_object, _set_source_object)
 
     def __init__(self, raw: dict):
         self.raw = raw
         meta = _obj(raw.get("metadata"), "metadata")
         spec = _obj(raw.get("spec"), "spec")
         status = _obj(raw.get("status"), "status")
+        info = status.get("nodeInfo")
+        version = info.get("kubeletVersion") if isinstance(info, dict) else None
+        self.kubelet_version: str = version if isinstance(version, str) else ""  # status.nodeInfo
         self.name = _name(meta.get("name"), "metadata.name")
         if not self.name:
             raise FieldError("metadata.name", "is required")

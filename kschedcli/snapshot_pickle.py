@@ -58,7 +58,7 @@ _DISPATCH = {**copyreg.dispatch_table, Pod: _reducer(Pod, restore_pod), Node: _r
 
 
 class RawStore:
-    """Bound pods' source objects, marshalled together (and compressed: a third of an entry
+    """Bound pods' (or nodes') source objects, marshalled together (and compressed: a third of an entry
     otherwise, checksummed and copied on every read) and rebuilt when one of them is first read
     (model.Pod.raw): a cached explain reads none of them, and rebuilding them is most of what
     reading an entry costs. Marshalled as one list, objects the pods share stay shared."""
@@ -84,16 +84,16 @@ class RawStore:
         return RawStore, (self.blob if self.raws is None else RawStore.of(self.raws).blob,)
 
 
-def defer_raws(pods: Sequence[Pod]) -> None:
-    """Keep the pods' source objects in one RawStore (each pod's `raw` read from it on first use).
-    Left as they are when one cannot be marshalled."""
-    raws = [p.raw for p in pods]
+def defer_raws(objs: Sequence[Pod | Node]) -> None:
+    """Keep the pods' or nodes' source objects in one RawStore (each one's `raw` read from it on
+    first use). Left as they are when one cannot be marshalled."""
+    raws = [o.raw for o in objs]
     try:
         store = RawStore.of(raws)
     except ValueError:  # an object marshal does not write (the loader makes none)
         return
-    for i, p in enumerate(pods):
-        p._raw = (store, i)
+    for i, o in enumerate(objs):
+        o._raw = (store, i)
 
 
 def dumps(obj: Any) -> bytes:

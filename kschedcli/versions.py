@@ -222,14 +222,8 @@ class Choice:
 
 
 def kubelet_versions(nodes: Iterable) -> list[str]:
-    out = []
-    for node in nodes:
-        status = node.raw.get("status") if isinstance(node.raw, dict) else None
-        info = status.get("nodeInfo") if isinstance(status, dict) else None
-        v = info.get("kubeletVersion") if isinstance(info, dict) else None
-        if isinstance(v, str) and v:
-            out.append(v)
-    return out
+    """The nodes' status.nodeInfo.kubeletVersion, where they have one (model.Node.kubelet_version)."""
+    return [node.kubelet_version for node in nodes if node.kubelet_version]
 
 
 def choose(flag: str | None, nodes: Iterable = (), server_version: str | None = None) -> Choice:

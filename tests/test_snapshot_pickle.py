@@ -165,3 +165,16 @@ def test_pickle_reads_an_entry_without_this_module_imported_first():
     assert b"snapshot_pickle" in data and b"restore_pod" in data
     a, n = pickle.loads(data)
     assert isinstance(a, Pod) and isinstance(n, Node) and a.name == "a" and n.name == "n1"
+
+
+def test_nodes_source_objects_wait_too_and_the_release_is_chosen_without_them():
+    raw = dict(node("n1").raw)
+    raw["status"] = {**raw["status"], "nodeInfo": {"kubeletVersion": "v1.33.4"}}
+    nodes = [Node(raw), node("n2")]
+    assert [n.kubelet_version for n in nodes] == ["v1.33.4", ""]
+    defer_raws(nodes)
+    back = loads(dumps(nodes))
+    store = back[0]._raw[0]
+    assert choose(None, back).release is RELEASES["v1.33"]
+    assert store.raws is None  # choosing read no node's object
+    assert back[0].raw == raw and back[1].name == "n2"
