@@ -10,6 +10,8 @@ ScheduleAnyway) with a selector deduced from the Services and the controller tha
 
 from __future__ import annotations
 
+import operator
+from itertools import repeat
 from typing import TYPE_CHECKING, Any
 
 from ..errors import FieldError
@@ -452,10 +454,31 @@ class PodTopologySpread(
         # a node's score follows from its count per constraint (None: no such label), worked
         # out a column per constraint; nodes sharing those counts (most: same zone, no match on
         # the node) share the arithmetic
-        all_labels = [ni.node.labels for ni in nodes]
         names = [ni.node.name for ni in nodes]
+        snapshot = self.handle.snapshot
+        positions: list | None = list(map(snapshot.index_of.get, names)) if snapshot is not None else None
+        if positions is not None and (
+            None in positions or not all(map(operator.is_, map(snapshot.node_infos.__getitem__, positions), nodes))
+        ):
+            positions = None  # not the snapshot's own nodes
+        all_labels = [ni.node.labels for ni in nodes] if positions is None else None
         columns = []
         for key, known, counter, counts, _, _ in terms:
+            if positions is not None and counter is None:
+                # the values from the snapshot's label column; counts (None: no such label)
+                # looked up without a Python step per node
+                values = list(map(snapshot.label_column(key).__getitem__, positions))
+                if known is not None:
+                    col = list(map(known.get, names, repeat(0)))
+                    if None in values:
+                        col = [None if v is None else c for v, c in zip(values, col)]
+                else:
+                    lookup: dict = {**counts, None: None}
+                    col = list(map(lookup.get, values, repeat(0)))
+                columns.append(col)
+                continue
+            if all_labels is None:
+                all_labels = [ni.node.labels for ni in nodes]
             if known is not None:
                 col = [None if lb.get(key) is None else known.get(n, 0) for lb, n in zip(all_labels, names)]
             elif counter is not None:
