@@ -299,6 +299,7 @@ class Snapshot:
         self._label_index: dict[str, dict[str, dict[str, list[Pod]]]] = {}
         # per-node values in node order, for plugins deciding every node at once (built on first use)
         self._label_columns: dict[str, list] = {}
+        self._image_columns: dict[str, list] = {}
         self._taint_groups: tuple[list[int], list[NodeInfo]] | None = None
         self._free: tuple[list, list, list, list] | None = None
         self._free_seen = 0  # how much of `changes` the free columns include
@@ -435,6 +436,13 @@ class Snapshot:
         col = self._label_columns.get(key)
         if col is None:
             col = self._label_columns[key] = [ni.node.labels.get(key) for ni in self.node_infos]
+        return col
+
+    def image_column(self, name: str) -> list:
+        """Each node's state of image `name` (its ImageStateSummary pair; None where it has none)."""
+        col = self._image_columns.get(name)
+        if col is None:
+            col = self._image_columns[name] = [ni.image_states.get(name) for ni in self.node_infos]
         return col
 
     def taint_groups(self) -> tuple[list[int], list[NodeInfo]]:

@@ -13,7 +13,7 @@ class NotFound(KeyError):
 
 
 class CycleState:
-    __slots__ = ("_data", "skip_filter_plugins", "skip_score_plugins", "filter_columns")
+    __slots__ = ("_data", "skip_filter_plugins", "skip_score_plugins", "filter_columns", "score_positions")
 
     def __init__(self):
         self._data: dict[str, Any] = {}
@@ -22,6 +22,9 @@ class CycleState:
         # every filter plugin's verdicts this cycle, in the snapshot's node order (ksched runs
         # each plugin on every node; PostFilter may read them instead of asking again)
         self.filter_columns: dict[str, list] | None = None
+        # while Score runs: the scored nodes' positions in the snapshot's node order, when they
+        # are the snapshot's own NodeInfos (plugins may read per-node columns by them)
+        self.score_positions: list[int] | None = None
 
     def write(self, key: str, value: Any) -> None:
         self._data[key] = value
@@ -42,4 +45,5 @@ class CycleState:
         c.skip_filter_plugins = set(self.skip_filter_plugins)
         c.skip_score_plugins = set(self.skip_score_plugins)
         c.filter_columns = self.filter_columns
+        c.score_positions = self.score_positions
         return c

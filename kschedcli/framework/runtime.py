@@ -399,6 +399,8 @@ class Framework:
             names = snapshot.names if every_node else [ni.node.name for ni in nodes]
         out = []
         positions = None
+        if cached:
+            positions = list(range(len(own))) if every_node else list(map(index_of.__getitem__, names))
         for pl in self.score_plugins:
             if pl.name in state.skip_score_plugins:
                 continue
@@ -408,19 +410,17 @@ class Framework:
                 if vals is None:
                     # nothing known yet: score the nodes; on every node the column is the raw
                     # scores themselves (neither is changed in place from here on)
-                    raw = self._score_nodes(pl, state, pod, nodes)
+                    raw = self._score_nodes(pl, state, pod, nodes, positions)
                     if every_node:
                         cache.store(snapshot, raw)
                     else:
-                        if positions is None:
-                            positions = list(map(index_of.__getitem__, names))
+                        assert positions is not None
                         vals = [UNKNOWN] * len(own)
                         deque(map(vals.__setitem__, positions, raw), 0)  # vals[positions[k]] = raw[k]
                         cache.store(snapshot, vals)
                     out.append(self._normalized(pl, state, pod, nodes, raw, names))
                     continue
-                if positions is None:
-                    positions = list(map(index_of.__getitem__, names))
+                assert positions is not None
                 raw = [vals[i] for i in positions]
                 missing = [k for k, v in enumerate(raw) if v is UNKNOWN]
                 if missing:
@@ -430,7 +430,7 @@ class Framework:
                         raw[k] = vals[positions[k]] = v
                     cache.store(snapshot, vals)
             else:
-                raw = self._score_nodes(pl, state, pod, nodes)
+                raw = self._score_nodes(pl, state, pod, nodes, positions)
             out.append(self._normalized(pl, state, pod, nodes, raw, names))
         return out
 
@@ -461,12 +461,20 @@ class Framework:
             )
         return (pl.name, raw, normalized, self.weights.get(pl.name, 1))
 
-    def _score_nodes(self, pl: ScorePlugin, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> list[int]:
+    def _score_nodes(
+        self, pl: ScorePlugin, state: CycleState, pod: Pod, nodes: list[NodeInfo], positions: list[int] | None = None
+    ) -> list[int]:
+        """The plugin's scores of `nodes`; `positions`: theirs in the snapshot's node order, when
+        they are its own NodeInfos (CycleState.score_positions for the plugin, during the call)."""
         batch = self.batch_scorers.get(pl.name)
         if batch is None:
             one = self._score_one
             return [one(pl, state, pod, ni) for ni in nodes]
-        raw, st = batch.score_nodes(state, pod, nodes)
+        state.score_positions = positions
+        try:
+            raw, st = batch.score_nodes(state, pod, nodes)
+        finally:
+            state.score_positions = None
         if st is not None and not st.is_success():
             raise PluginError(pl.name, f'running Score plugins: plugin "{pl.name}" failed with: {st.message()}')
         return raw

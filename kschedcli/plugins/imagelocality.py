@@ -49,7 +49,13 @@ class ImageLocality(Plugin, BatchScorePlugin):
 
         # a node's score follows from the image states it holds, which are shared objects (one
         # per image name): nodes holding the same ones share the arithmetic
-        held = list(zip(*[[ni.image_states.get(name) for ni in nodes] for name in names]))
+        positions = state.score_positions
+        snapshot = self.handle.snapshot
+        if positions is not None:
+            # the scored nodes are the snapshot's: read its per-image columns at their positions
+            held = list(zip(*[list(map(snapshot.image_column(name).__getitem__, positions)) for name in names]))
+        else:
+            held = list(zip(*[[ni.image_states.get(name) for ni in nodes] for name in names]))
         memo = {h: score_of(h) for h in set(held)}
         return [memo[h] for h in held], None
 

@@ -456,9 +456,15 @@ class PodTopologySpread(
         # the node) share the arithmetic
         names = [ni.node.name for ni in nodes]
         snapshot = self.handle.snapshot
-        positions: list | None = list(map(snapshot.index_of.get, names)) if snapshot is not None else None
-        if positions is not None and (
-            None in positions or not all(map(operator.is_, map(snapshot.node_infos.__getitem__, positions), nodes))
+        positions: list | None = state.score_positions
+        if positions is None and snapshot is not None:
+            positions = list(map(snapshot.index_of.get, names))
+        if (
+            positions is not None
+            and positions is not state.score_positions
+            and (
+                None in positions or not all(map(operator.is_, map(snapshot.node_infos.__getitem__, positions), nodes))
+            )
         ):
             positions = None  # not the snapshot's own nodes
         all_labels = [ni.node.labels for ni in nodes] if positions is None else None

@@ -27,12 +27,15 @@ if TYPE_CHECKING:
 _PRESCORE_KEY = "PreScoreTaintToleration"
 
 
-def _per_taint_set(nodes, decide, untainted, snapshot=None) -> list:
+def _per_taint_set(nodes, decide, untainted, snapshot=None, positions=None) -> list:
     """decide(node_info) for each node, worked out once per distinct taint set (nodes of a pool
-    share theirs); `untainted` for nodes without taints."""
-    if snapshot is not None and nodes is snapshot.node_infos:
+    share theirs); `untainted` for nodes without taints. `positions`: the nodes' in the
+    snapshot's order, when they are its own."""
+    if snapshot is not None and (positions is not None or nodes is snapshot.node_infos):
         groups, first = snapshot.taint_groups()
         decided = [decide(ni) for ni in first]
+        if positions is not None:
+            groups = list(map(groups.__getitem__, positions))
         return [untainted if g < 0 else decided[g] for g in groups]
     memo: dict[tuple, object] = {}
     out = []
@@ -78,7 +81,11 @@ class TaintToleration(Plugin, BatchFilterPlugin, PreScorePlugin, BatchScorePlugi
 
     def score_nodes(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> tuple[list[int], Status | None]:
         return _per_taint_set(
-            nodes, lambda ni: self.score(state, pod, ni)[0], 0, getattr(self.handle, "snapshot", None)
+            nodes,
+            lambda ni: self.score(state, pod, ni)[0],
+            0,
+            getattr(self.handle, "snapshot", None),
+            state.score_positions,
         ), None
 
     def normalize_score(self, state: CycleState, pod: Pod, scores: dict[str, int]) -> Status | None:
