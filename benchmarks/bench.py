@@ -273,9 +273,9 @@ def command_figures(tree: str, data: str, runs: int, full_json: bool, progress) 
     seq = ["schedule", pods, "--cluster", cluster, "--order", "file"]
     # a tree without --detail writes the full document for -o json
     detail = _has_option(tree, "schedule", "--detail")
-    variants = [("table", []), ("json", ["-o", "json"])] if detail else [("table", []), ("json_full", ["-o", "json"])]
-    if detail and full_json:
-        variants.append(("json_full", ["-o", "json", "--detail", "full"]))
+    variants = [("table", []), ("json", ["-o", "json"])] if detail else [("table", [])]
+    if full_json:
+        variants.append(("json_full", ["-o", "json", "--detail", "full"] if detail else ["-o", "json"]))
     for name, extra in variants:
         progress(f"ksched schedule ({name})")
         out[f"schedule_{name}"] = [_ksched(tree, seq + extra, {**env, "KSCHED_NO_CACHE": "1"}) for _ in range(runs)]
@@ -420,11 +420,9 @@ def rows_of(raw: dict, base: dict | None, nodes: int) -> list[tuple[str, str, st
         if cat not in cyc["cycles"]:
             continue
         o = cyc["outcome"][cat]
-        verdict = f"-> {o['selected']}" if o["schedulable"] else "unschedulable"
+        verdict = "fits" if o["schedulable"] else "preempts" if o["nominated"] else "fits nowhere"
         if o.get("candidates_evaluated"):
-            verdict += (
-                f", dry run on {o['candidates_evaluated']} nodes (kube-scheduler's stops at {o['kube_candidates']})"
-            )
+            verdict += f", dry run on {o['candidates_evaluated']} nodes, kube-scheduler's on {o['kube_candidates']}"
         b = bc["cycles"].get(cat) if bc else None
         est = _est_time(kube[f"cycle:{cat}"][0], med(b) if b else None)
         rows.append(
