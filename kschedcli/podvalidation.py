@@ -26,30 +26,7 @@ _DNS1123_LABEL_ERROR = (
 _PORT_NAME_CHARS = re.compile(r"[-a-z0-9]+")
 _PROTOCOLS = ("SCTP", "TCP", "UDP")
 _STANDARD_CONTAINER_RESOURCES = frozenset(("cpu", "memory", "ephemeral-storage"))
-_STANDARD_RESOURCES = frozenset(
-    (
-        "cpu",
-        "memory",
-        "ephemeral-storage",
-        "requests.cpu",
-        "requests.memory",
-        "requests.ephemeral-storage",
-        "limits.cpu",
-        "limits.memory",
-        "limits.ephemeral-storage",
-        "pods",
-        "resourcequotas",
-        "services",
-        "replicationcontrollers",
-        "secrets",
-        "configmaps",
-        "persistentvolumeclaims",
-        "storage",
-        "requests.storage",
-        "services.nodeports",
-        "services.loadbalancers",
-    )
-)
+# quota counts: integers only (IsIntegerResourceName)
 _INTEGER_RESOURCES = frozenset(
     (
         "pods",
@@ -61,6 +38,22 @@ _INTEGER_RESOURCES = frozenset(
         "persistentvolumeclaims",
         "services.nodeports",
         "services.loadbalancers",
+    )
+)
+_STANDARD_RESOURCES = (
+    _STANDARD_CONTAINER_RESOURCES
+    | _INTEGER_RESOURCES
+    | frozenset(
+        (
+            "requests.cpu",
+            "requests.memory",
+            "requests.ephemeral-storage",
+            "limits.cpu",
+            "limits.memory",
+            "limits.ephemeral-storage",
+            "storage",
+            "requests.storage",
+        )
     )
 )
 _EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")

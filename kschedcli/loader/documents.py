@@ -4,6 +4,7 @@ and the objects they hold, each with its location for messages."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -59,14 +60,8 @@ def parse_documents(text: str, source: str, as_kubectl: bool = False) -> list:
     if as_kubectl:
         stripped = stripped.lstrip("\ufeff").lstrip()  # kubectl drops a byte order mark
         if stripped[:1] == "{":
-            try:
+            with _json_limits(source):
                 docs, end, whole = _json_prefix(stripped)
-            except RecursionError:
-                raise InputError(
-                    "nested too deeply (over about 1,000 levels) for ksched's JSON reader", source=source
-                ) from None
-            except ValueError:  # an integer past Python's digit limit
-                raise InputError(_LONG_NUMBER, source=source) from None
             if whole:
                 return docs
             if len(docs) > 1:  # an unambiguous JSON stream: no switching to YAML
@@ -79,16 +74,27 @@ def parse_documents(text: str, source: str, as_kubectl: bool = False) -> list:
             return _yaml_documents(stripped, source, True)
     if not as_kubectl and stripped[:1] in ("{", "["):
         try:
-            return [json.loads(text)]
+            with _json_limits(source):
+                return [json.loads(text)]
         except json.JSONDecodeError:
             pass  # YAML is a superset of JSON; let the YAML parser report where it breaks
-        except RecursionError:
-            raise InputError(
-                "nested too deeply (over about 1,000 levels) for ksched's JSON reader", source=source
-            ) from None
-        except ValueError:  # an integer past Python's digit limit
-            raise InputError(_LONG_NUMBER, source=source) from None
     return _yaml_documents(text, source, as_kubectl)
+
+
+@contextlib.contextmanager
+def _json_limits(source: str) -> Iterator[None]:
+    """The JSON reader's limits as bad input: nesting past the recursion limit, an integer past
+    Python's digit limit (a JSONDecodeError, also a ValueError, passes through)."""
+    try:
+        yield
+    except json.JSONDecodeError:
+        raise
+    except RecursionError:
+        raise InputError(
+            "nested too deeply (over about 1,000 levels) for ksched's JSON reader", source=source
+        ) from None
+    except ValueError:
+        raise InputError(_LONG_NUMBER, source=source) from None
 
 
 def _yaml_documents(text: str, source: str, go: bool) -> list:
