@@ -15,6 +15,7 @@ from .loader import iter_located, iter_objects, no_gc
 from .loader import where as located_at
 from .lookup import is_pending_pod
 from .model import Node, Pod, meta_of
+from .validation import snapshot_object_problem
 from .versions import REFERENCE, Choice, Release
 
 # kinds kept as plain dicts, keyed (namespace, name)
@@ -473,6 +474,10 @@ def _load_cluster(paths: Iterable[str]) -> Cluster:
                 if is_pending_pod(obj):
                     cluster.pending.append((obj, path, loc))
             elif kind in OTHER_KINDS:
+                problem = snapshot_object_problem(obj, kind)
+                if problem is not None:
+                    where = located_at(obj, loc)
+                    raise InputError(problem.message, source=path, where=where, field=problem.field)
                 ns, name = meta_of(obj)
                 if not ns and kind in NAMESPACED_KINDS:
                     ns = "default"  # as the API server stores an object created without a namespace

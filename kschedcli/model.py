@@ -5,6 +5,7 @@ Each view keeps the source dict (`raw`) untouched; the fields the scheduler need
 
 from __future__ import annotations
 
+from itertools import chain
 from typing import Any
 
 from . import quantity
@@ -682,11 +683,20 @@ class Node:
         for i, im in enumerate(_list(status.get("images"), "status.images")):
             if type(im) is dict:
                 size = im.get("sizeBytes")
-                if type(size) is int:  # the usual case, read as below without naming fields
-                    images.append((tuple(im.get("names") or ()), size))
+                names = im.get("names")
+                if type(size) is int and type(names) is list:  # the usual case, read without naming fields
+                    images.append((tuple(names), size))
                     continue
             im = _obj(im, f"status.images[{i}]")
-            images.append((tuple(im.get("names") or ()), _int(im.get("sizeBytes"), f"status.images[{i}].sizeBytes", 0)))
+            names = _list(im.get("names"), f"status.images[{i}].names")
+            images.append((tuple(names), _int(im.get("sizeBytes"), f"status.images[{i}].sizeBytes", 0)))
+        try:  # every image name a string (a join checks them in C: a node lists dozens of names)
+            "".join(chain.from_iterable(names for names, _ in images))
+        except TypeError:  # a null is Go's "", anything else not a string an error naming it
+            images = [
+                (tuple(_name(n, f"status.images[{i}].names[{j}]") for j, n in enumerate(names)), size)
+                for i, (names, size) in enumerate(images)
+            ]
         self.images = images
         self._cache: dict[Any, Any] = {}
 

@@ -19,7 +19,7 @@ from contextvars import ContextVar
 
 from . import quantity
 from .errors import InputError
-from .fieldtree import check_object
+from .fieldtree import FieldProblem, check_object
 from .labels import (
     _DNS1123_SUBDOMAIN_FMT,
     _DNS1123_SUBDOMAIN_MSG,
@@ -131,8 +131,10 @@ def check_config(doc: dict, source: str) -> None:
 
     mode, warnings = _USER_FILES.get()
     problems = check_object(doc, "KubeSchedulerConfiguration")
-    for i, profile in enumerate(doc.get("profiles") or []):
-        for j, pc in enumerate((profile.get("pluginConfig") or []) if isinstance(profile, dict) else []):
+    profiles = doc.get("profiles")
+    for i, profile in enumerate(profiles if isinstance(profiles, list) else []):
+        configs = profile.get("pluginConfig") if isinstance(profile, dict) else None
+        for j, pc in enumerate(configs if isinstance(configs, list) else []):
             name = pc.get("name") if isinstance(pc, dict) else None
             if isinstance(name, str) and isinstance(pc.get("args"), dict) and has_type(name + "Args"):
                 problems += check_value(pc["args"], name + "Args", f"profiles[{i}].pluginConfig[{j}].args")
@@ -142,6 +144,26 @@ def check_config(doc: dict, source: str) -> None:
                 warnings.append(f"ksched: warning: {source}: {p.field}: {p.message}")
             continue
         raise InputError(p.message, source=source, field=p.field)
+
+
+def snapshot_object_problem(obj: dict, kind: str) -> FieldProblem | None:
+    """The first value of a snapshot object (a PDB, Service, PVC, CSINode, ...) that no API server
+    could have written: a wrong JSON type where ksched reads it (its plugins would otherwise stop on
+    it). Unknown fields are a newer API server's, not problems. Pod templates are left out: they are
+    checked as the pods a workload creates from them (and they are most of a ReplicaSet's cost)."""
+    from .fieldtree import check_value, decodes, kind_type
+
+    spec = obj.get("spec")
+    if type(spec) is dict and ("template" in spec or "jobTemplate" in spec):
+        obj = {**obj, "spec": {k: v for k, v in spec.items() if k != "template" and k != "jobTemplate"}}
+    root = kind_type(kind)
+    value: object = obj
+    prefix = ""
+    if root is None:  # a kind without a field tree (the DRA objects, read by kschedcli.dra): its metadata
+        value, root, prefix = obj.get("metadata"), "ObjectMeta", "metadata"
+    if decodes(value, root):
+        return None
+    return next((p for p in check_value(value, root, prefix) if not p.unknown), None)
 
 
 # the group/version kubectl finds each kind ksched reads in (what an API server of v1.34 serves)
