@@ -281,6 +281,13 @@ class Pod:
         self.scheduler_name = spec.get("schedulerName") or DEFAULT_SCHEDULER
         self.host_network = bool(spec.get("hostNetwork"))
         self._cache: dict[Any, Any] = {}
+        try:  # names and times are strings (a snapshot's pods are not type-checked field by field)
+            "".join((
+                self.uid, self.creation_timestamp, self.node_name, self.scheduler_name,
+                self.phase, self.start_time, self.nominated_node_name,
+            ))  # fmt: skip
+        except TypeError:
+            _refuse_non_strings(meta, spec, status)
 
         self.admit_priority(spec, priorities, default_priority)
 
@@ -406,6 +413,9 @@ class Pod:
         pcn = spec.get("priorityClassName") or ""
         prio = _int(spec.get("priority"), "spec.priority")
         policy = spec.get("preemptionPolicy")
+        if type(pcn) is not str or (policy is not None and type(policy) is not str):
+            pcn = _name(pcn, "spec.priorityClassName")
+            _name(policy, "spec.preemptionPolicy")
         if prio is None:
             if pcn and priorities is not None:
                 if pcn not in priorities:
@@ -552,6 +562,24 @@ class Pod:
 
     def __repr__(self) -> str:
         return f"Pod({self.key})"
+
+
+_POD_STRINGS = (
+    ("metadata", "uid"),
+    ("metadata", "creationTimestamp"),
+    ("spec", "nodeName"),
+    ("spec", "schedulerName"),
+    ("status", "phase"),
+    ("status", "startTime"),
+    ("status", "nominatedNodeName"),
+)
+
+
+def _refuse_non_strings(meta: dict, spec: dict, status: dict) -> None:
+    """FieldError for the first of a pod's name and time fields that is not a string."""
+    parts = {"metadata": meta, "spec": spec, "status": status}
+    for part, key in _POD_STRINGS:
+        _name(parts[part].get(key), f"{part}.{key}")
 
 
 def _template_key(spec: dict, status: dict, node_name: str, host_network: bool) -> tuple:

@@ -179,3 +179,24 @@ def test_decodes_agrees_with_check_value_on_mutated_objects():
         assert decodes(obj, root) is not refused, (obj["kind"], obj)
         verdicts.add(refused)
     assert verdicts == {True, False}  # both kinds of verdict were met
+
+
+@pytest.mark.parametrize(
+    "part,key,value,message",
+    [
+        ("spec", "nodeName", [None], "spec.nodeName: expected a string, got a list"),
+        ("spec", "priorityClassName", {"a": 1}, "spec.priorityClassName: expected a string, got an object"),
+        ("spec", "preemptionPolicy", ["Never"], "spec.preemptionPolicy: expected a string, got a list"),
+        ("status", "startTime", 5, 'status.startTime: expected a string, got number 5 (quote it if it is text: "5")'),
+        ("metadata", "uid", ["u"], "metadata.uid: expected a string, got a list"),
+    ],
+)
+def test_bound_pods_names_and_times_must_be_strings(tmp_path, part, key, value, message):
+    def edit(docs):
+        pod = next(d for d in docs if d and d.get("kind") == "Pod")
+        pod.setdefault(part, {})[key] = value
+
+    line = _one_line_error(
+        CliRunner().invoke(app, ["preempt", str(WEB), "--cluster", str(_cluster_with(tmp_path, edit=edit))])
+    )
+    assert "(Pod shop/web-" in line and line.endswith(message), line
