@@ -622,9 +622,9 @@ def pods_for_workloads(
     mode, warnings = validation
     for obj, source, where in objects:
         kind = obj.get("kind")
-        if kind == "Pod" or kind in WORKLOAD_KINDS:
+        if kind == "Pod" or kind in WORKLOAD_KINDS or kind in CLUSTER_KINDS:
             check_user_object(obj, kind, source, where, mode, warnings)
-        elif kind not in CLUSTER_KINDS:
+        else:
             check_kind(obj, source, where)
     # PriorityClasses first: the pods' priority admission reads them
     for obj, source, where in objects:

@@ -200,3 +200,21 @@ def test_bound_pods_names_and_times_must_be_strings(tmp_path, part, key, value, 
         CliRunner().invoke(app, ["preempt", str(WEB), "--cluster", str(_cluster_with(tmp_path, edit=edit))])
     )
     assert "(Pod shop/web-" in line and line.endswith(message), line
+
+
+@pytest.mark.parametrize(
+    "kind,spec,message",
+    [
+        ("Service", "x", 'spec: expected an object, got string "x"'),
+        ("PodDisruptionBudget", {"selector": 3}, "spec.selector: expected an object, got number 3"),
+        ("Service", {"selector": {"app": "web"}, "sessionAffinitty": "None"}, "unknown field"),
+    ],
+)
+def test_a_pods_files_services_and_budgets_are_checked_as_its_pods(tmp_path, kind, spec, message):
+    # a chart's Services and PodDisruptionBudgets join the cluster: decoded as strictly as its pods
+    api = {"Service": "v1", "PodDisruptionBudget": "policy/v1"}[kind]
+    obj = {"apiVersion": api, "kind": kind, "metadata": {"name": "o", "namespace": "shop"}, "spec": spec}
+    pods = tmp_path / "pods.yaml"
+    pods.write_text(WEB.read_text() + "\n---\n" + yaml.safe_dump(obj))
+    line = _one_line_error(CliRunner().invoke(app, ["schedule", str(pods), "--cluster", str(SMALL)]))
+    assert line.startswith(f"ksched: {pods}: document 2 ({kind} shop/o): ") and message in line, line
