@@ -20,8 +20,10 @@ preemption_victims.
 from __future__ import annotations
 
 import math
+import operator
 import time
 from bisect import bisect_right
+from itertools import compress
 from typing import TYPE_CHECKING, Any
 
 from ..framework.fit_error import fit_error_message
@@ -139,8 +141,13 @@ class DefaultPreemption(Plugin, PreEnqueuePlugin, PostFilterPlugin, Explainer):
         distinct = set(statuses)
         why_of = {st: _unresolvable_why(st) for st in distinct if st.code != UNSCHEDULABLE}
         if why_of:
-            potential = [ni for ni, st in zip(all_nodes, statuses) if st not in why_of]
-            detail.not_helpful = {n: why_of[st] for n, st in zip(names, statuses) if st in why_of}
+            whys = list(map(why_of.get, statuses))  # None where preemption may help
+            helpful = list(map(operator.not_, whys))
+            potential = list(compress(all_nodes, helpful))
+            not_helpful: dict[str, Any] = dict(zip(names, whys))
+            for name in compress(names, helpful):
+                del not_helpful[name]
+            detail.not_helpful = not_helpful  # only strings are left
         else:
             potential = list(all_nodes)
         detail.potential_nodes = len(potential)
