@@ -305,7 +305,7 @@ class InterPodAffinity(
                 continue
             matched.add(key)
             tk = e.term.topology_key
-            for tv, n in e.counts.items():
+            for tv, n in idx.counts(e).items():
                 total += n
                 if tv is not None:
                     pair = (tk, tv)
@@ -512,7 +512,7 @@ class InterPodAffinity(
             w = hard if kind == REQUIRED_AFFINITY else (t.weight if kind == PREFERRED_AFFINITY else -t.weight)
             matched[key] = w
             tk = t.topology_key
-            for tv, n in e.counts.items():
+            for tv, n in idx.counts(e).items():
                 if tv is not None:
                     bump(tk, tv, w * n)
                     total += n

@@ -10,6 +10,9 @@ other change are picked up at the next cycle by re-reading only the nodes that c
 from __future__ import annotations
 
 import weakref
+from collections import Counter, deque
+from itertools import repeat
+from operator import attrgetter
 
 from ..snapshot import latest_generation
 from .interpodaffinity_terms import TERMS_CACHE_KEY, pod_terms
@@ -205,10 +208,34 @@ KIND_NAMES = ("requiredAffinity", "preferredAffinity", "preferredAntiAffinity", 
 _TERM_INDEXES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
+class _Marker:
+    """A module constant that pickles as itself (the snapshot cache may store an index)."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __reduce__(self) -> str:
+        return self.name
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+_IN_POSITIONS = _Marker("_IN_POSITIONS")  # ExistingTermsIndex.contribs: see _reset
+
+_NAMESPACE = attrgetter("namespace")
+_POD_AFFINITY = attrgetter("pod_affinity")
+_POD_ANTI = attrgetter("pod_anti_affinity")
+
+
 class TermEntry:
-    """One distinct term object carried by existing pods (replicas share it, see pod_terms):
-    how many carriers per topology value of their nodes (None: the node lacks the key), and the
-    PodTerms it belongs to (`owner`: the carriers are the pods holding that PodTerms)."""
+    """One distinct term object carried by existing pods (replicas share it, see pod_terms), and
+    the PodTerms it belongs to (`owner`: the carriers are the pods holding that PodTerms; a term
+    object belongs to one PodTerms). `counts`: how many carriers per topology value of their
+    nodes (None: the node lacks the key), worked out when first asked for
+    (ExistingTermsIndex.counts; None until then), then kept up to date."""
 
     __slots__ = ("term", "kind", "counts", "owner")
 
@@ -216,7 +243,7 @@ class TermEntry:
         self.term = term
         self.kind = kind
         self.owner = owner
-        self.counts: dict = {}
+        self.counts: dict | None = None
 
 
 class ExistingTermsIndex(_NodeTracker):
@@ -224,13 +251,16 @@ class ExistingTermsIndex(_NodeTracker):
     PreFilter look at a few hundred terms instead of every pod with affinity. Follows the snapshot
     node by node (NodeInfo identity and generation), like PodLabelIndex.
 
-    A node's contribution is kept as its labels and how many of its pods carry each distinct
-    PodTerms (replicas share one): the terms are walked per PodTerms, not per pod."""
+    Each distinct PodTerms (replicas share one) keeps the node positions of its carriers; a
+    term's counts per topology value are worked out from them for the terms an incoming pod
+    matches only (most never do), and kept up to date from then on."""
 
     __slots__ = ("contribs", "entries", "positions")
 
     def _reset(self, n: int) -> None:
-        self.contribs: list = [None] * n  # per position: None or (node labels, {PodTerms: pods})
+        # per position: None (no pod with affinity), _IN_POSITIONS (added in bulk: the node's
+        # labels and counts are read back when it changes) or (node labels, {PodTerms: pods})
+        self.contribs: list = [None] * n
         self.entries: dict = {}  # (kind, id(term)) -> TermEntry
         self.positions: dict = {}  # PodTerms -> {node position: pods carrying it there}
 
@@ -239,7 +269,7 @@ class ExistingTermsIndex(_NodeTracker):
         self.entries = {}
         for key, e in other.entries.items():
             c = self.entries[key] = TermEntry(e.term, e.kind, e.owner)
-            c.counts = dict(e.counts)
+            c.counts = None if e.counts is None else dict(e.counts)
         self.positions = {et: dict(held) for et, held in other.positions.items()}
 
     def holders(self, keys) -> list:
@@ -249,24 +279,40 @@ class ExistingTermsIndex(_NodeTracker):
         nis = self.snapshot.node_infos
         return [nis[i] for i in sorted({i for et in owners for i in positions[et]})]
 
+    def counts(self, e: TermEntry) -> dict:
+        """How many pods carry the entry's term per topology value of their nodes (None: the
+        node lacks the key), in node order of the first carrier of each value."""
+        counts = e.counts
+        if counts is None:
+            counts = e.counts = {}
+            tk = e.term.topology_key
+            objs = self.objs
+            for i, m in sorted(self.positions[e.owner].items()):
+                tv = objs[i].node.labels.get(tk)
+                counts[tv] = counts.get(tv, 0) + m
+        return counts
+
     def _reindex(self, i: int, ni) -> None:
         self._reindex_many([(i, ni)])
 
     def _reindex_many(self, changed: list) -> None:
         """Take back each changed node's old contribution and add its pods' terms again, node by
-        node in order; when none had one (the first build), the additions are made per distinct
-        PodTerms over all its nodes, which meets the entries and topology values in the same order.
+        node in order; when none had one (the first build), see `_add_new`.
 
         Within one call every pod is alive, so pods sharing their namespace and affinity objects
         (by identity) share the PodTerms pod_terms would give them: it is asked once per such
         group (and the others cached as it would cache them)."""
         contribs = self.contribs
+        if all(contribs[i] is None for i, _ in changed):
+            self._add_new(changed)
+            return
         terms_of: dict = {}  # (namespace, id(podAffinity), id(podAntiAffinity)) -> PodTerms
-        bulk = all(contribs[i] is None for i, _ in changed)
-        carriers: dict = {}  # PodTerms -> [(node labels, pods)], in node order (bulk only)
         for i, ni in changed:
             old = contribs[i]
-            if old is not None:
+            if old is _IN_POSITIONS:
+                # objs[i] is still the NodeInfo read then (refresh replaces it after this)
+                self._add(i, self.objs[i].node.labels, self._groups_at(i), -1)
+            elif old is not None:
                 self._add(i, old[0], old[1], -1)
             pods = ni.pods_with_affinity
             if not pods:
@@ -286,35 +332,73 @@ class ExistingTermsIndex(_NodeTracker):
                 groups[et] = groups.get(et, 0) + 1
             labels = ni.node.labels
             contribs[i] = (labels, groups)
-            if not bulk:
-                self._add(i, labels, groups, 1)
-                continue
-            for et, m in groups.items():
-                held = carriers.get(et)
-                if held is None:
-                    carriers[et] = [(i, labels, m)]
-                else:
-                    held.append((i, labels, m))
+            self._add(i, labels, groups, 1)
+
+    def _add_new(self, changed: list) -> None:
+        """The contributions of nodes that had none (every node on the first build), made per
+        distinct PodTerms over all its carriers rather than pod by pod: the pods are grouped and
+        counted by C-level maps, touching no node's labels; the entries and positions are met in
+        the order the node-by-node walk meets them (node order, then pod order). How many of a
+        node's pods carry each PodTerms is read back from `positions` if the node changes."""
+        contribs = self.contribs
+        pods: list = []
+        at: list = []  # each pod's node position
+        for i, ni in changed:
+            held = ni.pods_with_affinity
+            if held:
+                pods += held
+                at += repeat(i, len(held))
+                contribs[i] = _IN_POSITIONS
+            else:
+                contribs[i] = None
+        if not pods:
+            return
+        # the PodTerms of each pod: its group's (namespace and affinity objects, by identity),
+        # asked of pod_terms once per group, for the group's first pod
+        keys = list(zip(map(_NAMESPACE, pods), map(id, map(_POD_AFFINITY, pods)), map(id, map(_POD_ANTI, pods))))
+        first_of = dict(zip(reversed(keys), reversed(pods)))
+        terms_of = {k: pod_terms(ep) for k, ep in first_of.items()}
+        ets = list(map(terms_of.__getitem__, keys))
+        # each PodTerms' carriers' positions, in node order (PodTerms in the order met)
+        carriers: dict = {et: [] for et in ets}
+        deque(map(list.append, map(carriers.__getitem__, ets), at), 0)
         entries = self.entries
-        for et, held in carriers.items():
-            self.positions[et] = {i: m for i, _, m in held}
-            for key, t, tk in _flat_terms(et):
-                e = entries.get(key)
-                if e is None:
-                    e = entries[key] = TermEntry(t, key[0], et)
-                counts = e.counts
-                for _, labels, m in held:
-                    tv = labels.get(tk)
-                    counts[tv] = counts.get(tv, 0) + m
+        positions = self.positions
+        nodes_at: dict | None = None
+        for et, where in carriers.items():
+            held = dict(Counter(where))
+            known = positions.get(et)
+            if known is None:
+                positions[et] = held
+                for key, t, _ in _flat_terms(et):
+                    entries[key] = TermEntry(t, key[0], et)
+                continue
+            known.update(held)  # positions of nodes that had no contribution: new to it
+            for key, _, tk in _flat_terms(et):
+                counts = entries[key].counts
+                if counts is not None:  # worked out already: kept up to date
+                    if nodes_at is None:
+                        nodes_at = dict(changed)
+                    for i, m in held.items():
+                        tv = nodes_at[i].node.labels.get(tk)
+                        counts[tv] = counts.get(tv, 0) + m
+
+    def _groups_at(self, i: int) -> dict:
+        """How many of the pods the node at position i had when last read carry each PodTerms."""
+        return {et: held[i] for et, held in self.positions.items() if i in held}
 
     def _add(self, i: int, labels, groups: dict, sign: int) -> None:
-        """Add (sign 1) or take back (-1) the contribution of the node at position i."""
+        """Add (sign 1) or take back (-1) the contribution of the node at position i: its
+        carriers' positions, and the counts of the entries that have theirs worked out. A
+        PodTerms' entries exist while it has carriers."""
         entries = self.entries
         positions = self.positions
         for et, m in groups.items():
             at = positions.get(et)
             if at is None:
                 at = positions[et] = {}
+                for key, t, _ in _flat_terms(et):
+                    entries[key] = TermEntry(t, key[0], et)
             left = at.get(i, 0) + sign * m
             if left:
                 at[i] = left
@@ -322,19 +406,19 @@ class ExistingTermsIndex(_NodeTracker):
                 del at[i]
                 if not at:
                     del positions[et]
-            for key, t, tk in _flat_terms(et):
+                    for key, _, _ in _flat_terms(et):
+                        del entries[key]
+                    continue
+            for key, _, tk in _flat_terms(et):
+                counts = entries[key].counts
+                if counts is None:
+                    continue
                 tv = labels.get(tk)
-                e = entries.get(key)
-                if e is None:
-                    e = entries[key] = TermEntry(t, key[0], et)
-                counts = e.counts
                 left = counts.get(tv, 0) + sign * m
                 if left:
                     counts[tv] = left
                 else:
                     del counts[tv]
-                    if not counts:
-                        del entries[key]
 
 
 def _flat_terms(et) -> tuple:

@@ -1,0 +1,206 @@
+"""InterPodAffinity's index of the existing pods' terms (interpodaffinity_index.ExistingTermsIndex)
+must hold what walking every pod of every node gives: per distinct term, its carriers' count per
+topology value and the nodes holding them. Built in bulk (the first build), kept up to date
+through binds and evictions (with and without counts worked out), and carried over to a derived
+snapshot. Seeded random clusters, small enough to be quick."""
+
+from __future__ import annotations
+
+import copy
+import random
+
+import pytest
+from builders import node, pod
+
+from kschedcli.plugins.interpodaffinity_index import (
+    PREFERRED_AFFINITY,
+    PREFERRED_ANTI_AFFINITY,
+    REQUIRED_AFFINITY,
+    REQUIRED_ANTI_AFFINITY,
+    existing_terms_for,
+)
+from kschedcli.plugins.interpodaffinity_terms import pod_terms
+from kschedcli.snapshot import Snapshot
+
+ZONES = ["a", "b", "c"]
+APPS = ["web", "api", "db", "cache"]
+KEYS = ["kubernetes.io/hostname", "topology.kubernetes.io/zone", "rack"]
+
+
+def _term(rng):
+    t = {"topologyKey": rng.choice(KEYS), "labelSelector": {"matchLabels": {"app": rng.choice(APPS)}}}
+    if rng.random() < 0.2:
+        t["namespaces"] = ["default", "other"]
+    return t
+
+
+def _affinity(rng):
+    """A random podAffinity / podAntiAffinity section with required and preferred terms."""
+    aff: dict = {}
+    for section in ("podAffinity", "podAntiAffinity"):
+        if rng.random() < 0.5:
+            continue
+        s: dict = {}
+        if rng.random() < 0.6:
+            s["requiredDuringSchedulingIgnoredDuringExecution"] = [_term(rng) for _ in range(rng.randint(1, 2))]
+        if rng.random() < 0.6:
+            s["preferredDuringSchedulingIgnoredDuringExecution"] = [
+                {"weight": rng.randint(1, 100), "podAffinityTerm": _term(rng)} for _ in range(rng.randint(1, 2))
+            ]
+        if s:
+            aff[section] = s
+    return aff
+
+
+def _nodes(rng, n):
+    out = []
+    for i in range(n):
+        labels = {"topology.kubernetes.io/zone": rng.choice(ZONES)}
+        if rng.random() < 0.7:  # some nodes lack the rack key
+            labels["rack"] = f"r{rng.randrange(3)}"
+        out.append(node(f"n{i}", labels=labels))
+    return out
+
+
+class _Pods:
+    """Random bound pods; replicas of one template share their affinity objects (as the snapshot
+    loader shares equal parts), others carry equal copies."""
+
+    def __init__(self, rng):
+        self.rng = rng
+        self.templates = [_affinity(rng) for _ in range(6)]
+        self.count = 0
+
+    def make(self, node_name):
+        rng = self.rng
+        self.count += 1
+        spec = {}
+        r = rng.random()
+        if r < 0.6:
+            aff = rng.choice(self.templates)
+            spec["affinity"] = aff if rng.random() < 0.8 else copy.deepcopy(aff)
+        elif r < 0.7:
+            spec["affinity"] = _affinity(rng)
+        ns = "other" if rng.random() < 0.2 else "default"
+        return pod(f"p{self.count}", ns=ns, node_name=node_name, labels={"app": rng.choice(APPS)}, spec=spec)
+
+
+_KINDS = (
+    ("required_affinity", REQUIRED_AFFINITY),
+    ("preferred_affinity", PREFERRED_AFFINITY),
+    ("preferred_anti_affinity", PREFERRED_ANTI_AFFINITY),
+    ("required_anti_affinity", REQUIRED_ANTI_AFFINITY),
+)
+
+
+def _walked(snapshot):
+    """Every pod of every node, walked: (kind, id(term)) -> ({topology value: carriers}, node positions)."""
+    out: dict = {}
+    for i, ni in enumerate(snapshot.node_infos):
+        for p in ni.pods:
+            et = pod_terms(p)
+            for attr, kind in _KINDS:
+                for t in getattr(et, attr):
+                    counts, held = out.setdefault((kind, id(t)), ({}, set()))
+                    tv = ni.node.labels.get(t.topology_key)
+                    counts[tv] = counts.get(tv, 0) + 1
+                    held.add(i)
+    return out
+
+
+def _check(snapshot, work_out=None):
+    """The index against the walk; `work_out(entries)`: the entries whose counts to ask for."""
+    idx = existing_terms_for(snapshot)
+    want = _walked(snapshot)
+    assert set(idx.entries) == set(want)
+    keys = list(idx.entries) if work_out is None else work_out(list(idx.entries))
+    for key in keys:
+        e = idx.entries[key]
+        assert e.kind == key[0] and id(e.term) == key[1]
+        assert idx.counts(e) == want[key][0], key
+        assert [snapshot.node_infos.index(ni) for ni in idx.holders([key])] == sorted(want[key][1])
+    return idx
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_index_follows_binds_and_evictions(seed):
+    rng = random.Random(seed)
+    nodes = _nodes(rng, rng.randint(3, 12))
+    maker = _Pods(rng)
+    pods = [maker.make(rng.choice(nodes).name) for _ in range(rng.randint(0, 40))]
+    snap = Snapshot(nodes, pods)
+    # the first build, every count asked for or half of them (the others stay to work out)
+    half = (lambda keys: keys) if seed % 2 else (lambda keys: rng.sample(keys, len(keys) // 2))
+    _check(snap, half)
+    for _ in range(rng.randint(1, 4)):
+        for _ in range(rng.randint(1, 5)):
+            target = rng.choice(nodes).name
+            p = maker.make("")
+            snap.bind(p, target)
+        placed = [p for ni in snap.node_infos for p in ni.pods]
+        for p in rng.sample(placed, min(len(placed), rng.randint(0, 3))):
+            assert snap.evict(p)
+        _check(snap, half)
+    _check(snap)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_index_carried_to_a_derived_snapshot(seed):
+    rng = random.Random(1000 + seed)
+    nodes = _nodes(rng, rng.randint(3, 10))
+    maker = _Pods(rng)
+    pods = [maker.make(rng.choice(nodes).name) for _ in range(rng.randint(5, 40))]
+    snap = Snapshot(nodes, pods)
+    _check(snap, lambda keys: keys[: len(keys) // 2])
+    # an edit: one node's labels changed, pods removed and added, a node added
+    edited = list(nodes)
+    k = rng.randrange(len(edited))
+    edited[k] = node(edited[k].name, labels={"topology.kubernetes.io/zone": "z", "rack": "r9"})
+    edited.append(node("extra", labels={"topology.kubernetes.io/zone": "a"}))
+    kept = [p for p in pods if rng.random() < 0.8]
+    kept += [maker.make(rng.choice(edited).name) for _ in range(rng.randint(0, 5))]
+    derived = snap.derive(edited, kept)
+    _check(derived)
+    _check(snap)  # the first snapshot's index is its own
+
+
+def test_bulk_build_adds_to_terms_held_elsewhere():
+    """Binding a pod with a term already carried on another node, onto a node that had no pod
+    with affinity (built in bulk), keeps the other node among the term's holders."""
+    aff = {
+        "podAntiAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": [
+                {"topologyKey": "kubernetes.io/hostname", "labelSelector": {"matchLabels": {"app": "web"}}}
+            ]
+        }
+    }
+    nodes = [node("n0"), node("n1"), node("n2")]
+    first = pod("a", node_name="n0", labels={"app": "web"}, spec={"affinity": aff})
+    snap = Snapshot(nodes, [first])
+    idx = existing_terms_for(snap)
+    (key,) = idx.entries
+    assert idx.counts(idx.entries[key]) == {"n0": 1}
+    snap.bind(pod("b", labels={"app": "web"}, spec={"affinity": aff}), "n2")
+    idx = existing_terms_for(snap)
+    assert [ni.node.name for ni in idx.holders([key])] == ["n0", "n2"]
+    assert idx.counts(idx.entries[key]) == {"n0": 1, "n2": 1}
+    assert snap.evict(first)
+    idx = existing_terms_for(snap)
+    assert [ni.node.name for ni in idx.holders([key])] == ["n2"]
+    assert idx.counts(idx.entries[key]) == {"n2": 1}
+
+
+def test_index_state_pickles():
+    """The snapshot cache may store an index with its snapshot: its marks come back as themselves."""
+    import pickle
+
+    from kschedcli.plugins import interpodaffinity_index as ix
+
+    rng = random.Random(7)
+    nodes = _nodes(rng, 6)
+    maker = _Pods(rng)
+    snap = Snapshot(nodes, [maker.make(rng.choice(nodes).name) for _ in range(30)])
+    idx = existing_terms_for(snap)
+    contribs = pickle.loads(pickle.dumps(idx.contribs))
+    assert ix._IN_POSITIONS in idx.contribs
+    assert [c is ix._IN_POSITIONS for c in contribs] == [c is ix._IN_POSITIONS for c in idx.contribs]
