@@ -157,13 +157,14 @@ def parse_nanos(text: str) -> int:
 
 
 def parse(text, field: str = "") -> int:
-    """Parse a YAML/JSON quantity value (string or number) into nanos, or raise FieldError."""
-    if isinstance(text, bool) or text is None:
-        raise FieldError(field, f"{text!r} is not a quantity")
-    if isinstance(text, int):
+    """Parse a YAML/JSON quantity value (string or number) into nanos, or raise FieldError. A null
+    is Go's zero Quantity (Quantity.UnmarshalJSON takes `null` as 0)."""
+    if text is None:
+        return 0
+    if isinstance(text, int) and not isinstance(text, bool):
         return max(-_HUGE_NANOS, min(text * _NANO, _HUGE_NANOS))  # as a string of its digits would be
     if not isinstance(text, (str, float)):
-        what = "list" if isinstance(text, list) else "object" if isinstance(text, dict) else type(text).__name__
+        what = {bool: "boolean", list: "list", dict: "object"}.get(type(text), type(text).__name__)
         raise FieldError(field, f'expected a quantity (a string such as "500m" or a number), not a {what}')
     if isinstance(text, float):
         text = repr(text)

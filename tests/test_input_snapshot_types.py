@@ -218,3 +218,16 @@ def test_a_pods_files_services_and_budgets_are_checked_as_its_pods(tmp_path, kin
     pods.write_text(WEB.read_text() + "\n---\n" + yaml.safe_dump(obj))
     line = _one_line_error(CliRunner().invoke(app, ["schedule", str(pods), "--cluster", str(SMALL)]))
     assert line.startswith(f"ksched: {pods}: document 2 ({kind} shop/o): ") and message in line, line
+
+
+def test_a_null_request_is_a_request_of_zero(tmp_path):
+    # null decodes as Go's zero Quantity: the key is there, so scoring does not default cpu to 100m
+    pod = tmp_path / "pod.yaml"
+    pod.write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: a}\nspec:\n"
+        "  containers: [{name: c, image: i, resources: {requests: {cpu: null, memory: 1Gi}}}]\n"
+    )
+    zero = tmp_path / "zero.yaml"
+    zero.write_text(pod.read_text().replace("cpu: null", "cpu: '0'"))
+    docs = [CliRunner().invoke(app, ["explain", str(p), "--cluster", str(SMALL), "-o", "json"]) for p in (pod, zero)]
+    assert docs[0].exit_code == 0 and docs[0].stdout == docs[1].stdout.replace(str(zero), str(pod)), docs[0].output

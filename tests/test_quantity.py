@@ -50,3 +50,11 @@ def test_invalid_quantities_name_the_value(bad):
         quantity.parse(bad, "spec.x")
     assert e.value.field == "spec.x"
     assert "is not a quantity" in e.value.message
+
+
+def test_null_is_gos_zero_quantity_and_a_boolean_is_refused_in_json_terms():
+    # Quantity.UnmarshalJSON takes null as the zero quantity (the key stays: a request of 0)
+    assert quantity.parse(None, "spec.x") == 0
+    with pytest.raises(FieldError) as e:
+        quantity.parse(True, "spec.x")
+    assert e.value.message == 'expected a quantity (a string such as "500m" or a number), not a boolean'
