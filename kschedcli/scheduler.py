@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import gc
 import random
-from itertools import repeat
-from operator import add, mul
+from itertools import compress, repeat
+from operator import add, mul, not_
 
 from . import progress
 from .batching import OpportunisticBatch
@@ -350,11 +350,12 @@ class Scheduler:
         if allowed is not None:
             # a node the PreFilter result leaves out keeps the status of the first try, if it had one
             first = [f if n in allowed or n == tried else absent for n, f in zip(names, first)]
-        feasible = [ni for ni, f in zip(nodes, first) if f is None]
+        # C-level passes over the nodes (a status is never false, None always is)
+        feasible = list(compress(nodes, map(not_, first)))
         if len(feasible) == len(nodes):
             feasible = nodes  # every node: the snapshot's own list, which plugins recognise
         statuses.explicit = (
-            {n: f for n, f in zip(names, first) if f is not None}
+            dict(compress(zip(names, first), first))
             if allowed is None
             else {n: f for n, f in zip(names, first) if f is not None and f is not absent}
         )

@@ -50,3 +50,45 @@ def test_lacking_nodes_get_filters_status_and_alike_ones_share_it(release_name):
     assert codes == (
         {"Unschedulable"} if release_name == "v1.33" else {"Unschedulable", "UnschedulableAndUnresolvable"}
     )
+
+
+def test_first_failures_are_each_nodes_first_non_success_status_in_profile_order():
+    """The framework's per-node first failure, laid from the columns' failing entries: the first
+    status per node that is not None and not an explicit Success, the very object."""
+    import random
+
+    from kschedcli.framework.runtime import first_failures
+    from kschedcli.framework.status import Status
+
+    rng = random.Random(18)
+    shapes = set()
+    for _ in range(400):
+        n = rng.randint(0, 12)
+        shared = [
+            Status(rng.choice(["Unschedulable", "UnschedulableAndUnresolvable", "Success"]), f"r{j}") for j in range(3)
+        ]
+        columns = []
+        for _ in range(rng.randint(0, 5)):
+            kind = rng.choice(["passes", "all fail", "some", "some", "success"])
+            if kind == "passes":
+                col = [None] * n
+            elif kind == "all fail":
+                col = [rng.choice(shared[:2]) for _ in range(n)]
+            elif kind == "success":
+                col = [Status("Success") if rng.random() < 0.5 else None for _ in range(n)]
+            else:
+                col = [rng.choice(shared) if rng.random() < 0.4 else None for _ in range(n)]
+            shapes.add(kind)
+            columns.append(col)
+        want = []
+        for i in range(n):
+            first = None
+            for col in columns:
+                if col[i] is not None and col[i].code != "Success":
+                    first = col[i]
+                    break
+            want.append(first)
+        got = first_failures([list(c) for c in columns], n)
+        assert len(got) == n
+        assert all(a is b for a, b in zip(got, want)), (columns, got, want)
+    assert shapes == {"passes", "all fail", "some", "success"}

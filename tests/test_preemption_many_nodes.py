@@ -147,3 +147,81 @@ def test_budgets_remember_what_selects_a_labels_object_but_not_a_pods_disruption
     assert budgets.matching(c) == ()  # the budget is in another namespace
     a.labels = {"app": "web"}  # another labels object: asked anew
     assert budgets.matching(a) == (1,)
+
+
+def test_diagnosis_and_the_nodes_preemption_cannot_help_match_a_node_at_a_time_reading():
+    """The scheduler's per-node statuses (feasible nodes, first failures) and DefaultPreemption's
+    split of the nodes into those where evicting may help and those it cannot (with why), as a
+    node-at-a-time reading of every node's filters gives them: PreFilter narrowing to named
+    nodes, unschedulable and tainted nodes, a node selector, nodes short of cpu."""
+    from kschedcli.framework.cycle_state import CycleState
+    from kschedcli.framework.status import UNSCHEDULABLE
+    from kschedcli.plugins.defaultpreemption import _unresolvable_why
+
+    rng = random.Random(1818)
+    ways = set()
+    for _ in range(60):
+        nodes, pods = [], []
+        for n in range(rng.randint(1, 12)):
+            name = f"n{n}"
+            taints = [{"key": "gpu", "value": "yes", "effect": "NoSchedule"}] if rng.random() < 0.2 else None
+            labels = {"pool": rng.choice(["a", "b"])}
+            nodes.append(node(name, cpu="2", unschedulable=rng.random() < 0.15, taints=taints, labels=labels))
+            for j in range(rng.randint(0, 3)):
+                prio = rng.choice([0, 10, 1000])
+                pods.append(pod(f"{name}-p{j}", requests={"cpu": "600m"}, node_name=name, priority=prio))
+        spec = {}
+        if rng.random() < 0.5:
+            spec["nodeSelector"] = {"pool": "a"}
+        if rng.random() < 0.3:
+            names = rng.sample([n.name for n in nodes], rng.randint(1, len(nodes)))
+            term = {"matchFields": [{"key": "metadata.name", "operator": "In", "values": names}]}
+            spec["affinity"] = {
+                "nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [term]}}
+            }
+        incoming = pod("in", requests={"cpu": rng.choice(["500m", "1500m"])}, priority=100, spec=spec)
+        s = scheduler(nodes, pods)
+        fw = s.frameworks["default-scheduler"]
+        dp = plugin(s, "DefaultPreemption")
+        seen = {}
+
+        def post_filter(state, p, node_statuses, names=s.snapshot.names, seen=seen, real=dp.post_filter):
+            seen["statuses"] = {n: node_statuses.get(n) for n in names}
+            out = real(state, p, node_statuses)
+            seen["detail"] = out[0].detail if out[0] is not None else None
+            return out
+
+        dp.post_filter = post_filter
+        r = s.schedule(incoming)
+        # node at a time: each node's filters in profile order
+        state = CycleState()
+        pf = fw.run_pre_filter(state, incoming)
+        assert pf.status is None
+        allowed = None if pf.result is None or pf.result.all_nodes() else pf.result.node_names
+        want_first = {}
+        for ni in s.snapshot.node_infos:
+            st = fw.run_filter_plugins(state, incoming, ni)
+            want_first[ni.node.name] = st
+            assert (r.filters[ni.node.name].first_failure is None) == (st is None)
+        assert r.feasible == [n for n, st in want_first.items() if st is None and (allowed is None or n in allowed)]
+        if r.feasible:
+            ways.add("feasible")
+            continue
+        got = seen["statuses"]
+        for n, st in want_first.items():
+            if allowed is not None and n not in allowed:
+                assert got[n].message().startswith("node(s) didn't satisfy plugin(s)")
+                ways.add("narrowed")
+            else:
+                assert (got[n].code, got[n].message(), got[n].plugin) == (st.code, st.message(), st.plugin)
+        detail = seen["detail"]
+        want_not_helpful = {n: _unresolvable_why(st) for n, st in got.items() if st.code != UNSCHEDULABLE}
+        potential = [n for n, st in got.items() if st.code == UNSCHEDULABLE]
+        assert detail.potential_nodes == len(potential)
+        # the dry run's own rejections follow the nodes it could not help
+        assert list(detail.not_helpful.items())[: len(want_not_helpful)] == list(want_not_helpful.items())
+        assert {c.node for c in detail.candidates} <= set(potential)
+        ways.add("some helpful" if potential else "none helpful")
+        if want_not_helpful:
+            ways.add("some not helpful")
+    assert ways == {"feasible", "narrowed", "some helpful", "none helpful", "some not helpful"}, ways

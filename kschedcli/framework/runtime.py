@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import deque
+from itertools import compress
 from typing import TYPE_CHECKING, Any
 
 from ..versions import REFERENCE, Release
@@ -311,17 +312,8 @@ class Framework:
             if cache is not None and not _has_error(col):
                 cache.store(snapshot, col)
             columns[pl.name] = col
-        # each node's first failure in profile order: the first entry that is not None, once
-        # explicit Success statuses (plugins rarely return them) are read as None
-        first: list = [None] * len(nodes)
-        for col in columns.values():
-            if not any(col):  # a column of passes only changes nothing
-                continue
-            if any(st.code == SUCCESS for st in set(filter(None, col))):
-                col = [None if st is not None and st.code == SUCCESS else st for st in col]
-            first = [f or c for f, c in zip(first, col)]
         state.filter_columns = columns
-        return columns, first
+        return columns, first_failures(list(columns.values()), len(nodes))
 
     def filter_column(self, pl: FilterPlugin, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> list:
         """One filter plugin's verdicts on `nodes`, as the framework reports them (plugin named,
@@ -485,6 +477,25 @@ class Framework:
         if st is not None and not st.is_success():
             raise PluginError(pl.name, f'running Score plugins: plugin "{pl.name}" failed with: {st.message()}')
         return s
+
+
+def first_failures(columns: list[list], n: int) -> list:
+    """Each node's first failure in profile order over `columns` (verdicts in node order): its
+    first entry that is not None, explicit Success statuses (plugins rarely return them) read as
+    None. The columns are laid over each other from the last one on, each writing only its failing
+    nodes' entries (C-level passes: most columns fail few nodes, or all of them)."""
+    first: list = [None] * n
+    for col in reversed(columns):
+        failing = set(filter(None, col))
+        if not failing:  # a column of passes only changes nothing
+            continue
+        if any(st.code == SUCCESS for st in failing):
+            col = [None if st is not None and st.code == SUCCESS else st for st in col]
+        if None not in col:  # every node fails here: this column decides them all
+            first = list(col)
+            continue
+        deque(map(first.__setitem__, compress(range(n), col), filter(None, col)), maxlen=0)
+    return first
 
 
 def _first_failure(statuses: dict[str, Status | None]) -> Status | None:

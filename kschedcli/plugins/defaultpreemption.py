@@ -133,21 +133,21 @@ class DefaultPreemption(Plugin, PreEnqueuePlugin, PostFilterPlugin, Explainer):
 
         # NodeToStatus.NodesForStatusCode(Unschedulable): the nodes where evicting may help; the
         # others are noted with why not
-        explicit, absent = node_statuses.explicit, node_statuses.absent
+        explicit = node_statuses.explicit
         names = snapshot.names
-        get = explicit.get
-        statuses = [get(n, absent) for n in names]
+        if list(explicit) == names:  # every node, in snapshot order: the usual diagnosis
+            statuses = list(explicit.values())
+        else:
+            get, absent = explicit.get, node_statuses.absent
+            statuses = [get(n, absent) for n in names]
         # nodes failing alike share one status: each distinct one is looked at once
         distinct = set(statuses)
         why_of = {st: _unresolvable_why(st) for st in distinct if st.code != UNSCHEDULABLE}
         if why_of:
             whys = list(map(why_of.get, statuses))  # None where preemption may help
-            helpful = list(map(operator.not_, whys))
-            potential = list(compress(all_nodes, helpful))
-            not_helpful: dict[str, Any] = dict(zip(names, whys))
-            for name in compress(names, helpful):
-                del not_helpful[name]
-            detail.not_helpful = not_helpful  # only strings are left
+            potential = list(compress(all_nodes, map(operator.not_, whys)))
+            not_helpful: dict[str, Any] = dict(compress(zip(names, whys), whys))  # a why is never empty
+            detail.not_helpful = not_helpful
         else:
             potential = list(all_nodes)
         detail.potential_nodes = len(potential)
