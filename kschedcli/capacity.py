@@ -56,7 +56,7 @@ class Template:
 class TemplateRun:
     template: Template
     placements: list[str] = field(default_factory=list)  # the node of each copy that fit, in order
-    stopped_by: str = "unschedulable"  # "max", "unschedulable", "error"
+    stopped_by: str = "unschedulable"  # "max", "limit" (MAX_COPIES without --max), "unschedulable", "error"
     stop: CycleResult | None = None  # the copy that did not fit
 
     @property
@@ -210,6 +210,12 @@ def _pod_copy(template: Template, cluster: Cluster, i: int, proto: list[Pod]) ->
     return pod
 
 
+# copies of one template when --max is not given: Kubernetes supports clusters of up to 150,000
+# pods, so a count past it says the snapshot cannot be real (pods: "100000000" and a pod that
+# requests nothing would otherwise run for hours)
+MAX_COPIES = 150_000
+
+
 def run_capacity(
     scheduler: Scheduler,
     templates: list[Template],
@@ -233,7 +239,8 @@ def run_capacity(
         if max_copies == 0:
             run.stopped_by = "max"
             continue
-        for pod in copies(t, cluster, None if max_copies is None else max_copies + 1):
+        limit = MAX_COPIES if max_copies is None else max_copies
+        for pod in copies(t, cluster, limit + 1):
             if incremental:
                 r = scheduler.schedule_alike(pod, seed)
             else:
@@ -250,8 +257,8 @@ def run_capacity(
             run.placements.append(r.selected_node)
             if progress is not None:
                 progress(len(run.placements))
-            if max_copies is not None and len(run.placements) >= max_copies:
-                run.stopped_by = "max"
+            if len(run.placements) >= limit:
+                run.stopped_by = "limit" if max_copies is None else "max"
                 break
     labels = group_labels_of(cluster, group_by)
     node_labels = {n.name: n.labels for n in cluster.nodes}
@@ -270,7 +277,7 @@ def capacity_doc(report: CapacityReport, stop_doc: Callable[[CycleResult], dict 
                 "replicas": r.replicas,
                 "placements": list(r.placements),
                 "stoppedBy": r.stopped_by,
-                "stopMessage": r.stop_message if r.stopped_by != "max" else None,
+                "stopMessage": r.stop_message if r.stopped_by not in ("max", "limit") else None,
                 "perNode": report.per_node([r]),
                 "perLabel": report.per_label([r]),
                 "stop": stop_doc(r.stop) if r.stop is not None else None,
@@ -284,5 +291,5 @@ def capacity_doc(report: CapacityReport, stop_doc: Callable[[CycleResult], dict 
         "perTemplate": per_template,
         "perNode": report.per_node(),
         "perLabel": report.per_label(),
-        "stopMessage": None if last is None or last.stopped_by == "max" else last.stop_message,
+        "stopMessage": None if last is None or last.stopped_by in ("max", "limit") else last.stop_message,
     }

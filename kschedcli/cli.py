@@ -97,7 +97,7 @@ def explain(
         help="Drill into one node: every plugin's verdict, its resources, scores.",
     ),
     all_nodes: bool = typer.Option(False, "--all-nodes", help="List every node instead of grouping alike ones."),
-    top: int = typer.Option(10, "--top", metavar="N", help="Rows of the score table (0: all)."),
+    top: int = typer.Option(10, "--top", metavar="N", min=0, help="Rows of the score table (0: all)."),
     raw: bool = typer.Option(False, "--raw", help="Score table with raw and normalized scores and weights."),
     fixes: int = typer.Option(
         3,

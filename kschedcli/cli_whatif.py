@@ -74,7 +74,7 @@ def capacity(
         "default: the zone and node-pool labels the nodes carry).",
     ),
     output: Output = OutputOpt,
-    top: int = typer.Option(10, "--top", metavar="N", help="Rows of the per-node table (0: all)."),
+    top: int = typer.Option(10, "--top", metavar="N", min=0, help="Rows of the per-node table (0: all)."),
     seed: int | None = SeedOpt,
     kubernetes_version: str | None = KubernetesVersionOpt,
     no_color: bool = ColorOpt,

@@ -172,6 +172,11 @@ def _lost_replicas(cluster: Cluster, pods: list[Pod]) -> dict[str, int]:
 # ---------------------------------------------------------------------------- the edits
 
 
+# copies one --add-node may make: twice the largest cluster Kubernetes supports, so a what-if can
+# double any real cluster while a mistyped count (node:99999999999) ends in a line, not a hang
+MAX_ADDED_NODES = 10_000
+
+
 def _add_node(cluster: Cluster, e: Edit) -> Applied:
     value = e.value
     if os.path.exists(value) or value.endswith((".yaml", ".yml", ".json")):
@@ -183,6 +188,12 @@ def _add_node(cluster: Cluster, e: Edit) -> Applied:
         if count < 1:
             raise InputError(f"{value!r}: COUNT must be at least 1", field=e.flag)
     sources = select_nodes(cluster, spec, e.flag)
+    if count * len(sources) > MAX_ADDED_NODES:
+        raise InputError(
+            f"{value!r}: would add {count * len(sources):,} nodes; at most {MAX_ADDED_NODES:,} per {e.flag} "
+            "(Kubernetes supports clusters of up to 5,000 nodes)",
+            field=e.flag,
+        )
     taken = {n.name for n in cluster.nodes}
     by_node: dict[str, list[Pod]] = {}
     wanted = {n.name for n in sources}

@@ -224,3 +224,27 @@ def test_spread_and_anti_affinity_copies_land_where_schedule_puts_them(tmp_path,
     results = schedule_nodes(pod_copies(str(f), n + 1, tmp_path), "-c", PROD)
     assert [r["selectedNode"] for r in results[:n]] == t["placements"]
     assert results[n]["schedulable"] is False and results[n]["message"] == t["stopMessage"]
+
+
+def test_without_max_a_template_stops_at_the_copy_bound(tmp_path, monkeypatch):
+    # nodes that allow a hundred million pods and a pod that requests nothing: without the bound the
+    # copies would go on for hours; with --max the user's number wins over it
+    from kschedcli import capacity
+
+    monkeypatch.setattr(capacity, "MAX_COPIES", 40)
+    big = tmp_path / "cluster.yaml"
+    big.write_text(Path(SMALL).read_text().replace('pods: "110"', 'pods: "100000000"'))
+    pod = tmp_path / "pod.yaml"
+    pod.write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: a}\nspec:\n  containers: [{name: c, image: i}]\n")
+    doc = as_json("capacity", str(pod), "-c", str(big))
+    t = doc["perTemplate"][0]
+    assert (doc["replicas"], doc["max"], t["stoppedBy"], t["stopMessage"], doc["stopMessage"]) == (
+        40,
+        None,
+        "limit",
+        None,
+        None,
+    )
+    assert "the bound without --max" in run("capacity", str(pod), "-c", str(big)).stdout
+    doc = as_json("capacity", str(pod), "-c", str(big), "--max", "55")
+    assert (doc["replicas"], doc["perTemplate"][0]["stoppedBy"]) == (55, "max")

@@ -370,3 +370,18 @@ def test_cli_bad_edit_is_one_line_exit_2():
     r = run("explain", "shop/checkout-6b8c9d7f5-h2j4k", "-c", PROD, "--taint", "general-a-01:k=v:Maybe")
     assert r.exit_code == 2
     assert r.stderr.count("\n") == 1 and r.stderr.startswith("ksched: --taint: ")
+
+
+def test_a_mistyped_add_node_count_is_refused_not_run():
+    # node:99999999999 would build nodes until memory ran out: refused in one line instead
+    small, web = SMALL, str(ROOT / "fixtures" / "pods" / "web.yaml")
+    r = CliRunner().invoke(app, ["explain", web, "-c", small, "--add-node", "node-a:99999999999"])
+    assert r.exit_code == 2 and r.stderr.strip() == (
+        "ksched: --add-node: 'node-a:99999999999': would add 99,999,999,999 nodes; at most 10,000 per "
+        "--add-node (Kubernetes supports clusters of up to 5,000 nodes)"
+    ), r.output
+    # a selector's nodes count too: every node of the cluster, 5,000 times
+    r = CliRunner().invoke(app, ["explain", web, "-c", small, "--add-node", "kubernetes.io/os=linux:5000"])
+    assert r.exit_code == 2 and "would add 15,000 nodes" in r.stderr, r.output
+    r = CliRunner().invoke(app, ["explain", web, "-c", small, "--add-node", "node-a:10000", "-o", "json"])
+    assert r.exit_code == 0 and json.loads(r.stdout)["nodeCount"] == 10003, r.output[-500:]

@@ -29,9 +29,12 @@ def capacity_renderables(doc: dict, top: int) -> list:
     summary.add_column("Copies that fit", justify="right", no_wrap=True)
     summary.add_column("Stopped by")
     for t in doc["perTemplate"]:
-        stopped = {"max": f"--max {doc['max']}", "unschedulable": "a copy that fits nowhere", "error": "an error"}[
-            t["stoppedBy"]
-        ]
+        stopped = {
+            "max": f"--max {doc['max']}",
+            "limit": "the bound without --max (Kubernetes' 150,000 pods per cluster)",
+            "unschedulable": "a copy that fits nowhere",
+            "error": "an error",
+        }[t["stoppedBy"]]
         summary.add_row(t["template"], str(t["replicas"]), stopped)
     total = Text(f"{plural(doc['replicas'], 'copy', 'copies')} fit in total", style="ok" if doc["replicas"] else "bad")
     blocks.append([head, indent(summary, 2), total])
