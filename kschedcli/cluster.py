@@ -65,7 +65,10 @@ BUILTIN_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease"
 class Cluster:
     def __init__(self):
         self.nodes: list[Node] = []
-        self.pods: list[Pod] = []  # bound, non-terminal pods
+        # bound, non-terminal pods (`pods`); read from the snapshot cache, the PodStore they are
+        # made from when first read (lazy_pods.py), `_pods` None until then
+        self._pods: list[Pod] | None = []
+        self._pod_store: Any = None
         self.nominated_pods: list[Pod] = []  # pending pods with status.nominatedNodeName
         self.objects: dict[str, dict[tuple[str, str], dict]] = defaultdict(dict)
         self.ignored: Counter = Counter()  # kinds ksched does not use
@@ -86,13 +89,36 @@ class Cluster:
         # the snapshot cache stores one); dropped when following a release changes a pod
         self.prebuilt_snapshot: Any = None
 
+    @property
+    def pods(self) -> list[Pod]:
+        pods = self._pods
+        if pods is None:
+            pods = self._pods = self._pod_store.all()
+        return pods
+
+    @pods.setter
+    def pods(self, pods: list[Pod]) -> None:
+        self._pods = pods
+
+    def bound_pod_count(self) -> int:
+        """len(self.pods), without making the pods a cached cluster has not read yet."""
+        return len(self._pod_store) if self._pods is None else len(self._pods)
+
+    def take_prebuilt_snapshot(self) -> Any:
+        """The prebuilt scheduler's snapshot of these nodes and pods (snapshot.PrebuiltSnapshot.take),
+        or None; pods still in the store are those it was built from."""
+        if self.prebuilt_snapshot is None:
+            return None
+        return self.prebuilt_snapshot.take(self.nodes, self._pods)
+
     def follow(self, version: Choice) -> None:
         """Follow the release `version` chose: hold every pod as a cluster of that release does
         (model.Pod.follow_release), pods parsed from now on too."""
         self.version = version
         self.release = version.release
         changed = False
-        for pod in self.pods:
+        # pods still in the store: only those with a field follow_release may replace
+        for pod in self._pod_store.follower_pods() if self._pods is None else self._pods:
             # the fields follow_release may replace, tested here: most pods have none of them
             if (pod.pod_level_requests or pod.resource_claims or pod.host_ports) and pod.follow_release(
                 version.release
@@ -381,7 +407,7 @@ def load_cluster_cached(paths: Iterable[str]) -> Cluster:
     files = list(paths)
     with no_gc():
         cluster, hit = snapshot_cache.cached(files, load_cluster, prepare=_with_prebuilt_snapshot)
-        if hit and len(cluster.pods) > 2000:
+        if hit and cluster.bound_pod_count() > 2000:
             import gc
 
             gc.freeze()  # as load_cluster does: the snapshot lives as long as the process
@@ -397,13 +423,19 @@ def load_cluster_cached(paths: Iterable[str]) -> Cluster:
 def _with_prebuilt_snapshot(cluster: Cluster) -> Cluster:
     """The cluster as the snapshot cache stores it: the scheduler's snapshot of its nodes and pods
     built (the reader's Scheduler takes it instead of grouping and summing every pod), the bound
-    pods' and nodes' source objects kept marshalled until one is read (snapshot_pickle.defer_raws)."""
+    pods' and nodes' source objects kept marshalled until one is read (snapshot_pickle.defer_raws),
+    the bound pods kept in a PodStore, each made when first read (lazy_pods.py)."""
+    from .lazy_pods import store_pods
     from .snapshot import PrebuiltSnapshot
     from .snapshot_pickle import defer_raws
 
-    cluster.prebuilt_snapshot = PrebuiltSnapshot(cluster.nodes, cluster.pods)
-    defer_raws(cluster.pods)
+    prebuilt = cluster.prebuilt_snapshot = PrebuiltSnapshot(cluster.nodes, cluster.pods)
     defer_raws(cluster.nodes)
+    store = store_pods(prebuilt, cluster.pods)
+    if store is not None:
+        cluster._pod_store, cluster._pods = store, None
+        return cluster
+    defer_raws(cluster.pods)
     for pod in cluster.pods:
         pod._cache = {}  # what building the snapshot kept there is not needed again: not stored
         pod._key = None  # namespace/name, made again when asked for (an explain asks for none)

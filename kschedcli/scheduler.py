@@ -34,7 +34,7 @@ class Scheduler:
         self.cluster = cluster
         self.config = config
         if snapshot is None and cluster.prebuilt_snapshot is not None:
-            snapshot = cluster.prebuilt_snapshot.take(cluster.nodes, cluster.pods)
+            snapshot = cluster.take_prebuilt_snapshot()
         if snapshot is None:
             with no_gc():
                 snapshot = Snapshot(cluster.nodes, cluster.pods)

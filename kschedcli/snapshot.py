@@ -9,6 +9,7 @@ import builtins  # Snapshot.list shadows the name in its class body
 import operator
 from collections import defaultdict
 from collections.abc import Container, Iterable, Sequence
+from typing import Any
 
 from .model import Node, Pod, Resource, taint_signature
 
@@ -565,28 +566,32 @@ class Snapshot:
 class PrebuiltSnapshot:
     """A Snapshot built ahead, with the node and pod objects it was built from: the snapshot cache
     stores one with the parsed cluster, so that a command reading the entry does not group and sum
-    every pod again. `take` hands it out once, and only for those very objects in that order."""
+    every pod again. `take` hands it out once, and only for those very objects in that order.
+    Stored, its pods are in `store` (a lazy_pods.PodStore), made when first read."""
 
-    __slots__ = ("nodes", "pods", "snapshot")
+    __slots__ = ("nodes", "pods", "snapshot", "store")
 
     def __init__(self, nodes: Iterable[Node], pods: Iterable[Pod]):
         self.nodes = tuple(nodes)
         self.pods = tuple(pods)
         self.snapshot: Snapshot | None = Snapshot(self.nodes, self.pods)
+        self.store = None
 
-    def take(self, nodes: Sequence[Node], pods: Sequence[Pod]) -> Snapshot | None:
+    def take(self, nodes: Sequence[Node], pods: Sequence[Pod] | None) -> Snapshot | None:
         """The snapshot of `nodes` and `pods`, or None (taken already, or built from other objects).
-        Its generations are given out anew: they were counted in the process that built it."""
+        `pods` None: the store's pods, none read yet (so none changed). Its generations are given
+        out anew: they were counted in the process that built it."""
         snap = self.snapshot
-        if (
-            snap is None
-            or len(nodes) != len(self.nodes)
-            or len(pods) != len(self.pods)
-            or not all(map(operator.is_, nodes, self.nodes))
-            or not all(map(operator.is_, pods, self.pods))
-        ):
+        if snap is None or len(nodes) != len(self.nodes) or not all(map(operator.is_, nodes, self.nodes)):
             return None
+        if pods is not None or self.store is None:
+            mine = self.pods if self.store is None else self.store.all()
+            if pods is None or len(pods) != len(mine) or not all(map(operator.is_, pods, mine)):
+                return None
         self.snapshot = None
+        unplaced: Any = snap.unplaced_pods
+        if type(unplaced) is tuple:  # (store, positions): lazy_pods.store_pods
+            snap.unplaced_pods = unplaced[0].take(unplaced[1])
         for ni in snap.node_infos:
             ni.generation = _next_generation()
         snap.generation = _next_generation()

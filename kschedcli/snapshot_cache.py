@@ -188,7 +188,9 @@ def _unpickled(data: mmap.mmap, key: bytes) -> Any | None:
         try:
             if magic != _MAGIC or stored_key != key or len(payload) != length or zlib.crc32(payload) != crc:
                 return None
-            return pickle.loads(payload)
+            from .snapshot_pickle import loads
+
+            return loads(payload)
         except Exception:  # noqa: BLE001 - a damaged entry is a miss
             return None
         finally:

@@ -96,14 +96,66 @@ def defer_raws(objs: Sequence[Pod | Node]) -> None:
         o._raw = (store, i)
 
 
+class _Pickler(pickle.Pickler):
+    """Pods and nodes as tuples of their slots; a pod of `store` (lazy_pods.PodStore) as a
+    reference to it, so that it stays one object (made from the store when this is read)."""
+
+    def __init__(self, file: io.BytesIO, store: Any):
+        super().__init__(file, protocol=_PROTOCOL)
+        self.dispatch_table = _DISPATCH
+        self.stored = {} if store is None else {id(p): i for i, p in enumerate(store.made) if p is not None}
+        self.store = store
+
+    def reducer_override(self, obj: Any) -> Any:
+        if type(obj) is Pod:
+            i = self.stored.get(id(obj))
+            if i is not None:
+                return self.store.get, (i,)
+        return NotImplemented
+
+
 def dumps(obj: Any) -> bytes:
-    """`obj` pickled, its pods and nodes as tuples of their slots."""
+    """Two pickles written with one memo: the PodStore of `obj._pod_store` (or None), then `obj`,
+    its pods and nodes as tuples of their slots. What the store holds is stored once, and read
+    back as the same objects (loads reads both with one memo)."""
     out = io.BytesIO()
-    pickler = pickle.Pickler(out, protocol=_PROTOCOL)
-    pickler.dispatch_table = _DISPATCH
+    store = getattr(obj, "_pod_store", None)
+    pickler = _Pickler(out, store)
+    pickler.dump(store)
     pickler.dump(obj)
     return out.getvalue()
 
 
+class _Reader:
+    """A file over a buffer (the mapped entry): the unpickler's reads are slices of it, not copies."""
+
+    __slots__ = ("view", "at")
+
+    def __init__(self, view: memoryview):
+        self.view = view
+        self.at = 0
+
+    def read(self, n: int = -1) -> memoryview:
+        start = self.at
+        end = len(self.view) if n < 0 else min(len(self.view), start + n)
+        self.at = end
+        return self.view[start:end]
+
+    def readinto(self, buf: Any) -> int:
+        chunk = self.read(len(buf))
+        buf[: len(chunk)] = chunk
+        return len(chunk)
+
+    def readline(self) -> memoryview:
+        start = self.at
+        end = bytes(self.view[start : start + 4096]).find(b"\n")
+        self.at = len(self.view) if end < 0 else start + end + 1
+        return self.view[start : self.at]
+
+
 def loads(data: bytes | memoryview) -> Any:
-    return pickle.loads(data)
+    """What dumps wrote."""
+    with memoryview(data) as view:
+        unpickler = pickle.Unpickler(_Reader(view))  # type: ignore[arg-type]  # reads return slices
+        unpickler.load()  # the store: the second pickle refers to it
+        return unpickler.load()
