@@ -158,6 +158,7 @@ ReplicasOpt = typer.Option(
     "--replicas",
     metavar="N",
     min=0,
+    max=150_000,  # workloads.MAX_WORKLOAD_PODS: Kubernetes' most pods per cluster
     help="New pods per workload, in place of what its controller would add (a "
     "Deployment's replicas less those running, ...); DaemonSets: at most N nodes.",
 )

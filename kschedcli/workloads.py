@@ -82,13 +82,22 @@ def _d(v, f: str) -> dict:
     return v
 
 
-def _count(v, f: str, default: int) -> int:
+# pods one workload may ask for at once (replicas, a Job's parallelism): Kubernetes supports clusters
+# of up to 150,000 pods, and a mistyped 2000000000 would otherwise make pods until memory ran out
+MAX_WORKLOAD_PODS = 150_000
+
+
+def _count(v, f: str, default: int, *, pods: bool = False) -> int:
     if v is None:
         return default
     if isinstance(v, bool) or not isinstance(v, int):
         raise FieldError(f, f"{v!r} is not an integer")
     if v < 0:
         raise FieldError(f, f"{v}: must be greater than or equal to 0")
+    if pods and v > MAX_WORKLOAD_PODS:
+        raise FieldError(
+            f, f"{v:,} pods: ksched makes at most {MAX_WORKLOAD_PODS:,} (Kubernetes' most pods per cluster)"
+        )
     return v
 
 
@@ -201,7 +210,7 @@ class _Expander:
         spec = _d(obj.get("spec"), "spec")
         template = _d(spec.get("template"), "spec.template")
         w.template = template
-        w.desired = _count(spec.get("replicas"), "spec.replicas", 1)
+        w.desired = _count(spec.get("replicas"), "spec.replicas", 1, pods=True)
         existing = self._controlled(w.kind, namespace, w.name)
         w.existing = len(existing)
         new = self._new_count(w.desired, w.existing)
@@ -222,7 +231,7 @@ class _Expander:
         spec = _d(obj.get("spec"), "spec")
         template = _d(spec.get("template"), "spec.template")
         w.template = template
-        w.desired = _count(spec.get("replicas"), "spec.replicas", 1)
+        w.desired = _count(spec.get("replicas"), "spec.replicas", 1, pods=True)
         uid = _uid(obj, "Deployment", namespace, w.name)
         rs_name, pod_hash = self._current_replica_set(namespace, w.name, template)
         if rs_name is None:
@@ -308,7 +317,7 @@ class _Expander:
         spec = _d(obj.get("spec"), "spec")
         template = _d(spec.get("template"), "spec.template")
         w.template = template
-        w.desired = _count(spec.get("replicas"), "spec.replicas", 1)
+        w.desired = _count(spec.get("replicas"), "spec.replicas", 1, pods=True)
         start = _count(_d(spec.get("ordinals"), "spec.ordinals").get("start"), "spec.ordinals.start", 0)
         uid = _uid(obj, "StatefulSet", namespace, w.name)
         if self.cluster.get("StatefulSet", namespace, w.name) is None:
@@ -454,7 +463,7 @@ class _Expander:
         template = _d(spec.get("template"), "spec.template")
         w.template = template
         w.template_field = template_field
-        parallelism = _count(spec.get("parallelism"), "spec.parallelism", 1)
+        parallelism = _count(spec.get("parallelism"), "spec.parallelism", 1, pods=True)
         completions = spec.get("completions")
         if completions is not None:
             completions = _count(completions, "spec.completions", 1)

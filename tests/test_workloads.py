@@ -688,3 +688,31 @@ def test_input_namespaces_and_pod_namespaces_are_known_to_namespace_selectors():
     assert c.namespace_labels["shop"] == {"team": "web", "kubernetes.io/metadata.name": "shop"}
     assert c.namespace_labels["other"] == {"kubernetes.io/metadata.name": "other"}
     assert "Namespace" not in ex.ignored and c.get("Namespace", "", "shop") is ns
+
+
+@pytest.mark.parametrize(
+    "kind,field,extra",
+    [
+        ("Deployment", "replicas", "  selector: {matchLabels: {a: b}}\n"),
+        ("StatefulSet", "replicas", "  serviceName: s\n  selector: {matchLabels: {a: b}}\n"),
+        ("ReplicaSet", "replicas", "  selector: {matchLabels: {a: b}}\n"),
+        ("Job", "parallelism", ""),
+    ],
+)
+def test_a_mistyped_pod_count_is_refused_not_expanded(tmp_path, kind, field, extra):
+    # 2000000000 replicas made pods until memory ran out; 150,000 (a cluster's most) is still taken
+    api = "batch/v1" if kind == "Job" else "apps/v1"
+    text = (
+        f"apiVersion: {api}\nkind: {kind}\nmetadata: {{name: w}}\nspec:\n  {field}: 2000000000\n{extra}"
+        "  template:\n    metadata: {labels: {a: b}}\n"
+        "    spec: {restartPolicy: Never, containers: [{name: c, image: i}]}\n"
+    )
+    if kind != "Job":
+        text = text.replace("restartPolicy: Never, ", "")
+    f = tmp_path / "w.yaml"
+    f.write_text(text)
+    r = CliRunner().invoke(app, ["schedule", str(f), "-c", str(ROOT / "fixtures" / "small-cluster.yaml")])
+    assert r.exit_code == 2 and r.stderr.strip() == (
+        f"ksched: {f}: {kind} w: spec.{field}: 2,000,000,000 pods: ksched makes at most 150,000 "
+        "(Kubernetes' most pods per cluster)"
+    ), r.output
