@@ -72,8 +72,8 @@ def claim_pod(name, *claim_names):
     return pod(name, spec={"resourceClaims": refs})
 
 
-def dra_scheduler(nodes, objects):
-    s = scheduler(nodes)
+def dra_scheduler(nodes, objects, profile=None):
+    s = scheduler(nodes, profile=profile)
     for obj in objects:
         meta = obj["metadata"]
         s.cluster.objects[obj["kind"]][(meta.get("namespace", ""), meta["name"])] = obj
@@ -336,3 +336,55 @@ def test_malformed_dra_objects_give_statuses_not_tracebacks():
     r = s.schedule(claim_pod("p2", "c2"))
     st = r.filters["n1"].plugins["DynamicResources"]
     assert st.code == ERROR and "class odd: selector #0: CEL" in st.reasons[0]
+
+
+# ---------------------------------------------------------------- filterTimeout
+
+
+def _endless_search_objects():
+    # 20 of 40 "a" devices that all share grp=x, then one "b" device that must match their grp but
+    # has grp=y: every choice of the 20 is tried before the search fails (C(40,20) of them)
+    devices = [device(f"a-{i}", kind="a", grp="x") for i in range(40)] + [device("b-0", kind="b", grp="y")]
+    for d in devices:
+        extra = {k: {"string": d.pop(k)} for k in ("kind", "grp")}
+        d["attributes"].update(extra)
+    c = claim(
+        "endless",
+        exactly("ra", GPU, count=20, selectors=[f'device.attributes["{GPU}"].kind == "a"']),
+        exactly("rb", GPU, count=1, selectors=[f'device.attributes["{GPU}"].kind == "b"']),
+        constraints=[{"matchAttribute": f"{GPU}/grp"}],
+    )
+    return [slice_("n1", devices), GPU_CLASS, c]
+
+
+def _with_args(args):
+    return {"schedulerName": "default-scheduler", "pluginConfig": [{"name": "DynamicResources", "args": args}]}
+
+
+def test_a_search_past_filter_timeout_is_unschedulable_as_kube_scheduler_reports_it():
+    # filterTimeout 1ms is 100 allocator steps: the node is Unschedulable (not Unresolvable), in
+    # kube-scheduler's words, where the search would otherwise run for hours
+    s = dra_scheduler([node("n1")], _endless_search_objects(), _with_args({"filterTimeout": "1ms"}))
+    r = s.schedule(claim_pod("p", "endless"))
+    assert dra_status(r, "n1") == ("Unschedulable", ["timed out trying to allocate devices"])
+
+
+def test_without_filter_timeout_ksched_stops_and_says_so(monkeypatch):
+    from kschedcli.plugins import dynamicresources
+
+    monkeypatch.setattr(dynamicresources, "UNTIMED_STEPS", 500)
+    s = dra_scheduler([node("n1")], _endless_search_objects(), _with_args({"filterTimeout": "0s"}))
+    r = s.schedule(claim_pod("p", "endless"))
+    code, reasons = dra_status(r, "n1")
+    assert code == ERROR and reasons == [
+        'running "DynamicResources" filter plugin: ksched stopped allocating devices after 500 steps; '
+        "kube-scheduler has no filterTimeout here and would search on"
+    ]
+
+
+def test_a_search_within_the_budget_is_not_cut_short():
+    # the same claim with a device that matches: found within the 1ms budget of 100 steps
+    objects = _endless_search_objects()
+    objects[0]["spec"]["devices"][-1]["attributes"]["grp"] = {"string": "x"}
+    s = dra_scheduler([node("n1")], objects, _with_args({"filterTimeout": "1ms"}))
+    assert dra_status(s.schedule(claim_pod("p", "endless")), "n1") is None

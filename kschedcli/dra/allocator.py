@@ -36,6 +36,26 @@ class AllocationError(Exception):
         self.message = message
 
 
+class AllocationTimeout(Exception):
+    """One node's search took more steps than its budget (kube-scheduler's Filter gives up after
+    DynamicResources' filterTimeout and reports the node Unschedulable)."""
+
+    def __init__(self, steps: int):
+        super().__init__(steps)
+        self.steps = steps
+
+
+# allocateOne calls ksched takes to stand for one second of filterTimeout. The search is the same
+# as kube-scheduler's, step for step, but a clock cannot be: a count keeps the verdict deterministic.
+# kube-scheduler's Go takes some tens of times more steps in a second, so a search that ends between
+# ksched's budget and kube-scheduler's is reported timed out where kube-scheduler would finish it;
+# at the default 10s the budget is 1,000,000 steps, about 5 s of ksched's time
+STEPS_PER_SECOND = 100_000
+# the budget where kube-scheduler has none (filterTimeout 0, or v1.33 without the gate): ksched stops
+# there rather than search for hours, and says so
+UNTIMED_STEPS = 1_000_000
+
+
 class _RequestData:
     __slots__ = ("request", "parent", "klass", "num_devices", "all_devices", "key")
 
@@ -131,26 +151,28 @@ def lookup_attribute(device: Device, name: str) -> tuple[str, Any] | None:
 class Allocator:
     """One cycle's allocator: the claims to allocate and the devices taken when it started."""
 
-    def __init__(self, tracker: Tracker, claims: list[Claim]):
+    def __init__(self, tracker: Tracker, claims: list[Claim], budget: int = UNTIMED_STEPS):
         self.tracker = tracker
         self.claims = claims
         self.allocated = tracker.allocated
+        self.budget = budget  # allocateOne calls one node's search may take (AllocationTimeout past it)
         self.invocations = 0
-        # node signature -> verdict (True, False or the AllocationError): the claims are the
-        # same for every node of the cycle, so alike nodes need one search
-        self._verdicts: dict[int, bool | AllocationError] = {}
+        # node signature -> verdict (True, False, or the AllocationError or AllocationTimeout): the
+        # claims are the same for every node of the cycle, so alike nodes need one search
+        self._verdicts: dict[int, bool | AllocationError | AllocationTimeout] = {}
 
     def feasible(self, node) -> bool:
-        """Whether the claims can all be allocated on `node`; raises AllocationError."""
+        """Whether the claims can all be allocated on `node`; raises AllocationError, or
+        AllocationTimeout when the search outgrows the budget."""
         sig = self.tracker.node_signature(node)
         v = self._verdicts.get(sig)
         if v is None:
             try:
                 v = _Run(self, node).run() is not None
-            except AllocationError as e:
+            except (AllocationError, AllocationTimeout) as e:
                 v = e
             self._verdicts[sig] = v
-        if isinstance(v, AllocationError):
+        if isinstance(v, (AllocationError, AllocationTimeout)):
             raise v
         return v
 
@@ -175,6 +197,7 @@ class _Run:
         self.results: list[list[tuple[Result, Slice]]] = [[] for _ in self.claims]
         self.constraints: list[list[Any]] = []
         self.matches: dict[tuple[DeviceID, tuple[int, int, int]], bool] = {}
+        self.steps_left = alloc.budget
 
     def run(self) -> list[tuple[list[Result], dict | None]] | None:
         for ci, claim in enumerate(self.claims):
@@ -303,6 +326,9 @@ class _Run:
         """allocateOne: True once every claim is allocated; raises AllocationError, and returns
         the sentinel _EXCEEDED when the claim would hold too many devices."""
         self.alloc.invocations += 1
+        self.steps_left -= 1
+        if self.steps_left < 0:  # allocateOne's check of its context, with steps for the clock
+            raise AllocationTimeout(self.alloc.budget)
         if ci >= len(self.claims):
             return True
         claim = self.claims[ci]

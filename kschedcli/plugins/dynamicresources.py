@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..dra.allocator import AllocationError, Allocator
+from ..argsvalidation import parse_go_duration
+from ..dra.allocator import STEPS_PER_SECOND, UNTIMED_STEPS, AllocationError, AllocationTimeout, Allocator
 from ..dra.explain import MAX_NODES, claim_summary, explain_node
 from ..dra.tracker import Claim, Result, Tracker
 from ..framework.interface import (
@@ -103,6 +104,11 @@ class DynamicResources(
         self.enabled = handle.release.gate("DynamicResourceAllocation")
         self.prioritized_list = handle.release.gate("DRAPrioritizedList")
         self._tracker: Tracker | None = None
+        # Filter gives up on a node after filterTimeout (defaulted to 10s where the gate is on; 0
+        # and v1.33: no timeout): counted in allocator steps (kschedcli.dra.allocator)
+        timeout = parse_go_duration((args or {}).get("filterTimeout") or "0s") or 0
+        self.timed = handle.release.gate("DRASchedulerFilterTimeout") and timeout > 0
+        self.step_budget = max(1, timeout * STEPS_PER_SECOND // 1_000_000_000) if self.timed else UNTIMED_STEPS
 
     @property
     def tracker(self) -> Tracker:
@@ -188,7 +194,7 @@ class DynamicResources(
             st = self._check_requests(claim)
             if st is not None:
                 return None, st
-        allocator = Allocator(self.tracker, to_allocate) if to_allocate else None
+        allocator = Allocator(self.tracker, to_allocate, self.step_budget) if to_allocate else None
         state.write(_KEY, _ClaimsState(claims, selectors, allocator))
         return None, None
 
@@ -239,10 +245,21 @@ class DynamicResources(
                     return unresolvable("cannot allocate all claims")
             except AllocationError as e:
                 return error(e.message)
+            except AllocationTimeout as e:
+                return self._timed_out(e)
         if unavailable:
             s.unavailable.update(unavailable)
             return unresolvable("resourceclaim not available on the node")
         return None
+
+    def _timed_out(self, e: AllocationTimeout) -> Status:
+        if self.timed:  # kube-scheduler's words when its filterTimeout passes
+            return Status(UNSCHEDULABLE, "timed out trying to allocate devices")
+        # no timeout: kube-scheduler would search on; ksched does not pretend to know the outcome
+        return error(
+            f"ksched stopped allocating devices after {e.steps:,} steps; kube-scheduler has no "
+            "filterTimeout here and would search on"
+        )
 
     def filter_nodes(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> list[Status | None]:
         """Filter on every node at once: the same verdicts, nodes failing alike sharing one status."""
@@ -266,6 +283,8 @@ class DynamicResources(
                     verdicts[sig] = None if allocator.feasible(ni.node) else cannot
                 except AllocationError as e:
                     verdicts[sig] = error(e.message)
+                except AllocationTimeout as e:
+                    verdicts[sig] = self._timed_out(e)
         return [verdicts[sig] for sig in signatures]
 
     def post_filter(
@@ -323,8 +342,8 @@ class DynamicResources(
         found: dict[tuple[str, str], tuple[list[Result], dict | None]] = {}
         if to_allocate:
             try:
-                allocations = Allocator(self.tracker, to_allocate).allocate(ni.node)
-            except AllocationError:
+                allocations = Allocator(self.tracker, to_allocate, self.step_budget).allocate(ni.node)
+            except (AllocationError, AllocationTimeout):
                 return
             if allocations is None:
                 return
