@@ -431,14 +431,18 @@ def _with_prebuilt_snapshot(cluster: Cluster) -> Cluster:
 
     prebuilt = cluster.prebuilt_snapshot = PrebuiltSnapshot(cluster.nodes, cluster.pods)
     defer_raws(cluster.nodes)
+    for pod in cluster.pods:
+        pod._cache = {}  # what building the snapshot kept there is not needed again: not stored
+        pod._key = None  # namespace/name, made again when asked for (an explain asks for none)
+    prebuilt.build_indexes()  # what they keep in the pods' caches is stored with the pods
     store = store_pods(prebuilt, cluster.pods)
     if store is not None:
         cluster._pod_store, cluster._pods = store, None
         return cluster
+    prebuilt.indexes = []  # they refer to the pods' caches, not stored
     defer_raws(cluster.pods)
     for pod in cluster.pods:
-        pod._cache = {}  # what building the snapshot kept there is not needed again: not stored
-        pod._key = None  # namespace/name, made again when asked for (an explain asks for none)
+        pod._cache = {}
     return cluster
 
 

@@ -13,7 +13,9 @@ the same object. Those lists are made on first use:
 
 A pod's parts shared with other pods (a template's containers, requests, tolerations; its node's
 name) are kept once, in `PodStore.shared`, and referenced from the records, so that pods made
-from the store share them as the pods the entry was written from did.
+from the store share them as the pods the entry was written from did. A pod's cache is stored
+with it: it holds what the indexes built ahead with the snapshot (snapshot.build_ahead) keep
+there, the same objects the stored indexes refer to (InterPodAffinity's PodTerms).
 """
 
 from __future__ import annotations
@@ -27,8 +29,8 @@ from typing import Any
 from .model import Pod
 from .snapshot import NodeInfo
 
-# the slots a record holds, in order; `_raw` is the store's (raws, index), `_cache` and `_key` new
-_RECORD_SLOTS = tuple(s for s in Pod.__slots__ if s not in ("_raw", "_cache", "_key"))
+# the slots a record holds, in order; `_raw` is the store's (raws, index), `_key` made when asked for
+_RECORD_SLOTS = tuple(s for s in Pod.__slots__ if s not in ("_raw", "_key"))
 _ATOMS = (type(None), bool, int, float)
 
 
@@ -39,7 +41,6 @@ def _maker() -> Any:
         "def make(values, raw):\n"
         "    obj = new(cls)\n"
         "    obj._raw = raw\n"
-        "    obj._cache = {}\n"
         "    obj._key = None\n"
         f"    {targets}= values\n"
         "    return obj\n"
@@ -113,8 +114,8 @@ class PodStore:
         the RawStore their `_raw` points into (a pod's own source object when None)."""
         counts: dict[int, int] = {}
         for p in pods:
-            for name in _RECORD_SLOTS:
-                v = getattr(p, name)
+            # a pod's own values, and those its cache holds (what indexes built ahead refer to)
+            for v in [*[getattr(p, name) for name in _RECORD_SLOTS], *p._cache.values()]:
                 if type(v) not in _ATOMS:
                     counts[id(v)] = counts.get(id(v), 0) + 1
         shared: list = []

@@ -563,19 +563,37 @@ class Snapshot:
         self.generation = _next_generation()
 
 
+# what plugins build over a snapshot on its first cycle and can build ahead, for a PrebuiltSnapshot
+# (build_indexes): `build(snapshot)` gives an object whose `adopt(snapshot)` takes it up again in
+# the process that takes the snapshot (PrebuiltSnapshot.take)
+_BUILT_AHEAD: list = []
+
+
+def build_ahead(build) -> None:
+    """Have PrebuiltSnapshot.build_indexes run `build` (see _BUILT_AHEAD)."""
+    _BUILT_AHEAD.append(build)
+
+
 class PrebuiltSnapshot:
     """A Snapshot built ahead, with the node and pod objects it was built from: the snapshot cache
     stores one with the parsed cluster, so that a command reading the entry does not group and sum
     every pod again. `take` hands it out once, and only for those very objects in that order.
-    Stored, its pods are in `store` (a lazy_pods.PodStore), made when first read."""
+    Stored, its pods are in `store` (a lazy_pods.PodStore), made when first read, and with it the
+    indexes plugins build ahead (build_indexes)."""
 
-    __slots__ = ("nodes", "pods", "snapshot", "store")
+    __slots__ = ("nodes", "pods", "snapshot", "store", "indexes")
 
     def __init__(self, nodes: Iterable[Node], pods: Iterable[Pod]):
         self.nodes = tuple(nodes)
         self.pods = tuple(pods)
         self.snapshot: Snapshot | None = Snapshot(self.nodes, self.pods)
         self.store = None
+        self.indexes: builtins.list = []
+
+    def build_indexes(self) -> None:
+        """Build what the first cycle would build over the snapshot (build_ahead), to be stored with it."""
+        if self.snapshot is not None:
+            self.indexes = [build(self.snapshot) for build in _BUILT_AHEAD]
 
     def take(self, nodes: Sequence[Node], pods: Sequence[Pod] | None) -> Snapshot | None:
         """The snapshot of `nodes` and `pods`, or None (taken already, or built from other objects).
@@ -595,6 +613,9 @@ class PrebuiltSnapshot:
         for ni in snap.node_infos:
             ni.generation = _next_generation()
         snap.generation = _next_generation()
+        for index in self.indexes:
+            index.adopt(snap)
+        self.indexes = []
         return snap
 
 

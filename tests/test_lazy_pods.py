@@ -17,6 +17,8 @@ from kschedcli.lazy_pods import LazyNodeInfo, PodGroups, PodStore
 from kschedcli.loader import iter_objects
 from kschedcli.model import Pod
 from kschedcli.plugins import REGISTRY
+from kschedcli.plugins.interpodaffinity_index import ExistingTermsIndex, existing_terms_for
+from kschedcli.plugins.interpodaffinity_terms import pod_terms
 from kschedcli.render.document import result_doc
 from kschedcli.scheduler import Scheduler
 from kschedcli.snapshot import NodeInfo
@@ -28,20 +30,34 @@ PROD = str(ROOT / "fixtures" / "prod-cluster.yaml")
 POD_FILES = sorted((ROOT / "fixtures" / "pods").glob("*.yaml"))
 
 
+_TERM = {
+    "labelSelector": {"matchLabels": {"app": "web"}},
+    "namespaces": ["shop"],
+    "topologyKey": "kubernetes.io/hostname",
+}
+_ZONE = {
+    "labelSelector": {"matchLabels": {"app": "cart"}},
+    "namespaces": ["shop"],
+    "topologyKey": "topology.kubernetes.io/zone",
+}
+# shared by the pods of each parity, as the loader shares a template's parts between its replicas
+_AFFINITY = [
+    {"podAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 5, "podAffinityTerm": _ZONE}]}},
+    {
+        "podAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 5, "podAffinityTerm": _ZONE}]},
+        "podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [_TERM]},
+    },
+]
+
+
 def _bound_with_affinity(i: int, node_name: str) -> Pod:
-    term = {"labelSelector": {"matchLabels": {"app": "web"}}, "topologyKey": "kubernetes.io/hostname"}
-    zone = {"labelSelector": {"matchLabels": {"app": "cart"}}, "topologyKey": "topology.kubernetes.io/zone"}
-    affinity = {
-        "podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]} if i % 2 else None,
-        "podAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 5, "podAffinityTerm": zone}]},
-    }
     raw = {
         "kind": "Pod",
         "metadata": {"name": f"guard-{i}", "namespace": "default", "labels": {"app": "guard"}},
         "spec": {
             "nodeName": node_name,
             "containers": [{"name": "c", "image": "guard", "resources": {"requests": {"cpu": "10m"}}}],
-            "affinity": {k: v for k, v in affinity.items() if v},
+            "affinity": _AFFINITY[i % 2],
         },
     }
     return Pod(raw)
@@ -211,3 +227,52 @@ def test_pod_groups_make_a_namespace_once_and_read_like_a_dict():
     assert back.setdefault("z", []) == [] and "z" in back
     assert [p.name for p in back.setdefault("y", [])] == ["b"]
     assert {k: [p.name for p in v] for k, v in back.items()} == {"x": ["a"], "y": ["b"], "z": []}
+
+
+def _terms_view(idx: ExistingTermsIndex) -> tuple:
+    """An index's entries and holders by value, in order."""
+    entries = [(e.kind, e.term.describe(), idx.counts(e)) for e in idx.entries.values()]
+    holders = [
+        ([t.describe() for t in et.required_anti_affinity], sorted(held.items())) for et, held in idx.positions.items()
+    ]
+    return entries, holders
+
+
+def test_the_existing_terms_index_is_stored_and_taken_up_equal_to_one_built_afresh():
+    cluster = _read_back(_prod())
+    cluster.follow(choose(None, cluster.nodes))
+    (stored,) = cluster.prebuilt_snapshot.indexes
+    sched = Scheduler(cluster, default_config(REGISTRY, cluster.version.release))
+    idx = existing_terms_for(sched.snapshot)
+    assert idx is stored and idx.entries
+    fresh = ExistingTermsIndex(sched.snapshot)
+    fresh.refresh()
+    assert _terms_view(idx) == _terms_view(fresh)
+    assert all(key == (e.kind, id(e.term)) for key, e in idx.entries.items())  # this process's ids
+    guard = next(p for p in cluster.pods if p.name == "guard-1")
+    assert pod_terms(guard) in idx.positions  # the pod's terms are the index's objects
+
+
+def test_a_cycle_after_the_read_makes_no_pod_only_the_stored_index_refers_to():
+    cluster = _read_back(_prod())
+    cluster.follow(choose(None, cluster.nodes))
+    sched = Scheduler(cluster, default_config(REGISTRY, cluster.version.release))
+    web = next(p for p in _pending(cluster) if p.labels.get("app") == "web")
+
+    def guards_made() -> list[str]:
+        return sorted(p.name for p in cluster._pod_store.made if p is not None and p.name.startswith("guard-"))
+
+    assert sched.schedule(web, with_details=False).schedulable
+    assert guards_made() == []
+    r = sched.schedule(web)  # the explanation names the pods whose anti-affinity matched: only those are made
+    assert "anti-affinity" in str(result_doc(r)["filters"])
+    assert guards_made() == ["guard-1", "guard-3", "guard-5"]
+
+
+def test_a_sequence_over_a_cluster_read_back_binds_as_over_the_parsed_one():
+    def sequence(cluster: Cluster) -> list[dict]:
+        cluster.follow(choose(None, cluster.nodes))
+        sched = Scheduler(cluster, default_config(REGISTRY, cluster.version.release))
+        return [result_doc(r) for r in sched.run_sequence(_pending(cluster) * 3)]
+
+    assert sequence(_read_back(_prod())) == sequence(_prod())

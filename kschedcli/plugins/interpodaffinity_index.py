@@ -14,7 +14,7 @@ from collections import Counter, deque
 from itertools import repeat
 from operator import attrgetter
 
-from ..snapshot import latest_generation
+from ..snapshot import build_ahead, latest_generation
 from .interpodaffinity_terms import TERMS_CACHE_KEY, pod_terms
 
 _INDEXES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -272,6 +272,15 @@ class ExistingTermsIndex(_NodeTracker):
             c.counts = None if e.counts is None else dict(e.counts)
         self.positions = {et: dict(held) for et, held in other.positions.items()}
 
+    def adopt(self, snapshot) -> None:
+        """Take this index up again for `snapshot`, the one it was built over (built ahead and stored
+        with it, see _built_ahead), read back in another process: its NodeInfos' new generations,
+        its entries keyed by their terms' ids here."""
+        self.gens = [None if ni is None else ni.generation for ni in self.objs]
+        self.seen = -1
+        self.entries = {(e.kind, id(e.term)): e for e in self.entries.values()}
+        _TERM_INDEXES[snapshot] = self
+
     def holders(self, keys) -> list:
         """The snapshot's NodeInfos carrying any of the terms `keys`, in node order."""
         positions = self.positions
@@ -443,3 +452,27 @@ def _flat_terms(et) -> tuple:
 def existing_terms_for(snapshot) -> ExistingTermsIndex:
     """The snapshot's aggregate of existing pods' terms, brought up to date."""
     return _up_to_date(_TERM_INDEXES, ExistingTermsIndex, snapshot)
+
+
+def _built_ahead(snapshot) -> ExistingTermsIndex:
+    """existing_terms_for(snapshot), built ahead to be stored with the snapshot (snapshot.build_ahead):
+    the first cycle after reading it back does not walk every pod with affinity. Its PodTerms'
+    index_entries hold this process's ids of their terms: left to be worked out again."""
+    idx = existing_terms_for(snapshot)
+    for et in idx.positions:
+        et.index_entries = None
+    # every carrier's cache holds its PodTerms, stored with it: the bulk build asked pod_terms
+    # for each group's first pod only (the others find it in pod_terms' memo, empty where read)
+    terms_of: dict = {}
+    for ni in snapshot.node_infos:
+        for ep in ni.pods_with_affinity:
+            k = (ep.namespace, id(ep.pod_affinity), id(ep.pod_anti_affinity))
+            et = ep._cache.get(TERMS_CACHE_KEY)
+            if et is None:
+                ep._cache[TERMS_CACHE_KEY] = terms_of.get(k) or pod_terms(ep)
+            else:
+                terms_of.setdefault(k, et)
+    return idx
+
+
+build_ahead(_built_ahead)
