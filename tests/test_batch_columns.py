@@ -409,3 +409,42 @@ def test_a_filter_error_ends_the_cycle_with_the_last_nodes_error():
     assert not r.schedulable
     assert r.error == r.message == 'running "NodeUnschedulable" filter plugin: out of luck'
     assert r.filters["n1"].first_failure.reasons == ['running "NodeUnschedulable" filter plugin: disk on fire']
+
+
+def test_resource_scores_over_many_nodes_at_the_edges_of_float64():
+    """NodeResourcesFit's and BalancedAllocation's many-node scores equal their node-by-node
+    scores where operands pass 2**53 (Go converts each to float64 before dividing), where a node
+    lacks cpu or memory, and where requests exceed the allocatable."""
+    rng = random.Random(5)
+    nodes = []
+    for i in range(40):
+        cpu = rng.choice(["0", "3", "9007199254741", "123456789012345678"])
+        memory = rng.choice(["0", "7Gi", "8Ei", "9007199254740993", "9007199254740991"])
+        nodes.append(node(f"n{i}", cpu=cpu, memory=memory))
+    existing = [
+        pod(
+            f"e{j}",
+            node_name=f"n{rng.randrange(40)}",
+            requests={
+                "cpu": rng.choice(["1", "2", "9007199254740", "5"]),
+                "memory": rng.choice(["1Gi", "9007199254740000", "3Ei", "9Gi"]),
+            },
+        )
+        for j in range(60)
+    ]
+    sched = scheduler(nodes, existing)
+    fw = sched.frameworks["default-scheduler"]
+    nis = sched.snapshot.node_infos
+    compared = 0
+    for k, (cpu, memory) in enumerate([("500m", "1Gi"), ("3", "8Ei"), ("90071992547409", "9007199254740993")]):
+        p = pod(f"p{k}", requests={"cpu": cpu, "memory": memory})
+        state = CycleState()
+        fw.run_pre_filter(state, p)
+        assert fw.run_pre_score(state, p, nis) is None
+        for name in ("NodeResourcesFit", "NodeResourcesBalancedAllocation"):
+            pl = fw.plugins[name]
+            batch, st = pl.score_nodes(state, p, nis)
+            assert st is None
+            assert batch == [pl.score(state, p, ni)[0] for ni in nis], (name, p.name)
+            compared += 1
+    assert compared == 6

@@ -655,9 +655,11 @@ class PodTopologySpread(
             if c.topology_key == HOSTNAME_KEY:
                 counts = {}
                 known = s.node_counts[i] if s.node_counts else None  # PreScore's counts, when it kept them
+                by_name = snapshot.by_name
+                ignored = s.ignored_nodes
                 for name in feasible[:_EXPLAIN_LIMIT]:
-                    ni = snapshot.get(name)
-                    if ni is None or name in s.ignored_nodes or HOSTNAME_KEY not in ni.node.labels:
+                    ni = by_name.get(name)
+                    if ni is None or name in ignored or HOSTNAME_KEY not in ni.node.labels:
                         continue
                     if known is not None:
                         counts[name] = known.get(name, 0)

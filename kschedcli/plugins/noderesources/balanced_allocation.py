@@ -56,19 +56,30 @@ class NodeResourcesBalancedAllocation(Plugin, PreScorePlugin, BatchScorePlugin):
         if reqs is None or self.scores_change or [r["name"] for r in self.resources] != ["cpu", "memory"]:
             return [self.score(state, pod, ni)[0] for ni in nodes], None
         pc, pm = reqs
-        out = []
+        out: list[int] = []
+        append = out.append
         for ni in nodes:
             alloc = ni.node.allocatable
-            ca, ma = alloc.milli_cpu, alloc.memory
-            used = ni.requested
+            ca = alloc.milli_cpu
+            ma = alloc.memory
             if ca and ma:
-                fc = float(used.milli_cpu + pc) / float(ca)
+                used = ni.requested
+                rc = used.milli_cpu + pc
+                rm = used.memory + pm
+                if (ca | ma | rc | rm) >> 53:
+                    # not every operand below 2**53 (or one negative): convert each first, as Go
+                    fc = float(rc) / float(ca)
+                    fm = float(rm) / float(ma)
+                else:
+                    # int / int is the correctly rounded quotient, which is Go's float64 quotient
+                    # when both operands convert exactly
+                    fc = rc / ca
+                    fm = rm / ma
                 if fc > 1:
                     fc = 1.0
-                fm = float(used.memory + pm) / float(ma)
                 if fm > 1:
                     fm = 1.0
-                out.append(int((1 - abs((fc - fm) / 2)) * 100.0))
+                append(int((1 - abs((fc - fm) / 2)) * 100.0))
             else:
-                out.append(100)  # fewer than two fractions: no deviation
+                append(100)  # fewer than two fractions: no deviation
         return out, None

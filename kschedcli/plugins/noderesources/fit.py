@@ -276,10 +276,22 @@ class NodeResourcesFit(Plugin, PreFilterPlugin, BatchFilterPlugin, PreScorePlugi
             return [self.score(state, pod, ni)[0] for ni in nodes], None
         pc, pm = reqs
         wc, wm = self.resources[0]["weight"], self.resources[1]["weight"]
-        out = []
+        unit = wc == 1 and wm == 1
+        out: list[int] = []
+        append = out.append
         for ni in nodes:
             alloc = ni.node.allocatable
-            ca, ma = alloc.milli_cpu, alloc.memory
+            ca = alloc.milli_cpu
+            ma = alloc.memory
+            if unit and ca and ma:
+                # the default weights on a node with both resources: the same sums, written out
+                r = ni.non0_cpu + pc
+                s = (ca - r) * 100 // ca if r <= ca else 0
+                r = ni.non0_mem + pm
+                if r <= ma:
+                    s += (ma - r) * 100 // ma
+                append(s // 2)
+                continue
             s = w = 0
             if ca:
                 r = ni.non0_cpu + pc
