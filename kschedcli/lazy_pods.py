@@ -20,18 +20,21 @@ there, the same objects the stored indexes refer to (InterPodAffinity's PodTerms
 
 from __future__ import annotations
 
+import gc
 import io
 import pickle
 from array import array
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from .loader import no_gc
 from .model import Pod
 from .snapshot import NodeInfo
 
 # the slots a record holds, in order; `_raw` is the store's (raws, index), `_key` made when asked for
 _RECORD_SLOTS = tuple(s for s in Pod.__slots__ if s not in ("_raw", "_key"))
 _ATOMS = (type(None), bool, int, float)
+_FREEZE_AFTER = 2000  # pods made at once (cluster.load_cluster freezes a snapshot of more than 2,000 pods)
 
 
 def _maker() -> Any:
@@ -83,19 +86,26 @@ class PodStore:
         return pod
 
     def take(self, positions: Iterable[int]) -> list[Pod]:
-        """The pods at `positions`, in that order, made where not made yet."""
+        """The pods at `positions`, in that order, made where not made yet. The cyclic collector
+        is paused meanwhile, and what many pods allocated is kept out of its later passes (as
+        loading a snapshot does, cluster.load_cluster): they live as long as the process."""
         made, offsets, raws = self.made, self.offsets, self.raws
         load = self.shared.__getitem__
         f = io.BytesIO(self.blob)  # the bytes shared, not copied
         out = []
-        for i in positions:
-            pod = made[i]
-            if pod is None:
-                f.seek(offsets[i])
-                reader = pickle.Unpickler(f)
-                reader.persistent_load = load  # type: ignore[method-assign]
-                pod = made[i] = _make_pod(reader.load(), None if raws is None else (raws, i))
-            out.append(pod)
+        n = 0
+        with no_gc():
+            for i in positions:
+                pod = made[i]
+                if pod is None:
+                    f.seek(offsets[i])
+                    reader = pickle.Unpickler(f)
+                    reader.persistent_load = load  # type: ignore[method-assign]
+                    pod = made[i] = _make_pod(reader.load(), None if raws is None else (raws, i))
+                    n += 1
+                out.append(pod)
+            if n > _FREEZE_AFTER:
+                gc.freeze()
         return out
 
     def all(self) -> list[Pod]:

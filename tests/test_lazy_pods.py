@@ -276,3 +276,17 @@ def test_a_sequence_over_a_cluster_read_back_binds_as_over_the_parsed_one():
         return [result_doc(r) for r in sched.run_sequence(_pending(cluster) * 3)]
 
     assert sequence(_read_back(_prod())) == sequence(_prod())
+
+
+def test_making_many_pods_pauses_the_collector_and_keeps_them_out_of_its_passes():
+    import gc
+
+    pods = [pod(f"p{i}", node_name="n1") for i in range(2500)]
+    store = loads(dumps(PodStore.of(pods, list(range(len(pods))), None)))
+    frozen = gc.get_freeze_count()
+    assert gc.isenabled()
+    few = store.take(range(10))
+    assert gc.isenabled() and gc.get_freeze_count() == frozen  # a few pods: left to the collector
+    made = store.all()
+    assert gc.isenabled() and gc.get_freeze_count() > frozen + 2500
+    assert made[:10] == few and [p.name for p in made] == [p.name for p in pods]
