@@ -159,8 +159,8 @@ class PodStore:
 
 
 class LazyNodeInfo(NodeInfo):
-    """A NodeInfo whose pod lists are made on first read, each from the (store, positions) its
-    slot holds; a plain NodeInfo again once all three are made."""
+    """A NodeInfo whose pod lists are made when one is first read (or set), each from the (store,
+    positions) its slot holds; a plain NodeInfo again from then on."""
 
     __slots__ = ()
 
@@ -208,17 +208,19 @@ def _restore_lazy_node_info(values: tuple) -> LazyNodeInfo:
 
 
 def _made(ni: NodeInfo, slot: Any) -> list[Pod]:
-    v = slot.__get__(ni)
-    if type(v) is tuple:
-        v = v[0].take(v[1])
-        _set(ni, slot, v)
-    return v
+    """The list in `slot`, the node's three lists made first (the others are subsets of its pods,
+    made with them): a plain NodeInfo from then on, whose slots are read without a property."""
+    for d in _LISTS:
+        v = d.__get__(ni)
+        if type(v) is tuple:
+            d.__set__(ni, v[0].take(v[1]))
+    ni.__class__ = NodeInfo
+    return slot.__get__(ni)
 
 
 def _set(ni: NodeInfo, slot: Any, value: list[Pod]) -> None:
+    _made(ni, slot)
     slot.__set__(ni, value)
-    if all(type(d.__get__(ni)) is list for d in _LISTS):
-        ni.__class__ = NodeInfo
 
 
 def lazy_node_info(ni: NodeInfo, store: PodStore, position: dict[int, int]) -> LazyNodeInfo:

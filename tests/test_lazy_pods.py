@@ -264,9 +264,12 @@ def test_a_cycle_after_the_read_makes_no_pod_only_the_stored_index_refers_to():
 
     assert sched.schedule(web, with_details=False).schedulable
     assert guards_made() == []
-    r = sched.schedule(web)  # the explanation names the pods whose anti-affinity matched: only those are made
+    r = sched.schedule(web)  # the explanation names the pods whose anti-affinity matched: their nodes' are made
     assert "anti-affinity" in str(result_doc(r)["filters"])
-    assert guards_made() == ["guard-1", "guard-3", "guard-5"]
+    made = {p.key for p in cluster._pod_store.made if p is not None}
+    assert guards_made() == [f"guard-{i}" for i in range(6)]
+    holders = {cluster.nodes[i].name for i in range(3)}
+    assert made == {p.key for p in cluster.pods if p.node_name in holders or p.namespace == web.namespace}
 
 
 def test_a_sequence_over_a_cluster_read_back_binds_as_over_the_parsed_one():
