@@ -70,46 +70,77 @@ def _cluster(rng: random.Random):
     return nodes, pods, pdbs, preemptor
 
 
+def _check_against_node_at_a_time(s, seen, counter):
+    """Wrap the scheduler's many-node dry run: each node's outcome is held to the node-at-a-time
+    dry run's (victims, PDB violations, status); `seen` collects the kinds of outcome."""
+    dp = plugin(s, "DefaultPreemption")
+    fit = plugin(s, "NodeResourcesFit")
+    many_node = dp._resource_only_dry_run
+
+    def checked(state, p, potential, budgets, less, positions=None):
+        out = many_node(state, p, potential, budgets, less, positions=positions)
+        assert out is not None
+        for ni, (victims, n_violating, st) in zip(potential, out, strict=True):
+            low = [q for q in ni.pods if q.priority < p.priority]
+            if low:
+                want = dp._select_victims_by_arithmetic(state, p, ni, low, fit, budgets, less)
+            else:
+                want = ([], 0, None)
+                assert st is not None and st.message() == "No preemption victims found for incoming pod"
+                seen.add("none lower")
+                continue
+            assert [q.name for q in victims] == [q.name for q in want[0]]
+            assert all(a is b for a, b in zip(victims, want[0]))
+            assert n_violating == want[1]
+            assert (st and (st.code, st.message(), st.plugin)) == (
+                want[2] and (want[2].code, want[2].message(), want[2].plugin)
+            )
+            seen.add("rejected" if st is not None else "violating" if n_violating else "clean")
+        counter[0] += len(potential)
+        return out
+
+    dp._resource_only_dry_run = checked
+
+
 def test_many_node_dry_run_matches_the_node_at_a_time_dry_run():
     rng = random.Random(18)
-    compared = 0
+    compared = [0]
     seen = set()  # which ways through the many-node dry run the cases took
     for _ in range(300):
         nodes, pods, pdbs, preemptor = _cluster(rng)
         s = scheduler(nodes, pods)
         for b in pdbs:
             s.cluster.objects["PodDisruptionBudget"][("default", b["metadata"]["name"])] = b
-        dp = plugin(s, "DefaultPreemption")
-        fit = plugin(s, "NodeResourcesFit")
-        many_node = dp._resource_only_dry_run
-
-        def checked(state, p, potential, budgets, less, many_node=many_node, dp=dp, fit=fit):
-            out = many_node(state, p, potential, budgets, less)
-            assert out is not None
-            for ni, (victims, n_violating, st) in zip(potential, out, strict=True):
-                low = [q for q in ni.pods if q.priority < p.priority]
-                if low:
-                    want = dp._select_victims_by_arithmetic(state, p, ni, low, fit, budgets, less)
-                else:
-                    want = ([], 0, None)
-                    assert st is not None and st.message() == "No preemption victims found for incoming pod"
-                    seen.add("none lower")
-                    continue
-                assert [q.name for q in victims] == [q.name for q in want[0]]
-                assert all(a is b for a, b in zip(victims, want[0]))
-                assert n_violating == want[1]
-                assert (st and (st.code, st.message(), st.plugin)) == (
-                    want[2] and (want[2].code, want[2].message(), want[2].plugin)
-                )
-                seen.add("rejected" if st is not None else "violating" if n_violating else "clean")
-            nonlocal compared
-            compared += len(potential)
-            return out
-
-        dp._resource_only_dry_run = checked
+        _check_against_node_at_a_time(s, seen, compared)
         s.schedule(preemptor)
-    assert compared > 500, compared
+    assert compared[0] > 500, compared
     assert seen == {"none lower", "rejected", "violating", "clean"}
+
+
+def test_many_node_dry_run_keeps_a_node_only_filters_resolvable_rejection():
+    """A node-only filter (here NodeUnschedulable, made to answer Unschedulable, which evicting
+    cannot change either) rejecting a node where preemption looks helpful: the many-node dry run
+    reads its verdict off the cycle's column at the node's position, as the node-at-a-time run
+    asks the filter."""
+    from kschedcli.framework.status import Status
+
+    rng = random.Random(5)
+    compared = [0]
+    seen = set()
+    rejected_by_it = 0
+    for _ in range(120):
+        nodes, pods, _, preemptor = _cluster(rng)
+        s = scheduler(nodes, pods)
+        pl = plugin(s, "NodeUnschedulable")
+        soft = {n.name for n in nodes if rng.random() < 0.4}
+        verdict = Status("Unschedulable", "node is softly cordoned")
+        pl.filter = lambda state, p, ni, soft=soft, verdict=verdict: verdict if ni.node.name in soft else None
+        pl.filter_nodes = lambda state, p, nis, f=pl.filter: [f(state, p, ni) for ni in nis]
+        _check_against_node_at_a_time(s, seen, compared)
+        r = s.schedule(preemptor)
+        if r.preemption is not None:
+            rejected_by_it += sum("softly cordoned" in why for why in r.preemption.not_helpful.values())
+    assert compared[0] > 200 and rejected_by_it > 20, (compared, rejected_by_it)
 
 
 def test_victim_order_keeps_totals_minima_and_the_first_clean_position():
@@ -225,3 +256,54 @@ def test_diagnosis_and_the_nodes_preemption_cannot_help_match_a_node_at_a_time_r
         if want_not_helpful:
             ways.add("some not helpful")
     assert ways == {"feasible", "narrowed", "some helpful", "none helpful", "some not helpful"}, ways
+
+
+def _pick_one_node_for_preemption(candidates, now_ns):
+    """pickOneNodeForPreemption read criterion by criterion, candidate by candidate (the
+    reference the plugin's column-wise choice is held to)."""
+    from kschedcli.plugins.preemption_victims import earliest_start_of_most_important
+
+    remaining = list(candidates)
+    decided = {}
+    criteria = [
+        ("pdbViolations", lambda c: -c.pdb_violations),
+        ("highestVictimPriority", lambda c: -c.pods[0].priority),
+        ("victimPrioritySum", lambda c: -sum(p.priority + 2**31 for p in c.pods)),
+        ("victimCount", lambda c: -len(c.pods)),
+        ("latestStartTime", lambda c: earliest_start_of_most_important(c.pods, now_ns)),
+    ]
+    for name, score in criteria:
+        if len(remaining) == 1:
+            break
+        best = max(score(c) for c in remaining)
+        for c in remaining:
+            if score(c) != best:
+                decided[c.node] = name
+        remaining = [c for c in remaining if score(c) == best]
+    return remaining[0].node, [c.node for c in remaining], decided
+
+
+def test_the_choice_among_many_candidates_matches_reading_them_one_by_one():
+    from kschedcli.result import Candidate
+
+    rng = random.Random(7)
+    now_ns = 1_800_000_000 * 10**9
+    deciding = set()
+    for _ in range(300):
+        s = scheduler([node("n0")])
+        dp = plugin(s, "DefaultPreemption")
+        made = []
+        for i in range(rng.randint(1, 40)):
+            victims = [
+                pod(f"v{i}-{j}", priority=rng.choice([0, 10, 100, -5]), start_time=rng.choice(STARTS + [None]))
+                for j in range(rng.randint(1, 4))
+            ]
+            made.append((f"n{i}", victims, rng.choice([0, 0, 0, 1])))
+        want = _pick_one_node_for_preemption([Candidate(*m) for m in made], now_ns)
+        got_cands = [Candidate(*m) for m in made]
+        best, ties = dp.select_candidate(got_cands, now_ns)
+        got = (best.node, [c.node for c in ties], {c.node: c.decided_by for c in got_cands if c.decided_by})
+        assert got == want
+        deciding |= set(want[2].values())
+    # (victimCount never decides: each victim adds MaxInt32 + 1 to the sum, so equal sums mean equal counts)
+    assert deciding == {"pdbViolations", "highestVictimPriority", "victimPrioritySum", "latestStartTime"}

@@ -145,18 +145,23 @@ class DefaultPreemption(Plugin, PreEnqueuePlugin, PostFilterPlugin, Explainer):
         why_of = {st: _unresolvable_why(st) for st in distinct if st.code != UNSCHEDULABLE}
         if why_of:
             whys = list(map(why_of.get, statuses))  # None where preemption may help
-            potential = list(compress(all_nodes, map(operator.not_, whys)))
+            # the potential nodes' snapshot positions: their nodes and names read off the lists
+            at = list(compress(range(len(names)), map(operator.not_, whys)))
+            potential = list(map(all_nodes.__getitem__, at))
+            potential_names = list(map(names.__getitem__, at))
             not_helpful: dict[str, Any] = dict(compress(zip(names, whys), whys))  # a why is never empty
             detail.not_helpful = not_helpful
         else:
             potential = list(all_nodes)
+            potential_names = list(names)
+            at = list(range(len(names)))
         detail.potential_nodes = len(potential)
         detail.num_candidates = self.calculate_num_candidates(len(potential)) if potential else 0
 
         dry = NodeStatuses(Status(UNRESOLVABLE, NOT_HELPFUL_MSG))
         candidates: list[Candidate] = []
         if potential:
-            non_violating, violating, errors = self.dry_run(state, pod, potential, dry, now_ns)
+            non_violating, violating, errors = self.dry_run(state, pod, potential, dry, now_ns, potential_names, at)
             candidates = non_violating + violating
             detail.evaluated_nodes = len(potential)
             for name, st in dry.explicit.items():
@@ -216,9 +221,10 @@ class DefaultPreemption(Plugin, PreEnqueuePlugin, PostFilterPlugin, Explainer):
         self._budgets = (raw, budgets)
         return budgets
 
-    def dry_run(self, state, pod, potential, dry: NodeStatuses, now_ns: int):
+    def dry_run(self, state, pod, potential, dry: NodeStatuses, now_ns: int, names=None, positions=None):
         """SelectVictimsOnNode on every potential node: (candidates without PDB violations,
-        candidates with some, error messages); the other nodes' statuses go into `dry`."""
+        candidates with some, error messages); the other nodes' statuses go into `dry`. The
+        nodes' names and snapshot positions may be given (else read off the nodes)."""
         budgets = self.budgets()
         less = more_important(now_ns)
         non_violating: list[Candidate] = []
@@ -228,7 +234,9 @@ class DefaultPreemption(Plugin, PreEnqueuePlugin, PostFilterPlugin, Explainer):
         # counted in both passes; the others by the quicker paths
         counted = self.handle.nominator.counted_by_node(pod)
         plain = [ni for ni in potential if ni.node.name not in counted] if counted else potential
-        outcomes = self._resource_only_dry_run(state, pod, plain, budgets, less) if plain else []
+        if plain is not potential:
+            positions = None
+        outcomes = self._resource_only_dry_run(state, pod, plain, budgets, less, positions=positions) if plain else []
         if outcomes is None:
             outcomes = (self.select_victims_on_node(state, pod, ni, budgets, less) for ni in plain)
         if counted:
@@ -239,12 +247,14 @@ class DefaultPreemption(Plugin, PreEnqueuePlugin, PostFilterPlugin, Explainer):
                 else self.select_victims_with_nominated(state, pod, ni, budgets, less, counted[ni.node.name])
                 for ni in potential
             ]
-        for ni, (victims, n_violating, st) in zip(potential, outcomes):
+        if names is None:
+            names = [ni.node.name for ni in potential]
+        # (the names come from the snapshot's list: a candidate keeps one without reading the node)
+        for name, (victims, n_violating, st) in zip(names, outcomes):
             if st is None and victims:
-                c = Candidate(ni.node.name, victims, n_violating)
+                c = Candidate(name, victims, n_violating)
                 (non_violating if n_violating == 0 else violating).append(c)
                 continue
-            name = ni.node.name
             if st is None:
                 st = Status(ERROR, f'expected at least one victim pod on node "{name}"')
             if st.code == ERROR:
@@ -252,7 +262,7 @@ class DefaultPreemption(Plugin, PreEnqueuePlugin, PostFilterPlugin, Explainer):
             dry.set(name, st)
         return non_violating, violating, errors
 
-    def _resource_only_dry_run(self, state, pod, potential, budgets: Budgets, less):
+    def _resource_only_dry_run(self, state, pod, potential, budgets: Budgets, less, positions=None):
         """SelectVictimsOnNode on every potential node at once, when only NodeResourcesFit among
         the filters that run can change its verdict with the node's pods, no PreFilter extension
         follows them, and the pod asks for no extended resource: each node's (victims,
@@ -283,7 +293,6 @@ class DefaultPreemption(Plugin, PreEnqueuePlugin, PostFilterPlugin, Explainer):
         after: list | None = None
         seen_fit = False
         known = state.filter_columns or {}  # this cycle's verdicts, in snapshot order
-        positions = None
         for pl in fw.filter_plugins:
             if pl.name in skip:
                 continue
@@ -295,10 +304,10 @@ class DefaultPreemption(Plugin, PreEnqueuePlugin, PostFilterPlugin, Explainer):
                 if positions is None:
                     index_of = self.handle.snapshot.index_of
                     positions = [index_of[ni.node.name] for ni in potential]
-                failing = [(i, col[j]) for i, j in enumerate(positions) if col[j] is not None]
+                verdicts = list(map(col.__getitem__, positions))
             else:
                 verdicts = fw.filter_column(pl, state, pod, potential)
-                failing = [(i, st) for i, st in enumerate(verdicts) if st is not None]
+            failing = [(i, st) for i, st in enumerate(verdicts) if st is not None] if any(verdicts) else ()
             for i, st in failing:
                 if st.code == SUCCESS:
                     continue
