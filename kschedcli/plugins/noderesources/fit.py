@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from itertools import compress
 from typing import TYPE_CHECKING, Any
 
 from ...framework.interface import (
@@ -208,24 +209,23 @@ class NodeResourcesFit(Plugin, PreFilterPlugin, BatchFilterPlugin, PreScorePlugi
         # which of them ask for more than its whole allocatable, read off the columns (the
         # status itself is made from the first such node's fitsRequest)
         shared: dict[tuple, Status | None] = {}
-        for i, v in enumerate(out):
-            if v is _LACKING:
-                alloc = nodes[i].node.allocatable
-                short_cpu, short_mem, short_eph = c > free_cpu[i], m > free_mem[i], eph > free_eph[i]
-                key = (
-                    room[i] <= 0,
-                    short_cpu,
-                    short_cpu and c > alloc.milli_cpu,
-                    short_mem,
-                    short_mem and m > alloc.memory,
-                    short_eph,
-                    short_eph and eph > alloc.ephemeral_storage,
-                )
-                st = shared.get(key, _LACKING)
-                if st is _LACKING:
-                    lacking = fits_request(req, nodes[i], self.ignored, self.ignored_groups)
-                    st = shared[key] = _verdict(lacking, self.above_allocatable_unresolvable)
-                out[i] = st
+        for i in list(compress(range(len(out)), out)):  # the lacking nodes (None is false)
+            alloc = nodes[i].node.allocatable
+            short_cpu, short_mem, short_eph = c > free_cpu[i], m > free_mem[i], eph > free_eph[i]
+            key = (
+                room[i] <= 0,
+                short_cpu,
+                short_cpu and c > alloc.milli_cpu,
+                short_mem,
+                short_mem and m > alloc.memory,
+                short_eph,
+                short_eph and eph > alloc.ephemeral_storage,
+            )
+            st = shared.get(key, _LACKING)
+            if st is _LACKING:
+                lacking = fits_request(req, nodes[i], self.ignored, self.ignored_groups)
+                st = shared[key] = _verdict(lacking, self.above_allocatable_unresolvable)
+            out[i] = st
         return out
 
     def reprieve_check(self, state, node):
