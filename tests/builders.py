@@ -63,6 +63,22 @@ def pod(
     return Pod(raw)
 
 
+def pod_level_requests_pod(name="p", node_name="n1"):
+    """A bound pod with pod-level requests (cpu 2 over its container's 100m): what a release
+    without PodLevelResources reads differently, so following one changes the pod."""
+    return Pod(
+        {
+            "kind": "Pod",
+            "metadata": {"name": name, "namespace": "default"},
+            "spec": {
+                "nodeName": node_name,
+                "containers": [{"name": "c", "image": "a", "resources": {"requests": {"cpu": "100m"}}}],
+                "resources": {"requests": {"cpu": "2"}},
+            },
+        }
+    )
+
+
 def scheduler(nodes, pods=(), profile=None, release=REFERENCE):
     """A scheduler over these nodes and bound pods, following `release` (a versions.Release)."""
     cluster = Cluster()

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from builders import node, pod
+from builders import node, pod, pod_level_requests_pod
 from test_snapshot_pickle import _value
 
 from kschedcli.cluster import Cluster, _with_prebuilt_snapshot, load_cluster, parse_pending_pods
@@ -177,18 +177,9 @@ def test_binds_and_evictions_on_nodes_whose_pods_were_never_read():
 
 
 def test_a_release_that_changes_a_stored_pod_changes_the_same_object_and_drops_the_prebuilt_snapshot():
-    raw = {
-        "kind": "Pod",
-        "metadata": {"name": "p", "namespace": "default"},
-        "spec": {
-            "nodeName": "n1",
-            "containers": [{"name": "c", "image": "a", "resources": {"requests": {"cpu": "100m"}}}],
-            "resources": {"requests": {"cpu": "2"}},
-        },
-    }
     c = Cluster()
     c.nodes = [node("n1"), node("n2")]
-    c.pods = [pod("a", node_name="n2"), Pod(raw), pod("b", node_name="n1")]
+    c.pods = [pod("a", node_name="n2"), pod_level_requests_pod(), pod("b", node_name="n1")]
     cluster = _read_back(c)
     cluster.follow(choose("v1.33"))  # no PodLevelResources: the pod asks for 100m, not 2
     assert cluster.prebuilt_snapshot is None and _made(cluster) == 1  # only that pod was made

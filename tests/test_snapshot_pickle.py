@@ -9,7 +9,7 @@ import io
 import pickle
 from pathlib import Path
 
-from builders import node, pod
+from builders import node, pod, pod_level_requests_pod
 
 from kschedcli.cluster import Cluster, _with_prebuilt_snapshot, load_cluster
 from kschedcli.config import default_config
@@ -142,16 +142,7 @@ def test_after_an_edit_the_scheduler_builds_its_own_snapshot():
 
 
 def test_a_release_that_changes_a_pod_drops_the_prebuilt_snapshot():
-    raw = {
-        "kind": "Pod",
-        "metadata": {"name": "p", "namespace": "default"},
-        "spec": {
-            "nodeName": "n1",
-            "containers": [{"name": "c", "image": "a", "resources": {"requests": {"cpu": "100m"}}}],
-            "resources": {"requests": {"cpu": "2"}},
-        },
-    }
-    cluster = _read_back(_cluster([Pod(raw)]))
+    cluster = _read_back(_cluster([pod_level_requests_pod()]))
     cluster.follow(choose("v1.34"))
     assert cluster.prebuilt_snapshot is not None
     cluster.follow(choose("v1.33"))  # no PodLevelResources: the pod asks for 100m, not 2
