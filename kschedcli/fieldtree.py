@@ -217,38 +217,33 @@ def _decodes(value: Any, expr: str) -> bool:
 def check_value(obj: Any, type_name: str, prefix: str = "") -> list[FieldProblem]:
     """The problems of `obj` as a value of the Go type `type_name` (a struct of the trees), its
     fields named under `prefix` (`profiles[0].pluginConfig[1].args`)."""
-    types = _trees()["types"]
     problems: list[FieldProblem] = []
     stack: list[tuple[str, Any, str]] = [(prefix, obj, type_name)]
     while stack and len(problems) < _MAX_PROBLEMS:
         path, value, expr = stack.pop()
         if value is None:
             continue  # JSON null: the field's zero value
-        expr = _resolve(expr.lstrip("*"))
-        if expr == "[]byte":
-            expr = "string"
-        if expr.startswith("[]"):
+        tag, x = _COMPILED.get(expr) or _compile(expr)
+        if tag == _LIST:
             if not isinstance(value, list):
                 problems.append(FieldProblem(path, f"expected a list, got {_describe(value)}", False))
                 continue
-            item = expr[2:]
             for i in range(len(value) - 1, -1, -1):
-                stack.append((f"{path}[{i}]", value[i], item))
+                stack.append((f"{path}[{i}]", value[i], x))
             continue
-        if expr.startswith("map["):
+        if tag == _MAP:
             if not isinstance(value, dict):
                 problems.append(FieldProblem(path, f"expected an object, got {_describe(value)}", False))
                 continue
-            item = expr[expr.index("]") + 1 :]
             for k in reversed(list(value)):
-                stack.append((f"{path}.{k}" if path else str(k), value[k], item))
+                stack.append((f"{path}.{k}" if path else str(k), value[k], x))
             continue
-        fields = types.get(expr)
-        if fields is None:
-            why = _leaf_problem(value, expr)
+        if tag != _STRUCT:
+            why = _leaf_problem(value, "string" if tag == _STRING else x)
             if why is not None:
                 problems.append(FieldProblem(path, why, False, value))
             continue
+        fields = x
         if not isinstance(value, dict):
             problems.append(FieldProblem(path, f"expected an object, got {_describe(value)}", False))
             continue
