@@ -354,11 +354,10 @@ class Scheduler:
         feasible = list(compress(nodes, map(not_, first)))
         if len(feasible) == len(nodes):
             feasible = nodes  # every node: the snapshot's own list, which plugins recognise
-        statuses.explicit = (
-            dict(compress(zip(names, first), first))
-            if allowed is None
-            else {n: f for n, f in zip(names, first) if f is not None and f is not absent}
-        )
+        if allowed is None:
+            statuses.set_in_order(names, first)
+        else:
+            statuses.explicit = {n: f for n, f in zip(names, first) if f is not None and f is not absent}
         if any(f.code == ERROR for f in set(filter(None, first))):
             # the diagnosis keeps the last node's error
             res.error = next(f for f in reversed(first) if f is not None and f.code == ERROR).message()

@@ -23,7 +23,7 @@ def fit_error_message(num_nodes: int, prefilter_msg: str, statuses: NodeStatuses
         counts: dict[str, int] = {}
         # nodes failing alike often share one status: count each status object's nodes first
         # (a Status hashes by identity)
-        for st, n in Counter(statuses.explicit.values()).items():
+        for st, n in Counter(statuses.values()).items():
             for r in st.reasons:
                 counts[r] = counts.get(r, 0) + n
         absent = num_nodes - len(statuses)

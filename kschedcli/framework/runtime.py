@@ -293,6 +293,8 @@ class Framework:
         nodes = snapshot.node_infos
         skip = state.skip_filter_plugins
         columns: dict[str, list] = {}
+        # each column's distinct failing statuses, looked at once (nodes failing alike share one)
+        distinct: list[set] = []
         for pl in self.filter_plugins:
             if pl.name in skip:
                 continue
@@ -304,27 +306,36 @@ class Framework:
                     for i, v in enumerate(col):
                         if v is UNKNOWN:
                             col[i] = self._filter_one(pl, state, pod, nodes[i])
-                    if not _has_error(col):
+                    seen = set(filter(None, col))
+                    if not _has_error(seen):
                         cache.store(snapshot, col)
+                else:
+                    seen = set(filter(None, col))
                 columns[pl.name] = col
+                distinct.append(seen)
                 continue
-            col = self.filter_column(pl, state, pod, nodes)
-            if cache is not None and not _has_error(col):
+            col, seen = self._filter_column(pl, state, pod, nodes)
+            if cache is not None and not _has_error(seen):
                 cache.store(snapshot, col)
             columns[pl.name] = col
+            distinct.append(seen)
         state.filter_columns = columns
-        return columns, first_failures(list(columns.values()), len(nodes))
+        return columns, first_failures(list(columns.values()), len(nodes), distinct)
 
     def filter_column(self, pl: FilterPlugin, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> list:
         """One filter plugin's verdicts on `nodes`, as the framework reports them (plugin named,
         a non-rejection wrapped as an error)."""
+        return self._filter_column(pl, state, pod, nodes)[0]
+
+    def _filter_column(self, pl: FilterPlugin, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> tuple[list, set]:
+        """filter_column, and the column's distinct statuses."""
         batch = self.batch_filters.get(pl.name)
         if batch is not None:
             col = batch.filter_nodes(state, pod, nodes)
-            _tag_column(col, pl.name)
-            return col
+            return col, _tag_column(col, pl.name)
         one = self._filter_one
-        return [one(pl, state, pod, ni) for ni in nodes]
+        col = [one(pl, state, pod, ni) for ni in nodes]
+        return col, set(filter(None, col))
 
     @staticmethod
     def _filter_one(pl: FilterPlugin, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
@@ -479,23 +490,25 @@ class Framework:
         return s
 
 
-def first_failures(columns: list[list], n: int) -> list:
+def first_failures(columns: list[list], n: int, distinct: list[set] | None = None) -> list:
     """Each node's first failure in profile order over `columns` (verdicts in node order): its
     first entry that is not None, explicit Success statuses (plugins rarely return them) read as
-    None. The columns are laid over each other from the last one on, each writing only its failing
-    nodes' entries (C-level passes: most columns fail few nodes, or all of them)."""
-    first: list = [None] * n
-    for col in reversed(columns):
-        failing = set(filter(None, col))
+    None. `distinct`: each column's set of statuses, when known. The columns are laid over each
+    other from the last one on, each earlier one's failures taking the place of the later ones'
+    (a column that fails no node is passed over; one that fails every node decides them all)."""
+    if distinct is None:
+        distinct = [set(filter(None, col)) for col in columns]
+    first: list | None = None
+    for col, failing in zip(reversed(columns), reversed(distinct)):
         if not failing:  # a column of passes only changes nothing
             continue
         if any(st.code == SUCCESS for st in failing):
             col = [None if st is not None and st.code == SUCCESS else st for st in col]
-        if None not in col:  # every node fails here: this column decides them all
-            first = list(col)
-            continue
-        deque(map(first.__setitem__, compress(range(n), col), filter(None, col)), maxlen=0)
-    return first
+            if not any(col):
+                continue
+        # (a status is never false: `or` keeps the earlier column's failure)
+        first = list(col) if first is None or None not in col else [mine or later for later, mine in zip(first, col)]
+    return [None] * n if first is None else first
 
 
 def _first_failure(statuses: dict[str, Status | None]) -> Status | None:
@@ -506,16 +519,17 @@ def _first_failure(statuses: dict[str, Status | None]) -> Status | None:
     return None
 
 
-def _has_error(col: list) -> bool:
-    # nodes failing alike often share one status object: look at each once
-    return any(st.code == ERROR for st in set(filter(None, col)))
+def _has_error(distinct: set) -> bool:
+    return any(st.code == ERROR for st in distinct)
 
 
-def _tag_column(col: list, plugin: str) -> None:
+def _tag_column(col: list, plugin: str) -> set:
     """What the framework does to each plugin's verdict: name the plugin, wrap an error. Nodes
-    failing alike often share one status object: each is handled once."""
+    failing alike often share one status object: each is handled once. Returns the column's
+    distinct statuses (after the wrapping)."""
+    distinct = set(filter(None, col))
     wrapped: dict[int, Status] = {}
-    for st in set(filter(None, col)):
+    for st in distinct:
         if st.code != SUCCESS:
             if st.is_rejected():
                 st.with_plugin(plugin)
@@ -525,6 +539,8 @@ def _tag_column(col: list, plugin: str) -> None:
         for i, st in enumerate(col):
             if st is not None and id(st) in wrapped:
                 col[i] = wrapped[id(st)]
+        distinct = set(filter(None, col))
+    return distinct
 
 
 class PluginError(Exception):
@@ -534,11 +550,59 @@ class PluginError(Exception):
 
 
 class NodeStatuses:
-    """NodeToStatus: explicit per-node statuses plus one for nodes absent from it."""
+    """NodeToStatus: explicit per-node statuses plus one for nodes absent from it.
+
+    The filter pass gives its statuses as a list in the snapshot's node order; the dict of them
+    by node name is made only when something asks for it by name (most cycles never do)."""
+
+    __slots__ = ("_explicit", "absent", "_names", "_in_order")
 
     def __init__(self, absent: Status | None = None):
-        self.explicit: dict[str, Status] = {}
+        self._explicit: dict[str, Status] | None = {}
         self.absent = absent or Status(UNRESOLVABLE)
+        self._names: list[str] | None = None
+        self._in_order: list[Status | None] | None = None
+
+    def set_in_order(self, names: list[str], statuses: list[Status | None]) -> None:
+        """Every status at once: statuses[i] is node names[i]'s (None: it has none). Neither list
+        is changed afterwards."""
+        self._names, self._in_order = names, statuses
+        self._explicit = None
+
+    @property
+    def explicit(self) -> dict[str, Status]:
+        if self._explicit is None:
+            names, statuses = self._names, self._in_order
+            assert names is not None and statuses is not None
+            self._explicit = dict(compress(zip(names, statuses), statuses))  # a status is never false
+            self._names = self._in_order = None
+        return self._explicit
+
+    @explicit.setter
+    def explicit(self, value: dict[str, Status]) -> None:
+        self._explicit = value
+        self._names = self._in_order = None
+
+    def in_order(self, names: list[str]) -> list[Status]:
+        """The statuses of the nodes `names`, in that order (absent for nodes without one)."""
+        if self._explicit is None and self._names is names:
+            statuses = self._in_order
+            assert statuses is not None
+            if None not in statuses:
+                return statuses
+            absent = self.absent
+            return [absent if st is None else st for st in statuses]
+        explicit = self._explicit if self._explicit is not None else self.explicit
+        if list(explicit) == names:  # every node, in that order
+            return list(explicit.values())
+        get, absent = explicit.get, self.absent
+        return [get(n, absent) for n in names]
+
+    def values(self) -> list[Status]:
+        """The explicit statuses."""
+        if self._explicit is None:
+            return list(filter(None, self._in_order or ()))
+        return list(self._explicit.values())
 
     def set(self, node: str, st: Status) -> None:
         self.explicit[node] = st
@@ -547,4 +611,6 @@ class NodeStatuses:
         return self.explicit.get(node, self.absent)
 
     def __len__(self) -> int:
-        return len(self.explicit)
+        if self._explicit is None:
+            return len(self._in_order or ()) - (self._in_order or ()).count(None)
+        return len(self._explicit)

@@ -133,13 +133,8 @@ class DefaultPreemption(Plugin, PreEnqueuePlugin, PostFilterPlugin, Explainer):
 
         # NodeToStatus.NodesForStatusCode(Unschedulable): the nodes where evicting may help; the
         # others are noted with why not
-        explicit = node_statuses.explicit
         names = snapshot.names
-        if list(explicit) == names:  # every node, in snapshot order: the usual diagnosis
-            statuses = list(explicit.values())
-        else:
-            get, absent = explicit.get, node_statuses.absent
-            statuses = [get(n, absent) for n in names]
+        statuses = node_statuses.in_order(names)
         # nodes failing alike share one status: each distinct one is looked at once
         distinct = set(statuses)
         why_of = {st: _unresolvable_why(st) for st in distinct if st.code != UNSCHEDULABLE}
@@ -322,6 +317,7 @@ class DefaultPreemption(Plugin, PreEnqueuePlugin, PostFilterPlugin, Explainer):
                 if into[i] is None:
                     into[i] = st
         cpu, mem, eph = req.milli_cpu, req.memory, req.ephemeral_storage
+        ask_cpu, ask_mem, ask_eph = cpu > 0, mem > 0, eph > 0
         neg_prio = -pod.priority
         inf = math.inf
         general = self._select_victims_by_arithmetic
@@ -339,12 +335,29 @@ class DefaultPreemption(Plugin, PreEnqueuePlugin, PostFilterPlugin, Explainer):
                 low = [p for p in ni.pods if p.priority < -neg_prio]
                 append(general(state, pod, ni, low, fit, budgets, less) if low else no_victims)
                 continue
-            k = bisect_right(order.neg_priority, neg_prio)  # the first pod of lower priority
-            n = order.n
+            # (one unpacking: thousands of nodes go through here each cycle)
+            (
+                neg_priority,
+                n,
+                last_tie,
+                cap_cpu,
+                cap_mem,
+                cap_eph,
+                max_pods,
+                cpu_upto,
+                mem_upto,
+                eph_upto,
+                min_cpu,
+                min_mem,
+                min_eph,
+                reqs,
+                pods,
+            ) = order.packed
+            k = bisect_right(neg_priority, neg_prio)  # the first pod of lower priority
             if k == n:
                 append(no_victims)
                 continue
-            if n - k > 12 and order.last_tie >= k:
+            if n - k > 12 and last_tie >= k:
                 # ties among more pods than Go's insertion sort handles: its own sort decides
                 append(general(state, pod, ni, [p for p in ni.pods if p.priority < -neg_prio], fit, budgets, less))
                 continue
@@ -353,11 +366,9 @@ class DefaultPreemption(Plugin, PreEnqueuePlugin, PostFilterPlugin, Explainer):
                 continue
             # what the pods before k may request in all once the preemptor is in (a resource it
             # does not ask for is never compared), and the room left for pods
-            cap_cpu, cap_mem, cap_eph, max_pods = order.caps
-            lim_cpu = cap_cpu - cpu if cpu > 0 else inf
-            lim_mem = cap_mem - mem if mem > 0 else inf
-            lim_eph = cap_eph - eph if eph > 0 else inf
-            cpu_upto, mem_upto, eph_upto = order.cpu_upto, order.mem_upto, order.eph_upto
+            lim_cpu = cap_cpu - cpu if ask_cpu else inf
+            lim_mem = cap_mem - mem if ask_mem else inf
+            lim_eph = cap_eph - eph if ask_eph else inf
             if not (k < max_pods and cpu_upto[k] <= lim_cpu and mem_upto[k] <= lim_mem and eph_upto[k] <= lim_eph):
                 used = ni.requested  # what the node's pods request, less the lower-priority ones
                 reduced = Resource(
@@ -383,22 +394,19 @@ class DefaultPreemption(Plugin, PreEnqueuePlugin, PostFilterPlugin, Explainer):
                 # negative), found by bisection; past it only a pod small enough for what is
                 # left can come back
                 t = k + room if room < n - k else n
-                if t > k and lim_cpu != inf:
+                if t > k and ask_cpu:
                     t = bisect_right(cpu_upto, lim_cpu, k, t + 1) - 1
-                if t > k and lim_mem != inf:
+                if t > k and ask_mem:
                     t = bisect_right(mem_upto, lim_mem, k, t + 1) - 1
-                if t > k and lim_eph != inf:
+                if t > k and ask_eph:
                     t = bisect_right(eph_upto, lim_eph, k, t + 1) - 1
                 room -= t - k
                 free_cpu = lim_cpu - cpu_upto[t]
                 free_mem = lim_mem - mem_upto[t]
                 free_eph = lim_eph - eph_upto[t]
-                pods = order.pods
-                min_cpu, min_mem, min_eph = order.min_cpu_from, order.min_mem_from, order.min_eph_from
                 if room <= 0 or min_cpu[t] > free_cpu or min_mem[t] > free_mem or min_eph[t] > free_eph:
                     append((pods[t:], 0, None))  # none of the rest fits: all are victims
                     continue
-                reqs = order.requests
                 victims = []
                 for j in range(t, n):
                     c, m, e = reqs[j]
@@ -420,8 +428,6 @@ class DefaultPreemption(Plugin, PreEnqueuePlugin, PostFilterPlugin, Explainer):
             free_mem = lim_mem - mem_upto[k]
             free_eph = lim_eph - eph_upto[k]
             # some pods from k on violate a budget: they come back first, then the others
-            pods = order.pods
-            reqs = order.requests
             victims = []
             n_violating = 0
             for group, violates in ((violating, True), (fine, False)):

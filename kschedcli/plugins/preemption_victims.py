@@ -280,6 +280,7 @@ class _VictimOrder:
         "last_tie",
         "pdb",
         "clean_from",
+        "packed",
     )
     pods: list[Pod]
     n: int
@@ -300,6 +301,10 @@ class _VictimOrder:
     # pods before it then use up less of each budget)
     pdb: tuple[Budgets, list[tuple[int, ...]] | None, dict[int, tuple]] | None
     clean_from: int
+    # the fields above that never change, in one tuple for the dry run's loop over the nodes:
+    # (neg_priority, n, last_tie, the caps' four, cpu_upto, mem_upto, eph_upto, min_cpu_from,
+    # min_mem_from, min_eph_from, requests, pods)
+    packed: tuple
 
     @classmethod
     def build(cls, node_info) -> _VictimOrder | None:
@@ -337,6 +342,20 @@ class _VictimOrder:
                 v.last_tie = j
         v.pdb = None
         v.clean_from = 0
+        v.packed = (
+            v.neg_priority,
+            v.n,
+            v.last_tie,
+            *v.caps,
+            v.cpu_upto,
+            v.mem_upto,
+            v.eph_upto,
+            v.min_cpu_from,
+            v.min_mem_from,
+            v.min_eph_from,
+            v.requests,
+            v.pods,
+        )
         return v
 
     def match_budgets(self, budgets: Budgets) -> None:
