@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import deque
 from itertools import compress
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ..versions import REFERENCE, Release
 from .cycle_state import CycleState
@@ -574,7 +574,8 @@ class NodeStatuses:
         if self._explicit is None:
             names, statuses = self._names, self._in_order
             assert names is not None and statuses is not None
-            self._explicit = dict(compress(zip(names, statuses), statuses))  # a status is never false
+            # (a status is never false: compress keeps the nodes that have one)
+            self._explicit = cast("dict[str, Status]", dict(compress(zip(names, statuses), statuses)))
             self._names = self._in_order = None
         return self._explicit
 
@@ -589,7 +590,7 @@ class NodeStatuses:
             statuses = self._in_order
             assert statuses is not None
             if None not in statuses:
-                return statuses
+                return cast("list[Status]", statuses)
             absent = self.absent
             return [absent if st is None else st for st in statuses]
         explicit = self._explicit if self._explicit is not None else self.explicit
