@@ -91,4 +91,7 @@ def test_first_failures_are_each_nodes_first_non_success_status_in_profile_order
         got = first_failures([list(c) for c in columns], n)
         assert len(got) == n
         assert all(a is b for a, b in zip(got, want)), (columns, got, want)
+        # the same with each column's distinct statuses given, as the filter pass gives them
+        given = first_failures([list(c) for c in columns], n, [set(filter(None, c)) for c in columns])
+        assert all(a is b for a, b in zip(given, want)), (columns, given, want)
     assert shapes == {"passes", "all fail", "some", "success"}
