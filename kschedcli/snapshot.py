@@ -12,6 +12,7 @@ from collections.abc import Container, Iterable, Sequence
 from typing import Any
 
 from .model import Node, Pod, Resource, taint_signature
+from .vectors import fit_int64
 
 _generation = 0
 
@@ -304,6 +305,10 @@ class Snapshot:
         self._taint_groups: tuple[list[int], list[NodeInfo]] | None = None
         self._free: tuple[list, list, list, list] | None = None
         self._free_seen = 0  # how much of `changes` the free columns include
+        # the free columns and the allocatable ones as int64 arrays (vectors.py): None until
+        # asked for, False when a value does not fit in int64
+        self._free_arrays: Any = None
+        self._free_arrays_seen = 0
 
     def _build_image_states(self) -> None:
         for ni, states in zip(self.node_infos, self._image_states()):
@@ -480,6 +485,37 @@ class Snapshot:
                     col[i] = v
         self._free_seen = len(self.changes)
         return free
+
+    def free_arrays(self, np) -> tuple | None:
+        """free_columns, then each node's allocatable milli-cpu, memory and ephemeral storage,
+        as seven int64 arrays of `np` (numpy, which the caller chose to use; vectors.py), up to
+        date with every bind; None when some value does not fit in int64."""
+        free = self.free_columns()
+        arrays = self._free_arrays
+        if arrays is None:
+            allocs = [ni.node.allocatable for ni in self.node_infos]
+            columns = (
+                *free,
+                [a.milli_cpu for a in allocs],
+                [a.memory for a in allocs],
+                [a.ephemeral_storage for a in allocs],
+            )
+            if not all(map(fit_int64, columns)):
+                self._free_arrays = False
+                return None
+            arrays = self._free_arrays = tuple(np.array(col, dtype=np.int64) for col in columns)
+        elif arrays is False:
+            return None
+        elif self._free_arrays_seen < len(self.changes):
+            for i in set(self.changes[self._free_arrays_seen :]):
+                values = [col[i] for col in free]
+                if not fit_int64(values):
+                    self._free_arrays = False
+                    return None
+                for array, v in zip(arrays, values):
+                    array[i] = v
+        self._free_arrays_seen = len(self.changes)
+        return arrays
 
     def list(self) -> list[NodeInfo]:
         return self.node_infos

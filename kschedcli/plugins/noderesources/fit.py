@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import math
-from itertools import compress
+from collections import deque
+from itertools import compress, repeat
 from typing import TYPE_CHECKING, Any
 
 from ...framework.interface import (
@@ -19,6 +20,7 @@ from ...framework.interface import (
 from ...framework.status import UNRESOLVABLE, UNSCHEDULABLE, Status, error
 from ...model import is_extended_resource
 from ...snapshot import free_columns
+from ...vectors import fit_int64, numpy_for
 from .resource_allocation import (
     least_allocated,
     most_allocated,
@@ -191,6 +193,11 @@ class NodeResourcesFit(Plugin, PreFilterPlugin, BatchFilterPlugin, PreScorePlugi
             return [self.filter(state, pod, ni) for ni in nodes]
         snapshot = getattr(self.handle, "snapshot", None)
         if snapshot is not None and nodes is snapshot.node_infos:
+            np = numpy_for(len(nodes))
+            if np is not None and fit_int64((req.milli_cpu, req.memory, req.ephemeral_storage)):
+                arrays = snapshot.free_arrays(np)
+                if arrays is not None:
+                    return self._filter_arrays(np, req, nodes, arrays)
             room, free_cpu, free_mem, free_eph = snapshot.free_columns()
         else:
             room, free_cpu, free_mem, free_eph = free_columns(nodes)
@@ -226,6 +233,34 @@ class NodeResourcesFit(Plugin, PreFilterPlugin, BatchFilterPlugin, PreScorePlugi
                 lacking = fits_request(req, nodes[i], self.ignored, self.ignored_groups)
                 st = shared[key] = _verdict(lacking, self.above_allocatable_unresolvable)
             out[i] = st
+        return out
+
+    def _filter_arrays(self, np, req, nodes: list[NodeInfo], arrays: tuple) -> list[Status | None]:
+        """filter_nodes over the snapshot's int64 columns (vectors.py): each node's fitsRequest
+        reasons as bits (no room; per resource asked for: short, and short beyond the whole
+        allocatable), the nodes sharing bits sharing one status, made from the first of them."""
+        room, free_cpu, free_mem, free_eph, alloc_cpu, alloc_mem, alloc_eph = arrays
+        bits = (room <= 0).astype(np.uint8)
+        for shift, asked, free, alloc in (
+            (1, req.milli_cpu, free_cpu, alloc_cpu),
+            (3, req.memory, free_mem, alloc_mem),
+            (5, req.ephemeral_storage, free_eph, alloc_eph),
+        ):
+            if asked > 0:
+                short = free < asked
+                bits |= short.view(np.uint8) << shift
+                bits |= (short & (alloc < asked)).view(np.uint8) << (shift + 1)
+        out: list[Status | None] = [None] * len(nodes)
+        lacking = np.flatnonzero(bits)
+        if not len(lacking):
+            return out
+        kinds = bits[lacking]
+        for kind in np.unique(kinds).tolist():
+            at = lacking[kinds == kind].tolist()
+            st = _verdict(
+                fits_request(req, nodes[at[0]], self.ignored, self.ignored_groups), self.above_allocatable_unresolvable
+            )
+            deque(map(out.__setitem__, at, repeat(st)), maxlen=0)
         return out
 
     def reprieve_check(self, state, node):
