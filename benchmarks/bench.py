@@ -11,7 +11,9 @@ and the 5,000-node / 150,000-pod reference (issues 6 and 18).
 
 Per rung: the load (a fresh process each, so its peak memory is its own), the first cycle after it
 (which builds the snapshot's indexes) and the first preemption cycle, each category's cycle (cold:
-the caches shared between cycles cleared first), the 1,000 pending pods in sequence in-process; then
+the caches shared between cycles cleared first; on a rung of kschedcli/vectors.py's size, once as a
+single command runs it and once with numpy's columns, as a longer process runs it), the 1,000
+pending pods in sequence in-process; then
 the commands a user runs, each a fresh process with its load (wall time, and CPU time of the process
 and its loader workers): `ksched schedule` of the pending pods as a table, `-o json` (compact) and
 `-o json --detail full`, and `ksched explain` of one pod without the snapshot cache, with an empty
@@ -150,6 +152,16 @@ def child_cycles(data: str, runs: int, seq_runs: int, seq_limit: int) -> dict:
         res = sched.schedule(pod)
         return time.perf_counter() - t, res
 
+    # numpy's columns (kschedcli/vectors.py, absent from older trees) are used only by a process
+    # past a few passes over a large cluster: the categories are timed as one command runs them
+    # (never imported), then, on a large enough rung, as a sequence or a capacity search runs them
+    try:
+        from kschedcli import vectors
+    except ImportError:
+        vectors = None
+    shipped = vectors.IMPORT_AFTER if vectors is not None else None
+    if vectors is not None:
+        vectors.IMPORT_AFTER = 10**9
     # the first cycle after a load also builds the indexes the snapshot makes on first use, and the
     # first preemption cycle the per-node victim orders
     out["first_cycle"] = timed(first["plain"])[0]
@@ -165,6 +177,14 @@ def child_cycles(data: str, runs: int, seq_runs: int, seq_limit: int) -> dict:
             dt, res = timed(pod)
             times.append(dt)
         out["cycles"][cat] = times
+        if vectors is not None and len(sched.snapshot.node_infos) >= vectors.MIN_NODES:
+            vectors.IMPORT_AFTER = 0
+            numpy_times = []
+            for _ in range(runs):
+                sched.clear_caches()
+                numpy_times.append(timed(pod)[0])
+            out.setdefault("cycles_numpy", {})[cat] = numpy_times
+            vectors.IMPORT_AFTER = 10**9
         pre = res.preemption
         out["outcome"][cat] = {
             "pod": pod.key,
@@ -176,6 +196,9 @@ def child_cycles(data: str, runs: int, seq_runs: int, seq_limit: int) -> dict:
             "candidates_evaluated": pre.evaluated_nodes if pre else None,
             "kube_candidates": pre.num_candidates if pre else None,
         }
+    if vectors is not None:  # the sequence as `schedule` runs it (numpy imported already: ~16 cycles' difference)
+        vectors.IMPORT_AFTER = shipped
+        out["numpy_after"] = shipped
     seq = []
     for _ in range(seq_runs):
         sched = Scheduler(cluster, config)  # a fresh snapshot: the sequence binds
@@ -434,6 +457,17 @@ def rows_of(raw: dict, base: dict | None, nodes: int) -> list[tuple[str, str, st
                 TARGETS["cycle"],
             )
         )
+        with_numpy = cyc.get("cycles_numpy", {}).get(cat)
+        if with_numpy:
+            rows.append(
+                (
+                    f"  the same with numpy's columns (a sequence or search past {cyc.get('numpy_after')} passes)",
+                    fmt_ms(with_numpy),
+                    "",
+                    kube_col(f"cycle:{cat}", est, "ms"),
+                    TARGETS["cycle"],
+                )
+            )
     seq = cyc["sequence"]
     if seq:
         rates = [s["pods_per_s"] for s in seq]
