@@ -44,7 +44,7 @@ def _imported() -> ModuleType | None:
 def _import() -> ModuleType | None:
     try:
         import numpy
-    except ImportError:  # the pure-Python path gives the same answers
+    except Exception:  # missing or broken: the pure-Python path gives the same answers
         return None
     return numpy
 
