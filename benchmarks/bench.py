@@ -159,9 +159,9 @@ def child_cycles(data: str, runs: int, seq_runs: int, seq_limit: int) -> dict:
         from kschedcli import vectors
     except ImportError:
         vectors = None
-    shipped = vectors.IMPORT_AFTER if vectors is not None else None
+    shipped = vectors.IMPORT_AFTER_NODES if vectors is not None else None
     if vectors is not None:
-        vectors.IMPORT_AFTER = 10**9
+        vectors.IMPORT_AFTER_NODES = 10**15
     # the first cycle after a load also builds the indexes the snapshot makes on first use, and the
     # first preemption cycle the per-node victim orders
     out["first_cycle"] = timed(first["plain"])[0]
@@ -178,13 +178,13 @@ def child_cycles(data: str, runs: int, seq_runs: int, seq_limit: int) -> dict:
             times.append(dt)
         out["cycles"][cat] = times
         if vectors is not None and len(sched.snapshot.node_infos) >= vectors.MIN_NODES:
-            vectors.IMPORT_AFTER = 0
+            vectors.IMPORT_AFTER_NODES = 0
             numpy_times = []
             for _ in range(runs):
                 sched.clear_caches()
                 numpy_times.append(timed(pod)[0])
             out.setdefault("cycles_numpy", {})[cat] = numpy_times
-            vectors.IMPORT_AFTER = 10**9
+            vectors.IMPORT_AFTER_NODES = 10**15
         pre = res.preemption
         out["outcome"][cat] = {
             "pod": pod.key,
@@ -196,9 +196,9 @@ def child_cycles(data: str, runs: int, seq_runs: int, seq_limit: int) -> dict:
             "candidates_evaluated": pre.evaluated_nodes if pre else None,
             "kube_candidates": pre.num_candidates if pre else None,
         }
-    if vectors is not None:  # the sequence as `schedule` runs it (numpy imported already: ~16 cycles' difference)
-        vectors.IMPORT_AFTER = shipped
-        out["numpy_after"] = shipped
+    if vectors is not None:  # the sequence as `schedule` runs it (numpy imported already: its first cycles differ)
+        vectors.IMPORT_AFTER_NODES = shipped
+        out["numpy_after"] = shipped // len(sched.snapshot.node_infos) if sched.snapshot.node_infos else None
     seq = []
     for _ in range(seq_runs):
         sched = Scheduler(cluster, config)  # a fresh snapshot: the sequence binds
@@ -461,7 +461,7 @@ def rows_of(raw: dict, base: dict | None, nodes: int) -> list[tuple[str, str, st
         if with_numpy:
             rows.append(
                 (
-                    f"  the same with numpy's columns (a sequence or search past {cyc.get('numpy_after')} passes)",
+                    f"  the same with numpy's columns (a sequence or search past {cyc.get('numpy_after')} cycles)",
                     fmt_ms(with_numpy),
                     "",
                     kube_col(f"cycle:{cat}", est, "ms"),

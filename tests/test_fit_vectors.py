@@ -21,7 +21,7 @@ def _verdicts(col):
 
 def _filter(fit, incoming, s, vectorised: bool, monkeypatch):
     monkeypatch.setattr(vectors, "MIN_NODES", 1 if vectorised else 10**9)
-    monkeypatch.setattr(vectors, "IMPORT_AFTER", 0)
+    monkeypatch.setattr(vectors, "IMPORT_AFTER_NODES", 0)
     state = CycleState()
     fit.pre_filter(state, incoming, s.snapshot.node_infos)
     return fit.filter_nodes(state, incoming, s.snapshot.node_infos)
@@ -105,7 +105,7 @@ def test_a_value_beyond_int64_keeps_the_pure_python_path(monkeypatch):
         assert _verdicts(fast) == _verdicts(_filter(fit, incoming, s, False, monkeypatch))
 
 
-def test_numpy_is_imported_only_for_large_clusters_after_a_few_passes(monkeypatch):
+def test_numpy_is_imported_only_for_large_clusters_after_enough_passes(monkeypatch):
     imported = []
     module = object()
 
@@ -113,20 +113,26 @@ def test_numpy_is_imported_only_for_large_clusters_after_a_few_passes(monkeypatc
         imported.append(module)
         return module
 
-    monkeypatch.setattr(vectors, "_asked", 0)
-    monkeypatch.setattr(vectors, "IMPORT_AFTER", 3)
+    monkeypatch.setattr(vectors, "_walked", 0)
+    monkeypatch.setattr(vectors, "IMPORT_AFTER_NODES", 3 * vectors.MIN_NODES)
     monkeypatch.setattr(vectors, "_imported", lambda: imported[0] if imported else None)
     monkeypatch.setattr(vectors, "_import", import_numpy)
     assert vectors.numpy_for(vectors.MIN_NODES - 1) is None
+    assert vectors._walked == 0  # small clusters do not count towards the import
     got = [vectors.numpy_for(vectors.MIN_NODES) for _ in range(5)]
     assert got == [None, None, None, module, module]
     assert imported == [module]  # imported once
     assert vectors.numpy_for(vectors.MIN_NODES - 1) is None  # small clusters stay on Python's ints
+    # a larger cluster gets there in fewer passes
+    monkeypatch.setattr(vectors, "_walked", 0)
+    imported.clear()
+    got = [vectors.numpy_for(2 * vectors.MIN_NODES) for _ in range(3)]
+    assert got == [None, module, module]
 
 
 def test_a_process_that_has_numpy_already_uses_it_at_once(monkeypatch):
     module = object()
-    monkeypatch.setattr(vectors, "_asked", 0)
+    monkeypatch.setattr(vectors, "_walked", 0)
     monkeypatch.setattr(vectors, "_imported", lambda: module)
     monkeypatch.setattr(vectors, "_import", lambda: pytest.fail("imported again"))
     assert vectors.numpy_for(vectors.MIN_NODES) is module
