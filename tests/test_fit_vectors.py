@@ -105,6 +105,19 @@ def test_a_value_beyond_int64_keeps_the_pure_python_path(monkeypatch):
         assert _verdicts(fast) == _verdicts(_filter(fit, incoming, s, False, monkeypatch))
 
 
+def test_a_request_beyond_int64_keeps_the_pure_python_path(monkeypatch):
+    pytest.importorskip("numpy")
+    rng = random.Random(11)
+    nodes, pods = _cluster(rng)
+    s = scheduler(nodes, pods)
+    fit = plugin(s, "NodeResourcesFit")
+    incoming = pod("greedy", requests={"cpu": "1", "memory": "1180591620717411303424"})  # 1 ZiB
+    fast = _filter(fit, incoming, s, True, monkeypatch)
+    assert s.snapshot._free_arrays is None  # never built: the request alone ruled the arrays out
+    assert _verdicts(fast) == _verdicts(_filter(fit, incoming, s, False, monkeypatch))
+    assert {st.reasons[-1] for st in fast} == {"Insufficient memory"}
+
+
 def test_numpy_is_imported_only_for_large_clusters_after_enough_passes(monkeypatch):
     imported = []
     module = object()
