@@ -153,8 +153,8 @@ def child_cycles(data: str, runs: int, seq_runs: int, seq_limit: int) -> dict:
         return time.perf_counter() - t, res
 
     # numpy's columns (kschedcli/vectors.py, absent from older trees) are used only by a process
-    # past a few passes over a large cluster: the categories are timed as one command runs them
-    # (never imported), then, on a large enough rung, as a sequence or a capacity search runs them
+    # past its first ~100 passes over a large cluster: the categories are timed as one command runs
+    # them (never imported), then, on a large enough rung, as a sequence or a capacity search does
     try:
         from kschedcli import vectors
     except ImportError:
