@@ -301,16 +301,15 @@ class Framework:
             cache = self.equivalence.column("filter", pl, pod)
             col = cache.current(snapshot) if cache is not None else None
             if cache is not None and col is not None:
-                if UNKNOWN in col:
+                refreshed = UNKNOWN in col
+                if refreshed:
                     col = list(col)
                     for i, v in enumerate(col):
                         if v is UNKNOWN:
                             col[i] = self._filter_one(pl, state, pod, nodes[i])
-                    seen = set(filter(None, col))
-                    if not _has_error(seen):
-                        cache.store(snapshot, col)
-                else:
-                    seen = set(filter(None, col))
+                seen = set(filter(None, col))
+                if refreshed and not _has_error(seen):
+                    cache.store(snapshot, col)
                 columns[pl.name] = col
                 distinct.append(seen)
                 continue
