@@ -277,7 +277,12 @@ def with_validation(fn: Callable) -> Callable:
             mode, warnings = _validation(kwargs.get("validate", "strict"))
         except InputError as e:
             _fail(e)
-        with validating_user_files(mode, warnings):
+
+        def dropped(line: str) -> None:  # an API server's object's unknown fields: named under --verbose
+            if _VERBOSE["on"] or kwargs.get("verbose"):
+                typer.echo(line, err=True)
+
+        with validating_user_files(mode, warnings, dropped):
             return fn(*args, **kwargs)
 
     return run

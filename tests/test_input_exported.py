@@ -1,0 +1,233 @@
+"""Issue 28, item 1: objects exported from an API server (`kubectl get -o yaml`, support bundles)
+are read as the API server reads what it stores: managedFields' fieldsV1 is opaque JSON, unknown
+fields are dropped (named under -v), never an error; what a person writes stays strict. Numbers:
+an integral `1e+09` (go-yaml's float) or JSON `1e9` is an integer where the API wants one."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from kschedcli.cli import app
+from kschedcli.loader import goyaml
+from kschedcli.loader.yaml_reader import yaml_docs
+
+ROOT = Path(__file__).resolve().parent.parent
+EXPORTED = ROOT / "fixtures" / "exported"
+CLUSTER = str(EXPORTED / "cluster.yaml")
+PENDING = str(EXPORTED / "checkout-pending.yaml")
+SMALL = str(ROOT / "fixtures" / "small-cluster.yaml")
+
+
+def invoke(*args: str):
+    return CliRunner().invoke(app, list(args))
+
+
+def test_exported_pending_pod_against_exported_snapshot():
+    r = invoke("explain", PENDING, "-c", CLUSTER, "-o", "json")
+    assert r.exit_code == 1, r.output  # needs preemption: not an input error
+    doc = json.loads(r.stdout)
+    assert doc["priority"] == 1_000_000_000  # the PriorityClass's `value: 1e+09`
+    assert doc["priorityClassName"] == "business-critical"
+
+
+def test_unknown_fields_of_an_exported_pod_named_under_verbose_only():
+    quiet = invoke("explain", PENDING, "-c", CLUSTER)
+    assert "spec.workloadRef" not in quiet.stderr
+    loud = invoke("-v", "explain", PENDING, "-c", CLUSTER)
+    line = next(x for x in loud.stderr.splitlines() if "an API server's object" in x)
+    assert line == (
+        f"ksched: {PENDING}: Pod shop/checkout-0: an API server's object: fields this ksched does not know, "
+        "not read: spec.workloadRef"
+    )
+
+
+MANAGED = """\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: web
+  namespace: shop
+  {marker}
+  managedFields:
+  - apiVersion: v1
+    fieldsType: FieldsV1
+    fieldsV1:
+      f:metadata:
+        f:labels:
+          .: {{}}
+          f:app: {{}}
+      f:spec:
+        f:containers:
+          k:{{"name":"web"}}:
+            f:image: {{}}
+    manager: kubectl-client-side-apply
+    operation: Update
+    time: "2026-11-20T10:00:00Z"
+spec:
+  containers:
+  - name: web
+    image: nginx
+  {extra}
+"""
+
+
+@pytest.mark.parametrize(
+    "marker",
+    [
+        "uid: 0b7f1a3e-1111-4222-8333-444455556666",
+        'resourceVersion: "12345"',
+        'creationTimestamp: "2026-11-20T10:00:00Z"',
+    ],
+)
+def test_server_set_metadata_makes_unknown_fields_dropped(tmp_path, marker):
+    f = tmp_path / "pod.yaml"
+    f.write_text(MANAGED.format(marker=marker, extra="futureField: {enabled: true}"))
+    r = invoke("explain", str(f), "-c", SMALL)
+    assert r.exit_code == 0, r.output
+
+
+def test_status_makes_a_pod_an_api_servers(tmp_path):
+    f = tmp_path / "pod.yaml"
+    body = MANAGED.format(marker="labels: {app: web}", extra="")
+    f.write_text(body + "status:\n  phase: Pending\n  resize: InProgress\n  newerThing: {a: 1}\n")
+    r = invoke("-v", "explain", str(f), "-c", SMALL)
+    assert r.exit_code == 0, r.output
+    assert "not read: status.newerThing" in r.stderr
+
+
+def test_managed_fields_alone_are_opaque_even_in_a_written_pod(tmp_path):
+    # no server-set field: strict, but fieldsV1 is JSON the API server does not look into
+    f = tmp_path / "pod.yaml"
+    f.write_text(MANAGED.format(marker="labels: {app: web}", extra=""))
+    r = invoke("explain", str(f), "-c", SMALL)
+    assert r.exit_code == 0, r.output
+
+
+def test_a_written_pod_stays_strict(tmp_path):
+    f = tmp_path / "pod.yaml"
+    f.write_text(MANAGED.format(marker="labels: {app: web}", extra="nodeSelecter: {pool: gpu}"))
+    r = invoke("explain", str(f), "-c", SMALL)
+    assert r.exit_code == 2
+    assert r.stderr == (f"ksched: {f}: Pod shop/web: spec.nodeSelecter: unknown field; did you mean nodeSelector?\n")
+
+
+def test_type_errors_stay_errors_in_an_api_servers_object(tmp_path):
+    f = tmp_path / "pod.yaml"
+    f.write_text(MANAGED.format(marker='uid: "1"', extra="priority: high"))
+    r = invoke("explain", str(f), "-c", SMALL)
+    assert r.exit_code == 2
+    assert "spec.priority: expected an integer" in r.stderr
+
+
+def test_exported_workload_with_server_fields(tmp_path):
+    f = tmp_path / "deploy.yaml"
+    f.write_text(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n  namespace: shop\n  generation: 4\n"
+        '  resourceVersion: "991"\n  uid: 6a1d\nspec:\n  replicas: 2\n  selector: {matchLabels: {app: web}}\n'
+        "  template:\n    metadata: {labels: {app: web}}\n    spec:\n      containers: [{name: web, image: nginx}]\n"
+        "status:\n  replicas: 2\n  terminatingReplicas: 0\n  someNewerCount: 3\n"
+    )
+    r = invoke("explain", str(f), "-c", SMALL)
+    assert r.exit_code == 0, r.output
+
+
+# ---- numbers
+
+
+PRIORITY_POD = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  priorityClassName: big\n  containers:\n  - {name: c, image: i}\n"
+
+
+@pytest.mark.parametrize("written", ["1e+09", "1e9", "1E9", "1.0e9", "1000000000.0", "10e8"])
+def test_priority_class_value_in_a_snapshot_with_an_exponent(tmp_path, written):
+    snap = tmp_path / "c.yaml"
+    snap.write_text(
+        Path(SMALL).read_text()
+        + f"---\napiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata:\n  name: big\nvalue: {written}\n"
+    )
+    pod = tmp_path / "p.yaml"
+    pod.write_text(PRIORITY_POD)
+    r = invoke("--no-cache", "explain", str(pod), "-c", str(snap), "-o", "json")
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)["priority"] == 1_000_000_000
+
+
+def test_priority_class_value_in_a_json_snapshot(tmp_path):
+    pc = tmp_path / "pc.json"
+    pc.write_text(
+        '{"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "big"}, "value": 1e9}'
+    )
+    pod = tmp_path / "p.yaml"
+    pod.write_text(PRIORITY_POD)
+    r = invoke("--no-cache", "explain", str(pod), "-c", SMALL, "-c", str(pc), "-o", "json")
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)["priority"] == 1_000_000_000
+
+
+def test_priority_class_value_in_the_pods_file(tmp_path):
+    f = tmp_path / "p.yaml"
+    f.write_text(
+        "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata:\n  name: big\nvalue: 1e+09\n---\n"
+        + PRIORITY_POD
+    )
+    r = invoke("explain", str(f), "-c", SMALL, "-o", "json")
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)["priority"] == 1_000_000_000
+
+
+def test_a_fractional_number_is_still_not_an_integer(tmp_path):
+    f = tmp_path / "p.yaml"
+    f.write_text(
+        "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata:\n  name: big\nvalue: 2.5e-1\n---\n"
+        + PRIORITY_POD
+    )
+    r = invoke("explain", str(f), "-c", SMALL)
+    assert r.exit_code == 2
+    assert r.stderr.endswith("value: expected an integer, got number 0.25\n"), r.stderr
+
+
+# go-yaml v2's resolve (resolve.go): the plain scalars with a number's first character
+GO_YAML = [
+    ("1e+09", 1e9),
+    ("1e9", 1e9),
+    ("1E9", 1e9),
+    ("-1e-3", -0.001),
+    ("+1e3", 1000.0),
+    ("1.e3", 1000.0),
+    (".5e1", 5.0),
+    ("1_000e3", 1e6),  # underscores go before the float pattern
+    ("1e", "1e"),
+    ("1e+", "1e+"),
+    ("e5", "e5"),
+    ("1e3.5", "1e3.5"),
+    ("0x1p3", "0x1p3"),  # a hex float: not yamlStyleFloat
+    ("1e400", "1e400"),  # past float64: ParseFloat fails, a string
+]
+
+
+@pytest.mark.parametrize("text,value", GO_YAML)
+def test_goyaml_resolve_exponents(text, value):
+    assert goyaml.resolve_plain(text) == value
+
+
+@pytest.mark.parametrize("text,value", [(t, v) for t, v in GO_YAML if isinstance(v, float)])
+def test_snapshot_reader_takes_go_yaml_exponent_floats(text, value):
+    # kubectl quotes any string go-yaml would read otherwise: a plain 1e+09 in a snapshot is a number
+    assert list(yaml_docs(f"a: {text}\nb: '{text}'\n")) == [{"a": value, "b": text}]
+    assert list(yaml_docs(f"a: {text}  # comment\n")) == [{"a": value}]
+
+
+def test_running_with_real_pipes_exported_bundle():
+    p = subprocess.run(
+        [sys.executable, "-m", "kschedcli", "explain", "-", "-c", CLUSTER],
+        input=Path(PENDING).read_bytes(),
+        capture_output=True,
+        check=False,
+    )
+    assert p.returncode == 1, p.stderr
+    assert b"Needs preemption" in p.stdout
