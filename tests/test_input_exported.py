@@ -231,3 +231,90 @@ def test_running_with_real_pipes_exported_bundle():
     )
     assert p.returncode == 1, p.stderr
     assert b"Needs preemption" in p.stdout
+
+
+# ---- item 4: a bound pod given as input is scheduled as if created again
+
+RUNNING = str(EXPORTED / "web-running.yaml")
+
+
+def test_running_pod_is_explained_as_if_created_again():
+    r = invoke("explain", RUNNING, "-c", CLUSTER, "-o", "json")
+    assert r.exit_code == 0, r.output
+    doc = json.loads(r.stdout)
+    assert doc["input"] == {
+        "unbound": {"nodeName": "ip-10-0-1-17", "nominatedNodeName": None, "removedFromSnapshot": True}
+    }
+    # both nodes pass NodeName (no nodeName any more): the pod is scored, not pinned
+    assert doc["feasibleNodes"] == ["ip-10-0-1-17", "ip-10-0-2-41"]
+    assert doc["filters"]["ip-10-0-2-41"]["plugins"]["NodeName"]["code"] == "Success"
+    assert r.stderr == (
+        f"ksched: {RUNNING}: Pod shop/web-6f7c9d8b4-q7x2m is bound to ip-10-0-1-17: explained as if created "
+        "again now (spec.nodeName and status dropped; the pod is on ip-10-0-1-17, taken out of the snapshot); "
+        "--as-bound takes it as it is\n"
+    )
+
+
+def test_running_pod_is_not_counted_twice():
+    # the node's free cpu is what it has without the pod: 3920m allocatable, the batch pod on the
+    # other node; on ip-10-0-1-17 nothing else runs, so the pod's 1 cpu must not be taken twice
+    unbound = json.loads(invoke("explain", RUNNING, "-c", CLUSTER, "-o", "json").stdout)
+    scores = unbound["scores"]["ip-10-0-1-17"]["plugins"]
+    # NodeResourcesFit's LeastAllocated score with the pod alone on the node: (3920-1000)/3920 cpu and
+    # (15350960Ki-2Gi)/15350960Ki memory, each *100, averaged
+    cpu = (3920 - 1000) * 100 // 3920
+    mem = (15350960 * 1024 - 2 * 1024**3) * 100 // (15350960 * 1024)
+    assert scores["NodeResourcesFit"]["raw"] == (cpu + mem) // 2
+
+
+def test_as_bound_keeps_the_literal_reading():
+    r = invoke("explain", RUNNING, "-c", CLUSTER, "-o", "json", "--as-bound")
+    doc = json.loads(r.stdout)
+    assert "input" not in doc
+    assert doc["feasibleNodes"] == ["ip-10-0-1-17"]
+    assert doc["filters"]["ip-10-0-2-41"]["firstFailure"]["plugin"] == "NodeName"
+    assert r.stderr == ""
+
+
+def test_bound_pod_not_in_the_snapshot_matched_by_uid(tmp_path):
+    # renamed but the same uid: still the snapshot's pod
+    f = tmp_path / "pod.yaml"
+    f.write_text(Path(RUNNING).read_text().replace("name: web-6f7c9d8b4-q7x2m", "name: web-renamed"))
+    doc = json.loads(invoke("explain", str(f), "-c", CLUSTER, "-o", "json").stdout)
+    assert doc["input"]["unbound"]["removedFromSnapshot"] is True
+    other = tmp_path / "other.yaml"
+    other.write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: elsewhere, namespace: shop}\nspec:\n  nodeName: ip-10-0-2-41\n"
+        "  containers: [{name: c, image: i}]\nstatus:\n  nominatedNodeName: ip-10-0-2-41\n"
+    )
+    r = invoke("explain", str(other), "-c", CLUSTER, "-o", "json")
+    doc = json.loads(r.stdout)
+    assert doc["input"]["unbound"] == {
+        "nodeName": "ip-10-0-2-41",
+        "nominatedNodeName": "ip-10-0-2-41",
+        "removedFromSnapshot": False,
+    }
+    assert "the pod is not in the snapshot" in r.stderr
+
+
+def test_running_pod_through_kubectl_pipe():
+    # `kubectl get pod X -o yaml | ksched explain -`
+    p = subprocess.run(
+        [sys.executable, "-m", "kschedcli", "explain", "-", "-c", CLUSTER, "-o", "json"],
+        input=Path(RUNNING).read_bytes(),
+        capture_output=True,
+        check=False,
+    )
+    assert p.returncode == 0, p.stderr
+    assert json.loads(p.stdout)["input"]["unbound"]["removedFromSnapshot"] is True
+    assert b"explained as if created again now" in p.stderr
+
+
+def test_json_with_input_validates_against_the_schema():
+    import jsonschema
+
+    from kschedcli.cli import app as _app  # noqa: F401 -- the schema file ships beside the package
+
+    schema = json.loads((ROOT / "kschedcli" / "schemas" / "result.schema.json").read_text())
+    doc = json.loads(invoke("explain", RUNNING, "-c", CLUSTER, "-o", "json").stdout)
+    jsonschema.validate(doc, schema)
