@@ -16,6 +16,7 @@ from . import KUBE_SCHEDULER_VERSION, __version__
 from .cli_common import (
     _VERBOSE,
     AllowPreemptionOpt,
+    AsBoundOpt,
     ClusterOpt,
     ColorOpt,
     ConfigOpt,
@@ -39,7 +40,6 @@ from .cli_common import (
     ScheduleOutput,
     SeedOpt,
     ValidateOpt,
-    AsBoundOpt,
     VerboseOpt,
     _cluster,
     _dump,

@@ -293,15 +293,14 @@ def integral_floats_to_ints(obj: Any, type_name: str) -> int:
                             changed += 1
                     elif type(v) in (dict, list):
                         stack.append((v, x))
-        elif tag == _MAP:
-            if type(value) is dict and _COMPILED.get(x, (None,))[0] != _STRING:
-                for k, v in value.items():
-                    if type(v) is float:
-                        if _is_int_leaf(x) and v.is_integer() and abs(v) < 2**63:
-                            value[k] = int(v)
-                            changed += 1
-                    elif type(v) in (dict, list):
-                        stack.append((v, x))
+        elif tag == _MAP and type(value) is dict and _COMPILED.get(x, (None,))[0] != _STRING:
+            for k, v in value.items():
+                if type(v) is float:
+                    if _is_int_leaf(x) and v.is_integer() and abs(v) < 2**63:
+                        value[k] = int(v)
+                        changed += 1
+                elif type(v) in (dict, list):
+                    stack.append((v, x))
     return changed
 
 

@@ -129,9 +129,8 @@ def check_user_object(
         report = _DROPPED.get()
         if report is not None:
             at = f"{source}: {where}" if where else source
-            report(
-                f"ksched: {at}: an API server's object: fields this ksched does not know, not read: {', '.join(dropped)}"
-            )
+            fields = ", ".join(dropped)
+            report(f"ksched: {at}: an API server's object: fields this ksched does not know, not read: {fields}")
     root = kind_type(kind)
     if root is not None:
         integral_floats_to_ints(obj, root)

@@ -140,7 +140,10 @@ def test_exported_workload_with_server_fields(tmp_path):
 # ---- numbers
 
 
-PRIORITY_POD = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  priorityClassName: big\n  containers:\n  - {name: c, image: i}\n"
+PRIORITY_POD = (
+    "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  priorityClassName: big\n  containers:\n"
+    "  - {name: c, image: i}\n"
+)
 
 
 @pytest.mark.parametrize("written", ["1e+09", "1e9", "1E9", "1.0e9", "1000000000.0", "10e8"])
