@@ -375,6 +375,7 @@ def _global_options(
     ),
 ) -> None:
     _VERBOSE["on"] = verbose
+    _RELEASE_WARNED.clear()  # each command says it once
     if no_cache:
         from .snapshot_cache import disable
 
@@ -418,7 +419,20 @@ def _open(
     )
     if _VERBOSE["on"]:
         _report_load(session.cluster)
+    _warn_release(session.version)
     return session
+
+
+_RELEASE_WARNED: set[str] = set()
+
+
+def _warn_release(choice) -> None:
+    """The cluster runs a release ksched does not reproduce: said on stderr before any answer
+    (once a command), as the JSON's kubernetesVersionChosenBy.warning says it."""
+    warning = getattr(choice, "warning", None)
+    if warning and warning not in _RELEASE_WARNED:
+        _RELEASE_WARNED.add(warning)
+        typer.echo(f"ksched: warning: {warning}", err=True)
 
 
 def _server_version(cluster: list[str]) -> str | None:
@@ -437,6 +451,7 @@ def _load(
     )
     if _VERBOSE["on"]:
         _report_load(cluster_obj)
+    _warn_release(cluster_obj.version)
     return cluster_obj, config_obj, applied
 
 
