@@ -105,7 +105,8 @@ def check_user_object(
     """Raise InputError for what the API server's decoding refuses in `obj` (a `kind`); unknown
     fields by `mode` (warn: appended to `warnings` as one line each); no mode: the command's
     (validating_user_files). An API server's object (from_api_server) has its unknown fields
-    dropped whatever the mode (named to the command's `dropped`, for --verbose). Integral floats
+    dropped whatever the mode: never an error, named to the command's `dropped` (for --verbose),
+    and not read (they stay in the object, as the workload's template hash needs them). Integral floats
     where the API wants integers become ints."""
     if mode is None:
         mode, warnings = _USER_FILES.get()
@@ -124,8 +125,7 @@ def check_user_object(
                     warnings.append(f"ksched: warning: {source}: {where}: {p.field}: {p.message}")
                 continue
         raise InputError(_as_written(p, source), source=source, where=where, field=p.field)
-    if dropped:
-        _drop_unknown(obj, kind, dropped)
+    if dropped:  # not read by anything that reads the object (it reads the fields it knows)
         report = _DROPPED.get()
         if report is not None:
             at = f"{source}: {where}" if where else source
@@ -136,27 +136,6 @@ def check_user_object(
         integral_floats_to_ints(obj, root)
     if kind == "Pod":
         _check_pod_values(obj, source, where)
-
-
-def _drop_unknown(obj: dict, kind: str, fields: list[str]) -> None:
-    """Take the unknown fields (paths as check_object names them) out of `obj`, as the API server's
-    decoding drops them (at most check_object's 50 are named; the rest are not read either)."""
-    import re
-
-    step = re.compile(r"\.?([^.\[]+)|\[(\d+)\]")
-    for field in fields:
-        parts = [(m.group(1), m.group(2)) for m in step.finditer(field)]
-        node: object = obj
-        for name, index in parts[:-1]:
-            if index is not None:
-                node = node[int(index)] if type(node) is list and int(index) < len(node) else None
-            else:
-                node = node.get(name) if type(node) is dict else None
-            if node is None:
-                break
-        last, _ = parts[-1] if parts else (None, None)
-        if type(node) is dict and last is not None:
-            node.pop(last, None)
 
 
 def _as_written(p, source: str) -> str:

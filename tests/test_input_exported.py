@@ -321,3 +321,23 @@ def test_json_with_input_validates_against_the_schema():
     schema = json.loads((ROOT / "kschedcli" / "schemas" / "result.schema.json").read_text())
     doc = json.loads(invoke("explain", RUNNING, "-c", CLUSTER, "-o", "json").stdout)
     jsonschema.validate(doc, schema)
+
+
+def test_integral_floats_in_a_written_workload(tmp_path):
+    f = tmp_path / "deploy.yaml"
+    f.write_text(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: shop}\nspec:\n  replicas: 3.0\n"
+        "  selector: {matchLabels: {app: w}}\n  template:\n    metadata: {labels: {app: w}}\n    spec:\n"
+        "      terminationGracePeriodSeconds: 3e1\n"
+        "      containers: [{name: c, image: i, resources: {requests: {cpu: 100m}}}]\n"
+    )
+    r = invoke("schedule", str(f), "-c", SMALL, "-o", "json")
+    assert r.exit_code == 0, r.output
+    assert len(json.loads(r.stdout)["results"]) == 3
+
+
+def test_preempt_reads_a_running_pod_the_same_way():
+    r = invoke("preempt", RUNNING, "-c", CLUSTER, "-o", "json")
+    assert json.loads(r.stdout)["input"]["unbound"]["removedFromSnapshot"] is True
+    literal = invoke("preempt", RUNNING, "-c", CLUSTER, "-o", "json", "--as-bound")
+    assert "input" not in json.loads(literal.stdout)
