@@ -66,7 +66,9 @@ KINDS = (
 # Kinds the loader also reads, which a cluster may not serve (DRA before v1.34) or a user may not be
 # allowed to list: workloads (a workload already running adds only the pods it is missing), storage
 # capacity and attachments, DRA's claims, slices and classes. Group-qualified, so that a custom
-# resource of the same plural in another group is never read in their place.
+# resource of the same plural in another group is never read in their place; DRA's also
+# version-qualified: resource.k8s.io/v1 is served from v1.34, and a v1.33 server that serves only
+# v1beta1/v1beta2 (objects of another shape) answers "doesn't have a resource type" and is read without them.
 OPTIONAL_KINDS = (
     "deployments.apps",
     "daemonsets.apps",
@@ -74,9 +76,9 @@ OPTIONAL_KINDS = (
     "cronjobs.batch",
     "csistoragecapacities.storage.k8s.io",
     "volumeattachments.storage.k8s.io",
-    "resourceclaims.resource.k8s.io",
-    "resourceslices.resource.k8s.io",
-    "deviceclasses.resource.k8s.io",
+    "resourceclaims.v1.resource.k8s.io",
+    "resourceslices.v1.resource.k8s.io",
+    "deviceclasses.v1.resource.k8s.io",
 )
 
 # the kinds a user must be allowed to list: without them there is no cluster to place a pod on
@@ -120,9 +122,9 @@ KIND_INFO = {
         "storage.k8s.io",
         "VolumeAttachments (NodeVolumeLimits counts no attachment)",
     ),
-    "resourceclaims.resource.k8s.io": ("resourceclaims", "resource.k8s.io", "ResourceClaims (DynamicResources)"),
-    "resourceslices.resource.k8s.io": ("resourceslices", "resource.k8s.io", "ResourceSlices (DynamicResources)"),
-    "deviceclasses.resource.k8s.io": ("deviceclasses", "resource.k8s.io", "DeviceClasses (DynamicResources)"),
+    "resourceclaims.v1.resource.k8s.io": ("resourceclaims", "resource.k8s.io", "ResourceClaims (DynamicResources)"),
+    "resourceslices.v1.resource.k8s.io": ("resourceslices", "resource.k8s.io", "ResourceSlices (DynamicResources)"),
+    "deviceclasses.v1.resource.k8s.io": ("deviceclasses", "resource.k8s.io", "DeviceClasses (DynamicResources)"),
 }
 
 DEFAULT_REQUEST_TIMEOUT = "30s"
@@ -257,10 +259,10 @@ def _stop(proc: subprocess.Popen) -> None:
     proc.wait()
 
 
-def _group_members(pgid: int) -> list[str]:
-    """The command lines of the processes still in process group `pgid` (Linux's /proc; none
-    elsewhere): what kubectl was waiting for when it was stopped."""
-    found: list[str] = []
+def _group_members(pgid: int) -> list[tuple[str, list[str]]]:
+    """The processes still in process group `pgid` besides its leader, each as (name, argv)
+    (Linux's /proc; none elsewhere): what kubectl was waiting for when it was stopped."""
+    found: list[tuple[str, list[str]]] = []
     try:
         entries = os.listdir("/proc")
     except OSError:
@@ -274,11 +276,37 @@ def _group_members(pgid: int) -> list[str]:
             fields = stat[stat.rindex(")") + 2 :].split()
             if int(fields[2]) != pgid:
                 continue
+            name = stat[stat.index("(") + 1 : stat.rindex(")")]
             with open(f"/proc/{entry}/cmdline", "rb") as f:
-                found.append(f.read().decode("utf-8", "replace").replace("\0", " ").strip())
+                argv = f.read().decode("utf-8", "replace").split("\0")
         except (OSError, ValueError, IndexError):
             continue
+        found.append((name, argv))
     return found
+
+
+def _stalled(
+    what: str, stall: float, opts: LiveOptions, members: list[tuple[str, list[str]]], target: Target | None
+) -> InputError:
+    """One line for a kubectl that did nothing for `stall` seconds and was stopped, with the
+    processes it had started (by name only: their arguments may hold a credential)."""
+    bound = f"{stall:g} s (--request-timeout {opts.request_timeout}, plus {STALL_GRACE:g} s)"
+    where = f"context {target.context}" if target else (f"context {opts.context}" if opts.context else "")
+    plugin = target.plugin if target else None
+    if plugin and any(plugin in argv or os.path.basename(plugin) == name for name, argv in members):
+        return InputError(
+            f"the kubeconfig's credential plugin {redact(plugin)} did not finish in {bound}: stopped it and kubectl",
+            source=SOURCE,
+            where=where,
+        )
+    others = sorted({name for name, _ in members if not name.startswith("kubectl")})
+    if others:
+        return InputError(
+            f"{what} did nothing for {bound} while it waited for {', '.join(others)}: stopped them",
+            source=SOURCE,
+            where=where,
+        )
+    return InputError(f"{what} did nothing for {bound}: stopped it", source=SOURCE, where=where)
 
 
 # --- what kubectl said --------------------------------------------------------------------------
@@ -434,13 +462,16 @@ def resolve_target(kubectl: str, opts: LiveOptions) -> Target:
         )
     except OSError as e:
         raise InputError(f"cannot run {kubectl}: {e.strerror or e}", source=SOURCE) from None
+    stall = _stall_after(opts)
     try:
-        out, err = proc.communicate(timeout=60)
+        out, err = proc.communicate(timeout=stall)
     except subprocess.TimeoutExpired:
-        raise InputError("`kubectl config view` did not answer in 60 s", source=SOURCE) from None
+        assert stall is not None
+        members = _group_members(proc.pid)
+        _stop(proc)
+        raise _stalled("`kubectl config view`", stall, opts, members, None) from None
     finally:
-        if proc.poll() is None or proc.returncode is None:
-            _stop(proc)
+        _stop(proc)
     if proc.returncode != 0:
         raise explain_failure(err, opts, None)
     try:
@@ -560,7 +591,7 @@ def _get_into(
         raise InputError(f"cannot write: {e.strerror or e}", source=path, field="--save-snapshot") from None
     stderr_lines: list[bytes] = []
     watch = _Watch()
-    waiting_for: list[str] = []
+    waiting_for: list[tuple[str, list[str]]] = []
     with out, progress.task(f"kubectl get ({target.context})", total=0, unit="bytes") as task:
         try:
             proc = _popen(get_command(kubectl, opts, kinds), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
@@ -610,20 +641,8 @@ def _get_into(
         errs.join(5)
     where = f"context {target.context}"
     if watch.stopped == "stalled":
-        plugin = target.plugin
-        if plugin and any(plugin in w for w in waiting_for):
-            raise InputError(
-                f"the kubeconfig's credential plugin {redact(plugin)} did not finish in {stall:g} s "
-                f"(--request-timeout {opts.request_timeout}, plus {STALL_GRACE:g} s): stopped it and kubectl",
-                source=SOURCE,
-                where=where,
-            )
-        raise InputError(
-            f"kubectl did nothing for {stall:g} s (--request-timeout {opts.request_timeout}, plus "
-            f"{STALL_GRACE:g} s): stopped it",
-            source=SOURCE,
-            where=where,
-        )
+        assert stall is not None
+        raise _stalled("kubectl", stall, opts, waiting_for, target)
     if watch.stopped is not None:
         raise InputError(watch.stopped, source=SOURCE, where=where)
     return code, b"".join(stderr_lines).decode("utf-8", "replace"), watch

@@ -5,7 +5,8 @@ from a list of objects, and /version. `forbid` names resources answered with 403
 `version` is the server's gitVersion (None: no /version, as a server that hides it); `delay` makes the
 list of nodes answer that many seconds late (for kubectl's --request-timeout; kubectl goes on to the
 other kinds, so one slow list keeps the test short); `tls` serves https with a self-signed certificate
-(kubectl runs exec credential plugins only for https); `endless` names a kind whose list always
+(kubectl runs exec credential plugins only for https); `dra_version` the version resource.k8s.io is served
+at (v1beta1 on v1.33); `endless` names a kind whose list always
 carries a `continue` token; `garbage` a kind whose list is cut in half (not JSON)."""
 
 from __future__ import annotations
@@ -61,12 +62,15 @@ class FakeAPIServer:
         version: str | None = None,
         tls: bool = False,
         endless: str | None = None,
+        dra_version: str = "v1",
         garbage: str | None = None,
     ):
         self.objects = objects
         self.forbid = (forbid,) if isinstance(forbid, str) else tuple(forbid)
         self.delay = delay
-        self.resources = [r for r in RESOURCES if r[0] not in without]
+        self.resources = [
+            (g, dra_version if g == "resource.k8s.io" else v, *rest) for g, v, *rest in RESOURCES if g not in without
+        ]
         self.version = version
         self.endless = endless
         self.garbage = garbage
@@ -135,17 +139,17 @@ class FakeAPIServer:
                 "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": "127.0.0.1"}],
             }
         if path == "/apis":
-            groups = sorted({g for g, *_ in self.resources if g})
+            groups = sorted({(g, v) for g, v, *_ in self.resources if g})
             return 200, {
                 "kind": "APIGroupList",
                 "apiVersion": "v1",
                 "groups": [
                     {
                         "name": g,
-                        "versions": [{"groupVersion": f"{g}/v1", "version": "v1"}],
-                        "preferredVersion": {"groupVersion": f"{g}/v1", "version": "v1"},
+                        "versions": [{"groupVersion": f"{g}/{v}", "version": v}],
+                        "preferredVersion": {"groupVersion": f"{g}/{v}", "version": v},
                     }
-                    for g in groups
+                    for g, v in groups
                 ],
             }
         for group, version, plural, kind, _namespaced, _short in self.resources:

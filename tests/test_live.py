@@ -178,7 +178,12 @@ def test_context_kubeconfig_and_request_timeout_reach_kubectl(fake, tmp_path):
     [get] = fake.gets()
     [version] = [c for c in fake.calls() if c[0] == "version"]
     assert config[-4:] == ["--kubeconfig", str(kc), "--context", "prod"]
-    assert get[-7:] == ["--request-timeout=5s", "--chunk-size=500", "-v=6", "--kubeconfig", str(kc), "--context", "prod"]
+    assert get[-7:] == ["--request-timeout=5s", "--chunk-size=500", "-v=6"] + [
+        "--kubeconfig",
+        str(kc),
+        "--context",
+        "prod",
+    ]
     assert version[-5:] == ["--request-timeout=5s", "--kubeconfig", str(kc), "--context", "prod"]
     assert get[1].split(",") == list(KINDS + OPTIONAL_KINDS)
 
