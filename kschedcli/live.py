@@ -693,10 +693,10 @@ def _unparsable(kubectl: str, opts: LiveOptions, kinds: tuple[str, ...], target:
     name the list it was."""
     for kind in kinds:
         with tempfile.TemporaryDirectory(prefix="ksched-live-") as folder:
-            code, stderr, _ = _get_into(
+            code, stderr, watch = _get_into(
                 kubectl, opts, (kind,), os.path.join(folder, "one.json"), target, content_hasher()
             )
-        if code != 0:
+        if code != 0 and watch.pages:  # the list was answered, and kubectl could not read it
             alone = explain_failure(stderr, opts, target).message
             resource, group, _ = KIND_INFO.get(kind, (_plural(kind), "", ""))
             name = f"{resource}.{group}" if group else resource
@@ -718,7 +718,7 @@ def fetch(opts: LiveOptions, path: str) -> LiveRead:
         kinds: tuple[str, ...] = KINDS + OPTIONAL_KINDS
         while True:
             digest = content_hasher()
-            code, stderr, _watch = _get_into(kubectl, opts, kinds, path, target, digest)
+            code, stderr, watch = _get_into(kubectl, opts, kinds, path, target, digest)
             if code == 0:
                 break
             missing = _NO_RESOURCE_TYPE.search(stderr)
@@ -752,7 +752,8 @@ def fetch(opts: LiveOptions, path: str) -> LiveRead:
                 break
             failure = explain_failure(stderr, opts, target)
             known = (_FORBIDDEN, _TIMEOUT, _REFUSED, _NO_RESOURCE_TYPE, _PLUGIN_OTHER, _NO_CONTEXT, _UNKNOWN_CONTEXT)
-            if len(kinds) > 1 and not any(p.search(stderr) for p in known):
+            if len(kinds) > 1 and watch.pages and not any(p.search(stderr) for p in known):
+                # lists were answered, and kubectl could not read one of them without saying which
                 raise _unparsable(kubectl, opts, kinds, target, failure.message)
             raise failure
         ok = True

@@ -75,6 +75,11 @@ if mode == "refused":
 if mode == "timeout":
     sys.stderr.write(klog + "Unable to connect to the server: net/http: request canceled (Client.Timeout exceeded "
                      "while awaiting headers)\n"); sys.exit(1)
+if mode == "leaky":                      # kubectl's -v=8 trace and an error with credentials in it
+    sys.stderr.write('I1124 05:13:59.830326    6665 round_trippers.go:473]     Authorization: Bearer sk-trace-1\n'
+                     'error: Get "https://bob:hunter2@10.0.0.1:6443/api": Authorization: Bearer sk-live-2 refused, '
+                     'token=sk-query-3\n')
+    sys.exit(1)
 if mode == "hang":
     time.sleep(600)
 with open(os.environ["FAKE_KUBECTL_SERVE"], "rb") as f:
@@ -86,6 +91,9 @@ for i in range(0, len(data), 1000):      # in pieces, as a pipe delivers them
     out.write(data[i:i + 1000]); out.flush()
 for kind in forbid:                      # kubectl prints what it could read, then the errors
     plural, _, group = kind.partition(".")
+    if group.startswith("v1."):          # resource.version.group: the group is the rest
+        group = group[3:]
+        kind = plural + "." + group
     sys.stderr.write("Error from server (Forbidden): " + kind + ' is forbidden: User "jane" cannot list resource "'
                      + plural + '" in API group "' + group + '" at the cluster scope\n')
 sys.exit(1 if forbid else 0)
@@ -261,6 +269,15 @@ def test_kubectl_failures_are_one_line_and_exit_2(fake, monkeypatch, mode, expec
     else:  # what kubectl printed does not parse: the error names the live source, not a temporary file
         assert err.startswith("ksched: kubectl (context kind-small): "), err
         assert "ksched-live-" not in err
+
+
+def test_credentials_in_what_kubectl_said_are_not_printed(fake):
+    fake.mode("leaky")
+    err = one_line_error(run("explain", "fixtures/pods/web.yaml"))
+    assert err == (
+        'ksched: kubectl: context kind-small: Get "https://10.0.0.1:6443/api": Authorization: Bearer REDACTED '
+        "refused, token=REDACTED"
+    )
 
 
 def test_an_unknown_context(fake):
