@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import stat
@@ -23,7 +24,7 @@ from typer.testing import CliRunner
 
 from kschedcli import live
 from kschedcli.cli import app
-from kschedcli.live import redact
+from kschedcli.live import KINDS, OPTIONAL_KINDS, redact
 
 ROOT = Path(__file__).resolve().parent.parent
 KUBECTL = shutil.which("kubectl", path="/usr/local/bin:/usr/bin:/bin")
@@ -133,10 +134,14 @@ def test_a_server_url_with_a_password_is_not_in_a_timeout(env):
 
 @needs_kubectl
 def test_a_failing_exec_plugin_is_told_by_command_and_exit_status_only(env, tmp_path):
+    # no newline at the end: kubectl's own message then continues the plugin's last line
     command = plugin(
-        tmp_path, "echo 'error: token sk-live-SECRET expired; Authorization: Bearer abc.def.ghi' >&2\nexit 3"
+        tmp_path, "printf 'error: token sk-live-SECRET expired; Authorization: Bearer abc.def.ghi' >&2\nexit 3"
     )
     with FakeAPIServer(objects(), tls=True) as server:
+        # a first read with a token leaves kubectl's discovery cache: the plugin then runs once, for the
+        # first list, and kubectl's error follows what it printed
+        assert run("explain", "fixtures/pods/web.yaml", "--kubeconfig", env(server.url)).exit_code == 0
         r = run("explain", "fixtures/pods/web.yaml", "--kubeconfig", env(server.url, exec_user(command)))
     err = one_line(r)
     assert (
@@ -295,3 +300,48 @@ def test_a_v133_server_with_dra_beta_is_read_without_dra(env):
         r.stderr
     )
     assert not any("resource.k8s.io" in p for p in lists)
+
+
+# --- the snapshot commands of docs/snapshots.md ------------------------------------------------------
+
+
+def _docs_commands() -> str:
+    text = (ROOT / "docs/snapshots.md").read_text()
+    blocks = [b.split("```", 1)[0] for b in text.split("```sh\n")[1:]]
+    [block] = [b for b in blocks if b.startswith("{")]
+    return block
+
+
+def test_the_docs_snapshot_commands_read_what_the_live_source_reads():
+    kinds = re.findall(r"kubectl get (\S+) -A -o yaml", _docs_commands())
+    assert [k.split(",") for k in kinds] == [list(KINDS + OPTIONAL_KINDS[:-3]), list(OPTIONAL_KINDS[-3:])]
+    assert all(k.endswith(".v1.resource.k8s.io") for k in OPTIONAL_KINDS[-3:])
+
+
+@needs_kubectl
+@pytest.mark.parametrize(
+    "version, without, dra",
+    [("v1.33.5", ("resource.k8s.io",), "v1"), ("v1.33.5", (), "v1beta1"), ("v1.34.1", (), "v1"), ("v1.36.0", (), "v1")],
+)
+def test_the_docs_snapshot_commands_work_on_every_supported_release(env, tmp_path, version, without, dra):
+    script = _docs_commands().replace("ksched explain pod.yaml --cluster snapshot.yaml\n", "")
+    with FakeAPIServer(objects(), without=without, dra_version=dra, version=version) as server:
+        kubeconfig = env(server.url)
+        r = subprocess.run(
+            ["bash", "-euo", "pipefail", "-c", script],
+            cwd=tmp_path,
+            env={**os.environ, "KUBECONFIG": kubeconfig},
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert r.returncode == 0, r.stderr
+        live = run("explain", PENDING, "--kubeconfig", kubeconfig, "-o", "json", "--kubernetes-version", "v1.34.1")
+    snapshot = str(tmp_path / "snapshot.yaml")
+    offline = run("explain", PENDING, "--cluster", snapshot, "-o", "json", "--kubernetes-version", "v1.34.1")
+    assert live.exit_code == offline.exit_code == 0, (live.output, offline.output)
+    assert json.loads(live.stdout) == json.loads(offline.stdout)
+    asked_dra = "resourceclaims" in (tmp_path / "snapshot.yaml").read_text() or any(
+        "/apis/resource.k8s.io/v1/" in p for p in server.requests
+    )
+    assert asked_dra == (dra == "v1" and not without)
