@@ -221,7 +221,7 @@ _USERINFO = re.compile(r"(?P<scheme>\b[A-Za-z][A-Za-z0-9+.-]*://)[^/\s\"'@]*@")
 _AUTH_HEADER = re.compile(
     r"(?i)(?P<head>\b(?:proxy-)?authorization[\"']?\s*[:=]\s*[\"']?)(?:(?P<scheme>\w+)\s+)?[^\s\"',]+"
 )
-_BEARER = re.compile(r"(?i)(?P<head>\b(?:bearer|basic)\s+)(?!REDACTED\b)[A-Za-z0-9._~+/=:-]{6,}")
+_BEARER = re.compile(r"(?i)(?P<head>\bbearer\s+)(?!REDACTED\b|tokens?\b|auth\w*\b)[A-Za-z0-9._~+/=:-]{6,}")
 _TOKEN_FIELD = re.compile(
     r"(?i)(?P<head>\b(?:[a-z]+[_-])?(?:token|password|passwd|secret|client-key-data|client_key_data)"
     r"[\"']?\s*[:=]\s*[\"']?)(?!REDACTED\b)[^\s\"'&,;]+"
@@ -765,16 +765,42 @@ def fetch(opts: LiveOptions, path: str) -> LiveRead:
     return read
 
 
+@contextlib.contextmanager
+def _stop_on_termination():
+    """SIGTERM and SIGHUP (a CI job cancelled, a terminal closed) end ksched as an interrupt does,
+    through the code that stops kubectl's process groups: kubectl, in sessions of its own, gets
+    neither signal from the terminal. Only in the main thread, where Python runs signal handlers."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def terminate(signum, _frame):
+        raise SystemExit(128 + signum)
+
+    previous = {}
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        with contextlib.suppress(ValueError, OSError):
+            previous[sig] = signal.signal(sig, terminate)
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            with contextlib.suppress(ValueError, OSError):
+                signal.signal(sig, handler)
+
+
 def read_live_cluster(opts: LiveOptions) -> LiveRead:
     """Read the live cluster into a snapshot file. With --save-snapshot the file is the user's and
     its name appears in any later error; otherwise it is a temporary file, removed at exit, and
     errors name it `kubectl (context NAME)`."""
     parse_duration(opts.request_timeout)  # a bad value is a usage error before anything runs
     if opts.save_snapshot:
-        return fetch(opts, opts.save_snapshot)
+        with _stop_on_termination():
+            return fetch(opts, opts.save_snapshot)
     folder = tempfile.mkdtemp(prefix="ksched-live-")
     atexit.register(shutil.rmtree, folder, True)
     path = os.path.join(folder, "cluster.json")
-    read = fetch(opts, path)
+    with _stop_on_termination():
+        read = fetch(opts, path)
     SOURCE_LABELS[path] = f"{SOURCE} (context {read.target.context})"
     return read

@@ -106,6 +106,7 @@ def test_redact_masks_what_kubectl_masks():
     assert redact("https://bob:hunter2@10.0.0.1:6443/api") == "https://10.0.0.1:6443/api"
     assert redact('Get "https://bob:***@h:6443/api?timeout=32s": EOF') == 'Get "https://h:6443/api?timeout=32s": EOF'
     assert redact("Authorization: Bearer eyJhbGciOi.x.y") == "Authorization: Bearer REDACTED"
+    assert redact("x bearer eyJhbGciOi.x.y; invalid bearer token") == "x bearer REDACTED; invalid bearer token"
     assert redact('"Authorization"="Basic Ym9iOmh1bnRlcjI="') == '"Authorization"="Basic REDACTED"'
     assert redact("token: sk-live-123 and password=hunter2&x=1") == "token: REDACTED and password=REDACTED&x=1"
     assert redact("key -----BEGIN RSA PRIVATE KEY-----\nMIIE\n-----END RSA PRIVATE KEY----- end") == "key REDACTED end"
@@ -179,7 +180,8 @@ def test_a_hanging_exec_plugin_is_stopped_with_kubectl(env, tmp_path):
 
 
 @needs_kubectl
-def test_an_interrupt_stops_kubectl_and_its_plugin(env, tmp_path):
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_an_interrupt_stops_kubectl_and_its_plugin(env, tmp_path, sig):
     command = plugin(tmp_path, f"sleep 300 &\necho $! >> {tmp_path}/pids\nwait")
     with FakeAPIServer(objects(), tls=True) as server:
         kubeconfig = env(server.url, exec_user(command))
@@ -196,7 +198,7 @@ def test_an_interrupt_stops_kubectl_and_its_plugin(env, tmp_path):
                 time.sleep(0.05)
             started = pids(tmp_path)
             assert len(started) >= 2, started
-            proc.send_signal(signal.SIGINT)
+            proc.send_signal(sig)
             proc.communicate(timeout=60)
         finally:
             if proc.poll() is None:
