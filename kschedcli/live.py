@@ -88,7 +88,7 @@ REQUIRED_KINDS = ("nodes", "pods")
 KIND_INFO = {
     "nodes": ("nodes", "", "nodes"),
     "pods": ("pods", "", "pods"),
-    "pdb": ("poddisruptionbudgets", "policy", "PodDisruptionBudgets (preemption sees no budget a victim would break)"),
+    "pdb": ("poddisruptionbudgets", "policy", "PodDisruptionBudgets (preemption and drain see no budget to respect)"),
     "pv": ("persistentvolumes", "", "PersistentVolumes (VolumeBinding, VolumeZone, NodeVolumeLimits see none)"),
     "pvc": ("persistentvolumeclaims", "", "PersistentVolumeClaims (a pod's claim is not found)"),
     "sc": ("storageclasses", "storage.k8s.io", "StorageClasses (a claim's class is not found)"),
@@ -97,7 +97,7 @@ KIND_INFO = {
     "priorityclasses": (
         "priorityclasses",
         "scheduling.k8s.io",
-        "PriorityClasses (a pod file's priorityClassName is not found)",
+        "PriorityClasses (a pod file naming one is an error: no PriorityClass found)",
     ),
     "namespaces": ("namespaces", "", "Namespaces (their labels, for a namespaceSelector of pod affinity)"),
     "services": ("services", "", "Services (the default spreading of PodTopologySpread)"),
