@@ -31,7 +31,12 @@ MAX_EXTENDER_PRIORITY = 10  # extenderv1.MaxExtenderPriority
 
 
 class ExtenderError(Exception):
-    """A failed call, its message as kube-scheduler's error reads."""
+    """A failed call, its message as kube-scheduler's error reads; `bound`: the limit the call ran
+    into, when one ended it ("httpTimeout 5s", "answer size 64 MiB")."""
+
+    def __init__(self, message: str, bound: str = ""):
+        super().__init__(message)
+        self.bound = bound
 
 
 # -- Go's encoding/json, the parts the answers need ----------------------------------------------
@@ -378,7 +383,8 @@ class HTTPExtender:
                 resp = conn.getresponse()
             except TimeoutError:
                 raise ExtenderError(
-                    f'Post "{url}": context deadline exceeded (Client.Timeout exceeded while awaiting headers)'
+                    f'Post "{url}": context deadline exceeded (Client.Timeout exceeded while awaiting headers)',
+                    f"httpTimeout {self.cfg.timeout_text}",
                 ) from None
             except ConnectionRefusedError:
                 raise ExtenderError(
@@ -394,7 +400,14 @@ class HTTPExtender:
                 raise ExtenderError(f'Post "{url}": {getattr(e, "strerror", None) or e}') from None
             if resp.status != 200:
                 raise ExtenderError(f"failed {verb} with extender at URL {url}, code {resp.status}")
-            return decode_first_value(_read_first_value(resp, sock, bound, url))
+            try:
+                data = _read_first_value(resp, sock, bound, url)
+            except TimeoutError:
+                raise ExtenderError(
+                    "context deadline exceeded (Client.Timeout or context cancellation while reading body)",
+                    f"httpTimeout {self.cfg.timeout_text}",
+                ) from None
+            return decode_first_value(data)
         finally:
             if sock is not None:
                 sock.release()
@@ -622,14 +635,12 @@ def _read_first_value(resp: http.client.HTTPResponse, sock: _DeadlineSocket, bou
     while True:
         try:
             chunk = resp.read1(1 << 16)
-        except TimeoutError:
-            raise ExtenderError(
-                "context deadline exceeded (Client.Timeout or context cancellation while reading body)"
-            ) from None
         except http.client.IncompleteRead as e:
             # the connection closed before the body's announced end (Content-Length, or a chunk)
             data += e.partial
             return _cut_short(data, scanner)
+        except TimeoutError:
+            raise  # the deadline: send() words it
         except (ConnectionResetError, BrokenPipeError):
             raise ExtenderError(f"read tcp {sock.ends}: read: connection reset by peer") from None
         except (OSError, http.client.HTTPException, ValueError):
@@ -643,7 +654,8 @@ def _read_first_value(resp: http.client.HTTPResponse, sock: _DeadlineSocket, bou
         if len(data) > bound:
             raise ExtenderError(
                 f"the answer from {url} exceeds {_size(bound)} before its first JSON value ends "
-                f"(ksched's bound on an extender's answer; kube-scheduler reads without one)"
+                f"(ksched's bound on an extender's answer; kube-scheduler reads without one)",
+                f"answer size {_size(bound)}",
             )
         if len(data) >= check_at:
             check_at *= 2

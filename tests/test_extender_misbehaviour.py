@@ -68,7 +68,9 @@ def test_headers_trickled_a_byte_at_a_time_end_at_the_deadline(servers):
         f'Post "{ext.url}/filter": context deadline exceeded (Client.Timeout exceeded while awaiting headers)'
     )
     assert not r.schedulable
-    assert ext.streams == []  # the server was still trickling when the cycle had ended
+    # the server was still trickling when the cycle had ended (or found the client gone)
+    assert all(kind == "aborted" for kind, _ in ext.streams)
+    assert r.extender_calls[-1].detail["bound"] == "httpTimeout 1s"
 
 
 def test_a_body_trickled_a_byte_at_a_time_ends_at_the_deadline(servers):
@@ -82,6 +84,7 @@ def test_a_body_trickled_a_byte_at_a_time_ends_at_the_deadline(servers):
     assert r.error == "context deadline exceeded (Client.Timeout or context cancellation while reading body)"
     # main read the whole body first (each byte within its own timeout), then reported the deadline
     assert ext.streaming < len(head_with_length(len(OK_BODY))) + len(OK_BODY)
+    assert r.extender_calls[-1].detail["bound"] == "httpTimeout 1s"
 
 
 def test_the_deadline_is_the_configured_one(servers):
@@ -137,6 +140,7 @@ def test_a_huge_or_endless_body_stops_at_the_named_bound(servers, chunked, total
 
     assert MIN_ANSWER_BOUND == 64 << 20
     assert r.extender_calls[-1].outcome == "error"
+    assert r.extender_calls[-1].detail["bound"] == "answer size 64 MiB"
 
 
 def test_an_endless_body_after_a_complete_answer_is_never_read_as_go_s_decoder_does(servers):
@@ -271,3 +275,29 @@ def test_failed_nodes_the_cluster_lacks_count_as_kube_scheduler_counts_them(serv
     # one message from both commands; NodeToStatus keeps the unknown name: counted, as in FitError
     (message,) = messages
     assert message.startswith("0/3 nodes are available: ") and "1 gone" in message
+
+
+def test_the_table_names_the_bound_reached_in_one_line(servers, tmp_path):
+    whole = head_with_length(len(OK_BODY)) + OK_BODY
+
+    def trickle():
+        for i in range(len(whole)):
+            yield whole[i : i + 1], 0.1
+
+    ext = servers({"filter": lambda a: Reply(stream=trickle)})
+    cfg = tmp_path / "ext.yaml"
+    cfg.write_text(
+        "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nextenders:\n"
+        f"- urlPrefix: {ext.url}\n  filterVerb: filter\n  nodeCacheCapable: true\n  httpTimeout: 1s\n"
+    )
+    args = ["explain", str(ROOT / "fixtures/pods/web.yaml"), "-c", str(ROOT / "fixtures/small-cluster.yaml")]
+    r = CliRunner().invoke(app, [*args, "--config", str(cfg)], env={"COLUMNS": "250"})
+    assert r.exit_code == 1, r.output
+    lines = r.output.splitlines()
+    assert any(
+        line.strip()
+        == f'Post "{ext.url}/filter": context deadline exceeded (Client.Timeout exceeded while awaiting headers)'
+        for line in lines
+    ), r.output
+    assert "    bound reached: httpTimeout 1s" in lines
+    assert all(kind == "aborted" for kind, _ in ext.streams)
