@@ -374,6 +374,7 @@ class HTTPExtender:
             try:
                 raw = socket.create_connection((host, port), timeout=clock.left())
                 if scheme == "https":
+                    # CPython's handshake keeps to its socket's timeout as a whole: what is left
                     raw.settimeout(clock.left())
                     raw = self._tls_context().wrap_socket(raw, server_hostname=self._server_name(host))
                 sock = _DeadlineSocket(raw, clock)

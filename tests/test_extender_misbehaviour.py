@@ -301,3 +301,43 @@ def test_the_table_names_the_bound_reached_in_one_line(servers, tmp_path):
     ), r.output
     assert "    bound reached: httpTimeout 1s" in lines
     assert all(kind == "aborted" for kind, _ in ext.streams)
+
+
+def test_a_tls_handshake_trickled_a_byte_at_a_time_ends_at_the_deadline():
+    """A server that accepts the connection and answers the ClientHello one byte every 0.2 s (a
+    record header announcing 16 KiB): the handshake is within httpTimeout too."""
+    import socket
+    import threading
+    import time
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(1)
+    port = listener.getsockname()[1]
+    sent = []
+
+    def trickle():
+        conn, _ = listener.accept()
+        with conn:
+            conn.recv(4096)  # the ClientHello
+            try:
+                for b in b"\x16\x03\x03\x40\x00" + b"\x02" * 70:  # 15 s at most
+                    conn.sendall(bytes([b]))
+                    sent.append(b)
+                    time.sleep(0.2)
+            except OSError:
+                pass
+
+    t = threading.Thread(target=trickle, daemon=True)
+    t.start()
+    url = f"https://127.0.0.1:{port}/ext"
+    cfg = {"urlPrefix": url, "filterVerb": "filter", "enableHTTPS": True, "httpTimeout": "1s"}
+    try:
+        r = scheduler([node("n1")], extenders=[cfg]).schedule(pod("p"))
+    finally:
+        listener.close()
+    assert r.error == (
+        f'Post "{url}/filter": context deadline exceeded (Client.Timeout exceeded while awaiting headers)'
+    )
+    assert len(sent) < 75  # the client did not wait for the whole trickle
+    assert r.extender_calls[-1].detail["bound"] == "httpTimeout 1s"
