@@ -123,6 +123,11 @@ class Suggestion:
         """Who has to act, each once, in the changes' order."""
         return list(dict.fromkeys(c.actor for c in self.changes))
 
+    @property
+    def who(self) -> str:
+        """Who has to act, in words ("the pod's owner and the cluster admin")."""
+        return " and ".join(ACTOR_WORDS.get(a, a) for a in self.actors)
+
     def sort_key(self) -> tuple:
         v = self.verdict
         return (

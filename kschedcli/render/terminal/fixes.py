@@ -6,7 +6,6 @@ from typing import Any
 
 from rich.text import Text
 
-from ...fixes.model import ACTOR_WORDS
 from .layout import name_list, plural, section
 
 
@@ -28,7 +27,7 @@ def fixes_section(result) -> list[Any]:
         line.append(s.summary)
         out.append(line)
         out.append(_effect(s))
-        out.append(Text("     who acts: " + " and ".join(ACTOR_WORDS.get(a, a) for a in s.actors), style="muted"))
+        out.append(Text("     who acts: " + s.who, style="muted"))
         if s.edits:
             out.append(Text("     ksched explain … " + " ".join(s.edits), style="muted"))
         pod_change = pod_change or s.patch is not None
