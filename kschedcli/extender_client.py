@@ -369,6 +369,7 @@ class HTTPExtender:
         body = json.dumps(args, separators=(",", ":"), ensure_ascii=False).encode()
         bound = answer_bound(len(body))
         sock: _DeadlineSocket | None = None
+        raw: socket.socket | None = None
         target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
         try:
             try:
@@ -412,6 +413,8 @@ class HTTPExtender:
         finally:
             if sock is not None:
                 sock.release()
+            elif raw is not None:
+                raw.close()
 
     def _server_name(self, host: str) -> str:
         tls = self.cfg.tls
