@@ -247,3 +247,26 @@ def test_fix_search_reads_every_status_a_cycle_with_extenders_makes(rejecting_ex
     assert reach.nodes == ["n1", "n2"] and reach.extender == rejecting_extender.url
     for s in found.suggestions:
         assert s.verdict.selected_node not in ("n1", "n2")
+
+
+def test_no_eviction_of_an_older_replica_set_s_replicas_of_the_same_deployment(tmp_path):
+    # a rollout: the new template raised the priority; preemption would evict an old replica (a
+    # sibling: the same Deployment through its older ReplicaSet), which kube-scheduler itself may
+    # do, but "evict it" is no fix to suggest
+    old = []
+    for i in range(3):
+        p = replica(i, f"n{i + 1}", with_uid=False, hash_="5c4b3a2f1")
+        p["spec"]["priorityClassName"] = "web-low"
+        old.append(p)
+    new = replica(0, with_uid=False, hash_="7d9f8c6b5")
+    new["spec"]["priorityClassName"] = "web-high"
+    objects = [node("n1"), node("n2"), node("n3"), *old, priority_class("web-low", 10), priority_class("web-high", 20)]
+    cluster = tmp_path / "cluster.yaml"
+    cluster.write_text(yaml.safe_dump_all(objects))
+    pod_file = tmp_path / "pod.yaml"
+    pod_file.write_text(yaml.safe_dump(new))
+    doc = explain_json(pod_file, cluster)
+    assert doc["preemption"]["nominatedNode"]  # kube-scheduler would preempt an old replica
+    kinds = [s["kind"] for s in doc["suggestions"]]
+    assert "evict" not in kinds, doc["suggestions"]  # main: evict default/web-5c4b3a2f1-0
+    assert kinds == ["addNode"]

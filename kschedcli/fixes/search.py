@@ -83,16 +83,21 @@ class _Search:
         self.owner = Owner(self.pod, session.cluster, given_kind)
         self._pods_by_key: dict[str, Pod] | None = None
 
-    def _pod_by_key(self, key: str) -> Pod | None:
+    def _pod_by_key(self, key: str, node: str | None) -> Pod | None:
+        ni = self.snapshot.get(node) if node else None
+        if ni is not None:  # victims are on the nominated node: look there first
+            for p in ni.pods:
+                if p.key == key:
+                    return p
         if self._pods_by_key is None:
             self._pods_by_key = {p.key: p for p in (*self.session.cluster.pods, *self.before)}
         return self._pods_by_key.get(key)
 
-    def siblings(self, keys: Sequence[str]) -> list[str]:
-        """The pods among `keys` (namespace/name) that share the pod's owner."""
+    def siblings(self, keys: Sequence[str], node: str | None = None) -> list[str]:
+        """The pods among `keys` (namespace/name, on `node` when known) that share the pod's owner."""
         out = []
         for k in keys:
-            p = self._pod_by_key(k)
+            p = self._pod_by_key(k, node)
             if p is not None and self.owner.same(p):
                 out.append(k)
         return out
@@ -134,7 +139,8 @@ class _Search:
         out += cc.uncordon_changes(b, snap)
         out += cc.add_node_changes(b, pod, snap)
         out += cc.remove_taint_changes(b, pod, snap)
-        out += cc.evict_changes(self.result, set(self.siblings(self._victims())))
+        p = self.result.preemption
+        out += cc.evict_changes(self.result, set(self.siblings(self._victims(), p.nominated_node if p else None)))
         # stable: within a kind, the generators' own order (most nodes opened first)
         out.sort(key=lambda c: (c.rank, -c.opens))
         count: dict[str, int] = {}
@@ -287,7 +293,7 @@ class _Search:
         p = r.preemption
         if not r.schedulable and not (through_preemption and p is not None and p.nominated_node):
             return None
-        if not r.schedulable and p is not None and self.siblings(p.victims):
+        if not r.schedulable and p is not None and self.siblings(p.victims, p.nominated_node):
             # it works only by evicting the pod's own siblings: after the change they have its
             # priority (the template is theirs too), and their controller makes them again
             return None
