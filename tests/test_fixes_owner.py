@@ -270,3 +270,25 @@ def test_no_eviction_of_an_older_replica_set_s_replicas_of_the_same_deployment(t
     kinds = [s["kind"] for s in doc["suggestions"]]
     assert "evict" not in kinds, doc["suggestions"]  # main: evict default/web-5c4b3a2f1-0
     assert kinds == ["addNode"]
+
+
+def test_blocked_reads_every_entry_a_filter_table_holds():
+    from kschedcli.fixes.blocked import blocked_of
+    from kschedcli.framework.status import SKIP, SUCCESS, UNRESOLVABLE, UNSCHEDULABLE, Status
+    from kschedcli.result import NOT_ASKED, CycleResult, FilterTable
+
+    names = ["a", "b", "c", "d", "e"]
+    ext = "http://ext/scheduler"
+    taint = Status(UNSCHEDULABLE, "taint", plugin="TaintToleration")
+    columns = {
+        "TaintToleration": [None, Status(SUCCESS), Status(SKIP), taint, None],
+        ext: [NOT_ASKED, None, Status(UNSCHEDULABLE, "busy", plugin=ext), NOT_ASKED, Status(UNRESOLVABLE, "no")],
+    }
+    first = [None, None, columns[ext][2], taint, columns[ext][4]]
+    r = CycleResult(pod=None, profile="p", schedulable=False, pre_filter=None)
+    r.filters = FilterTable(names, {n: i for i, n in enumerate(names)}, columns, first)
+    r.filter_extenders = [ext]
+    b = blocked_of(r, names)
+    assert b.failing == [frozenset(), frozenset(), {ext}, {"TaintToleration"}, {ext}]
+    assert b.extenders == [ext] and b.rejected_by(ext) == [2, 4]
+    assert b.nodes_failing_within({"TaintToleration"}) == [3]

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from ..framework.status import SUCCESS, Status
+from ..framework.status import SKIP, SUCCESS, Status
 from ..result import CycleResult, FilterTable
 
 # taints the cluster's own controllers keep (not-ready, unreachable, cordoned, under memory
@@ -62,9 +62,9 @@ class Blocked:
 
 
 def _rejects(st: object) -> bool:
-    """Whether a filter table entry is a rejection: a Status other than Success. None (passed) and
-    NOT_ASKED (an extender never sent the node) are not."""
-    return isinstance(st, Status) and st.code != SUCCESS
+    """Whether a filter table entry is a rejection: a Status other than Success (or Skip: the plugin
+    did not run). None (passed) and NOT_ASKED (an extender never sent the node) are not."""
+    return isinstance(st, Status) and st.code not in (SUCCESS, SKIP)
 
 
 def blocked_of(result: CycleResult, node_names: list[str]) -> Blocked:
