@@ -253,6 +253,19 @@ def run_capacity(
                 if on_stop is not None:
                     on_stop(t, r)
                 break
+            if scheduler.snapshot.get(r.selected_node) is None:
+                # an HTTP extender answered with a node object the cluster does not have, and the
+                # copy went there (as kube-scheduler would bind it): the cluster's room is not counted
+                # by copies placed outside it, and each next one would go there again
+                r.error = (
+                    f'node "{r.selected_node}" is not in the cluster (an HTTP extender answered with it): '
+                    "capacity counts the cluster's nodes only"
+                )
+                run.stop = r
+                run.stopped_by = "error"
+                if on_stop is not None:
+                    on_stop(t, r)
+                break
             scheduler.bind(pod, r.selected_node)
             run.placements.append(r.selected_node)
             if progress is not None:
