@@ -63,12 +63,18 @@ def _location(path: list) -> str:
 
 def load_scenario(path: str) -> Scenario:
     """The scenario in `path`, validated; its file paths made relative to the scenario's folder."""
-    from .edits import EDIT_FLAGS, Edit
+    from .edits import EDIT_FLAGS, Edit, add_node_file
 
     docs = list(iter_objects(path, as_kubectl=True))
     if len(docs) != 1:
         raise InputError(f"expected one Scenario document, found {len(docs)}", source=path)
-    doc, _ = docs[0]
+    doc, where = docs[0]
+    if where.startswith("items["):  # a List's item: the file is a List, not the Scenario itself
+        raise InputError(
+            "expected one Scenario document, found a List (a scenario file holds the Scenario itself)",
+            source=path,
+            field="kind",
+        )
     if doc.get("kind") != "Scenario":
         raise InputError(f"expected kind Scenario, found {doc.get('kind')!r}", source=path, field="kind")
     import jsonschema
@@ -85,8 +91,11 @@ def load_scenario(path: str) -> Scenario:
     edits = []
     for item in doc.get("edits") or []:
         [(key, value)] = item.items()
-        if flag_of[key] == "--add-node" and (value.endswith((".yaml", ".yml", ".json")) or os.path.exists(rel(value))):
-            value = rel(value)
+        if flag_of[key] == "--add-node":
+            # a file as --add-node takes one (edits.add_node_file), relative to this file's folder
+            file = add_node_file(value, lambda p: os.path.isfile(rel(p)))
+            if file is not None:
+                value = ("@" if value.startswith("@") else "") + rel(file)
         edits.append(Edit(flag_of[key], value))
     pod_files: list[str] = []
     inline: list[tuple[dict, str]] = []
