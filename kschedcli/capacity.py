@@ -112,6 +112,10 @@ def read_templates(paths: list[str]) -> list[Template]:
                 from .validation import check_user_object
 
                 check_user_object(obj, kind, path, where)
+                if kind != "Pod":
+                    from .workload_validation import check_workload
+
+                    check_workload(obj, kind, path, where)
                 meta = _meta(obj)
                 name = meta.get("name") or meta.get("generateName") or ""
                 label = f"{kind} {meta.get('namespace') or 'default'}/{name}"

@@ -633,6 +633,10 @@ def pods_for_workloads(
         kind = obj.get("kind")
         if kind == "Pod" or kind in WORKLOAD_KINDS or kind in CLUSTER_KINDS:
             check_user_object(obj, kind, source, where, mode, warnings)
+            if kind in WORKLOAD_KINDS and mode != "ignore":  # "ignore": the snapshot's own, or checked as read
+                from .workload_validation import check_workload
+
+                check_workload(obj, kind, source, where)
         else:
             check_kind(obj, source, where)
     # PriorityClasses first: the pods' priority admission reads them
