@@ -56,7 +56,9 @@ class Template:
 class TemplateRun:
     template: Template
     placements: list[str] = field(default_factory=list)  # the node of each copy that fit, in order
-    stopped_by: str = "unschedulable"  # "max", "limit" (MAX_COPIES without --max), "room" (pod_room), "unschedulable", "error"
+    stopped_by: str = (
+        "unschedulable"  # "max", "limit" (MAX_COPIES without --max), "room" (pod_room), "unschedulable", "error"
+    )
     stop: CycleResult | None = None  # the copy that did not fit
 
     @property

@@ -90,9 +90,7 @@ def select_nodes(cluster: Cluster, spec: str, flag: str) -> list[Node]:
     try:
         selector = parse_selector(spec)
     except ValueError as e:
-        raise InputError(
-            f"no node named {cut(spec)}, and not a label selector: {_short(str(e))}", field=flag
-        ) from None
+        raise InputError(f"no node named {cut(spec)}, and not a label selector: {_short(str(e))}", field=flag) from None
     if not spec.strip():
         raise InputError("a node name or label selector is required", field=flag)
     found = [n for n in cluster.nodes if selector.matches(n.labels)]
@@ -331,9 +329,7 @@ def _add_node_file(cluster: Cluster, e: Edit, path: str, added_before: int = 0) 
             except InputError as err:
                 raise err.located(source=path, where=where) from None
             if node.name in taken:
-                raise InputError(
-                    f"node {node.name} is already in the cluster", source=path, where=where, field=e.flag
-                )
+                raise InputError(f"node {node.name} is already in the cluster", source=path, where=where, field=e.flag)
             if added_before + len(added) + 1 > MAX_ADDED_NODES:
                 raise _too_many_added(e.value, e.flag, len(added) + 1, added_before)
             taken.add(node.name)

@@ -286,7 +286,9 @@ def _parse_node_requirement(
             raise FieldError(f"{f}.key", f"Invalid value: {_go_json(key)}: not a valid field selector key")
         for i, v in enumerate(values):
             if len(v) > 253:
-                raise FieldError(f"{f}.values[{i}]", f"Invalid value: {_go_json(v)}: must be no more than 253 characters")
+                raise FieldError(
+                    f"{f}.values[{i}]", f"Invalid value: {_go_json(v)}: must be no more than 253 characters"
+                )
             if not _DNS_SUBDOMAIN.fullmatch(v):
                 why = _regex_error(_DNS1123_SUBDOMAIN_MSG, _DNS1123_SUBDOMAIN_FMT, "example.com")
                 raise FieldError(f"{f}.values[{i}]", f"Invalid value: {_go_json(v)}: {why}")

@@ -219,7 +219,9 @@ def _check_always(template: dict, field: str, active_deadline: str | None) -> No
     its message, None for Invalid 'must not be specified')."""
     policy = _restart_policy(template)
     if policy != "Always":
-        raise _Problem(f"{field}.spec.restartPolicy", f'Unsupported value: {_quoted(policy)}: supported values: "Always"')
+        raise _Problem(
+            f"{field}.spec.restartPolicy", f'Unsupported value: {_quoted(policy)}: supported values: "Always"'
+        )
     ads = _d(template.get("spec")).get("activeDeadlineSeconds")
     if ads is not None:
         if active_deadline is None:
@@ -371,13 +373,15 @@ def check_workload(obj: dict, kind: str, source: str, where: str) -> None:
 
 # ---------------------------------------------------------------------------- cron schedules
 
+_MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
+_WEEKDAYS = ("sun", "mon", "tue", "wed", "thu", "fri", "sat")
 # robfig/cron/v3's bounds for the standard parser's five fields, and the names it takes
 _CRON_FIELDS = (
     ("minute", 0, 59, None),
     ("hour", 0, 23, None),
     ("day of month", 1, 31, None),
-    ("month", 1, 12, {m: i + 1 for i, m in enumerate("jan feb mar apr may jun jul aug sep oct nov dec".split())}),
-    ("day of week", 0, 6, {d: i for i, d in enumerate("sun mon tue wed thu fri sat".split())}),
+    ("month", 1, 12, {m: i + 1 for i, m in enumerate(_MONTHS)}),
+    ("day of week", 0, 6, {d: i for i, d in enumerate(_WEEKDAYS)}),
 )
 _DESCRIPTORS = ("@yearly", "@annually", "@monthly", "@weekly", "@daily", "@midnight", "@hourly")
 _GO_DURATION = re.compile(r"[-+]?(?:(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:ns|us|µs|μs|ms|s|m|h))+|[-+]?0")
@@ -390,11 +394,11 @@ class _CronError(Exception):
 def _atoi(expr: str) -> int:
     """robfig/cron's mustParseInt: strconv.Atoi, then not negative."""
     if not re.fullmatch(r"[+-]?[0-9]+", expr):
-        raise _CronError(f'failed to parse int from {expr}: strconv.Atoi: parsing {json.dumps(expr)}: invalid syntax')
+        raise _CronError(f"failed to parse int from {expr}: strconv.Atoi: parsing {json.dumps(expr)}: invalid syntax")
     num = int(expr)
     if not -(1 << 63) <= num < (1 << 63):
         raise _CronError(
-            f'failed to parse int from {expr}: strconv.Atoi: parsing {json.dumps(expr)}: value out of range'
+            f"failed to parse int from {expr}: strconv.Atoi: parsing {json.dumps(expr)}: value out of range"
         )
     if num < 0:
         raise _CronError(f"negative number ({num}) not allowed: {expr}")

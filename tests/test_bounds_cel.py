@@ -33,9 +33,7 @@ def test_a_comprehension_over_ten_million_elements_is_stopped_at_the_cost_limit(
 
 def test_small_comprehensions_still_run():
     assert cel.selector(_nested(2)).matches(_dev()) is True
-    assert cel.selector('["a100", "h100"].exists(m, device.attributes["gpu.example.com"].model == m)').matches(
-        _dev()
-    )
+    assert cel.selector('["a100", "h100"].exists(m, device.attributes["gpu.example.com"].model == m)').matches(_dev())
 
 
 def test_a_string_doubled_towards_a_gigabyte_is_stopped_before_it_is_built():
@@ -56,7 +54,7 @@ def test_the_cost_is_counted_per_evaluation():
     # each device's evaluation starts with the whole budget
     expr = '"' + "a" * 1000 + '".replace("a", "bb").size() == 2000'
     s = cel.selector(expr)
-    for i in range(5):
+    for _ in range(5):
         s.verdicts.clear()
         assert s.matches(_dev()) is True
 

@@ -112,14 +112,16 @@ SEL = {"matchLabels": {"app": "a"}}
         ),
         (
             {"selector": {"matchExpressions": [{"key": "app", "operator": "In"}]}, "template": template({"app": "a"})},
-            "spec.selector.matchExpressions[0].values: Required value: must be specified when `operator` is 'In' or 'NotIn'",
+            "spec.selector.matchExpressions[0].values: Required value: "
+            "must be specified when `operator` is 'In' or 'NotIn'",
         ),
         (
             {
                 "selector": {"matchExpressions": [{"key": "app", "operator": "Exists", "values": ["a"]}]},
                 "template": template({"app": "a"}),
             },
-            "spec.selector.matchExpressions[0].values: Forbidden: may not be specified when `operator` is 'Exists' or 'DoesNotExist'",
+            "spec.selector.matchExpressions[0].values: Forbidden: "
+            "may not be specified when `operator` is 'Exists' or 'DoesNotExist'",
         ),
         (
             {"selector": SEL, "template": template({"app": "a"}, restartPolicy="Never")},
@@ -158,12 +160,14 @@ def job_template(**spec) -> dict:
         ("*/0 * * * *", 'spec.schedule: Invalid value: "*/0 * * * *": step of range should be a positive number: */0'),
         (
             "x * * * *",
-            'spec.schedule: Invalid value: "x * * * *": failed to parse int from x: strconv.Atoi: parsing "x": invalid syntax',
+            'spec.schedule: Invalid value: "x * * * *": '
+            'failed to parse int from x: strconv.Atoi: parsing "x": invalid syntax',
         ),
         ("@sometimes", 'spec.schedule: Invalid value: "@sometimes": unrecognized descriptor: @sometimes'),
         (
             "CRON_TZ=UTC 0 * * * *",
-            'spec.schedule: Invalid value: "CRON_TZ=UTC 0 * * * *": cannot use TZ or CRON_TZ in schedule, use timeZone field instead',
+            'spec.schedule: Invalid value: "CRON_TZ=UTC 0 * * * *": '
+            "cannot use TZ or CRON_TZ in schedule, use timeZone field instead",
         ),
     ],
 )
