@@ -24,7 +24,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
-from .errors import InputError
+from .errors import InputError, cut
 from .loader import iter_objects
 
 API_VERSION = "ksched.io/v1alpha1"
@@ -75,8 +75,13 @@ def load_scenario(path: str) -> Scenario:
             source=path,
             field="kind",
         )
-    if doc.get("kind") != "Scenario":
-        raise InputError(f"expected kind Scenario, found {doc.get('kind')!r}", source=path, field="kind")
+    kind = doc.get("kind")
+    if kind != "Scenario":
+        raise InputError(
+            f"expected kind Scenario, found {cut(kind) if isinstance(kind, str) else repr(kind)}",
+            source=path,
+            field="kind",
+        )
     import jsonschema
 
     errors = sorted(jsonschema.Draft202012Validator(_schema()).iter_errors(doc), key=lambda e: list(e.absolute_path))

@@ -195,3 +195,11 @@ def test_a_plugin_the_release_lacks_is_named_at_its_index_in_the_file(tmp_path):
         f"ksched: {cfg}: profiles[0].plugins.multiPoint.enabled[1].name: "
         'PreFilterPlugin "NodeDeclaredFeatures" does not exist'
     )
+
+
+def test_a_long_kind_in_a_scenario_file_is_cut(tmp_path):
+    sc = tmp_path / "sc.yaml"
+    sc.write_text("apiVersion: ksched.io/v1alpha1\nkind: " + "Q" * 500 + "\n")
+    assert one_line(run("run", str(sc))) == (
+        f"ksched: {sc}: kind: expected kind Scenario, found '" + "Q" * 80 + "'… (500 characters)"
+    )
