@@ -147,3 +147,7 @@ class SafeConsole(Console):
         kwargs.setdefault("markup", False)
         super().__init__(*args, **kwargs)
         self.push_render_hook(_EscapeHook())
+
+    def render_str(self, text: str, *args: Any, **kwargs: Any) -> RichText:
+        # a str printed or put in a cell: escaped before Rich makes it a Text (which drops BEL, ...)
+        return super().render_str(safe_text(text), *args, **kwargs)

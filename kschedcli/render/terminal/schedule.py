@@ -18,9 +18,9 @@ from .layout import GLUE, bind_numbers, glue, glue_message, make_console, plural
 def _outcome(r) -> Text:
     v = verdict_of(r)
     if v == "schedulable":
-        return Text.assemble(("✔ ", "ok"), (r.selected_node or "", "node"))
+        return Text.assemble(("✔ ", "ok"), (safe_name(r.selected_node or ""), "node"))
     if v == "preemption":
-        return Text.assemble(("⚠ ", "warn"), (r.preemption.nominated_node, "node"))
+        return Text.assemble(("⚠ ", "warn"), (safe_name(r.preemption.nominated_node), "node"))
     if v == "error":
         return Text("✘ error", style="bad")
     return Text("✘ unschedulable", style="bad")
@@ -71,7 +71,7 @@ def _wide_cells(r, node_count: int) -> list[Text]:
     return [
         Text(str(score)) if score is not None else none(),
         Text(f"{len(r.feasible)}/{node_count}") if not r.error else none(),
-        Text(nominated, style="node") if nominated else none(),
+        Text(safe_name(nominated), style="node") if nominated else none(),
         Text(str(victims)) if nominated else none(),
     ]
 
