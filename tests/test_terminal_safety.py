@@ -275,3 +275,22 @@ def test_markup_in_a_name_is_printed_not_obeyed(tmp_path):
     code, out = _run_on_pty(["drain", name, "-c", str(snapshot)], tmp_path, "dumb")
     table_row = [ln for ln in out.decode().splitlines() if "not evicted" in ln or "evicted" in ln]
     assert table_row and table_row[0].lstrip().startswith(name), out.decode()
+
+
+def test_progress_shows_a_file_name_escaped():
+    """The progress display (on a terminal, for loads over a second) names the file it reads."""
+    from kschedcli.render.progress import RichReporter
+    from kschedcli.render.richsafe import SafeConsole
+
+    buf = io.StringIO()
+    before = sys.stderr
+    reporter = RichReporter(SafeConsole(file=buf, force_terminal=True, width=100))
+    with reporter("Reading " + NODE_B + MARKUP, 10, "items") as task:
+        reporter.show(task)  # what the one-second timer would do
+        sys.stderr.write("warning " + TITLE + "\n")  # written meanwhile: through the display, escaped
+        reporter.progress.refresh()
+    assert sys.stderr is before
+    out = buf.getvalue()
+    assert "Reading node-b\\x1b[2J\\x7f\\x9b[red]x[/red]" in out
+    assert "warning \\x1b]0;pwned\\x07" in out
+    _no_injection(re.sub(r"\x1b\[[0-9;?]*[a-zA-Z]", "", out).encode())

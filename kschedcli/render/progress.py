@@ -99,7 +99,7 @@ class RichReporter:
                 # what is written to stderr meanwhile goes through the display (a rich FileProxy,
                 # which reads escape codes as styles): escaped before it (restored at stop)
                 if not isinstance(sys.stderr, EscapingStream):
-                    sys.stderr = EscapingStream(sys.stderr)  # type: ignore[assignment]
+                    sys.stderr = EscapingStream(sys.stderr)
             task.task_id = self.progress.add_task(
                 safe_name(
                     task.description

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console, ConsoleOptions, RenderableType, RenderHook
 from rich.measure import Measurement
@@ -69,7 +69,7 @@ def escaped(text: RichText) -> RichText:
     )
 
 
-class Text(RichText):
+class _EscapingText(RichText):
     """rich.text.Text with what it is given escaped (textsafe.safe_text), not stripped or passed on."""
 
     __slots__ = ()
@@ -91,6 +91,12 @@ class Text(RichText):
 
     def append_text(self, text: RichText) -> RichText:
         return super().append_text(escaped(text))
+
+
+if TYPE_CHECKING:  # the same API as rich's Text: the views' annotations take either
+    Text = RichText
+else:
+    Text = _EscapingText
 
 
 def safe_cell(cell: Any) -> Any:
