@@ -9,6 +9,7 @@ from rich.console import Console
 from rich.text import Text
 
 from ...diff import DiffReport, Outcome
+from .header import setup_text
 from .layout import glue, indent, new_table, plural, print_blocks, section
 
 _MODES = {
@@ -53,6 +54,10 @@ def diff_renderables(report: DiffReport, console: Console) -> list[list[Any]]:
         Text.assemble(("  A  ", "title"), _flags_glued(a.name)),
         Text.assemble(("  B  ", "title"), _flags_glued(b.name)),
     ]
+    for i, w in enumerate((a, b)):
+        setup = setup_text("", w.profiles)  # the config file is in the world's flags already
+        if setup:
+            worlds[i].append("  " + setup, style="muted")
     t = new_table()
     t.add_column("", no_wrap=True)
     t.add_column("A", justify="right", no_wrap=True)

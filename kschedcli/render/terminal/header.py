@@ -11,7 +11,28 @@ from ..analysis import annotations_of, fmt_cpu, fmt_quantity, fmt_requests, verd
 from .layout import GLUE, glue, glue_message, hang, name_list, plural
 
 
-def pod_line(result) -> Group:
+DEFAULT_PROFILE = "default-scheduler"
+
+
+def config_source(session) -> str:
+    """The KubeSchedulerConfiguration file the session runs (--config or a scenario's), "" for
+    kube-scheduler's defaults."""
+    return getattr(getattr(session, "config", None), "source", "") or ""
+
+
+def setup_text(config: str, profiles: list[str]) -> str:
+    """`config FILE, profile NAME` for a run that is not kube-scheduler's defaults: the config file
+    when one was given, the profiles the pods ran under unless that is default-scheduler alone; ""
+    otherwise."""
+    parts = []
+    if config:
+        parts.append("config" + GLUE + glue(config))
+    if profiles and profiles != [DEFAULT_PROFILE]:
+        parts.append(("profile" if len(profiles) == 1 else "profiles") + GLUE + ", ".join(profiles))
+    return ", ".join(parts)
+
+
+def pod_line(result, session=None) -> Group:
     pod = result.pod
     t = Text()
     t.append(pod.key, style="pod")
@@ -21,6 +42,10 @@ def pod_line(result) -> Group:
         t.append(f" ({pod.priority_class_name})", style="muted")
     t.append("  profile" + GLUE, style="muted")
     t.append(result.profile)
+    config = config_source(session)
+    if config:
+        t.append("  config" + GLUE, style="muted")
+        t.append(glue(config))
     r = Text("requests ", style="muted")
     r.append(fmt_requests(pod.requests.as_dict()) or "none", style="")
     if (pod.non0_cpu, pod.non0_mem) != (pod.requests.milli_cpu, pod.requests.memory):

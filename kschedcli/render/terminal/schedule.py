@@ -10,7 +10,7 @@ from rich.text import Text
 
 from ..analysis import annotations_of, first_failures, short_reason, verdict_of
 from .extenders import skipped_note
-from .header import version_block
+from .header import config_source, setup_text, version_block
 from .layout import GLUE, bind_numbers, glue, glue_message, make_console, plural, print_blocks, section, wrap_lines
 
 
@@ -183,8 +183,10 @@ def schedule_renderables(
     summary.append(glue(f"✘ {counts['unschedulable']} unschedulable"), style="bad" if counts["unschedulable"] else "")
     if counts["error"]:
         summary.append("   " + glue(f"✘ {plural(counts['error'], 'error')}"), style="bad")
+    setup = setup_text(config_source(session), sorted({r.profile for r in results if r.profile}))
+    setup_line = [Text("  " + setup, style="muted")] if setup else []  # not kube-scheduler's defaults
     hint = Text("ksched explain NAMESPACE/NAME or POD-FILE explains one pod", style="muted")
-    return [[head, table, summary, *skipped_note(results), hint]]
+    return [[head, *setup_line, table, summary, *skipped_note(results), hint]]
 
 
 def render_schedule(
