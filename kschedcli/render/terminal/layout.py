@@ -10,7 +10,7 @@ from typing import Any
 
 from rich import box
 from rich.cells import cell_len
-from rich.console import Console
+from rich.console import Console, Group
 from rich.measure import Measurement
 from rich.padding import Padding
 from rich.table import Table
@@ -292,3 +292,30 @@ def print_blocks(console: Console, blocks: Iterable[list[Any]]) -> None:
         for item in block:
             console.print(hang(item))
         first = False
+
+
+class TableOrStack:
+    """A table when its narrowest layout fits the width: every name whole (names sit in no_wrap
+    columns or in prose cells, which break only between words); else the same rows stacked, each
+    row's lines as `stacked` gives them (a name on a line of its own, the other cells under it),
+    so that a name is never cut nor broken, whatever the width (docs/output.md)."""
+
+    def __init__(self, table: Table, stacked: list[Any]):
+        self.table = table
+        self.stacked = stacked
+
+    def fits(self, console: Console, width: int) -> bool:
+        # measured unbounded: a measurement within `width` is clamped to it
+        return Measurement.get(console, console.options.update_width(10_000), self.table).minimum <= width
+
+    def __rich_console__(self, console, options):
+        if self.fits(console, options.max_width):
+            yield self.table
+            return
+        for item in self.stacked:
+            yield hang(item)
+
+    def __rich_measure__(self, console, options):
+        if self.fits(console, options.max_width):
+            return Measurement.get(console, options, self.table)
+        return Measurement.get(console, options, Group(*(hang(x) for x in self.stacked)))

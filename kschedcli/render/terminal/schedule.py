@@ -103,9 +103,28 @@ def schedule_table(results, node_count: int, width: int, *, wide: bool = False, 
                 labelled.append_text(cell)
             extras.append(labelled)
             del cells[len(_COLUMNS) :]
+    stacked = 2 + sum(w + _GAP for w in widths) - _GAP > width
+    if stacked:
+        # names too long for the columns side by side (a pod name and a node name can take 63
+        # characters each): Prio and Result go on a labelled line under each pod, names whole
+        had_extras = bool(extras)
+        for n, (cells, _) in enumerate(rows):
+            under = Text("prio" + GLUE, style="muted")
+            under.append_text(cells[2])
+            result = cells[3]
+            under.append("   ")
+            under.append_text(Text(result.plain.replace(" ", GLUE, 1), style=result.style, spans=list(result.spans)))
+            if had_extras:
+                under.append("   ")
+                under.append_text(extras[n])
+                extras[n] = under
+            else:
+                extras.append(under)
+            del cells[2:]
+        columns, widths = columns[:2], widths[:2]
     lead = 2 + sum(w + _GAP for w in widths)  # where the Why column starts
     why_w = max((cell_len(why.plain) for _, why in rows), default=0)
-    inline = lead + max(why_w, 3) <= width or width - lead >= _MIN_WHY
+    inline = not stacked and (lead + max(why_w, 3) <= width or width - lead >= _MIN_WHY)
     why_w = min(why_w, max(width - lead, 3)) if inline else 0
 
     def line(cells: list[Text]) -> Text:
