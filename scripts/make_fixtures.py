@@ -490,9 +490,11 @@ EKS_HEADER = """\
 # long Deployment and StatefulSet names (up to 60 characters), 21 more general nodes (41 in all).
 # payments/fraud-scoring-... runs on 30 general nodes; its pending replica's required anti-affinity
 # per hostname is blocked on all 30 (more than the 20 domains explain lists).
+# Low-priority genomics workers fill the high-memory nodes.
 # Pending: shop/checkout-frontend-canary-release-6b8c9d7f5-h2j4k,
-# batch/quarterly-revenue-reporting-aggregation-28391745-x7k2q and
-# payments/fraud-scoring-service-realtime-inference-7f8e9d6c5b-zq8mw.
+# batch/quarterly-revenue-reporting-aggregation-28391745-x7k2q,
+# payments/fraud-scoring-service-realtime-inference-7f8e9d6c5b-zq8mw and
+# payments/payments-ledger-reconciliation-highmem-worker-5b7c9d8e6f-q4r8t (placed only by preemption).
 """
 
 LONGEST_NODE = "ip-10-0-128-200.highmem-r6i-4xlarge1.us-east-1.compute.internal"  # 63 characters
@@ -597,6 +599,40 @@ def build_eks() -> list[dict]:
     )
     objs.extend(_fraud_pod(i, n) for i, n in enumerate(general[:30]))
     objs.append(_fraud_pod(0, None))
+    # low-priority genomics workers fill the high-memory nodes: the pending ledger worker only
+    # fits there by preemption
+    highmem_toleration = [{"key": "workload", "operator": "Equal", "value": "highmem", "effect": "NoSchedule"}]
+    for i, z in enumerate(ZONES):
+        objs.append(
+            pod(
+                "batch",
+                f"genomics-variant-calling-pipeline-highmem-worker-28391745-{i:05d}",
+                f"highmem-{z}-01",
+                {"app": "genomics"},
+                "10",
+                "64Gi",
+                image="registry.example.com/data/genomics:1.3",
+                priority_class="batch-low",
+                owner=("Job", "genomics-variant-calling-pipeline-highmem-worker-28391745"),
+                tolerations=highmem_toleration,
+                start=f"2025-10-21T0{i}:00:00Z",
+            )
+        )
+    objs.append(
+        pod(
+            "payments",
+            "payments-ledger-reconciliation-highmem-worker-5b7c9d8e6f-q4r8t",
+            None,
+            {"app": "ledger-reconciliation"},
+            "8",
+            "64Gi",
+            image="registry.example.com/payments/reconciliation:2.2",
+            priority_class="business-critical",
+            owner=("ReplicaSet", "payments-ledger-reconciliation-highmem-worker-5b7c9d8e6f"),
+            tolerations=highmem_toleration,
+            extra_spec={"nodeSelector": {"pool": "highmem"}},
+        )
+    )
     nodes = {o["metadata"]["name"]: eks_node_name(o["metadata"]["name"]) for o in objs if o["kind"] == "Node"}
     for o in objs:
         meta = o["metadata"]

@@ -10,7 +10,7 @@ from rich.text import Text
 
 from ...diff import DiffReport, Outcome
 from .header import setup_text
-from .layout import glue, indent, new_table, plural, print_blocks, section
+from .layout import GLUE, Hang, TableOrStack, glue, indent, new_table, plural, print_blocks, section
 
 _MODES = {
     "pods": "the given pods",
@@ -84,14 +84,25 @@ def diff_renderables(report: DiffReport, console: Console) -> list[list[Any]]:
     ]
     if report.changes:
         c = new_table()
-        c.add_column("Pod", style="pod", overflow="fold")
+        c.add_column("Pod", style="pod", no_wrap=True)
         c.add_column("Prio", justify="right", no_wrap=True)
         c.add_column("A", no_wrap=True)
         c.add_column("B", no_wrap=True)
+        stacked: list[Any] = []  # where the names do not fit side by side: each pod, then its cells under it
         for ch in report.changes:
             c.add_row(ch.pod, str(ch.priority), _cell(ch.a), _cell(ch.b))
+            stacked.append(Text(ch.pod, style="pod"))
+            under = Text()
+            under.append(glue(f"prio {ch.priority}"), style="muted")
+            for label, o in (("A", ch.a), ("B", ch.b)):
+                cell = _cell(o)
+                under.append("   ")
+                under.append(label + GLUE, style="title")
+                under.append_text(Text(glue(cell.plain), style=cell.style, spans=list(cell.spans)))
+            stacked.append(Hang(under, 2, 2))
+        changes = TableOrStack(c, stacked)
         blocks.append(
-            [section("Changes", f"{plural(len(report.changes), 'pod')} whose verdict or node differs"), indent(c)]
+            [section("Changes", f"{plural(len(report.changes), 'pod')} whose verdict or node differs"), indent(changes)]
         )
         blocks.append([Text(f"≠ {plural(len(report.changes), 'pod')} placed differently", style="warn")])
     else:

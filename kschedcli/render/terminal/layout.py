@@ -300,13 +300,15 @@ class TableOrStack:
     row's lines as `stacked` gives them (a name on a line of its own, the other cells under it),
     so that a name is never cut nor broken, whatever the width (docs/output.md)."""
 
-    def __init__(self, table: Table, stacked: list[Any]):
+    def __init__(self, table: Table, stacked: list[Any], probe: Table | None = None):
         self.table = table
         self.stacked = stacked
+        self.probe = probe  # the table whose fit decides, when not `table` (its names, not its prose)
 
     def fits(self, console: Console, width: int) -> bool:
         # measured unbounded: a measurement within `width` is clamped to it
-        return Measurement.get(console, console.options.update_width(10_000), self.table).minimum <= width
+        probe = self.probe if self.probe is not None else self.table
+        return Measurement.get(console, console.options.update_width(10_000), probe).minimum <= width
 
     def __rich_console__(self, console, options):
         if self.fits(console, options.max_width):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from rich.cells import cell_len
@@ -124,7 +125,9 @@ def schedule_table(results, node_count: int, width: int, *, wide: bool = False, 
         columns, widths = columns[:2], widths[:2]
     lead = 2 + sum(w + _GAP for w in widths)  # where the Why column starts
     why_w = max((cell_len(why.plain) for _, why in rows), default=0)
-    inline = not stacked and (lead + max(why_w, 3) <= width or width - lead >= _MIN_WHY)
+    # the longest word of a why (a victim's name): beside the row only if it fits there whole
+    longest = max((cell_len(w) for _, why in rows for w in re.split(r"[ \n\u00a0]+", why.plain)), default=0)
+    inline = not stacked and (lead + max(why_w, 3) <= width or width - lead >= max(_MIN_WHY, longest))
     why_w = min(why_w, max(width - lead, 3)) if inline else 0
 
     def line(cells: list[Text]) -> Text:
