@@ -594,7 +594,8 @@ def build_eks() -> list[dict]:
     general = sorted(
         o["metadata"]["name"]
         for o in objs
-        if o["kind"] == "Node" and o["metadata"]["name"].startswith("general-")
+        if o["kind"] == "Node"
+        and o["metadata"]["name"].startswith("general-")
         and o["metadata"]["name"] not in ("general-b-05", "general-c-05")
     )
     objs.extend(_fraud_pod(i, n) for i, n in enumerate(general[:30]))
@@ -654,9 +655,10 @@ def build_eks() -> list[dict]:
 def main() -> int:
     OUT.write_text(dump(build()))
     print(f"wrote {OUT.relative_to(ROOT)}")
-    EKS_OUT.write_text(EKS_HEADER + "".join(
-        "---\n" + yaml.safe_dump(o, sort_keys=False, default_flow_style=None, width=120) for o in build_eks()
-    ))
+    EKS_OUT.write_text(
+        EKS_HEADER
+        + "".join("---\n" + yaml.safe_dump(o, sort_keys=False, default_flow_style=None, width=120) for o in build_eks())
+    )
     print(f"wrote {EKS_OUT.relative_to(ROOT)}")
     for name, (header, make) in POD_FILES.items():
         p = OUT.parent / "pods" / name

@@ -620,19 +620,11 @@ class InterPodAffinity(
                     out["firstPodOfSeries"] = matches_all(pf.affinity_terms, pod)
             if pf.anti_terms:
                 out["requiredAntiAffinity"] = [
-                    {
-                        "term": i,
-                        **t.describe(),
-                        **pf.trace["anti"][i].doc(),
-                        **_domains(pf.anti_counts, t.topology_key),
-                    }
+                    {"term": i, **t.describe(), **pf.trace["anti"][i].doc(), **_domains(pf.anti_counts, t.topology_key)}
                     for i, t in enumerate(pf.anti_terms)
                 ]
             if pf.existing_anti_counts or pf.trace["existing"].items:
-                out["existingAntiAffinity"] = {
-                    **pf.trace["existing"].doc(),
-                    **_domains(pf.existing_anti_counts, None),
-                }
+                out["existingAntiAffinity"] = {**pf.trace["existing"].doc(), **_domains(pf.existing_anti_counts, None)}
         ps = state.get(PRE_SCORE_KEY)
         if ps is not None and ps.trace is not None:
             terms = pod_terms(pod)

@@ -19,7 +19,19 @@ from ...drain import (
     nominated,
 )
 from ..analysis import verdict_of
-from .layout import GLUE, Hang, TableOrStack, glue, glue_message, indent, new_table, plural, print_blocks, prose, section
+from .layout import (
+    GLUE,
+    Hang,
+    TableOrStack,
+    glue,
+    glue_message,
+    indent,
+    new_table,
+    plural,
+    print_blocks,
+    prose,
+    section,
+)
 
 _ACTION_TEXT = {
     STAYS_DAEMONSET: "stays (DaemonSet pod)",
