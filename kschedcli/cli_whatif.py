@@ -31,11 +31,11 @@ from .cli_common import (
     _fail,
     _load,
     _open,
-    _validation,
     _print_release,
     _run_and_show,
     _show_edits,
     _source_name,
+    _validation,
     with_validation,
 )
 from .completion import complete_node

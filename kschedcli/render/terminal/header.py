@@ -10,7 +10,6 @@ from rich.text import Text
 from ..analysis import annotations_of, fmt_cpu, fmt_quantity, fmt_requests, verdict_of
 from .layout import GLUE, glue, glue_message, hang, name_list, plural
 
-
 DEFAULT_PROFILE = "default-scheduler"
 
 
