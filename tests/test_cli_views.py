@@ -585,3 +585,18 @@ def test_a_config_or_profile_other_than_the_defaults_is_named_in_the_header(tmp_
 
 def pod_text(name: str) -> str:
     return Path(pod(name)).read_text()
+
+
+def test_nodes_with_room_past_the_eighth_are_counted(tmp_path):
+    import json
+
+    f = tmp_path / "nowhere.yaml"
+    f.write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: lost, namespace: shop}\n"
+        "spec:\n  nodeSelector: {pool: none}\n  containers: [{name: c, image: x}]\n"
+    )
+    doc = json.loads(run("explain", str(f), "--cluster", PROD, "-o", "json").stdout)
+    room = doc["breakdowns"]["roomRejectedBy"]
+    assert len(room) == 8 and doc["breakdowns"]["roomRejectedByOmitted"] == 20 - 8
+    out = squash(run("explain", str(f), "--cluster", PROD, columns=200).stdout)
+    assert "… +12 more nodes with room" in out
