@@ -600,3 +600,8 @@ def test_nodes_with_room_past_the_eighth_are_counted(tmp_path):
     assert len(room) == 8 and doc["breakdowns"]["roomRejectedByOmitted"] == 20 - 8
     out = squash(run("explain", str(f), "--cluster", PROD, columns=200).stdout)
     assert "… +12 more nodes with room" in out
+
+
+def test_preempt_names_its_config_too():
+    out = squash(run("preempt", pod("payments"), "--cluster", PROD, "--config", PROFILES, columns=200).stdout)
+    assert out.startswith("payments/") and f"profile default-scheduler config {PROFILES}" in out.split(" requests ")[0]

@@ -182,7 +182,7 @@ def _ordered_candidates(p) -> list:
 
 
 def preempt_renderables(result, session, console: Console) -> list[list[Any]]:
-    return [[pod_line(result)], [verdict(result)], *preempt_blocks(result, console.width)]
+    return [[pod_line(result, session)], [verdict(result)], *preempt_blocks(result, console.width)]
 
 
 def render_preempt(result, session, console: Console | None = None, *, no_color: bool = False) -> None:
