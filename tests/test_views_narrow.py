@@ -335,6 +335,8 @@ CHECKOUT = "shop/checkout-frontend-canary-release-6b8c9d7f5-h2j4k"
 REPORTING = "batch/quarterly-revenue-reporting-aggregation-28391745-x7k2q"
 GENOMICS = "batch/genomics-variant-calling-pipeline-highmem-worker-28391745-{:05d}"
 SELECTED = "ip-10-0-64-10.us-east-1.compute.internal"  # where FRAUD goes (first of its tie)
+WAREHOUSE = "fixtures/pods/warehouse-statefulset.yaml"
+WAREHOUSE_NAME = "payments/payments-ledger-postgresql-replica-analytics-warehouse"
 
 
 def eks_names() -> list[str]:
@@ -343,6 +345,7 @@ def eks_names() -> list[str]:
     objs = [o for o in yaml.safe_load_all((ROOT / EKS).read_text()) if o]
     names = {o["metadata"]["name"] for o in objs if o["kind"] in ("Node", "Pod")}
     names |= {f"{o['metadata']['namespace']}/{o['metadata']['name']}" for o in objs if o["kind"] == "Pod"}
+    names |= {WAREHOUSE_NAME, WAREHOUSE_NAME.split("/")[1], *(f"{WAREHOUSE_NAME}-{i}" for i in range(3))}
     return sorted((n for n in names if len(n) >= 24), key=len, reverse=True)
 
 
@@ -383,6 +386,10 @@ EKS_VIEWS = {
         [FRAUD, CHECKOUT, REPORTING, "ip-10-0-64-11.us-east-1.compute.internal"],
     ),
     "run": (["run", "fixtures/scenarios/eks-lose-zone-a.yaml"], [FRAUD, LEDGER, CHECKOUT, REPORTING]),
+    "schedule-carry-out": (["schedule", "-c", EKS, "--preemption", "carry-out"], [LEDGER, LONGEST]),
+    "schedule-workload": (["schedule", WAREHOUSE, "-c", EKS], [f"StatefulSet {WAREHOUSE_NAME}", f"{WAREHOUSE_NAME}-2"]),
+    "capacity-workload": (["capacity", WAREHOUSE, "-c", EKS], [f"StatefulSet {WAREHOUSE_NAME}", LONGEST]),
+    "diff-workload": (["diff", WAREHOUSE, "-c", EKS, "--cordon", "pool=highmem"], [f"{WAREHOUSE_NAME}-0", LONGEST]),
 }
 
 
