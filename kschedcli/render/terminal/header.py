@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from rich.console import Group
@@ -16,7 +17,9 @@ DEFAULT_PROFILE = "default-scheduler"
 def config_source(session) -> str:
     """The KubeSchedulerConfiguration file the session runs (--config or a scenario's), "" for
     kube-scheduler's defaults."""
-    return getattr(getattr(session, "config", None), "source", "") or ""
+    source = getattr(getattr(session, "config", None), "source", "") or ""
+    # a scenario's `../config/x.yaml` as the path it names: fixtures/config/x.yaml
+    return os.path.normpath(source) if source and source != "-" else source
 
 
 def setup_text(config: str, profiles: list[str]) -> str:
