@@ -605,3 +605,24 @@ def test_nodes_with_room_past_the_eighth_are_counted(tmp_path):
 def test_preempt_names_its_config_too():
     out = squash(run("preempt", pod("payments"), "--cluster", PROD, "--config", PROFILES, columns=200).stdout)
     assert out.startswith("payments/") and f"profile default-scheduler config {PROFILES}" in out.split(" requests ")[0]
+
+
+def test_spread_per_node_counts_past_the_limit_are_counted():
+    """A hostname spread constraint scored over 230 feasible nodes: explain counts 200 of them
+    (perNode) and says how many it left out (perNodeOmitted), never silently."""
+    from builders import node, pod, scheduler
+
+    spread = {
+        "topologySpreadConstraints": [
+            {
+                "maxSkew": 1,
+                "topologyKey": "kubernetes.io/hostname",
+                "whenUnsatisfiable": "ScheduleAnyway",
+                "labelSelector": {"matchLabels": {"app": "w"}},
+            }
+        ]
+    }
+    sched = scheduler([node(f"n{i:03d}") for i in range(230)])
+    r = sched.schedule(pod("w-0", labels={"app": "w"}, requests={"cpu": "100m"}, spec=spread))
+    c = r.details["PodTopologySpread"]["score"]["constraints"][0]
+    assert len(c["perNode"]) == 200 and c["perNodeOmitted"] == 30
