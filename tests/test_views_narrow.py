@@ -335,7 +335,7 @@ CHECKOUT = "shop/checkout-frontend-canary-release-6b8c9d7f5-h2j4k"
 REPORTING = "batch/quarterly-revenue-reporting-aggregation-28391745-x7k2q"
 GENOMICS = "batch/genomics-variant-calling-pipeline-highmem-worker-28391745-{:05d}"
 SELECTED = "ip-10-0-64-10.us-east-1.compute.internal"  # where FRAUD goes (first of its tie)
-WAREHOUSE = "fixtures/pods/warehouse-statefulset.yaml"
+WAREHOUSE = "fixtures/workloads/warehouse-statefulset.yaml"
 WAREHOUSE_NAME = "payments/payments-ledger-postgresql-replica-analytics-warehouse"
 
 
