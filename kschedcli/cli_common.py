@@ -22,15 +22,18 @@ if TYPE_CHECKING:
     from .edits import Edit
 
 
+_NOT_MOVED = {"help", "install_completion", "show_completion"}  # the subcommand's, or the shell's
+
+
 class GlobalsAnywhereGroup(OneLineErrorsGroup):
-    """The `ksched` group, whose global flags (--no-cache, -v) are taken after the subcommand too:
+    """The `ksched` group, whose global flags (--no-cache, -v, --version) are taken after the subcommand too:
     `ksched explain pod.yaml --no-cache` as `ksched --no-cache explain pod.yaml`. A flag the
     subcommand has itself (-v on most) stays the subcommand's; nothing after `--` moves."""
 
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
         flags: dict[str, Any] = {}
         for param in self.params:
-            if getattr(param, "is_flag", False) and not getattr(param, "is_eager", False):
+            if getattr(param, "is_flag", False) and param.name not in _NOT_MOVED:
                 for opt in (*param.opts, *param.secondary_opts):
                     flags[opt] = param
         at = next((i for i, a in enumerate(args) if not a.startswith("-")), None)

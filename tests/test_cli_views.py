@@ -554,6 +554,8 @@ def test_global_options_after_the_subcommand(tmp_path):
     assert cache_after(*args, "--no-cache") == []
     assert cache_after("explain", "--no-cache", pod("web"), "--cluster", SMALL) == []
     assert run("schema", "--no-cache").exit_code == 0
+    # --version too: `ksched explain --version` prints the version as `ksched --version` does
+    assert run("explain", "--version").stdout == run("--version").stdout != ""
     # after `--` it is an argument, not the global flag
     assert run("explain", "--cluster", SMALL, "--", "--no-cache").exit_code == 2
 
