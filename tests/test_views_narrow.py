@@ -413,7 +413,7 @@ def cut_names(out: str, width: int) -> list[str]:
     return found
 
 
-@pytest.mark.parametrize("width", [80, 100, 120, 200])
+@pytest.mark.parametrize("width", [80, 90, 100, 120, 132, 200])
 @pytest.mark.parametrize("view", list(EKS_VIEWS))
 def test_real_length_names_are_never_cut(view, width, monkeypatch):
     monkeypatch.chdir(ROOT)

@@ -306,9 +306,8 @@ class TableOrStack:
         self.probe = probe  # the table whose fit decides, when not `table` (its names, not its prose)
 
     def fits(self, console: Console, width: int) -> bool:
-        # measured unbounded: a measurement within `width` is clamped to it
         probe = self.probe if self.probe is not None else self.table
-        return Measurement.get(console, console.options.update_width(10_000), probe).minimum <= width
+        return narrowest(console, probe) <= width
 
     def __rich_console__(self, console, options):
         if self.fits(console, options.max_width):
@@ -321,3 +320,21 @@ class TableOrStack:
         if self.fits(console, options.max_width):
             return Measurement.get(console, options, self.table)
         return Measurement.get(console, options, Group(*(hang(x) for x in self.stacked)))
+
+
+def narrowest(console: Console, table: Table) -> int:
+    """The narrowest a table can be with every no_wrap cell on its lines whole (Rich's own minimum
+    counts a no_wrap cell's longest word, then crops the cell) and every other cell at its longest
+    unbreakable part. Measured unbounded: a measurement within a width is clamped to it."""
+    options = console.options.update_width(10_000)
+    total = table._extra_width
+    for i, column in enumerate(table.columns):
+        cells = [column.header, *column.cells]
+        # a no_wrap column's text whole; a renderable that wraps itself (Hang) at its narrowest
+        w = max(
+            (m.maximum if column.no_wrap and isinstance(c, str | Text) else m.minimum)
+            for c in cells
+            for m in (Measurement.get(console, options, c),)
+        )
+        total += max(w, column.min_width or 0) + table._get_padding_width(i)
+    return total
