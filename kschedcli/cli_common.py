@@ -9,7 +9,7 @@ import os
 import sys
 from collections.abc import Callable
 from enum import StrEnum
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import typer
 
@@ -21,9 +21,36 @@ from .errors import InputError
 if TYPE_CHECKING:
     from .edits import Edit
 
+
+_NOT_MOVED = {"help", "install_completion", "show_completion"}  # the subcommand's, or the shell's
+
+
+class GlobalsAnywhereGroup(OneLineErrorsGroup):
+    """The `ksched` group, whose global flags (--no-cache, -v, --version) are taken after the subcommand too:
+    `ksched explain pod.yaml --no-cache` as `ksched --no-cache explain pod.yaml`. A flag the
+    subcommand has itself (-v on most) stays the subcommand's; nothing after `--` moves."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        flags: dict[str, Any] = {}
+        for param in self.params:
+            if getattr(param, "is_flag", False) and param.name not in _NOT_MOVED:
+                for opt in (*param.opts, *param.secondary_opts):
+                    flags[opt] = param
+        at = next((i for i, a in enumerate(args) if not a.startswith("-")), None)
+        if at is not None and args[at] in self.commands and "--" not in args[:at]:
+            sub = self.commands[args[at]]
+            own = {o for p in sub.params for o in (*getattr(p, "opts", ()), *getattr(p, "secondary_opts", ()))}
+            end = args.index("--") if "--" in args[at:] else len(args)
+            moved = [a for a in args[at + 1 : end] if a in flags and a not in own]
+            if moved:
+                rest = [a for a in args[at + 1 : end] if not (a in flags and a not in own)]
+                args = [*args[:at], *moved, args[at], *rest, *args[end:]]
+        return super().parse_args(ctx, args)
+
+
 app = typer.Typer(
     name="ksched",
-    cls=OneLineErrorsGroup,
+    cls=GlobalsAnywhereGroup,
     help="What would kube-scheduler do? Offline placement explanations for Kubernetes "
     f"(follows kube-scheduler {KUBE_SCHEDULER_VERSION}).\n\n"
     "Exit status: 0 every pod schedulable, 1 some pod is not (needing preemption counts as not, "

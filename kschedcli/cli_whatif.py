@@ -35,6 +35,7 @@ from .cli_common import (
     _run_and_show,
     _show_edits,
     _source_name,
+    _validation,
     with_validation,
 )
 from .completion import complete_node
@@ -263,14 +264,19 @@ def diff(
                 def pods_of(c):
                     return [c.parse_pod(o, p, w) for o, p, w in found]
             else:
-                from .cluster import parse_pending_pods
                 from .loader import iter_objects
+                from .workloads import pods_for_workloads
 
-                raw_pods = list(iter_objects(pods, as_kubectl=True))
+                raw_pods = [(obj, pods, where) for obj, where in iter_objects(pods, as_kubectl=True)]
                 mode = "pods"
+                validation = _validation(validate)
 
                 def pods_of(c):
-                    return parse_pending_pods(raw_pods, pods, c)
+                    # Pods as they are, workloads as their controllers would create them (as schedule)
+                    ex = pods_for_workloads(raw_pods, c, validation=validation)
+                    if not ex.pods and not ex.workloads:
+                        raise InputError("no Pod or workload found", source=pods)
+                    return ex.pods
 
         name_a = f"{_source_name(cluster)} --config {config or '(defaults)'}"
         name_b = f"{_source_name(b_paths)} --config {b_config or '(defaults)'}"

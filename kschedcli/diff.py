@@ -65,6 +65,7 @@ class WorldSummary:
     nodes_receiving: int  # nodes that received at least one of the pods
     spread: dict[str, Spread]  # cpu, memory
     outcomes: dict[str, Outcome]  # pod key -> outcome
+    profiles: list[str] = field(default_factory=list)  # the profiles (schedulerName) the pods ran under
 
 
 @dataclass
@@ -124,6 +125,7 @@ def _summarise(name: str, sched: Scheduler, results: list[CycleResult]) -> World
         nodes_receiving=len(receiving),
         spread={"cpu": _spread(cpu), "memory": _spread(mem)},
         outcomes=outcomes,
+        profiles=sorted({r.profile for r in results if r.profile}),
     )
 
 

@@ -474,3 +474,157 @@ def test_verbose_counts_ignored_kinds(tmp_path):
     assert r.exit_code == 0
     assert "ignored kinds the scheduler does not read: ConfigMap ×2" in r.stderr
     assert "3 nodes, 4 bound pods" in r.stderr
+
+
+# ----------------------------------------------------------------------------- issue 28
+
+
+EKS = str(ROOT / "fixtures" / "eks-cluster.yaml")
+FRAUD = "payments/fraud-scoring-service-realtime-inference-7f8e9d6c5b-zq8mw"
+MOST_ALLOCATED = str(ROOT / "fixtures" / "config" / "most-allocated.yaml")
+DEPLOYMENT = """apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web2, namespace: shop}
+spec:
+  replicas: 2
+  selector: {matchLabels: {app: web2}}
+  template:
+    metadata: {labels: {app: web2}}
+    spec:
+      containers: [{name: c, image: x, resources: {requests: {cpu: 100m}}}]
+"""
+
+
+def test_cut_lists_count_what_they_leave_out_as_a_sibling_field():
+    """The pending fraud-scoring replica's anti-affinity is blocked on 30 nodes: explain lists 20
+    domains and says 10 more, in the terminal and as domainsOmitted beside the list in JSON (never
+    an element of it); every array element is an object with its fields."""
+    import json
+    from importlib import resources
+
+    import jsonschema
+
+    out = run("explain", FRAUD, "--cluster", EKS, columns=200).stdout
+    blocked = squash(out).split(" blocked: ", 1)[1].split(" matching pods:", 1)[0]
+    assert blocked.count(" (1)") == 20 and blocked.endswith(", … +10 more")
+    r = run("explain", FRAUD, "--cluster", EKS, "-o", "json")
+    doc = json.loads(r.stdout)
+    ipa = doc["details"]["InterPodAffinity"]
+    for term in (ipa["requiredAntiAffinity"][0], ipa["existingAntiAffinity"]):
+        assert len(term["domains"]) == 20 and term["domainsOmitted"] == 10
+        assert all(set(d) >= {"domain", "count"} for d in term["domains"])
+        assert len(term["pods"]) == 20 and term["podsOmitted"] == 10
+    schema = json.loads(resources.files("kschedcli.schemas").joinpath("result.schema.json").read_text())
+    errors = [e.message for e in jsonschema.Draft202012Validator(schema).iter_errors(doc)]
+    assert errors == []
+    # the schema refuses the old shape: a {"more": N} element among the domains
+    ipa["requiredAntiAffinity"][0]["domains"].append({"more": 10})
+    assert list(jsonschema.Draft202012Validator(schema).iter_errors(doc))
+
+
+def test_diff_takes_workloads_as_schedule_does(tmp_path):
+    f = tmp_path / "deploy.yaml"
+    f.write_text(DEPLOYMENT)
+    r = run("diff", str(f), "--cluster", PROD, "--cordon", "general-a-01", columns=120)
+    assert r.exit_code in (0, 1), r.output
+    assert "2 pods (the given pods)" in r.stdout
+    s = run("schedule", str(f), "--cluster", PROD)
+    assert "shop/web2-" in s.stdout
+
+
+def test_global_options_after_the_subcommand(tmp_path):
+    """--no-cache after the subcommand as before it: the cache of parsed snapshots stays empty."""
+    import os
+    import subprocess
+    import sys
+
+    def cache_after(*argv: str) -> list[str]:
+        cache = tmp_path / f"cache{len(list(tmp_path.iterdir()))}"
+        env = {**os.environ, "KSCHED_CACHE_DIR": str(cache), "COLUMNS": "80"}
+        env.pop("KSCHED_NO_CACHE", None)
+        p = subprocess.run(
+            [sys.executable, "-m", "kschedcli", *argv], env=env, capture_output=True, text=True, cwd=ROOT
+        )
+        assert p.returncode == 0, p.stderr
+        return sorted(os.listdir(cache)) if cache.exists() else []
+
+    args = ["explain", pod("web"), "--cluster", SMALL]
+    assert cache_after(*args)  # the cache is used by default
+    assert cache_after("--no-cache", *args) == []
+    assert cache_after(*args, "--no-cache") == []
+    assert cache_after("explain", "--no-cache", pod("web"), "--cluster", SMALL) == []
+    assert run("schema", "--no-cache").exit_code == 0
+    # --version too: `ksched explain --version` prints the version as `ksched --version` does
+    assert run("explain", "--version").stdout == run("--version").stdout != ""
+    # after `--` it is an argument, not the global flag
+    assert run("explain", "--cluster", SMALL, "--", "--no-cache").exit_code == 2
+
+
+def test_a_config_or_profile_other_than_the_defaults_is_named_in_the_header(tmp_path):
+    out = run("explain", pod("web"), "--cluster", PROD, "--config", PROFILES, "--profile", "bin-packing").stdout
+    assert squash(out).startswith(
+        f"shop/web-7d9f8b6c5d-m8n7b priority 1000 (standard) profile bin-packing config {PROFILES}"
+    )
+    default = run("explain", pod("web"), "--cluster", PROD).stdout
+    assert " config " not in default.splitlines()[0] + default.splitlines()[1]
+    sched = run("schedule", pod("web"), "--cluster", PROD, "--config", MOST_ALLOCATED, columns=200).stdout
+    assert sched.splitlines()[1] == f"  config {MOST_ALLOCATED}"
+    packed = tmp_path / "packed.yaml"  # the web pod under the bin-packing profile
+    packed.write_text(pod_text("web").replace("spec:\n", "spec:\n  schedulerName: bin-packing\n", 1))
+    sched = run("schedule", str(packed), "--cluster", PROD, "--config", PROFILES, columns=200).stdout
+    assert sched.splitlines()[1] == f"  config {PROFILES}, profile bin-packing"
+    assert "  config " not in run("schedule", pod("web"), "--cluster", PROD).stdout
+    ran = run("run", str(ROOT / "fixtures" / "scenarios" / "lose-zone-a.yaml"), columns=200).stdout
+    head = ran.split("\nSchedule  ", 1)[1].splitlines()
+    assert head[1] == f"  config {MOST_ALLOCATED}"
+    diff = run("diff", str(packed), "--cluster", PROD, "--config", PROFILES, "--cordon", "general-a-01", columns=200)
+    assert diff.exit_code in (0, 1), diff.output
+    worlds = [line for line in diff.stdout.splitlines() if line.startswith(("  A  ", "  B  "))]
+    assert len(worlds) == 2 and all(line.endswith("profile bin-packing") for line in worlds), worlds
+    plain = run("diff", pod("web"), "--cluster", PROD, "--cordon", "general-a-01", columns=200).stdout
+    assert "profile" not in plain
+
+
+def pod_text(name: str) -> str:
+    return Path(pod(name)).read_text()
+
+
+def test_nodes_with_room_past_the_eighth_are_counted(tmp_path):
+    import json
+
+    f = tmp_path / "nowhere.yaml"
+    f.write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: lost, namespace: shop}\n"
+        "spec:\n  nodeSelector: {pool: none}\n  containers: [{name: c, image: x}]\n"
+    )
+    doc = json.loads(run("explain", str(f), "--cluster", PROD, "-o", "json").stdout)
+    room = doc["breakdowns"]["roomRejectedBy"]
+    assert len(room) == 8 and doc["breakdowns"]["roomRejectedByOmitted"] == 20 - 8
+    out = squash(run("explain", str(f), "--cluster", PROD, columns=200).stdout)
+    assert "… +12 more nodes with room" in out
+
+
+def test_preempt_names_its_config_too():
+    out = squash(run("preempt", pod("payments"), "--cluster", PROD, "--config", PROFILES, columns=200).stdout)
+    assert out.startswith("payments/") and f"profile default-scheduler config {PROFILES}" in out.split(" requests ")[0]
+
+
+def test_spread_per_node_counts_past_the_limit_are_counted():
+    """A hostname spread constraint scored over 230 feasible nodes: explain counts 200 of them
+    (perNode) and says how many it left out (perNodeOmitted), never silently."""
+    from builders import node, pod, scheduler
+
+    spread = {
+        "topologySpreadConstraints": [
+            {
+                "maxSkew": 1,
+                "topologyKey": "kubernetes.io/hostname",
+                "whenUnsatisfiable": "ScheduleAnyway",
+                "labelSelector": {"matchLabels": {"app": "w"}},
+            }
+        ]
+    }
+    sched = scheduler([node(f"n{i:03d}") for i in range(230)])
+    r = sched.schedule(pod("w-0", labels={"app": "w"}, requests={"cpu": "100m"}, spec=spread))
+    c = r.details["PodTopologySpread"]["score"]["constraints"][0]
+    assert len(c["perNode"]) == 200 and c["perNodeOmitted"] == 30

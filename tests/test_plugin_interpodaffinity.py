@@ -404,7 +404,7 @@ def test_explain_names_pods_and_domains_bounded():
     d = res.details["InterPodAffinity"]
     t = d["requiredAntiAffinity"][0]
     assert t["topologyKey"] == ZONE and t["selector"] == "app=web"
-    assert len(t["pods"]) == SAMPLE_LIMIT and t["morePods"] == 5
+    assert len(t["pods"]) == SAMPLE_LIMIT and t["podsOmitted"] == 5
     assert t["pods"][0] == {"pod": "default/w0", "node": "a1", "domain": "a"}
     assert t["domains"] == [{"domain": "a", "count": SAMPLE_LIMIT + 5}]
 

@@ -320,3 +320,115 @@ def test_diff_keeps_each_flag_of_a_world_with_its_value(monkeypatch):
         "    --config fixtures/config/most-allocated.yaml --cordon general-a-01",
     ]
     assert not [line for line in lines if re.search(r"--[a-z-]+$", line)]
+
+
+# ----------------------------------------------------------------------------- real-length names (issue 28)
+# fixtures/eks-cluster.yaml: EKS node names of 40-42 characters and one of 63 (a hostname label's
+# limit), pods of 50-70 characters. Every view, at 80, 100, 120 and 200 columns: no line wider than
+# the terminal, and every name whole on one line (a table whose names do not fit side by side stacks).
+
+EKS = "fixtures/eks-cluster.yaml"
+LONGEST = "ip-10-0-128-200.highmem-r6i-4xlarge1.us-east-1.compute.internal"
+FRAUD = "payments/fraud-scoring-service-realtime-inference-7f8e9d6c5b-zq8mw"
+LEDGER = "payments/payments-ledger-reconciliation-highmem-worker-5b7c9d8e6f-q4r8t"
+CHECKOUT = "shop/checkout-frontend-canary-release-6b8c9d7f5-h2j4k"
+REPORTING = "batch/quarterly-revenue-reporting-aggregation-28391745-x7k2q"
+GENOMICS = "batch/genomics-variant-calling-pipeline-highmem-worker-28391745-{:05d}"
+SELECTED = "ip-10-0-64-10.us-east-1.compute.internal"  # where FRAUD goes (first of its tie)
+WAREHOUSE = "fixtures/workloads/warehouse-statefulset.yaml"
+WAREHOUSE_NAME = "payments/payments-ledger-postgresql-replica-analytics-warehouse"
+
+
+def eks_names() -> list[str]:
+    import yaml
+
+    objs = [o for o in yaml.safe_load_all((ROOT / EKS).read_text()) if o]
+    names = {o["metadata"]["name"] for o in objs if o["kind"] in ("Node", "Pod")}
+    names |= {f"{o['metadata']['namespace']}/{o['metadata']['name']}" for o in objs if o["kind"] == "Pod"}
+    names |= {WAREHOUSE_NAME, WAREHOUSE_NAME.split("/")[1], *(f"{WAREHOUSE_NAME}-{i}" for i in range(3))}
+    return sorted((n for n in names if len(n) >= 24), key=len, reverse=True)
+
+
+EKS_NAMES = eks_names()
+
+# each view, with names it must print whole (on one line)
+EKS_VIEWS = {
+    "explain": (["explain", FRAUD, "-c", EKS], [FRAUD, SELECTED, LONGEST]),
+    "explain-node": (["explain", FRAUD, "-c", EKS, "--node", LONGEST], [FRAUD, LONGEST]),
+    "explain-node-pods": (
+        ["explain", REPORTING, "-c", EKS, "--node", "ip-10-0-32-1.us-east-1.compute.internal"],
+        ["payments/fraud-scoring-service-realtime-inference-7f8e9d6c5b-00000"],
+    ),
+    "explain-all-nodes": (["explain", LEDGER, "-c", EKS, "--all-nodes"], [LEDGER, LONGEST]),
+    "explain-raw": (["explain", FRAUD, "-c", EKS, "--raw", "--top", "0"], [SELECTED, LONGEST]),
+    "explain-preemption-fixes": (["explain", LEDGER, "-c", EKS], [LEDGER, LONGEST, GENOMICS.format(2)]),
+    "preempt": (["preempt", LEDGER, "-c", EKS], [LONGEST, *(GENOMICS.format(i) for i in range(3))]),
+    "schedule": (["schedule", "-c", EKS], [FRAUD, LEDGER, CHECKOUT, REPORTING, SELECTED, GENOMICS.format(2)]),
+    "schedule-wide": (["schedule", "-c", EKS, "-o", "wide"], [FRAUD, LEDGER, SELECTED, LONGEST]),
+    "capacity": (["capacity", "fixtures/pods/checkout.yaml", "-c", EKS], [LONGEST]),
+    "drain": (
+        [
+            "drain",
+            "ip-10-0-32-1.us-east-1.compute.internal",
+            "ip-10-0-48-1.us-east-1.compute.internal",
+            "-c",
+            EKS,
+            "--force",
+        ],
+        [
+            "payments/fraud-scoring-service-realtime-inference-7f8e9d6c5b-00000",
+            "ip-10-0-32-1.us-east-1.compute.internal",
+            SELECTED,
+        ],
+    ),
+    "diff": (
+        ["diff", "-c", EKS, "--cordon", "ip-10-0-64-9.us-east-1.compute.internal", "--cordon", SELECTED],
+        [FRAUD, CHECKOUT, REPORTING, "ip-10-0-64-11.us-east-1.compute.internal"],
+    ),
+    "run": (["run", "fixtures/scenarios/eks-lose-zone-a.yaml"], [FRAUD, LEDGER, CHECKOUT, REPORTING]),
+    "schedule-carry-out": (["schedule", "-c", EKS, "--preemption", "carry-out"], [LEDGER, LONGEST]),
+    "schedule-workload": (["schedule", WAREHOUSE, "-c", EKS], [f"StatefulSet {WAREHOUSE_NAME}", f"{WAREHOUSE_NAME}-2"]),
+    "capacity-workload": (["capacity", WAREHOUSE, "-c", EKS], [f"StatefulSet {WAREHOUSE_NAME}", LONGEST]),
+    "diff-workload": (["diff", WAREHOUSE, "-c", EKS, "--cordon", "pool=highmem"], [f"{WAREHOUSE_NAME}-0", LONGEST]),
+}
+
+
+def cut_names(out: str, width: int) -> list[str]:
+    """Lines longer than width, and names not whole on their line: a run of name characters that is
+    the start of a name (15 characters or more, or followed by `…`) but no name, or its end at the
+    start of a line."""
+    found = []
+    for i, line in enumerate(out.splitlines(), start=1):
+        if cell_len(line) > width:
+            found.append(f"line {i} is {cell_len(line)} columns: {line!r}")
+        for m in re.finditer(r"[A-Za-z0-9][A-Za-z0-9./-]{9,}", line):
+            tok = m.group().rstrip(".,")
+            if tok in EKS_NAMES:
+                continue
+            cut = line[m.end() : m.end() + 1] == "…"
+            if (len(tok) >= 15 or cut) and any(n.startswith(tok) for n in EKS_NAMES):
+                found.append(f"line {i} cuts a name: {line!r}")
+            elif not line[: m.start()].strip() and any(n.endswith(tok) and n != tok for n in EKS_NAMES):
+                found.append(f"line {i} holds the end of a name: {line!r}")
+    return found
+
+
+@pytest.mark.parametrize("width", [80, 90, 100, 120, 132, 200])
+@pytest.mark.parametrize("view", list(EKS_VIEWS))
+def test_real_length_names_are_never_cut(view, width, monkeypatch):
+    monkeypatch.chdir(ROOT)
+    argv, whole = EKS_VIEWS[view]
+    out = render(argv, width)
+    assert out.strip()
+    assert cut_names(out, width) == []
+    lines = out.splitlines()
+    for name in whole:
+        assert any(re.search(rf"(?<![\w./-]){re.escape(name)}(?![\w-])", line) for line in lines), (name, out)
+
+
+def test_the_name_checks_catch_what_issue_28_saw():
+    assert cut_names("  ip-10-0-32…   ✔ ip-10-0-64-…", 80)
+    assert cut_names("  payments/fraud-scor   100000", 80)
+    assert cut_names("  ing-service-realtime-inference-7f8e9d6c5b-zq8mw", 80)
+    assert cut_names("x" * 81, 80)
+    assert not cut_names(f"  {FRAUD}  {SELECTED}", 200)

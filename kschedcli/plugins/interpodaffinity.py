@@ -108,7 +108,7 @@ class _Sample:
     def doc(self) -> dict:
         d: dict[str, Any] = {"pods": self.items}
         if self.more:
-            d["morePods"] = self.more
+            d["podsOmitted"] = self.more
         return d
 
 
@@ -612,7 +612,7 @@ class InterPodAffinity(
                         "term": i,
                         **t.describe(),
                         **pf.trace["affinity"][i].doc(),
-                        "domains": _domains(pf.affinity_counts, t.topology_key),
+                        **_domains(pf.affinity_counts, t.topology_key),
                     }
                     for i, t in enumerate(pf.affinity_terms)
                 ]
@@ -620,19 +620,11 @@ class InterPodAffinity(
                     out["firstPodOfSeries"] = matches_all(pf.affinity_terms, pod)
             if pf.anti_terms:
                 out["requiredAntiAffinity"] = [
-                    {
-                        "term": i,
-                        **t.describe(),
-                        **pf.trace["anti"][i].doc(),
-                        "domains": _domains(pf.anti_counts, t.topology_key),
-                    }
+                    {"term": i, **t.describe(), **pf.trace["anti"][i].doc(), **_domains(pf.anti_counts, t.topology_key)}
                     for i, t in enumerate(pf.anti_terms)
                 ]
             if pf.existing_anti_counts or pf.trace["existing"].items:
-                out["existingAntiAffinity"] = {
-                    **pf.trace["existing"].doc(),
-                    "domains": _domains(pf.existing_anti_counts, None),
-                }
+                out["existingAntiAffinity"] = {**pf.trace["existing"].doc(), **_domains(pf.existing_anti_counts, None)}
         ps = state.get(PRE_SCORE_KEY)
         if ps is not None and ps.trace is not None:
             terms = pod_terms(pod)
@@ -645,7 +637,9 @@ class InterPodAffinity(
                     sc[name] = [{"term": i, **t.describe(), **ps.trace[name][i].doc()} for i, t in enumerate(lst)]
             if ps.trace["existing"].items:
                 sc["existingPodsTerms"] = ps.trace["existing"].doc()
-            sc["topologyScore"] = _bounded_topology_score(ps.topology_score)
+            sc["topologyScore"], omitted = _bounded_topology_score(ps.topology_score)
+            if omitted:
+                sc["topologyScoreOmitted"] = omitted
             out["score"] = sc
         return out or None
 
@@ -716,25 +710,30 @@ def _has_preferred(section) -> bool:
     return bool(section) and bool(section.get("preferredDuringSchedulingIgnoredDuringExecution"))
 
 
-def _domains(counts: dict, key: str | None) -> list[dict]:
-    """The count table's entries (for one topology key, or all), largest first, bounded."""
+def _domains(counts: dict, key: str | None) -> dict:
+    """{"domains": the count table's entries (for one topology key, or all), largest first, at most
+    DOMAIN_LIMIT; "domainsOmitted": how many more there were, when any}."""
     rows = [(k, v, n) for (k, v), n in counts.items() if key is None or k == key]
     rows.sort(key=lambda r: (-r[2], r[0], r[1]))
-    out = [
-        {"topologyKey": k, "domain": v, "count": n} if key is None else {"domain": v, "count": n}
-        for k, v, n in rows[:DOMAIN_LIMIT]
-    ]
+    out: dict = {
+        "domains": [
+            {"topologyKey": k, "domain": v, "count": n} if key is None else {"domain": v, "count": n}
+            for k, v, n in rows[:DOMAIN_LIMIT]
+        ]
+    }
     if len(rows) > DOMAIN_LIMIT:
-        out.append({"more": len(rows) - DOMAIN_LIMIT})
+        out["domainsOmitted"] = len(rows) - DOMAIN_LIMIT
     return out
 
 
-def _bounded_topology_score(ts: dict) -> dict:
+def _bounded_topology_score(ts: dict) -> tuple[dict, dict]:
+    """Per topology key, the DOMAIN_LIMIT domains of largest raw score; and per key, how many
+    domains were left out (keys with none absent)."""
     out = {}
+    omitted = {}
     for key in sorted(ts):
         vals = sorted(ts[key].items(), key=lambda kv: (-abs(kv[1]), kv[0]))
-        d = {v: n for v, n in vals[:DOMAIN_LIMIT]}
+        out[key] = dict(vals[:DOMAIN_LIMIT])
         if len(vals) > DOMAIN_LIMIT:
-            d["..."] = len(vals) - DOMAIN_LIMIT
-        out[key] = d
-    return out
+            omitted[key] = len(vals) - DOMAIN_LIMIT
+    return out, omitted

@@ -668,6 +668,8 @@ class PodTopologySpread(
                             s.counters[i](ni) if s.counters else _count_matching(ni, pod.namespace, c.selector)
                         )
                 d["perNode"] = counts
+                if len(feasible) > _EXPLAIN_LIMIT:  # the feasible nodes past the limit, not counted
+                    d["perNodeOmitted"] = len(feasible) - _EXPLAIN_LIMIT
             else:
                 d["domains"], omitted = _domain_table(s.counts[i], [])
                 if omitted:

@@ -310,23 +310,33 @@ def resources_breakdown(result, snapshot, framework, limit: int | None = None) -
 def room_rejected_by(result, limit: int = ROOM_ELSEWHERE) -> dict[str, str]:
     """For a pod that fits nowhere: up to `limit` nodes (by name) NodeResourcesFit passed, each with
     the plugin that rejected it."""
+    out: dict[str, str] = {}
+    for name, plugin in _room_rejected(result):
+        if len(out) >= limit:
+            break
+        out[name] = plugin
+    return out
+
+
+def room_rejected_count(result) -> int:
+    """How many nodes room_rejected_by would name without its limit."""
+    return sum(1 for _ in _room_rejected(result))
+
+
+def _room_rejected(result):
     if result.schedulable or "NodeResourcesFit" not in result.filter_plugins:
-        return {}
+        return
     ft = result.filters
     columns = getattr(ft, "columns", None)
     if columns is None or "NodeResourcesFit" not in columns:
-        return {}
+        return
     fit_col = columns["NodeResourcesFit"]
-    out: dict[str, str] = {}
     for name in sorted(ft):
         i = ft.index[name]
         st = fit_col[i]
         first = ft.first[i]
         if (st is None or st.is_success()) and first is not None:
-            out[name] = first.plugin
-            if len(out) >= limit:
-                break
-    return out
+            yield name, first.plugin
 
 
 def untolerated_taints(pod, node) -> list[dict]:
@@ -452,6 +462,9 @@ def annotate(result, session, parts: frozenset[str] = ALL) -> dict:
         if BREAKDOWNS in parts:
             ann["resources"] = resources_breakdown(result, snapshot, framework)
             ann["roomRejectedBy"] = room_rejected_by(result)
+            omitted = room_rejected_count(result) - len(ann["roomRejectedBy"]) if ann["roomRejectedBy"] else 0
+            if omitted > 0:
+                ann["roomRejectedByOmitted"] = omitted
             ann["taints"] = taints_breakdown(result, snapshot)
             ann["nodeAffinity"] = node_affinity_breakdown(result, snapshot)
         if FIRST_FAILURES in parts:

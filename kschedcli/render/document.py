@@ -180,6 +180,8 @@ def result_doc(r: CycleResult) -> dict:
         }
         if ann.get("roomRejectedBy"):
             doc["breakdowns"]["roomRejectedBy"] = ann["roomRejectedBy"]
+            if ann.get("roomRejectedByOmitted"):
+                doc["breakdowns"]["roomRejectedByOmitted"] = ann["roomRejectedByOmitted"]
     if r.details:
         doc["details"] = {k: r.details[k] for k in sorted(r.details)}
     _add_retry_and_attempt(doc, r)

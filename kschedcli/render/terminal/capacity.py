@@ -6,7 +6,7 @@ from __future__ import annotations
 from rich.console import Console
 
 from ..richsafe import Text
-from .layout import indent, make_console, new_table, plural, section
+from .layout import Hang, TableOrStack, indent, make_console, new_table, plural, prose, section
 
 
 def _counts_table(title: str, counts: dict[str, int], style: str = "node"):
@@ -25,9 +25,10 @@ def capacity_renderables(doc: dict, top: int) -> list:
         "copies scheduled one after another, each bound before the next; preemption off: copies evict nothing",
     )
     summary = new_table()
-    summary.add_column("Template", style="pod", overflow="fold")
+    summary.add_column("Template", style="pod", no_wrap=True)
     summary.add_column("Copies that fit", justify="right", no_wrap=True)
     summary.add_column("Stopped by")
+    stacked: list = []  # where a template's name and the rest do not fit side by side
     for t in doc["perTemplate"]:
         stopped = {
             "max": f"--max {doc['max']}",
@@ -36,9 +37,11 @@ def capacity_renderables(doc: dict, top: int) -> list:
             "unschedulable": "a copy that fits nowhere",
             "error": "an error",
         }[t["stoppedBy"]]
-        summary.add_row(t["template"], str(t["replicas"]), stopped)
+        summary.add_row(t["template"], str(t["replicas"]), prose(stopped))
+        stacked.append(Text(t["template"], style="pod"))
+        stacked.append(Hang(Text(f"{plural(t['replicas'], 'copy', 'copies')} fit; stopped by {stopped}"), 2, 4))
     total = Text(f"{plural(doc['replicas'], 'copy', 'copies')} fit in total", style="ok" if doc["replicas"] else "bad")
-    blocks.append([head, indent(summary, 2), total])
+    blocks.append([head, indent(TableOrStack(summary, stacked), 2), total])
     if doc["perNode"]:
         nodes = dict(doc["perNode"])
         shown = dict(sorted(nodes.items(), key=lambda kv: (-kv[1], kv[0]))[:top]) if top else nodes

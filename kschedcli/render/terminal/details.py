@@ -32,7 +32,8 @@ def _brief(v: Any) -> str:
     if isinstance(v, list):
         return ", ".join(_brief(x) for x in v[:8]) + (f", … +{len(v) - 8}" if len(v) > 8 else "")
     if isinstance(v, dict):
-        return "{" + ", ".join(f"{k}: {_brief(x)}" for k, x in list(v.items())[:8]) + "}"
+        more = f", … +{len(v) - 8} more" if len(v) > 8 else ""
+        return "{" + ", ".join(f"{k}: {_brief(x)}" for k, x in list(v.items())[:8]) + more + "}"
     return str(v)
 
 

@@ -9,7 +9,8 @@ from rich.console import Console
 
 from ...diff import DiffReport, Outcome
 from ..richsafe import Text
-from .layout import glue, indent, new_table, plural, print_blocks, section
+from .header import setup_text
+from .layout import GLUE, Hang, TableOrStack, glue, indent, new_table, plural, print_blocks, section
 
 _MODES = {
     "pods": "the given pods",
@@ -53,6 +54,10 @@ def diff_renderables(report: DiffReport, console: Console) -> list[list[Any]]:
         Text.assemble(("  A  ", "title"), _flags_glued(a.name)),
         Text.assemble(("  B  ", "title"), _flags_glued(b.name)),
     ]
+    for i, w in enumerate((a, b)):
+        setup = setup_text("", w.profiles)  # the config file is in the world's flags already
+        if setup:
+            worlds[i].append("  " + setup, style="muted")
     t = new_table()
     t.add_column("", no_wrap=True)
     t.add_column("A", justify="right", no_wrap=True)
@@ -79,14 +84,25 @@ def diff_renderables(report: DiffReport, console: Console) -> list[list[Any]]:
     ]
     if report.changes:
         c = new_table()
-        c.add_column("Pod", style="pod", overflow="fold")
+        c.add_column("Pod", style="pod", no_wrap=True)
         c.add_column("Prio", justify="right", no_wrap=True)
         c.add_column("A", no_wrap=True)
         c.add_column("B", no_wrap=True)
+        stacked: list[Any] = []  # where the names do not fit side by side: each pod, then its cells under it
         for ch in report.changes:
             c.add_row(ch.pod, str(ch.priority), _cell(ch.a), _cell(ch.b))
+            stacked.append(Text(ch.pod, style="pod"))
+            under = Text()
+            under.append(glue(f"prio {ch.priority}"), style="muted")
+            for label, o in (("A", ch.a), ("B", ch.b)):
+                cell = _cell(o)
+                under.append("   ")
+                under.append(label + GLUE, style="title")
+                under.append_text(Text(glue(cell.plain), style=cell.style, spans=list(cell.spans)))
+            stacked.append(Hang(under, 2, 2))
+        changes = TableOrStack(c, stacked)
         blocks.append(
-            [section("Changes", f"{plural(len(report.changes), 'pod')} whose verdict or node differs"), indent(c)]
+            [section("Changes", f"{plural(len(report.changes), 'pod')} whose verdict or node differs"), indent(changes)]
         )
         blocks.append([Text(f"≠ {plural(len(report.changes), 'pod')} placed differently", style="warn")])
     else:

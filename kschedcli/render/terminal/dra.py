@@ -84,7 +84,9 @@ def node_lines(doc: dict) -> list[Any]:
         if r.get("chosen"):
             t.append("; takes " + ", ".join(_short(d) for d in r["chosen"]), style="ok")
         elif r.get("qualifying"):
-            t.append(" (" + ", ".join(_short(d) for d in r["qualifying"][:8]) + ")", style="muted")
+            q = r["qualifying"]
+            more = f", … +{len(q) - 8} more" if len(q) > 8 else ""
+            t.append(" (" + ", ".join(_short(d) for d in q[:8]) + more + ")", style="muted")
         out.append(hang(t))
         if not r.get("qualifying") and not r.get("rejected"):
             out.append(Text("      no device on the node", style="muted"))

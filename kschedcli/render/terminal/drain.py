@@ -19,7 +19,19 @@ from ...drain import (
 )
 from ..analysis import verdict_of
 from ..richsafe import Text
-from .layout import Hang, glue, glue_message, indent, new_table, plural, print_blocks, prose, section
+from .layout import (
+    GLUE,
+    Hang,
+    TableOrStack,
+    glue,
+    glue_message,
+    indent,
+    new_table,
+    plural,
+    print_blocks,
+    prose,
+    section,
+)
 
 _ACTION_TEXT = {
     STAYS_DAEMONSET: "stays (DaemonSet pod)",
@@ -93,6 +105,8 @@ def drain_renderables(report: DrainReport, console: Console, allow_preemption: b
         slack = max(m.maximum for m in whys) - max(m.minimum for m in whys)
         if console.measure(t).maximum - slack > console.width - 2:
             t = _rescheduled_table(report, beside=False)
+        # stacked where the names alone do not fit side by side
+        t = TableOrStack(t, _rescheduled_stacked(report), probe=_rescheduled_table(report, beside=False))
         rounds = (
             f" in {report.rounds} rounds (refused evictions retried once replacements were placed)"
             if report.rounds > 1
@@ -134,6 +148,27 @@ def _rescheduled_table(report: DrainReport, beside: bool):
         if why:
             t.add_row("", Hang(Text(why, style="muted"), 2, 2), "", "", "")
     return t
+
+
+def _rescheduled_stacked(report: DrainReport) -> list[Any]:
+    """The Rescheduled rows where pod and node names do not fit side by side: each evicted pod on a
+    line of its own, where it goes from and to under it, then the why."""
+    out: list[Any] = []
+    for i, o in enumerate(report.evicted, start=1):
+        head = Text(f"{i:>2}  ", style="muted")
+        head.append(o.pod.key, style="pod")
+        head.append("  " + glue(f"prio {o.pod.priority}"), style="muted")
+        out.append(Hang(head, 0, 4))
+        moves = Text("from" + GLUE, style="muted")
+        moves.append(o.node, style="node")
+        moves.append(" →" + GLUE, style="muted")
+        cell = _outcome(o)
+        moves.append_text(Text(glue(cell.plain), style=cell.style, spans=list(cell.spans)))
+        out.append(Hang(moves, 4, 6))
+        why = _why(o)
+        if why:
+            out.append(Hang(Text(why, style="muted"), 4, 6))
+    return out
 
 
 def render_drain(report: DrainReport, console: Console, allow_preemption: bool) -> None:

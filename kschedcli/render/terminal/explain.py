@@ -34,7 +34,7 @@ def explain_renderables(
     top: int = 10,
     raw: bool = False,
 ) -> list[list[Any]]:
-    blocks: list[list[Any]] = [[pod_line(result)], [verdict(result)]]
+    blocks: list[list[Any]] = [[pod_line(result, session)], [verdict(result)]]
     if result.error:
         blocks.append(extenders_section(result))
         return blocks

@@ -58,7 +58,9 @@ def _call_lines(c) -> list[Text]:
     elif c.verb == "prioritize":
         scores = d.get("scores") or []
         w = d.get("weight", 0)
-        text = ", ".join(f"{s['host']} {s['score']}" for s in scores[:8]) + (" …" if len(scores) > 8 else "")
+        text = ", ".join(f"{s['host']} {s['score']}" for s in scores[:8])
+        if len(scores) > 8:
+            text += f", … +{len(scores) - 8} more"
         out.append(
             Text(f"    weight {w}, each score × {w} × 10 added to the total: {text or 'no host'}", style="muted")
         )

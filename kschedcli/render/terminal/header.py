@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from rich.console import Group
@@ -10,8 +11,30 @@ from ..analysis import annotations_of, fmt_cpu, fmt_quantity, fmt_requests, verd
 from ..richsafe import Text
 from .layout import GLUE, glue, glue_message, hang, name_list, plural
 
+DEFAULT_PROFILE = "default-scheduler"
 
-def pod_line(result) -> Group:
+
+def config_source(session) -> str:
+    """The KubeSchedulerConfiguration file the session runs (--config or a scenario's), "" for
+    kube-scheduler's defaults."""
+    source = getattr(getattr(session, "config", None), "source", "") or ""
+    # a scenario's `../config/x.yaml` as the path it names: fixtures/config/x.yaml
+    return os.path.normpath(source) if source and source != "-" else source
+
+
+def setup_text(config: str, profiles: list[str]) -> str:
+    """`config FILE, profile NAME` for a run that is not kube-scheduler's defaults: the config file
+    when one was given, the profiles the pods ran under unless that is default-scheduler alone; ""
+    otherwise."""
+    parts = []
+    if config:
+        parts.append("config" + GLUE + glue(config))
+    if profiles and profiles != [DEFAULT_PROFILE]:
+        parts.append(("profile" if len(profiles) == 1 else "profiles") + GLUE + ", ".join(profiles))
+    return ", ".join(parts)
+
+
+def pod_line(result, session=None) -> Group:
     pod = result.pod
     t = Text()
     t.append(pod.key, style="pod")
@@ -21,6 +44,10 @@ def pod_line(result) -> Group:
         t.append(f" ({pod.priority_class_name})", style="muted")
     t.append("  profile" + GLUE, style="muted")
     t.append(result.profile)
+    config = config_source(session)
+    if config:
+        t.append("  config" + GLUE, style="muted")
+        t.append(glue(config))
     r = Text("requests ", style="muted")
     r.append(fmt_requests(pod.requests.as_dict()) or "none", style="")
     if (pod.non0_cpu, pod.non0_mem) != (pod.requests.milli_cpu, pod.requests.memory):

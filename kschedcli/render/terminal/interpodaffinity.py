@@ -14,11 +14,24 @@ def _pods_text(entry: dict, limit: int = 4) -> str:
     for p in pods[:limit]:
         where = p.get("domain") or p.get("node")
         parts.append(f"{p.get('pod')} ({where})" if where else str(p.get("pod")))
-    more = len(pods) - limit + (entry.get("morePods") or 0)
+    more = len(pods) - limit + (entry.get("podsOmitted") or 0)
     s = ", ".join(parts) if parts else "no pod"
     if more > 0:
         s += f", … +{more} more"
     return s
+
+
+def _domains_text(entry: dict, with_key: bool = False) -> str:
+    """The entry's domains with their counts, and how many the JSON left out (domainsOmitted)."""
+    doms = entry.get("domains") or []
+    text = ", ".join(
+        (f"{x.get('topologyKey', '')}={x['domain']}" if with_key else str(x["domain"])) + f" ({x['count']})"
+        for x in doms
+    )
+    omitted = entry.get("domainsOmitted") or 0
+    if omitted:
+        text += f", … +{omitted} more"
+    return text
 
 
 def _term_header(kind: str, term: dict) -> Text:
@@ -46,10 +59,10 @@ def affinity_section(result) -> list[Any]:
     out: list[Any] = [section("Inter-pod affinity", "which existing pods satisfy or violate each term, and where")]
     for term in d.get("requiredAffinity") or []:
         out.append(_term_header("required affinity", term))
-        doms = [x for x in term.get("domains") or [] if "domain" in x]
+        doms = term.get("domains") or []
         t = Text("    satisfied in: ", style="muted")
         if doms:
-            t.append(", ".join(f"{x['domain']} ({x['count']})" for x in doms), style="ok")
+            t.append(_domains_text(term), style="ok")
             t.append(" — nodes elsewhere are rejected", style="muted")
         else:
             if d.get("firstPodOfSeries"):
@@ -64,9 +77,9 @@ def affinity_section(result) -> list[Any]:
         out.append(Text("    matching pods: " + _pods_text(term), style="muted"))
     for term in d.get("requiredAntiAffinity") or []:
         out.append(_term_header("required anti-affinity", term))
-        doms = [x for x in term.get("domains") or [] if "domain" in x]
+        doms = term.get("domains") or []
         t = Text("    blocked: ", style="muted")
-        t.append(", ".join(f"{x['domain']} ({x['count']})" for x in doms) or "nowhere", style="bad" if doms else "ok")
+        t.append(_domains_text(term) or "nowhere", style="bad" if doms else "ok")
         out.append(t)
         out.append(Text("    matching pods: " + _pods_text(term), style="muted"))
     ex = d.get("existingAntiAffinity")
@@ -74,11 +87,8 @@ def affinity_section(result) -> list[Any]:
         t = Text("  ")
         t.append("existing pods' anti-affinity", style="bold")
         t.append(" against this pod: ", style="muted")
-        doms = [x for x in ex.get("domains") or [] if "domain" in x]
-        t.append(
-            ", ".join(f"{x.get('topologyKey', '')}={x['domain']} ({x['count']})" for x in doms) or "none",
-            style="bad" if doms else "ok",
-        )
+        doms = ex.get("domains") or []
+        t.append(_domains_text(ex, with_key=True) or "none", style="bad" if doms else "ok")
         out.append(t)
         out.append(Text("    from: " + _pods_text(ex), style="muted"))
     sc = d.get("score")
@@ -95,11 +105,10 @@ def affinity_section(result) -> list[Any]:
         ts = sc.get("topologyScore") or {}
         for key, vals in ts.items():
             items = [f"{k} {v:+d}" if isinstance(v, int) else f"{k} {v}" for k, v in vals.items()]
+            more = len(items) - 8 + ((sc.get("topologyScoreOmitted") or {}).get(key) or 0)
             out.append(
                 Text(
-                    f"    raw score per {key}: "
-                    + ", ".join(items[:8])
-                    + (f", … {len(items) - 8} more" if len(items) > 8 else ""),
+                    f"    raw score per {key}: " + ", ".join(items[:8]) + (f", … {more} more" if more > 0 else ""),
                     style="muted",
                 )
             )

@@ -10,7 +10,7 @@ from typing import Any
 
 from rich import box
 from rich.cells import cell_len
-from rich.console import Console
+from rich.console import Console, Group
 from rich.measure import Measurement
 from rich.padding import Padding
 from rich.table import Table
@@ -292,3 +292,49 @@ def print_blocks(console: Console, blocks: Iterable[list[Any]]) -> None:
         for item in block:
             console.print(hang(item))
         first = False
+
+
+class TableOrStack:
+    """A table when its narrowest layout fits the width: every name whole (names sit in no_wrap
+    columns or in prose cells, which break only between words); else the same rows stacked, each
+    row's lines as `stacked` gives them (a name on a line of its own, the other cells under it),
+    so that a name is never cut nor broken, whatever the width (docs/output.md)."""
+
+    def __init__(self, table: Table, stacked: list[Any], probe: Table | None = None):
+        self.table = table
+        self.stacked = stacked
+        self.probe = probe  # the table whose fit decides, when not `table` (its names, not its prose)
+
+    def fits(self, console: Console, width: int) -> bool:
+        probe = self.probe if self.probe is not None else self.table
+        return narrowest(console, probe) <= width
+
+    def __rich_console__(self, console, options):
+        if self.fits(console, options.max_width):
+            yield self.table
+            return
+        for item in self.stacked:
+            yield hang(item)
+
+    def __rich_measure__(self, console, options):
+        if self.fits(console, options.max_width):
+            return Measurement.get(console, options, self.table)
+        return Measurement.get(console, options, Group(*(hang(x) for x in self.stacked)))
+
+
+def narrowest(console: Console, table: Table) -> int:
+    """The narrowest a table can be with every no_wrap cell on its lines whole (Rich's own minimum
+    counts a no_wrap cell's longest word, then crops the cell) and every other cell at its longest
+    unbreakable part. Measured unbounded: a measurement within a width is clamped to it."""
+    options = console.options.update_width(10_000)
+    total = table._extra_width
+    for i, column in enumerate(table.columns):
+        cells = [column.header, *column.cells]
+        # a no_wrap column's text whole; a renderable that wraps itself (Hang) at its narrowest
+        w = max(
+            (m.maximum if column.no_wrap and isinstance(c, str | Text) else m.minimum)
+            for c in cells
+            for m in (Measurement.get(console, options, c),)
+        )
+        total += max(w, column.min_width or 0) + table._get_padding_width(i)
+    return total

@@ -6,7 +6,7 @@ from typing import Any
 
 from ..analysis import annotations_of, filter_columns, fmt_requests, resource_rows, untolerated_taints
 from ..richsafe import Text
-from .layout import ALSO, FIRST, PASS, SKIP, glue, indent, new_table, plural, prose, quantities, section
+from .layout import ALSO, FIRST, PASS, SKIP, TableOrStack, glue, indent, new_table, plural, prose, quantities, section
 from .nodeaffinity import node_affinity_section
 from .preemption import CRITERION_TEXT
 from .scores import ranking, score_plugins
@@ -148,9 +148,13 @@ def _node_pods(ni, limit: int = 10) -> list[Any]:
     table.add_column("Pod", no_wrap=True)
     table.add_column("Priority", justify="right", no_wrap=True)
     table.add_column("Requests", style="muted")
+    stacked: list[Any] = []  # where a pod name and its requests do not fit side by side
     for p in pods[:limit]:
-        table.add_row(p.key, str(p.priority), prose(fmt_requests(p.requests.as_dict()), style="muted"))
-    out.append(indent(table, 2))
+        requests = fmt_requests(p.requests.as_dict())
+        table.add_row(p.key, str(p.priority), prose(requests, style="muted"))
+        stacked.append(Text(p.key))
+        stacked.append(Text(f"  priority {p.priority}" + (f", requests {requests}" if requests else ""), style="muted"))
+    out.append(indent(TableOrStack(table, stacked), 2))
     if len(pods) > limit:
         out.append(Text(f"  … {len(pods) - limit} more", style="muted"))
     return out

@@ -9,7 +9,7 @@ from rich.console import Console
 
 from ..richsafe import Text
 from .header import pod_line, verdict, version_block
-from .layout import indent, make_console, new_table, node_label, plural, print_blocks, section
+from .layout import TableOrStack, indent, make_console, new_table, node_label, plural, print_blocks, section
 from .preemption import CRITERION_TEXT, criteria, preemption_part
 
 
@@ -58,11 +58,12 @@ def preempt_blocks(result, width: int = 80) -> list[list[Any]]:
         block.append(t)
         table = new_table()
         table.add_column("#", justify="right", style="muted")
-        table.add_column("Victim")
+        table.add_column("Victim", no_wrap=True)
         table.add_column("Priority", justify="right")
         pods = list(getattr(nominated, "pods", []) or []) if nominated else []
         if pods:
             table.add_column("Started", style="muted")
+        stacked: list[Any] = []  # where a victim's name and its start time do not fit side by side
         for i, v in enumerate(p.victims, start=1):
             prio = nominated.victim_priorities[i - 1] if nominated and i - 1 < len(nominated.victim_priorities) else ""
             row = [str(i), v, str(prio)]
@@ -70,7 +71,11 @@ def preempt_blocks(result, width: int = 80) -> list[list[Any]]:
                 pod = next((x for x in pods if x.key == v), None)
                 row.append(pod.start_time if pod is not None else "")
             table.add_row(*row)
-        block.append(indent(table, 4))
+            stacked.append(Text.assemble((f"{i:>2}  ", "muted"), v))
+            stacked.append(
+                Text(f"      priority {prio}" + (f", started {row[3]}" if pods and row[3] else ""), style="muted")
+            )
+        block.append(indent(TableOrStack(table, stacked), 4))
         if len(p.equally_good) > 1:
             block.append(
                 Text(
@@ -177,7 +182,7 @@ def _ordered_candidates(p) -> list:
 
 
 def preempt_renderables(result, session, console: Console) -> list[list[Any]]:
-    return [[pod_line(result)], [verdict(result)], *preempt_blocks(result, console.width)]
+    return [[pod_line(result, session)], [verdict(result)], *preempt_blocks(result, console.width)]
 
 
 def render_preempt(result, session, console: Console | None = None, *, no_color: bool = False) -> None:

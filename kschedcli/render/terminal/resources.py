@@ -107,6 +107,9 @@ def resources_section(result, *, all_nodes: bool = False, limit: int = 8, width:
         for n in with_room:
             by_plugin.setdefault(roomy[n], []).append(n)
         parts = [f"{plugin} ({name_list(nodes)})" for plugin, nodes in sorted(by_plugin.items())]
+        more = ann.get("roomRejectedByOmitted") or 0
+        if more:
+            parts.append(f"… +{plural(more, 'more node')} with room")
         out.append(Text("  room, rejected by: " + "; ".join(parts), style="warn"))
 
     return out

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from rich.cells import cell_len
@@ -11,7 +12,7 @@ from ...textsafe import safe_name
 from ..analysis import annotations_of, first_failures, short_reason, verdict_of
 from ..richsafe import Text
 from .extenders import skipped_note
-from .header import version_block
+from .header import config_source, setup_text, version_block
 from .layout import GLUE, bind_numbers, glue, glue_message, make_console, plural, print_blocks, section, wrap_lines
 
 
@@ -109,9 +110,30 @@ def schedule_table(results, node_count: int, width: int, *, wide: bool = False, 
                 labelled.append_text(cell)
             extras.append(labelled)
             del cells[len(_COLUMNS) :]
+    stacked = 2 + sum(w + _GAP for w in widths) - _GAP > width
+    if stacked:
+        # names too long for the columns side by side (a pod name and a node name can take 63
+        # characters each): Prio and Result go on a labelled line under each pod, names whole
+        had_extras = bool(extras)
+        for n, (cells, _) in enumerate(rows):
+            under = Text("prio" + GLUE, style="muted")
+            under.append_text(cells[2])
+            result = cells[3]
+            under.append("   ")
+            under.append_text(Text(result.plain.replace(" ", GLUE, 1), style=result.style, spans=list(result.spans)))
+            if had_extras:
+                under.append("   ")
+                under.append_text(extras[n])
+                extras[n] = under
+            else:
+                extras.append(under)
+            del cells[2:]
+        columns, widths = columns[:2], widths[:2]
     lead = 2 + sum(w + _GAP for w in widths)  # where the Why column starts
     why_w = max((cell_len(why.plain) for _, why in rows), default=0)
-    inline = lead + max(why_w, 3) <= width or width - lead >= _MIN_WHY
+    # the longest word of a why (a victim's name): beside the row only if it fits there whole
+    longest = max((cell_len(w) for _, why in rows for w in re.split(r"[ \n\u00a0]+", why.plain)), default=0)
+    inline = not stacked and (lead + max(why_w, 3) <= width or width - lead >= max(_MIN_WHY, longest))
     why_w = min(why_w, max(width - lead, 3)) if inline else 0
 
     def line(cells: list[Text]) -> Text:
@@ -189,8 +211,10 @@ def schedule_renderables(
     summary.append(glue(f"✘ {counts['unschedulable']} unschedulable"), style="bad" if counts["unschedulable"] else "")
     if counts["error"]:
         summary.append("   " + glue(f"✘ {plural(counts['error'], 'error')}"), style="bad")
+    setup = setup_text(config_source(session), sorted({r.profile for r in results if r.profile}))
+    setup_line = [Text("  " + setup, style="muted")] if setup else []  # not kube-scheduler's defaults
     hint = Text("ksched explain NAMESPACE/NAME or POD-FILE explains one pod", style="muted")
-    return [[head, table, summary, *skipped_note(results), hint]]
+    return [[head, *setup_line, table, summary, *skipped_note(results), hint]]
 
 
 def render_schedule(

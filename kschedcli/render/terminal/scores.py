@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..richsafe import Text
-from .layout import glue, indent, new_table, plural, section
+from .layout import TableOrStack, glue, indent, new_table, plural, section
 
 # Short column headers for the score table when the terminal is narrow.
 SHORT_PLUGIN = {
@@ -72,7 +72,8 @@ def score_table(result, console_width: int, *, top: int = 10, raw: bool = False)
     if raw:
         out.append(indent(_raw_table(result, shown, plugins, console_width - 2), 2))
     else:
-        full = sum(len(p) + 5 for p in plugins) + 40 <= console_width
+        node_w = max((len(name) for _, name in shown), default=0)
+        full = sum(len(p) + 5 for p in plugins) + max(40, node_w + 5) <= console_width
         table = new_table()
         table.add_column("#", justify="right", style="muted")
         table.add_column("Node", style="node", no_wrap=True)
@@ -81,17 +82,26 @@ def score_table(result, console_width: int, *, top: int = 10, raw: bool = False)
             table.add_column(f"{name}\n×{weights.get(p, 1)}", justify="right")
         table.add_column("Total", justify="right", style="bold")
         top_set = set(result.top_nodes)
+        stacked: list[Any] = []  # where a node name and the scores do not fit side by side
         for rank, name in shown:
             per = result.scores[name]
             mark = "▶" if name == result.selected_node else ("=" if name in top_set else "")
             row_style = "ok" if name == result.selected_node else ""
+            node = Text(name, style="node " + row_style if row_style else "node")
             table.add_row(
                 f"{mark}{rank}",
-                Text(name, style="node " + row_style if row_style else "node"),
+                node,
                 *[str(per[p].weighted) if p in per else "" for p in plugins],
                 str(result.totals[name]),
             )
-        out.append(indent(table, 2))
+            stacked.append(Text.assemble((f"{mark}{rank}".rjust(3) + "  ", "muted"), node))
+            scores = ", ".join(
+                glue(f"{SHORT_PLUGIN.get(p, p)} ×{weights.get(p, 1)} {per[p].weighted}") for p in plugins if p in per
+            )
+            stacked.append(
+                Text.assemble(("       ", ""), (scores, "muted"), ("; ", "muted"), glue(f"total {result.totals[name]}"))
+            )
+        out.append(indent(TableOrStack(table, stacked), 2))
         if not full:
             legend = ", ".join(f"{SHORT_PLUGIN[p]}={p}" for p in plugins if p in SHORT_PLUGIN)
             out.append(Text("  " + legend, style="muted"))

@@ -170,8 +170,9 @@ def spread_section(result, *, node: str | None = None, domain_nodes: DomainNodes
                 shown = items[:8]
                 t = Text("    matching pods: ", style="muted")
                 t.append(", ".join(f"{k} {v}" for k, v in shown))
-                if len(items) > len(shown):
-                    t.append(f", … {len(items) - len(shown)} more", style="muted")
+                more = len(items) - len(shown) + (c.get("perNodeOmitted") or 0)
+                if more > 0:
+                    t.append(f", … {more} more", style="muted")
                 out.append(t)
         out.append(Text("    fewer matching pods in a node's domain score higher", style="muted"))
     return out

@@ -6,7 +6,7 @@ from typing import Any
 
 from ..analysis import annotations_of
 from ..richsafe import Text
-from .layout import indent, name_list, new_table, plural, section
+from .layout import TableOrStack, indent, name_list, new_table, plural, prose, section
 
 
 def taints_section(result) -> list[Any]:
@@ -20,10 +20,14 @@ def taints_section(result) -> list[Any]:
     table = new_table()
     table.add_column("Untolerated taints", style="warn", no_wrap=True)
     table.add_column("Nodes", style="node")
+    stacked: list[Any] = []  # where a taint and a node name do not fit side by side
     for key in sorted(by_set, key=lambda k: (-len(by_set[k]), k)):
         nodes = by_set[key]
-        table.add_row("\n".join(key) or "(none)", f"{plural(len(nodes), 'node')}: {name_list(nodes, 4)}")
-    out.append(indent(table, 2))
+        names = f"{plural(len(nodes), 'node')}: {name_list(nodes, 4)}"
+        table.add_row("\n".join(key) or "(none)", prose(names, style="node"))
+        stacked.extend(Text(x, style="warn") for x in key or ("(none)",))
+        stacked.append(Text("  " + names, style="node"))
+    out.append(indent(TableOrStack(table, stacked), 2))
     tols = result.pod.tolerations
     t = Text("  the pod tolerates: ", style="muted")
     t.append("; ".join(_toleration(x) for x in tols) or "nothing")

@@ -6,7 +6,7 @@ from __future__ import annotations
 from rich.console import Console
 
 from ..richsafe import Text
-from .layout import indent, make_console, new_table, plural, section
+from .layout import Hang, TableOrStack, indent, make_console, new_table, plural, prose, section
 
 
 def _outcome(counts: dict) -> Text:
@@ -27,24 +27,27 @@ def _outcome(counts: dict) -> Text:
 
 def workloads_renderables(summary: list[dict]) -> list:
     table = new_table()
-    table.add_column("Workload", style="pod", overflow="fold")
+    table.add_column("Workload", style="pod", no_wrap=True)
     table.add_column("Wanted", justify="right", no_wrap=True)
     table.add_column("Running", justify="right", no_wrap=True)
     table.add_column("New", justify="right", no_wrap=True)
     table.add_column("Result")
     notes: list = []
+    stacked: list = []  # where a workload's name and its counts do not fit side by side
     for w in summary:
         wanted = "" if w["desired"] is None else str(w["desired"])
         if w["kind"] == "DaemonSet":
             nodes = w["nodes"]
             wanted = f"{sum(1 for n in nodes if n['eligible'])}/{len(nodes)} nodes"
-        table.add_row(
-            f"{w['kind']} {w['namespace']}/{w['name']}",
-            wanted,
-            str(w["existing"]),
-            str(len(w["pods"])),
-            _outcome(w["results"]),
+        name = Text(f"{w['kind']} {w['namespace']}/{w['name']}")
+        table.add_row(name, wanted, str(w["existing"]), str(len(w["pods"])), prose(_outcome(w["results"])))
+        stacked.append(Text(name.plain, style="pod"))
+        under = Text(
+            (f"wanted {wanted}, " if wanted else "") + f"running {w['existing']}, new {len(w['pods'])}   ",
+            style="muted",
         )
+        under.append_text(_outcome(w["results"]))
+        stacked.append(Hang(under, 2, 4))
         if w.get("note"):
             notes.append(Text(f"{w['kind']} {w['namespace']}/{w['name']}: {w['note']}", style="muted"))
         if w["kind"] == "DaemonSet":
@@ -63,7 +66,7 @@ def workloads_renderables(summary: list[dict]) -> list:
         w for w in summary if w["kind"] == "DaemonSet" and all(n["fits"] is not False for n in w["nodes"])
     ]
     head = section("Workloads", f"{plural(len(summary), 'workload')}: the pods their controllers would create")
-    block: list = [head, indent(table, 2)]
+    block: list = [head, indent(TableOrStack(table, stacked), 2)]
     for n in notes:
         block += [Text(""), indent(n, 2)]
     for w in fits_everywhere:
