@@ -335,7 +335,7 @@ def test_cache_max_mb_valid_values(env, monkeypatch):
     for value, mb in (("", 2048), ("0", 0), ("1.5", 1.5), (" 100 ", 100)):
         monkeypatch.setenv("KSCHED_CACHE_MAX_MB", value)
         assert snapshot_cache.max_bytes() == int(mb * 2**20)
-    assert snapshot_cache._WARNED == set()
+    assert not snapshot_cache._WARNED
 
 
 def test_entries_of_a_real_run_are_read_back_and_answer_the_same(env, snapshot):
