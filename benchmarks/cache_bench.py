@@ -7,7 +7,7 @@ genbig.py snapshot, phase by phase.
 With an empty cache folder, one `ksched explain POD --cluster DIR/cluster.json` parses and writes
 the entry (in the background; waited for), then each run is a fresh process reading it, timed in
 phases (from the interpreter's start, which costs 20 ms more): imports, reading the entry (map,
-checksum, unpickle), the release and config, taking the scheduler's snapshot, the cycle, the view.
+MAC, unpickle), the release and config, taking the scheduler's snapshot, the cycle, the view.
 POD is the first pending pod of category plain in DIR/pods.yaml, given as a file; then the same
 pod by NAMESPACE/NAME with DIR/pods.yaml as a second --cluster file (its pending pods are looked up
 in the cached cluster, no file read again). Printed: median and fastest wall and CPU time (of the
@@ -39,13 +39,13 @@ import kschedcli.cli as cli
 from kschedcli import engine, snapshot_cache
 from kschedcli import scheduler as sched_mod
 mark("imports")
-read_entry = snapshot_cache.read_entry
-def timed_read(key):
+read_entry = snapshot_cache._read
+def timed_read(*args):
     mark("before the entry")
-    out = read_entry(key)
+    out = read_entry(*args)
     mark("reading the entry")
     return out
-snapshot_cache.read_entry = timed_read
+snapshot_cache._read = timed_read
 class Timed(sched_mod.Scheduler):
     def __init__(self, *a, **k):
         mark("release and config")

@@ -30,6 +30,7 @@ from typing import Any
 from .loader import no_gc
 from .model import Pod
 from .snapshot import NodeInfo
+from .snapshot_pickle import Unpickler  # the records come from a cache entry: its globals only
 
 # the slots a record holds, in order; `_raw` is the store's (raws, index), `_key` made when asked for
 _RECORD_SLOTS = tuple(s for s in Pod.__slots__ if s not in ("_raw", "_key"))
@@ -99,7 +100,7 @@ class PodStore:
                 pod = made[i]
                 if pod is None:
                     f.seek(offsets[i])
-                    reader = pickle.Unpickler(f)
+                    reader = Unpickler(f)
                     reader.persistent_load = load  # type: ignore[method-assign]
                     pod = made[i] = _make_pod(reader.load(), None if raws is None else (raws, i))
                     n += 1

@@ -7,11 +7,18 @@ that unpacks the tuple into every slot in one statement, which reads an entry ba
 faster. The restoring functions are written from the classes' __slots__ when this module is
 imported, so they follow any slot added or removed (the cache key holds ksched's code, so an
 entry written by other code is never read).
+
+An entry is read only once its MAC (snapshot_cache.py) shows this user's ksched wrote it; even so,
+`loads` (and lazy_pods.PodStore, for the pods' records) unpickle with `Unpickler`, which resolves
+only the globals ksched's own entries hold (`ALLOWED`): the model's classes, the restoring
+functions below and a few containers of the standard library. Anything else (os.system,
+builtins.eval, getattr, ...) is refused, and the entry is a miss.
 """
 
 from __future__ import annotations
 
 import copyreg
+import importlib
 import io
 import marshal
 import pickle
@@ -39,6 +46,11 @@ def _restorer(cls: type) -> Any:
 
 restore_pod = _restorer(Pod)
 restore_node = _restorer(Node)
+
+
+def stored_pod(store: Any, i: int) -> Pod:
+    """Pod `i` of `store` (lazy_pods.PodStore): how an entry refers to a pod the store holds."""
+    return store.get(i)
 
 
 def _reducer(cls: type, restore: Any) -> Any:
@@ -110,7 +122,7 @@ class _Pickler(pickle.Pickler):
         if type(obj) is Pod:
             i = self.stored.get(id(obj))
             if i is not None:
-                return self.store.get, (i,)
+                return stored_pod, (self.store, i)
         return NotImplemented
 
 
@@ -153,9 +165,76 @@ class _Reader:
         return self.view[start : self.at]
 
 
+# Every global an entry of ksched refers to, as (module, name): found by unpickling the entries of
+# every fixture and recorded conformance case and of genbig.py's snapshots, with their pods' records
+# and source objects read (tests/test_snapshot_pickle.py checks that they still need no other), and
+# the containers of the standard library pickle writes by name. Classes and functions of ksched's
+# model only: nothing that reads a file, runs a program or evaluates anything.
+ALLOWED = frozenset(
+    [
+        ("builtins", "dict"),
+        ("builtins", "list"),
+        ("builtins", "tuple"),
+        ("builtins", "set"),
+        ("builtins", "frozenset"),
+        ("builtins", "range"),
+        ("builtins", "bytearray"),
+        ("builtins", "complex"),
+        ("collections", "Counter"),
+        ("collections", "defaultdict"),
+        ("collections", "OrderedDict"),
+        ("array", "array"),
+        ("array", "_array_reconstructor"),
+        ("kschedcli.cluster", "Cluster"),
+        ("kschedcli.labels", "LabelSelector"),
+        ("kschedcli.labels", "NodeSelector"),
+        ("kschedcli.labels", "NodeSelectorTerm"),
+        ("kschedcli.labels", "Requirement"),
+        ("kschedcli.lazy_pods", "LazyNodeInfo"),
+        ("kschedcli.lazy_pods", "PodGroups"),
+        ("kschedcli.lazy_pods", "PodStore"),
+        ("kschedcli.lazy_pods", "_restore_lazy_node_info"),
+        ("kschedcli.model", "Container"),
+        ("kschedcli.model", "Node"),
+        ("kschedcli.model", "Pod"),
+        ("kschedcli.model", "Taint"),
+        ("kschedcli.model", "Toleration"),
+        ("kschedcli.plugins.interpodaffinity_index", "ExistingTermsIndex"),
+        ("kschedcli.plugins.interpodaffinity_index", "TermEntry"),
+        ("kschedcli.plugins.interpodaffinity_index", "_IN_POSITIONS"),
+        ("kschedcli.plugins.interpodaffinity_terms", "AffinityTerm"),
+        ("kschedcli.plugins.interpodaffinity_terms", "PodTerms"),
+        ("kschedcli.resources", "Resource"),
+        ("kschedcli.snapshot", "NodeInfo"),
+        ("kschedcli.snapshot", "PrebuiltSnapshot"),
+        ("kschedcli.snapshot", "Snapshot"),
+        ("kschedcli.snapshot_pickle", "RawStore"),
+        ("kschedcli.snapshot_pickle", "restore_node"),
+        ("kschedcli.snapshot_pickle", "restore_pod"),
+        ("kschedcli.snapshot_pickle", "stored_pod"),
+        ("kschedcli.versions", "Choice"),
+        ("kschedcli.versions", "Release"),
+    ]
+)
+_FOUND: dict[tuple[str, str], Any] = {}
+
+
+class Unpickler(pickle.Unpickler):
+    """pickle's Unpickler resolving the globals of ALLOWED only: any other is an UnpicklingError."""
+
+    def find_class(self, module: str, name: str) -> Any:
+        where = (module, name)
+        found = _FOUND.get(where)
+        if found is None:
+            if where not in ALLOWED:
+                raise pickle.UnpicklingError(f"global {module}.{name} is not one a ksched cache entry holds")
+            found = _FOUND[where] = getattr(importlib.import_module(module), name)
+        return found
+
+
 def loads(data: bytes | memoryview) -> Any:
-    """What dumps wrote."""
+    """What dumps wrote (globals of ALLOWED only)."""
     with memoryview(data) as view:
-        unpickler = pickle.Unpickler(_Reader(view))  # type: ignore[arg-type]  # reads return slices
+        unpickler = Unpickler(_Reader(view))  # type: ignore[arg-type]  # reads return slices
         unpickler.load()  # the store: the second pickle refers to it
         return unpickler.load()

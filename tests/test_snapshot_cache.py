@@ -250,12 +250,15 @@ def test_the_background_writer_lets_go_of_the_commands_output(cache, tmp_path, m
     # it closes it: the process writing the entry must not hold stdin, stdout or stderr
     seen = tmp_path / "fds.json"
 
-    def record(key, obj):
+    def record(cache, key, obj, limit):
         targets = [os.readlink(f"/proc/self/fd/{fd}") for fd in (0, 1, 2)]
         seen.write_text(json.dumps(targets))
 
-    monkeypatch.setattr(snapshot_cache, "write_entry", record)
-    snapshot_cache._write_in_background(b"key", object())
+    monkeypatch.setattr(snapshot_cache, "_write", record)
+    opened = snapshot_cache._Cache.open()
+    assert opened is not None
+    snapshot_cache._write_in_background(opened, b"key", object(), None, 2**20)
+    opened.close()
     for _ in range(200):  # the grandchild writes on its own; wait for it, at most 10 s
         if seen.exists() and seen.read_text():
             break

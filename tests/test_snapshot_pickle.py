@@ -9,6 +9,7 @@ import io
 import pickle
 from pathlib import Path
 
+import pytest
 from builders import node, pod, pod_level_requests_pod
 
 from kschedcli.cluster import Cluster, _with_prebuilt_snapshot, load_cluster
@@ -172,3 +173,45 @@ def test_nodes_source_objects_wait_too_and_the_release_is_chosen_without_them():
     assert choose(None, back).release is RELEASES["v1.33"]
     assert store.raws is None  # choosing read no node's object
     assert back[0].raw == raw and back[1].name == "n2"
+
+
+class _Gadget:
+    def __init__(self, path):
+        self.path = path
+
+    def __reduce__(self):
+        return open, (self.path, "w")
+
+
+def test_a_pickle_naming_any_other_global_is_refused_and_runs_nothing(tmp_path):
+    from kschedcli.snapshot_pickle import Unpickler
+
+    for gadget in (_Gadget(str(tmp_path / "made")), getattr, eval):
+        with pytest.raises(pickle.UnpicklingError):
+            loads(pickle.dumps(None) + pickle.dumps(gadget))
+        with pytest.raises(pickle.UnpicklingError):
+            Unpickler(io.BytesIO(pickle.dumps(gadget))).load()
+    assert not (tmp_path / "made").exists()
+
+
+def test_the_entries_of_the_fixtures_need_no_global_beyond_the_allowed_ones():
+    # every fixture snapshot, as the cache stores it (indexes built ahead, pods in a PodStore), read
+    # back by the restricted unpickler with every pod made and every source object rebuilt
+    import glob
+
+    import kschedcli.cli  # noqa: F401 - the plugins: what they build ahead is stored too
+
+    root = Path(__file__).resolve().parent.parent / "fixtures"
+    files = [root / "small-cluster.yaml", root / "prod-cluster.yaml"]
+    files += sorted(Path(p) for p in glob.glob(str(root / "scenarios" / "**" / "*.yaml"), recursive=True))
+    read = 0
+    for f in files:
+        try:
+            cluster = load_cluster([str(f)])
+        except Exception:  # noqa: BLE001 - not a cluster snapshot
+            continue
+        back = loads(dumps(_with_prebuilt_snapshot(cluster)))
+        assert [p.key for p in back.pods] == [p.key for p in load_cluster([str(f)]).pods]
+        assert all(isinstance(o.raw, dict) for o in [*back.pods, *back.nodes])
+        read += 1
+    assert read >= 2
