@@ -11,7 +11,7 @@ and the 5,000-node / 150,000-pod reference (issues 6 and 18).
 
 Per rung: the load (a fresh process each, so its peak memory is its own), the first cycle after it
 (which builds the snapshot's indexes) and the first preemption cycle, each category's cycle (cold:
-the caches shared between cycles cleared first; on a rung of kschedcli/vectors.py's size, once as a
+the caches shared between cycles cleared first; on a rung of kschedcli/backend/vectors.py's size, once as a
 single command runs it and once with numpy's columns, as a longer process runs it), the 1,000
 pending pods in sequence in-process; then
 the commands a user runs, each a fresh process with its load (wall time, and CPU time of the process
@@ -110,10 +110,10 @@ def _peak_rss() -> int:
 def child_load(path: str) -> dict:
     """What `ksched explain` does before its cycle: read the snapshot, build the scheduler (its
     per-node aggregates)."""
-    from kschedcli.cluster import load_cluster
-    from kschedcli.config import default_config
+    from kschedcli.config.scheduler import default_config
+    from kschedcli.inputs.cluster import load_cluster
     from kschedcli.plugins import REGISTRY
-    from kschedcli.scheduler import Scheduler
+    from kschedcli.scheduling.scheduler import Scheduler
 
     t0 = time.perf_counter()
     c0 = time.process_time()
@@ -133,10 +133,10 @@ def child_load(path: str) -> dict:
 
 
 def child_cycles(data: str, runs: int, seq_runs: int, seq_limit: int) -> dict:
-    from kschedcli.cluster import load_cluster, load_pending_pods
-    from kschedcli.config import default_config
+    from kschedcli.config.scheduler import default_config
+    from kschedcli.inputs.cluster import load_cluster, load_pending_pods
     from kschedcli.plugins import REGISTRY
-    from kschedcli.scheduler import Scheduler
+    from kschedcli.scheduling.scheduler import Scheduler
 
     cluster = load_cluster([os.path.join(data, "cluster.json")])
     config = default_config(REGISTRY)
@@ -152,11 +152,11 @@ def child_cycles(data: str, runs: int, seq_runs: int, seq_limit: int) -> dict:
         res = sched.schedule(pod)
         return time.perf_counter() - t, res
 
-    # numpy's columns (kschedcli/vectors.py, absent from older trees) are used only by a process
+    # numpy's columns (kschedcli/backend/vectors.py, absent from older trees) are used only by a process
     # past its first ~100 passes over a large cluster: the categories are timed as one command runs
     # them (never imported), then, on a large enough rung, as a sequence or a capacity search does
     try:
-        from kschedcli import vectors
+        from kschedcli.backend import vectors
     except ImportError:
         vectors = None
     shipped = vectors.IMPORT_AFTER_NODES if vectors is not None else None

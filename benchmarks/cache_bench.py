@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Where a repeated `ksched explain` goes: the snapshot cache (kschedcli/snapshot_cache.py) on a
+"""Where a repeated `ksched explain` goes: the snapshot cache (kschedcli/inputs/cache.py) on a
 genbig.py snapshot, phase by phase.
 
     python benchmarks/cache_bench.py --data DIR [--runs 5] [--tree CHECKOUT]
@@ -35,9 +35,9 @@ T0, C0 = time.perf_counter(), time.process_time()
 marks = []
 def mark(label):
     marks.append((label, time.perf_counter() - T0, time.process_time() - C0))
-import kschedcli.cli as cli
+import kschedcli.cli.app as cli
 from kschedcli import engine, snapshot_cache
-from kschedcli import scheduler as sched_mod
+from kschedcli.scheduling import scheduler as sched_mod
 mark("imports")
 read_entry = snapshot_cache._read
 def timed_read(*args):

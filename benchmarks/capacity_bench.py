@@ -46,11 +46,11 @@ def first_plain_pod(data: str) -> str:
 
 
 def in_process(data: str, pod: str, max_copies: int, incremental: bool = True) -> dict:
-    from kschedcli.capacity import read_templates, run_capacity
-    from kschedcli.cluster import load_cluster
-    from kschedcli.config import default_config
+    from kschedcli.config.scheduler import default_config
+    from kschedcli.inputs.cluster import load_cluster
     from kschedcli.plugins import REGISTRY
-    from kschedcli.scheduler import Scheduler
+    from kschedcli.scheduling.scheduler import Scheduler
+    from kschedcli.whatif.capacity import read_templates, run_capacity
 
     t0 = time.perf_counter()
     cluster = load_cluster([os.path.join(data, "cluster.json")])

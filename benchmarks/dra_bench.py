@@ -100,9 +100,9 @@ def _pod(name: str, claims: list[str]) -> dict:
 
 
 def build(args):
-    from kschedcli.cluster import Cluster, load_cluster
-    from kschedcli.model import Node
-    from kschedcli.versions import REFERENCE, choose
+    from kschedcli.api.model import Node
+    from kschedcli.config.versions import REFERENCE, choose
+    from kschedcli.inputs.cluster import Cluster, load_cluster
 
     if args.data:
         cluster = load_cluster([os.path.join(args.data, "cluster.json")])
@@ -174,10 +174,10 @@ def main() -> None:
     ap.add_argument("--json", help="write the figures here")
     args = ap.parse_args()
 
-    from kschedcli.config import default_config
-    from kschedcli.model import Pod
+    from kschedcli.api.model import Pod
+    from kschedcli.config.scheduler import default_config
     from kschedcli.plugins import REGISTRY
-    from kschedcli.scheduler import Scheduler
+    from kschedcli.scheduling.scheduler import Scheduler
 
     t0 = time.perf_counter()
     cluster = build(args)

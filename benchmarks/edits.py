@@ -16,11 +16,11 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from kschedcli.cluster import load_cluster  # noqa: E402
-from kschedcli.config import default_config  # noqa: E402
-from kschedcli.edits import Edit, apply_edits  # noqa: E402
+from kschedcli.config.scheduler import default_config  # noqa: E402
+from kschedcli.inputs.cluster import load_cluster  # noqa: E402
 from kschedcli.plugins import REGISTRY  # noqa: E402
-from kschedcli.scheduler import Scheduler  # noqa: E402
+from kschedcli.scheduling.scheduler import Scheduler  # noqa: E402
+from kschedcli.whatif.edits import Edit, apply_edits  # noqa: E402
 
 
 def timed(label: str, fn):

@@ -21,10 +21,10 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from kschedcli.cluster import load_pending_pods  # noqa: E402
-from kschedcli.engine import open_session  # noqa: E402
-from kschedcli.fixes.search import find_fixes  # noqa: E402
-from kschedcli.render.analysis import annotate  # noqa: E402
+from kschedcli.inputs.cluster import load_pending_pods  # noqa: E402
+from kschedcli.scheduling.analysis import annotate  # noqa: E402
+from kschedcli.whatif.fixes.search import find_fixes  # noqa: E402
+from kschedcli.whatif.world import open_session  # noqa: E402
 
 CATEGORY = "bench.ksched.dev/category"
 

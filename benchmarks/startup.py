@@ -67,7 +67,7 @@ def measure(argv: list[str], env: dict, runs: int, warmup: int) -> dict:
 
 def imports(exe: str, top: int) -> list[tuple[int, str]]:
     """The modules with the largest cumulative import time in one `ksched explain` run (µs)."""
-    code = "import sys; from kschedcli.cli import main; sys.argv = ['ksched'] + sys.argv[1:]; main()"
+    code = "import sys; from kschedcli.cli.app import main; sys.argv = ['ksched'] + sys.argv[1:]; main()"
     r = subprocess.run(
         [sys.executable, "-X", "importtime", "-c", code, *EXPLAIN],
         cwd=ROOT,

@@ -18,13 +18,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from kschedcli.cluster import load_pending_pods  # noqa: E402
-from kschedcli.engine import open_session  # noqa: E402
-from kschedcli.fixes.model import needs_fixing  # noqa: E402
-from kschedcli.fixes.search import find_fixes  # noqa: E402
+from kschedcli.inputs.cluster import load_pending_pods  # noqa: E402
 from kschedcli.render import terminal  # noqa: E402
-from kschedcli.render.analysis import annotate  # noqa: E402
-from kschedcli.scheduler import queue_sort  # noqa: E402
+from kschedcli.scheduling.analysis import annotate  # noqa: E402
+from kschedcli.scheduling.scheduler import queue_sort  # noqa: E402
+from kschedcli.whatif.fixes.model import needs_fixing  # noqa: E402
+from kschedcli.whatif.fixes.search import find_fixes  # noqa: E402
+from kschedcli.whatif.world import open_session  # noqa: E402
 
 SMALL = "fixtures/small-cluster.yaml"
 PROD = "fixtures/prod-cluster.yaml"

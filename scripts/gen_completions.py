@@ -11,7 +11,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from kschedcli.cli import completion_script  # noqa: E402
+from kschedcli.cli.app import completion_script  # noqa: E402
 
 FILES = {"bash": "ksched.bash", "zsh": "_ksched", "fish": "ksched.fish"}
 

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from kschedcli.cluster import Cluster
-from kschedcli.config import SchedulerConfig, build_profile
+from kschedcli.api.model import Node, Pod
+from kschedcli.config.scheduler import SchedulerConfig, build_profile
+from kschedcli.config.versions import REFERENCE, choose
 from kschedcli.framework.cycle_state import CycleState
-from kschedcli.model import Node, Pod
+from kschedcli.inputs.cluster import Cluster
 from kschedcli.plugins import REGISTRY
-from kschedcli.scheduler import Scheduler
-from kschedcli.versions import REFERENCE, choose
+from kschedcli.scheduling.scheduler import Scheduler
 
 
 def node(

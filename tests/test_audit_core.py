@@ -6,12 +6,12 @@ Each test pins one behaviour where ksched used to differ from the Go source it n
 import pytest
 from builders import fresh_state, node, plugin, pod, scheduler
 
-from kschedcli import quantity
-from kschedcli.argsvalidation import validate_args
-from kschedcli.config import build_profile, load_config
+from kschedcli.api import quantity
+from kschedcli.api.labels import label_value_errors, parse_node_selector, qualified_name_errors, valid_label_key
+from kschedcli.config.argsvalidation import validate_args
+from kschedcli.config.scheduler import build_profile, load_config
 from kschedcli.errors import FieldError, InputError
 from kschedcli.framework.status import ERROR, SKIP, UNRESOLVABLE, UNSCHEDULABLE
-from kschedcli.labels import label_value_errors, parse_node_selector, qualified_name_errors, valid_label_key
 from kschedcli.plugins import REGISTRY
 from kschedcli.plugins.helper import default_normalize_score
 from kschedcli.plugins.noderesources.resource_allocation import _go_round, balanced_scorer

@@ -323,7 +323,7 @@ def test_snapshot_sums_pods_per_node_as_adding_them_one_by_one():
     """Snapshot construction adds each node's pods in one pass (NodeInfo.add_pods); every
     aggregate must equal adding them one at a time: requests (extended resources included),
     non-zero requests, host ports, PVC references, the affinity lists, the pod order."""
-    from kschedcli.snapshot import NodeInfo
+    from kschedcli.backend.snapshot import NodeInfo
 
     rng = random.Random(3)
     nodes, existing, _ = _cluster(4)

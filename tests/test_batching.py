@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from builders import node, pod, scheduler
 
-from kschedcli.batching import pod_signature
-from kschedcli.versions import RELEASES
+from kschedcli.config.versions import RELEASES
+from kschedcli.scheduling.batching import pod_signature
 
 NO_SPREAD = {
     "schedulerName": "default-scheduler",

@@ -1,4 +1,4 @@
-"""The snapshot cache (kschedcli/snapshot_cache.py) against hostile bytes and places (issue 29): an
+"""The snapshot cache (kschedcli/inputs/cache.py) against hostile bytes and places (issue 29): an
 entry planted in the cache directory (a shared or restored cache, a folder others can write) must
 never run code nor stand for another snapshot; a directory or key file not to be trusted is not
 used (one warning line, the files parsed as without a cache); FIFOs and symbolic links are not
@@ -21,9 +21,9 @@ from pathlib import Path
 
 import pytest
 
-from kschedcli import snapshot_cache
-from kschedcli.cluster import _with_prebuilt_snapshot, load_cluster
-from kschedcli.snapshot_pickle import dumps
+from kschedcli.inputs import cache as snapshot_cache
+from kschedcli.inputs.cache_pickle import dumps
+from kschedcli.inputs.cluster import _with_prebuilt_snapshot, load_cluster
 
 ROOT = Path(__file__).resolve().parent.parent
 SMALL = ROOT / "fixtures" / "small-cluster.yaml"

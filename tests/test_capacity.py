@@ -13,7 +13,7 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from kschedcli.cli import app
+from kschedcli.cli.app import app
 
 ROOT = Path(__file__).resolve().parent.parent
 PROD = str(ROOT / "fixtures" / "prod-cluster.yaml")
@@ -126,8 +126,8 @@ def test_capacity_output_is_deterministic_and_grouped_by_the_asked_label():
 
 
 def test_copies_share_what_plugins_derive_only_when_they_differ_in_name_only():
-    from kschedcli.capacity import Template, copies
-    from kschedcli.cluster import load_cluster
+    from kschedcli.inputs.cluster import load_cluster
+    from kschedcli.whatif.capacity import Template, copies
 
     cluster = load_cluster([PROD, STORAGE])
     (web,) = list(yaml.safe_load_all(Path(WEB).read_text()))
@@ -149,8 +149,8 @@ def test_capacity_with_cluster_edits_counts_on_the_edited_cluster():
 
 
 def test_pod_copies_are_the_pods_their_manifests_parse_to_even_after_binds():
-    from kschedcli.capacity import Template, copies
-    from kschedcli.cluster import load_cluster
+    from kschedcli.inputs.cluster import load_cluster
+    from kschedcli.whatif.capacity import Template, copies
 
     cluster = load_cluster([PROD])
     (web,) = list(yaml.safe_load_all(Path(WEB).read_text()))
@@ -229,7 +229,7 @@ def test_spread_and_anti_affinity_copies_land_where_schedule_puts_them(tmp_path,
 def test_without_max_a_template_stops_at_the_copy_bound(tmp_path, monkeypatch):
     # nodes that allow a hundred million pods and a pod that requests nothing: without the bound the
     # copies would go on for hours; --max lowers the bound and never lifts it (issue 29)
-    from kschedcli import capacity
+    from kschedcli.whatif import capacity
 
     monkeypatch.setattr(capacity, "MAX_COPIES", 40)
     big = tmp_path / "cluster.yaml"

@@ -11,7 +11,7 @@ import random
 import pytest
 from builders import node, pod, scheduler
 
-from kschedcli.capacity import Template, run_capacity
+from kschedcli.whatif.capacity import Template, run_capacity
 
 ZONE = "topology.kubernetes.io/zone"
 
@@ -261,7 +261,7 @@ def test_a_bind_the_mode_was_not_told_of_rebuilds_its_state():
     nodes, bound, _ = world(1)
     sched = scheduler(nodes, bound)
     t = template("web", {"app": "web"}, spec={"topologySpreadConstraints": [spread(ZONE, "DoNotSchedule")]})
-    from kschedcli.capacity import copies
+    from kschedcli.whatif.capacity import copies
 
     it = copies(t, sched.cluster)
     placed = []

@@ -11,8 +11,8 @@ import jsonschema
 from builders import node, pod, scheduler
 from typer.testing import CliRunner
 
-from kschedcli.carryout import run_carrying_out
-from kschedcli.cli import app
+from kschedcli.cli.app import app
+from kschedcli.whatif.carryout import run_carrying_out
 
 T0, T1 = "2025-01-01T00:00:00Z", "2025-01-01T00:00:01Z"
 
@@ -77,7 +77,7 @@ def test_carry_out_evicts_nominates_and_retries():
 
 
 def _nominated(name, node_name, priority, cpu):
-    from kschedcli.model import Pod
+    from kschedcli.api.model import Pod
 
     raw = pod(name, requests={"cpu": cpu}, priority=priority).raw
     raw["status"]["nominatedNodeName"] = node_name

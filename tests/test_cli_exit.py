@@ -11,7 +11,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def _run(body: str) -> subprocess.CompletedProcess:
-    code = "import atexit, sys, threading\nfrom kschedcli.cli_errors import exit_after\n" + body
+    code = "import atexit, sys, threading\nfrom kschedcli.cli.errors import exit_after\n" + body
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
 
 

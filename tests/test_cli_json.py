@@ -16,7 +16,7 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from kschedcli.cli import app
+from kschedcli.cli.app import app
 
 ROOT = Path(__file__).resolve().parent.parent
 SMALL = str(ROOT / "fixtures" / "small-cluster.yaml")
@@ -222,11 +222,11 @@ def test_schedule_json_streams_the_same_bytes_as_the_whole_document(detail):
 
     from typer.testing import CliRunner
 
-    from kschedcli.cli import app
-    from kschedcli.cluster import load_pending_pods
-    from kschedcli.engine import open_session
-    from kschedcli.render.analysis import ALL, EVENTS, GROUPS, annotate
+    from kschedcli.cli.app import app
+    from kschedcli.inputs.cluster import load_pending_pods
     from kschedcli.render.document import run_doc
+    from kschedcli.scheduling.analysis import ALL, EVENTS, GROUPS, annotate
+    from kschedcli.whatif.world import open_session
 
     args = ["schedule", pod("rollout"), "-c", PROD, "--order", "file", "-o", "json", "--detail", detail]
     streamed = CliRunner().invoke(app, args).stdout

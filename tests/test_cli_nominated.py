@@ -10,7 +10,7 @@ from importlib import resources as ilres
 import jsonschema
 from typer.testing import CliRunner
 
-from kschedcli.cli import app
+from kschedcli.cli.app import app
 
 CLUSTER = textwrap.dedent("""\
     apiVersion: v1

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from kschedcli.cli import app
+from kschedcli.cli.app import app
 
 ROOT = Path(__file__).resolve().parent.parent
 PROD = str(ROOT / "fixtures" / "prod-cluster.yaml")

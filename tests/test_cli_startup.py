@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parent.parent
 PROBE = """
 import atexit, sys
 atexit.register(lambda: sys.__stderr__.write("MODULES " + " ".join(sorted(sys.modules)) + "\\n"))
-from kschedcli.cli import main
+from kschedcli.cli.app import main
 sys.argv = ["ksched"] + sys.argv[1:]
 main()
 """
@@ -47,18 +47,18 @@ EXPLAIN = ("explain", "fixtures/pods/web.yaml", "-c", "fixtures/small-cluster.ya
 SNAPSHOT_CODE = (
     "kschedcli.loader",
     "kschedcli.plugins",
-    "kschedcli.cluster",
-    "kschedcli.engine",
-    "kschedcli.scheduler",
-    "kschedcli.edits",
-    "kschedcli.workloads",
-    "kschedcli.live",
-    "kschedcli.versions",
-    "kschedcli.validation",
-    "kschedcli.fieldtree",
-    "kschedcli.config",
+    "kschedcli.inputs.cluster",
+    "kschedcli.whatif.world",
+    "kschedcli.scheduling.scheduler",
+    "kschedcli.whatif.edits",
+    "kschedcli.workloads.expansion",
+    "kschedcli.inputs.live",
+    "kschedcli.config.versions",
+    "kschedcli.api.validation",
+    "kschedcli.api.fieldtree",
+    "kschedcli.config.scheduler",
     "kschedcli.render.terminal",
-    "kschedcli.render.analysis",
+    "kschedcli.scheduling.analysis",
 )
 
 
@@ -68,7 +68,7 @@ def loaded_under(mods: set[str], prefixes: tuple[str, ...]) -> set[str]:
 
 def test_plain_explain_does_not_import_jsonschema_or_pydantic():
     mods = modules_loaded_by(*EXPLAIN)
-    assert "kschedcli.scheduler" in mods and "rich" in top_level(mods)  # it did run and render
+    assert "kschedcli.scheduling.scheduler" in mods and "rich" in top_level(mods)  # it did run and render
     assert "jsonschema" not in top_level(mods)  # only a --config file is validated against a schema
     assert "pydantic" not in top_level(mods)  # typer >= 0.29 coerces every option through pydantic
 
@@ -77,16 +77,16 @@ def test_plain_explain_loads_only_what_it_uses():
     mods = modules_loaded_by(*EXPLAIN)
     assert "kschedcli.render.terminal.explain" in mods  # the view it drew
     unused = (
-        "kschedcli.live",  # --cluster given: kubectl is not run
-        "kschedcli.edits",  # no edit flag
+        "kschedcli.inputs.live",  # --cluster given: kubectl is not run
+        "kschedcli.whatif.edits",  # no edit flag
         "kschedcli.render.terminal.schedule",  # the other commands' views
         "kschedcli.render.terminal.carryout",
         "kschedcli.render.terminal.preempt",
         "kschedcli.render.document",  # -o json / yaml only
-        "kschedcli.capacity",
-        "kschedcli.drain",
-        "kschedcli.diff",
-        "kschedcli.scenario",
+        "kschedcli.whatif.capacity",
+        "kschedcli.whatif.drain",
+        "kschedcli.whatif.diff",
+        "kschedcli.whatif.scenario",
         "concurrent.futures",  # the loader's worker processes, for files over 24 MiB
         "hashlib",  # names and uids of workloads' pods; a Pod file has its own
         "importlib.resources",  # the field trees are read as a plain file
@@ -98,7 +98,7 @@ def test_plain_explain_loads_only_what_it_uses():
 def test_edit_flags_and_json_output_load_their_layers():
     # the other side of the test above: the modules it keeps out do load when asked for
     mods = modules_loaded_by(*EXPLAIN, "--cordon", "node-a", "-o", "json")
-    assert {"kschedcli.edits", "kschedcli.render.document"} <= mods
+    assert {"kschedcli.whatif.edits", "kschedcli.render.document"} <= mods
     assert "kschedcli.render.terminal.explain" not in mods
 
 
@@ -140,4 +140,4 @@ def test_help_reads_no_snapshot_code_and_draws_nothing():
     assert "typer" in loaded
     for heavy in ("yaml", "rich", "json", "jsonschema", "pydantic", "orjson"):
         assert heavy not in loaded, heavy
-    assert not {m for m in mods if m.startswith(("kschedcli.loader", "kschedcli.plugins", "kschedcli.cluster"))}
+    assert not {m for m in mods if m.startswith(("kschedcli.loader", "kschedcli.plugins", "kschedcli.inputs.cluster"))}

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from kschedcli.cli import app
+from kschedcli.cli.app import app
 
 ROOT = Path(__file__).resolve().parent.parent
 SMALL = str(ROOT / "fixtures" / "small-cluster.yaml")
@@ -450,7 +450,7 @@ def test_usage_errors_exit_2():
 def test_verbose_counts_ignored_kinds(tmp_path):
     from typer.testing import CliRunner
 
-    from kschedcli.cli import app
+    from kschedcli.cli.app import app
 
     extra = tmp_path / "extra.yaml"
     extra.write_text(

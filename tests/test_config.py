@@ -1,6 +1,6 @@
 import pytest
 
-from kschedcli.config import build_profile, load_config
+from kschedcli.config.scheduler import build_profile, load_config
 from kschedcli.errors import InputError
 from kschedcli.plugins import REGISTRY
 

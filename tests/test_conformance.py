@@ -67,8 +67,8 @@ SKIP_REASON = (
 def _diffs(case: Path, expected: Path, kubernetes_version: str | None) -> list[str]:
     import json
 
-    from kschedcli.engine import open_session, schedule_file
     from kschedcli.render.document import run_doc
+    from kschedcli.whatif.world import open_session, schedule_file
 
     check = _checker()
     cfg = case / "config.yaml"

@@ -1,4 +1,4 @@
-"""`ksched diff` (kschedcli/diff.py): the same pods in two worlds, on hand-built clusters and the
+"""`ksched diff` (kschedcli/whatif/diff.py): the same pods in two worlds, on hand-built clusters and the
 prod fixture; config diffs, cluster diffs, edits, --all, and the JSON against the schema."""
 
 from __future__ import annotations
@@ -10,11 +10,11 @@ import jsonschema
 from builders import node, pod
 from typer.testing import CliRunner
 
-from kschedcli.cli import app
-from kschedcli.cluster import Cluster
-from kschedcli.config import SchedulerConfig, build_profile
-from kschedcli.diff import diff
+from kschedcli.cli.app import app
+from kschedcli.config.scheduler import SchedulerConfig, build_profile
+from kschedcli.inputs.cluster import Cluster
 from kschedcli.plugins import REGISTRY
+from kschedcli.whatif.diff import diff
 
 ROOT = Path(__file__).resolve().parent.parent
 PROD = str(ROOT / "fixtures" / "prod-cluster.yaml")

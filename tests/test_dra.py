@@ -11,7 +11,7 @@ import pytest
 from builders import node, pod, scheduler
 from typer.testing import CliRunner
 
-from kschedcli.cli import app
+from kschedcli.cli.app import app
 from kschedcli.dra import cel
 from kschedcli.dra.objects import Device
 from kschedcli.framework.status import ERROR, UNRESOLVABLE

@@ -1,4 +1,4 @@
-"""`ksched drain` (kschedcli/drain.py): kubectl's drain filters, the eviction API's PDB check,
+"""`ksched drain` (kschedcli/whatif/drain.py): kubectl's drain filters, the eviction API's PDB check,
 the replacements rescheduled in priority order, on hand-built clusters and the prod fixture."""
 
 from __future__ import annotations
@@ -12,13 +12,22 @@ import pytest
 from builders import node, pod
 from typer.testing import CliRunner
 
-from kschedcli.cli import app
-from kschedcli.cluster import Cluster
-from kschedcli.config import SchedulerConfig, build_profile
-from kschedcli.drain import BLOCKED, DELETED, EVICTED, PDB_MULTIPLE, REFUSED, SKIPPED_MIRROR, STAYS_DAEMONSET, drain
+from kschedcli.api.model import Pod
+from kschedcli.cli.app import app
+from kschedcli.config.scheduler import SchedulerConfig, build_profile
 from kschedcli.errors import InputError
-from kschedcli.model import Pod
+from kschedcli.inputs.cluster import Cluster
 from kschedcli.plugins import REGISTRY
+from kschedcli.whatif.drain import (
+    BLOCKED,
+    DELETED,
+    EVICTED,
+    PDB_MULTIPLE,
+    REFUSED,
+    SKIPPED_MIRROR,
+    STAYS_DAEMONSET,
+    drain,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 PROD = str(ROOT / "fixtures" / "prod-cluster.yaml")

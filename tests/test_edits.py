@@ -1,4 +1,4 @@
-"""Cluster edits (kschedcli/edits.py): each edit on small hand-built clusters, their order, their
+"""Cluster edits (kschedcli/whatif/edits.py): each edit on small hand-built clusters, their order, their
 errors, and the CLI flags on the fixtures (stated in the output, validated JSON)."""
 
 from __future__ import annotations
@@ -12,15 +12,15 @@ import pytest
 from builders import node, pod
 from typer.testing import CliRunner
 
-from kschedcli.cli import app
-from kschedcli.cluster import Cluster
-from kschedcli.config import SchedulerConfig, build_profile
-from kschedcli.edits import Edit, apply_edits, ordered_edits
+from kschedcli.api.labels import parse_selector
+from kschedcli.api.model import Pod
+from kschedcli.cli.app import app
+from kschedcli.config.scheduler import SchedulerConfig, build_profile
 from kschedcli.errors import InputError
-from kschedcli.labels import parse_selector
-from kschedcli.model import Pod
+from kschedcli.inputs.cluster import Cluster
 from kschedcli.plugins import REGISTRY
-from kschedcli.scheduler import Scheduler
+from kschedcli.scheduling.scheduler import Scheduler
+from kschedcli.whatif.edits import Edit, apply_edits, ordered_edits
 
 ROOT = Path(__file__).resolve().parent.parent
 PROD = str(ROOT / "fixtures" / "prod-cluster.yaml")

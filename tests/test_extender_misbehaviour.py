@@ -20,7 +20,7 @@ from builders import node, pod
 from extender_server import Reply, serve
 from test_extenders import scheduler
 
-from kschedcli.cli import app
+from kschedcli.cli.app import app
 
 ROOT = Path(__file__).resolve().parent.parent
 OK_BODY = b'{"NodeNames":["n1"],"FailedNodes":{"n2":"slow but sure"}}'
@@ -136,7 +136,7 @@ def test_a_huge_or_endless_body_stops_at_the_named_bound(servers, chunked, total
         f"the answer from {ext.url}/filter exceeds 64 MiB before its first JSON value ends "
         "(ksched's bound on an extender's answer; kube-scheduler reads without one)"
     )
-    from kschedcli.extender_client import MIN_ANSWER_BOUND
+    from kschedcli.scheduling.extender_client import MIN_ANSWER_BOUND
 
     assert MIN_ANSWER_BOUND == 64 << 20
     assert r.extender_calls[-1].outcome == "error"

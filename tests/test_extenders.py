@@ -15,15 +15,15 @@ sys.path.insert(0, str(Path(__file__).parent))
 from builders import node, pod
 from extender_server import Reply, self_signed, serve
 
-from kschedcli.cluster import Cluster
-from kschedcli.config import SchedulerConfig, build_profile, load_config
+from kschedcli.config.extenders import parse_extenders
+from kschedcli.config.scheduler import SchedulerConfig, build_profile, load_config
+from kschedcli.config.versions import REFERENCE, choose
 from kschedcli.errors import InputError
-from kschedcli.extender_config import parse_extenders
+from kschedcli.framework.result import PluginScore
 from kschedcli.framework.status import UNRESOLVABLE, UNSCHEDULABLE
+from kschedcli.inputs.cluster import Cluster
 from kschedcli.plugins import REGISTRY
-from kschedcli.result import PluginScore
-from kschedcli.scheduler import Scheduler
-from kschedcli.versions import REFERENCE, choose
+from kschedcli.scheduling.scheduler import Scheduler
 
 TAINT = [{"key": "dedicated", "value": "x", "effect": "NoSchedule"}]
 
@@ -489,7 +489,7 @@ def test_cli_explain_shows_the_extender_and_its_json_is_in_the_schema(servers, t
     import jsonschema
     from typer.testing import CliRunner
 
-    from kschedcli.cli import app
+    from kschedcli.cli.app import app
 
     root = Path(__file__).resolve().parent.parent
     ext = servers(
@@ -515,7 +515,7 @@ def test_cli_explain_shows_the_extender_and_its_json_is_in_the_schema(servers, t
 def test_cli_no_extenders_calls_none_and_says_so(servers, tmp_path):
     from typer.testing import CliRunner
 
-    from kschedcli.cli import app
+    from kschedcli.cli.app import app
 
     root = Path(__file__).resolve().parent.parent
     ext = servers({"filter": lambda a: {"NodeNames": []}})
@@ -555,7 +555,7 @@ def test_cli_drain_and_diff_honour_no_extenders(servers, tmp_path):
     from test_fixes import pod as pod_doc
     from typer.testing import CliRunner
 
-    from kschedcli.cli import app
+    from kschedcli.cli.app import app
 
     ext = servers({"filter": lambda a: {"NodeNames": a["NodeNames"]}, "prioritize": lambda a: []})
     cfg = _cli_config(tmp_path, ext.url)

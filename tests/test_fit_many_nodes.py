@@ -7,8 +7,8 @@ import itertools
 import pytest
 from builders import node, plugin, pod, scheduler
 
+from kschedcli.config.versions import RELEASES
 from kschedcli.framework.cycle_state import CycleState
-from kschedcli.versions import RELEASES
 
 
 def _verdict(st):

@@ -7,9 +7,9 @@ import random
 import pytest
 from builders import node, plugin, pod, scheduler
 
-from kschedcli import vectors
+from kschedcli.backend import vectors
+from kschedcli.config.versions import RELEASES
 from kschedcli.framework.cycle_state import CycleState
-from kschedcli.versions import RELEASES
 
 
 def _verdicts(col):

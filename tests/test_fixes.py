@@ -11,8 +11,8 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from kschedcli.cli import app
-from kschedcli.fixes.mergepatch import apply_merge_patch, create_merge_patch
+from kschedcli.cli.app import app
+from kschedcli.whatif.fixes.mergepatch import apply_merge_patch, create_merge_patch
 
 
 def run(*args: str):
@@ -353,10 +353,10 @@ def test_a_single_change_is_never_combined(tmp_path):
 
 
 def test_a_change_the_api_server_would_refuse_is_never_suggested(tmp_path):
-    from kschedcli.engine import open_session
-    from kschedcli.fixes.model import Change
-    from kschedcli.fixes.search import _Search
     from kschedcli.loader import iter_objects
+    from kschedcli.whatif.fixes.model import Change
+    from kschedcli.whatif.fixes.search import _Search
+    from kschedcli.whatif.world import open_session
 
     case = Case(tmp_path, [node("n1", cpu="1")], pod("p", cpu="2"))
     session = open_session([str(case.cluster)], None)

@@ -17,7 +17,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from extender_server import serve
 from test_fixes import node, priority_class
 
-from kschedcli.cli import app
+from kschedcli.cli.app import app
 
 ROOT = Path(__file__).resolve().parent.parent
 LABELS = {"app": "web"}
@@ -222,15 +222,15 @@ def test_fix_search_reads_every_status_a_cycle_with_extenders_makes(rejecting_ex
     from builders import node as bnode
     from builders import pod as bpod
 
-    from kschedcli.cluster import Cluster
-    from kschedcli.config import SchedulerConfig, build_profile
-    from kschedcli.engine import Session
-    from kschedcli.extender_config import parse_extenders
-    from kschedcli.fixes.search import find_fixes
+    from kschedcli.config.extenders import parse_extenders
+    from kschedcli.config.scheduler import SchedulerConfig, build_profile
+    from kschedcli.config.versions import REFERENCE, choose
+    from kschedcli.framework.result import NOT_ASKED
+    from kschedcli.inputs.cluster import Cluster
     from kschedcli.plugins import REGISTRY
-    from kschedcli.result import NOT_ASKED
-    from kschedcli.scheduler import Scheduler
-    from kschedcli.versions import REFERENCE, choose
+    from kschedcli.scheduling.scheduler import Scheduler
+    from kschedcli.whatif.fixes.search import find_fixes
+    from kschedcli.whatif.world import Session
 
     cluster = Cluster()
     taint = [{"key": "dedicated", "value": "x", "effect": "NoSchedule"}]
@@ -273,9 +273,9 @@ def test_no_eviction_of_an_older_replica_set_s_replicas_of_the_same_deployment(t
 
 
 def test_blocked_reads_every_entry_a_filter_table_holds():
-    from kschedcli.fixes.blocked import blocked_of
+    from kschedcli.framework.result import NOT_ASKED, CycleResult, FilterTable
     from kschedcli.framework.status import SKIP, SUCCESS, UNRESOLVABLE, UNSCHEDULABLE, Status
-    from kschedcli.result import NOT_ASKED, CycleResult, FilterTable
+    from kschedcli.whatif.fixes.blocked import blocked_of
 
     names = ["a", "b", "c", "d", "e"]
     ext = "http://ext/scheduler"

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from kschedcli.cli import app
+from kschedcli.cli.app import app
 from kschedcli.loader import goyaml
 from kschedcli.loader.yaml_reader import yaml_docs
 
@@ -316,7 +316,7 @@ def test_running_pod_through_kubectl_pipe():
 def test_json_with_input_validates_against_the_schema():
     import jsonschema
 
-    from kschedcli.cli import app as _app  # noqa: F401 -- the schema file ships beside the package
+    from kschedcli.cli.app import app as _app  # noqa: F401 -- the schema file ships beside the package
 
     schema = json.loads((ROOT / "kschedcli" / "schemas" / "result.schema.json").read_text())
     doc = json.loads(invoke("explain", RUNNING, "-c", CLUSTER, "-o", "json").stdout)

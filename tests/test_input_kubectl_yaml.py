@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from kschedcli.cli import app
+from kschedcli.cli.app import app
 from kschedcli.loader import parse_documents
 from kschedcli.loader.goyaml import format_float32_g, resolve_plain
 

@@ -1,5 +1,5 @@
 """Issue 11, class 7: the rest of ValidatePodCreate that bears on scheduling, for the pods a user
-hands in, each refused with the API server's message (kschedcli/podvalidation.py)."""
+hands in, each refused with the API server's message (kschedcli/api/podvalidation.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from kschedcli.cli import app
+from kschedcli.cli.app import app
 
 ROOT = Path(__file__).resolve().parent.parent
 SMALL = ROOT / "fixtures" / "small-cluster.yaml"

@@ -13,8 +13,8 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from kschedcli.cli import app
-from kschedcli.fieldtree import check_value, decodes, kind_type
+from kschedcli.api.fieldtree import check_value, decodes, kind_type
+from kschedcli.cli.app import app
 
 ROOT = Path(__file__).resolve().parent.parent
 SMALL = ROOT / "fixtures" / "small-cluster.yaml"

@@ -14,9 +14,9 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from kschedcli import quantity
-from kschedcli.cli import app
-from kschedcli.fieldtree import check_object
+from kschedcli.api import quantity
+from kschedcli.api.fieldtree import check_object
+from kschedcli.cli.app import app
 from kschedcli.loader import load_documents
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -10,7 +10,7 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from kschedcli.cli import app
+from kschedcli.cli.app import app
 from kschedcli.errors import InputError
 from kschedcli.loader import load_documents, yaml_bounds, yaml_reader
 

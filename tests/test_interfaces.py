@@ -7,9 +7,9 @@ from __future__ import annotations
 import pytest
 
 from kschedcli.framework import interface as i
+from kschedcli.framework.result import Explainer
 from kschedcli.framework.runtime import Framework
 from kschedcli.plugins import REGISTRY
-from kschedcli.result import Explainer
 
 POINTS = {
     "preEnqueue": i.PreEnqueuePlugin,

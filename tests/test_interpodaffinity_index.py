@@ -12,15 +12,15 @@ import random
 import pytest
 from builders import node, pod
 
-from kschedcli.plugins.interpodaffinity_index import (
+from kschedcli.backend.snapshot import Snapshot
+from kschedcli.plugins.interpodaffinity.index import (
     PREFERRED_AFFINITY,
     PREFERRED_ANTI_AFFINITY,
     REQUIRED_AFFINITY,
     REQUIRED_ANTI_AFFINITY,
     existing_terms_for,
 )
-from kschedcli.plugins.interpodaffinity_terms import pod_terms
-from kschedcli.snapshot import Snapshot
+from kschedcli.plugins.interpodaffinity.terms import pod_terms
 
 ZONES = ["a", "b", "c"]
 APPS = ["web", "api", "db", "cache"]
@@ -194,7 +194,7 @@ def test_index_state_pickles():
     """The snapshot cache may store an index with its snapshot: its marks come back as themselves."""
     import pickle
 
-    from kschedcli.plugins import interpodaffinity_index as ix
+    from kschedcli.plugins.interpodaffinity import index as ix
 
     rng = random.Random(7)
     nodes = _nodes(rng, 6)

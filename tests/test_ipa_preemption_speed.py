@@ -6,9 +6,9 @@ import random
 
 from builders import fresh_state, node, plugin, pod, scheduler
 
-from kschedcli.plugins.interpodaffinity import PRE_FILTER_KEY, PRE_SCORE_KEY, SAMPLE_LIMIT
-from kschedcli.plugins.interpodaffinity_terms import pod_terms
-from kschedcli.plugins.preemption_victims import Budgets, more_important, sort_by_importance
+from kschedcli.plugins.defaultpreemption.victims import Budgets, more_important, sort_by_importance
+from kschedcli.plugins.interpodaffinity.plugin import PRE_FILTER_KEY, PRE_SCORE_KEY, SAMPLE_LIMIT
+from kschedcli.plugins.interpodaffinity.terms import pod_terms
 
 ZONE = "topology.kubernetes.io/zone"
 HOST = "kubernetes.io/hostname"

@@ -1,7 +1,7 @@
 import pytest
 
+from kschedcli.api.labels import parse_label_selector, parse_node_selector
 from kschedcli.errors import FieldError
-from kschedcli.labels import parse_label_selector, parse_node_selector
 
 
 def test_nil_selector_matches_nothing_and_empty_matches_everything():

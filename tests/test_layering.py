@@ -1,7 +1,7 @@
 """The package's layers, read from its source with ast: every import (module level, inside a
-function, under TYPE_CHECKING) counts. The scheduling core knows nothing of the CLI or Rich, the
-framework nothing of its plugins, a plugin nothing of the scheduler, and no two layers import each
-other by any path."""
+function, under TYPE_CHECKING) counts. A module imports only from its own layer or the layers
+below it (docs/architecture.md draws them); the engine knows nothing of Rich or Typer, and the
+framework nothing of its plugins."""
 
 from __future__ import annotations
 
@@ -13,17 +13,28 @@ import pytest
 
 PACKAGE = pathlib.Path(__file__).resolve().parent.parent / "kschedcli"
 
-# the modules that make up the command line; everything else (outside render/) is the core
-CLI_MODULES = {
-    "kschedcli.cli",
-    "kschedcli.cli_cache",
-    "kschedcli.cli_common",
-    "kschedcli.cli_errors",
-    "kschedcli.cli_whatif",
-    "kschedcli.completion",
-    "kschedcli.editflags",
-    "kschedcli.__main__",
-}
+# lowest first; a module belongs to the first entry its name falls within
+LAYERS: list[tuple[str, tuple[str, ...]]] = [
+    (
+        "foundations",
+        ("kschedcli.errors", "kschedcli.progress", "kschedcli.textsafe", "kschedcli.loader", "kschedcli.schemas"),
+    ),
+    ("api", ("kschedcli.api",)),
+    ("config", ("kschedcli.config",)),
+    ("backend", ("kschedcli.backend", "kschedcli.dra")),
+    ("inputs", ("kschedcli.inputs",)),
+    ("framework", ("kschedcli.framework",)),
+    ("plugins", ("kschedcli.plugins",)),
+    ("scheduling", ("kschedcli.scheduling",)),
+    ("workloads", ("kschedcli.workloads",)),
+    ("whatif", ("kschedcli.whatif",)),
+    ("render", ("kschedcli.render",)),
+    ("session", ("kschedcli.session",)),
+    ("cli", ("kschedcli.cli", "kschedcli.__main__")),
+]
+RANK = {name: i for i, (name, _) in enumerate(LAYERS)}
+# the root package holds the version and exports the public API by name (kschedcli/__init__.py)
+ROOT = "kschedcli"
 
 
 def _module_name(path: pathlib.Path) -> str:
@@ -66,79 +77,85 @@ def _within(name: str, prefixes: tuple[str, ...]) -> bool:
     return any(name == p or name.startswith(p + ".") for p in prefixes)
 
 
-def _offenders(importers: tuple[str, ...], forbidden: tuple[str, ...]) -> list[str]:
-    return sorted(
-        f"{m} imports {t}" for m, ts in GRAPH.items() if _within(m, importers) for t in ts if _within(t, forbidden)
-    )
+def layer_of(name: str) -> str | None:
+    for layer, prefixes in LAYERS:
+        if _within(name, prefixes):
+            return layer
+    return None
+
+
+def test_every_module_has_a_layer():
+    # a new module outside every layer would escape every rule below
+    assert sorted(m for m in GRAPH if m != ROOT and layer_of(m) is None) == []
 
 
 def test_the_walk_sees_the_package():
     # a walk that found nothing would pass every rule below
     assert "kschedcli.framework.runtime" in GRAPH and "kschedcli.plugins.noderesources.fit" in GRAPH
     assert "kschedcli.framework.status" in GRAPH["kschedcli.plugins.noderesources.fit"]
-    assert "kschedcli.progress" in GRAPH["kschedcli.scheduler"]  # `from . import progress`
-    assert "typer" in GRAPH["kschedcli.cli"] and "rich.table" in GRAPH["kschedcli.render.terminal.layout"]
+    assert "kschedcli.progress" in GRAPH["kschedcli.scheduling.scheduler"]  # `from .. import progress`
+    assert "typer" in GRAPH["kschedcli.cli.app"] and "rich.table" in GRAPH["kschedcli.render.terminal.layout"]
 
 
-def test_framework_imports_no_plugin_scheduler_renderer_or_cli():
-    assert (
-        _offenders(
-            ("kschedcli.framework",),
-            ("kschedcli.plugins", "kschedcli.scheduler", "kschedcli.engine", "kschedcli.render", *CLI_MODULES),
-        )
-        == []
+def upward_imports() -> list[str]:
+    out = []
+    for m, targets in GRAPH.items():
+        if m == ROOT:
+            continue
+        mine = RANK[layer_of(m) or ""]
+        for t in targets:
+            if t == ROOT or not _within(t, (ROOT,)):
+                continue
+            theirs = layer_of(t)
+            if theirs is not None and RANK[theirs] > mine:
+                out.append(f"{m} ({layer_of(m)}) imports {t} ({theirs})")
+    return sorted(out)
+
+
+def test_no_module_imports_a_layer_above_it():
+    assert upward_imports() == []
+
+
+def test_the_rule_catches_an_upward_import(monkeypatch):
+    # the check itself: a plugin that imported the CLI would be named
+    name = "kschedcli.plugins.nodename"
+    monkeypatch.setitem(GRAPH, name, GRAPH[name] | {"kschedcli.cli.app"})
+    assert upward_imports() == ["kschedcli.plugins.nodename (plugins) imports kschedcli.cli.app (cli)"]
+
+
+def _offenders(importers: tuple[str, ...], forbidden: tuple[str, ...]) -> list[str]:
+    return sorted(
+        f"{m} imports {t}" for m, ts in GRAPH.items() if _within(m, importers) for t in ts if _within(t, forbidden)
     )
 
 
-def test_plugins_import_neither_scheduler_renderer_nor_cli():
-    assert (
-        _offenders(
-            ("kschedcli.plugins",), ("kschedcli.scheduler", "kschedcli.engine", "kschedcli.render", *CLI_MODULES)
-        )
-        == []
-    )
+def test_only_the_views_and_the_cli_know_rich_and_only_the_cli_typer():
+    below_render = tuple(m for m in GRAPH if m != ROOT and RANK[layer_of(m) or "cli"] < RANK["render"])
+    assert _offenders(below_render, ("rich", "typer")) == []
+    assert _offenders(("kschedcli.render", "kschedcli.session"), ("typer",)) == []
+    assert _offenders(("kschedcli.session",), ("rich",)) == []
 
 
-def test_renderers_read_results_and_do_not_schedule():
-    assert (
-        _offenders(
-            ("kschedcli.render",), ("kschedcli.scheduler", "kschedcli.engine", "kschedcli.plugins", *CLI_MODULES)
-        )
-        == []
-    )
+def test_framework_imports_no_plugin():
+    assert _offenders(("kschedcli.framework",), ("kschedcli.plugins",)) == []
 
 
-def test_core_imports_no_terminal_library_renderer_or_cli():
-    core = tuple(
-        m for m in GRAPH if m != "kschedcli" and m not in CLI_MODULES and not _within(m, ("kschedcli.render",))
-    )
-    assert _offenders(core, ("rich", "typer", "kschedcli.render", *CLI_MODULES)) == []
-
-
-EXTENDER_MODULES = ("kschedcli.extenders", "kschedcli.extender_client", "kschedcli.extender_config")
-
-
-def test_extenders_are_a_layer_of_their_own():
+def test_extenders_are_reached_through_the_framework_handle():
     # the framework and the plugins reach the HTTP extenders only through Handle.extenders (the
-    # PreemptionExtenders Protocol); the extender modules know neither scheduler, renderer nor CLI
-    assert _offenders(("kschedcli.framework", "kschedcli.plugins"), EXTENDER_MODULES) == []
-    assert (
-        _offenders(
-            EXTENDER_MODULES,
-            ("kschedcli.scheduler", "kschedcli.engine", "kschedcli.plugins", "kschedcli.render", *CLI_MODULES),
-        )
-        == []
-    )
-    assert "kschedcli.extenders" in GRAPH["kschedcli.scheduler"]
+    # PreemptionExtenders Protocol)
+    ext = ("kschedcli.scheduling.extenders", "kschedcli.scheduling.extender_client")
+    assert _offenders(("kschedcli.framework", "kschedcli.plugins"), ext) == []
+    assert "kschedcli.scheduling.extenders" in GRAPH["kschedcli.scheduling.scheduler"]
 
 
-def _layer(name: str) -> str:
-    """framework/, plugins/ and render/ are one layer each, the CLI modules one, any other module
-    of the package its own."""
-    if name in CLI_MODULES:
-        return "cli"
-    parts = name.split(".")
-    return ".".join(parts[:2])
+def test_dra_is_below_the_plugin():
+    assert "kschedcli.dra.allocator" in GRAPH["kschedcli.plugins.dynamicresources"]
+    assert _offenders(("kschedcli.render",), ("kschedcli.dra",)) == []
+
+
+def test_the_views_read_results_only():
+    engine = ("kschedcli.plugins", "kschedcli.scheduling.scheduler", "kschedcli.whatif.fixes.search")
+    assert _offenders(("kschedcli.render",), engine) == []
 
 
 def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
@@ -163,15 +180,19 @@ def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
     return None
 
 
-def test_no_import_cycle_between_layers():
-    layers: dict[str, set[str]] = defaultdict(set)
+def _package(name: str) -> str:
+    return ".".join(name.split(".")[:2])
+
+
+def test_no_import_cycle_between_packages():
+    packages: dict[str, set[str]] = defaultdict(set)
     for m, ts in GRAPH.items():
-        if m == "kschedcli":
-            continue  # the package's __init__ holds only its version
+        if m == ROOT:
+            continue
         for t in ts:
-            if _within(t, ("kschedcli",)) and t != "kschedcli" and _layer(t) != _layer(m):
-                layers[_layer(m)].add(_layer(t))
-    assert _cycle(layers) is None
+            if _within(t, (ROOT,)) and t != ROOT and _package(t) != _package(m):
+                packages[_package(m)].add(_package(t))
+    assert _cycle(packages) is None
 
 
 @pytest.mark.parametrize(
@@ -180,26 +201,3 @@ def test_no_import_cycle_between_layers():
 )
 def test_cycle_finder(graph, expected):
     assert _cycle(graph) == expected
-
-
-def test_fixes_is_a_layer_over_the_core():
-    # what would make it fit (kschedcli/fixes) runs cycles through the scheduler and knows nothing of
-    # the views; the views read its result model only, never the search
-    assert "kschedcli.scheduler" in GRAPH["kschedcli.fixes.search"]
-    assert _offenders(("kschedcli.fixes",), ("rich", "typer", "kschedcli.render", *CLI_MODULES)) == []
-    assert _offenders(("kschedcli.render",), ("kschedcli.fixes",)) == []
-    assert _offenders(("kschedcli.scheduler", "kschedcli.engine", "kschedcli.framework"), ("kschedcli.fixes",)) == []
-
-
-def test_dra_is_below_the_plugin():
-    # the allocator, the CEL environment and the claim tracker know nothing of the framework or
-    # the plugins: the DynamicResources plugin uses them, the views read its explanation only
-    assert "kschedcli.dra.allocator" in GRAPH["kschedcli.plugins.dynamicresources"]
-    assert (
-        _offenders(
-            ("kschedcli.dra",),
-            ("kschedcli.framework", "kschedcli.plugins", "kschedcli.scheduler", "kschedcli.render", *CLI_MODULES),
-        )
-        == []
-    )
-    assert _offenders(("kschedcli.render",), ("kschedcli.dra",)) == []

@@ -1,4 +1,4 @@
-"""Bound pods read from the snapshot cache are made when first read (kschedcli/lazy_pods.py): a
+"""Bound pods read from the snapshot cache are made when first read (kschedcli/inputs/lazy_pods.py): a
 cluster read back holds none until something reads them, every list that holds a pod holds the
 same object, and cycles, edits and releases over it give what they give over the parsed cluster."""
 
@@ -10,20 +10,20 @@ import pytest
 from builders import node, pod, pod_level_requests_pod
 from test_snapshot_pickle import _value
 
-from kschedcli.cluster import Cluster, _with_prebuilt_snapshot, load_cluster, parse_pending_pods
-from kschedcli.config import default_config
-from kschedcli.edits import Edit, apply_edits
-from kschedcli.lazy_pods import LazyNodeInfo, PodGroups, PodStore
+from kschedcli.api.model import Pod
+from kschedcli.backend.snapshot import NodeInfo
+from kschedcli.config.scheduler import default_config
+from kschedcli.config.versions import RELEASES, choose
+from kschedcli.inputs.cache_pickle import dumps, loads
+from kschedcli.inputs.cluster import Cluster, _with_prebuilt_snapshot, load_cluster, parse_pending_pods
+from kschedcli.inputs.lazy_pods import LazyNodeInfo, PodGroups, PodStore
 from kschedcli.loader import iter_objects
-from kschedcli.model import Pod
 from kschedcli.plugins import REGISTRY
-from kschedcli.plugins.interpodaffinity_index import ExistingTermsIndex, existing_terms_for
-from kschedcli.plugins.interpodaffinity_terms import pod_terms
+from kschedcli.plugins.interpodaffinity.index import ExistingTermsIndex, existing_terms_for
+from kschedcli.plugins.interpodaffinity.terms import pod_terms
 from kschedcli.render.document import result_doc
-from kschedcli.scheduler import Scheduler
-from kschedcli.snapshot import NodeInfo
-from kschedcli.snapshot_pickle import dumps, loads
-from kschedcli.versions import RELEASES, choose
+from kschedcli.scheduling.scheduler import Scheduler
+from kschedcli.whatif.edits import Edit, apply_edits
 
 ROOT = Path(__file__).resolve().parent.parent
 PROD = str(ROOT / "fixtures" / "prod-cluster.yaml")

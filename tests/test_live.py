@@ -18,9 +18,9 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from kschedcli.cli import app
+from kschedcli.cli.app import app
 from kschedcli.errors import SOURCE_LABELS, InputError
-from kschedcli.live import KINDS, OPTIONAL_KINDS, parse_duration
+from kschedcli.inputs.live import KINDS, OPTIONAL_KINDS, parse_duration
 
 ROOT = Path(__file__).resolve().parent.parent
 PENDING = "shop/web-7d9f8b6c5d-m8n7b"  # fixtures/pods/web.yaml, served as a pending pod

@@ -15,7 +15,7 @@ from fake_apiserver import RESOURCES, FakeAPIServer
 from test_live import PENDING, served_list
 from typer.testing import CliRunner
 
-from kschedcli.cli import app
+from kschedcli.cli.app import app
 
 ROOT = Path(__file__).resolve().parent.parent
 KUBECTL = shutil.which("kubectl", path="/usr/local/bin:/usr/bin:/bin")

@@ -11,8 +11,8 @@ import test_live
 from fake_apiserver import RESOURCES
 from test_live import PENDING, run
 
-from kschedcli.cluster import OTHER_KINDS
-from kschedcli.live import KINDS, OPTIONAL_KINDS
+from kschedcli.inputs.cluster import OTHER_KINDS
+from kschedcli.inputs.live import KINDS, OPTIONAL_KINDS
 
 ROOT = Path(__file__).resolve().parent.parent
 fake = test_live.fake  # the fixture, found by name here too

@@ -22,9 +22,9 @@ from fake_apiserver import FakeAPIServer
 from test_live import PENDING, served_list
 from typer.testing import CliRunner
 
-from kschedcli import live
-from kschedcli.cli import app
-from kschedcli.live import KINDS, OPTIONAL_KINDS, redact
+from kschedcli.cli.app import app
+from kschedcli.inputs import live
+from kschedcli.inputs.live import KINDS, OPTIONAL_KINDS, redact
 
 ROOT = Path(__file__).resolve().parent.parent
 KUBECTL = shutil.which("kubectl", path="/usr/local/bin:/usr/bin:/bin")

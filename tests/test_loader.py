@@ -10,8 +10,8 @@ import pytest
 import yaml
 
 from kschedcli import loader, progress
-from kschedcli.cluster import load_cluster, slim_object
 from kschedcli.errors import InputError
+from kschedcli.inputs.cluster import load_cluster, slim_object
 from kschedcli.loader import json_stream, workers, yaml_reader
 
 

@@ -9,10 +9,10 @@ import json
 import pytest
 
 from kschedcli import loader
-from kschedcli.cluster import load_cluster, reset_shared, slim_object
+from kschedcli.api.model import Pod
 from kschedcli.errors import InputError
+from kschedcli.inputs.cluster import load_cluster, reset_shared, slim_object
 from kschedcli.loader import json_stream, workers
-from kschedcli.model import Pod
 
 
 def bound_pod(i: int, rs: str = "web-abc", node: str = "n1", **spec_extra) -> dict:

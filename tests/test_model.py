@@ -1,8 +1,8 @@
 import pytest
 from builders import pod
 
+from kschedcli.api.model import Pod
 from kschedcli.errors import FieldError
-from kschedcli.model import Pod
 
 
 def test_requests_default_from_limits():
@@ -83,7 +83,7 @@ def test_pod_level_requests_default_from_containers_then_limits():
 
 
 def test_extended_resource_names_follow_v1helper():
-    from kschedcli.model import is_extended_resource, is_scalar_resource
+    from kschedcli.api.model import is_extended_resource, is_scalar_resource
 
     assert is_extended_resource("example.com/foo")
     assert not is_extended_resource("kubernetes.io/foo")
@@ -94,7 +94,7 @@ def test_extended_resource_names_follow_v1helper():
 
 
 def test_namespaced_objects_without_namespace_land_in_default(tmp_path):
-    from kschedcli.cluster import load_cluster
+    from kschedcli.inputs.cluster import load_cluster
 
     f = tmp_path / "c.yaml"
     f.write_text(

@@ -7,8 +7,8 @@ import textwrap
 
 from builders import node, pod, scheduler
 
-from kschedcli.cluster import load_cluster
-from kschedcli.model import Pod
+from kschedcli.api.model import Pod
+from kschedcli.inputs.cluster import load_cluster
 
 
 def nominated(name, node_name, priority, cpu="1", labels=None, spec=None):
@@ -272,9 +272,9 @@ def test_loader_keeps_nominated_pending_pods_and_the_scheduler_skips_gated_and_f
     cluster = load_cluster([str(f)])
     assert [p.name for p in cluster.nominated_pods] == ["held", "gated", "foreign"]
     assert cluster.skipped["pending pods (not in the scheduler's cache)"] == 1
-    from kschedcli.config import SchedulerConfig, build_profile
+    from kschedcli.config.scheduler import SchedulerConfig, build_profile
     from kschedcli.plugins import REGISTRY
-    from kschedcli.scheduler import Scheduler
+    from kschedcli.scheduling.scheduler import Scheduler
 
     prof = build_profile({"schedulerName": "default-scheduler"}, "test", REGISTRY)
     s = Scheduler(cluster, SchedulerConfig(profiles=[prof]))

@@ -94,7 +94,7 @@ def test_node_selector_value_that_is_no_label_value_makes_the_term_match_nothing
     # apimachinery labels.NewRequirement validates each value with validateLabelValue (after the Gt/Lt
     # integer check); component-helpers nodeaffinity.NewLazyErrorNodeSelector keeps the parse error
     # and the term never matches. "-2" is an integer but not a label value (must start alphanumeric).
-    from kschedcli.labels import parse_node_selector
+    from kschedcli.api.labels import parse_node_selector
 
     for op, value in (("Gt", "-2"), ("In", "-1"), ("NotIn", "a b")):
         sel = parse_node_selector(

@@ -5,10 +5,10 @@ import random
 
 from builders import node, plugin, pod, scheduler
 
-from kschedcli.model import Pod
-from kschedcli.plugins.defaultpreemption import aggregate_errors
-from kschedcli.plugins.preemption_gosort import go_sort_slice
-from kschedcli.plugins.preemption_victims import Budgets, more_important, sort_by_importance
+from kschedcli.api.model import Pod
+from kschedcli.plugins.defaultpreemption.gosort import go_sort_slice
+from kschedcli.plugins.defaultpreemption.plugin import aggregate_errors
+from kschedcli.plugins.defaultpreemption.victims import Budgets, more_important, sort_by_importance
 
 
 def bound(name, node_name, cpu, priority, start="2025-01-01T00:00:00Z", labels=None, **extra):

@@ -6,14 +6,14 @@ import random
 from builders import fresh_state, node, plugin, pod, scheduler
 
 from kschedcli.framework.status import ERROR, SKIP, UNRESOLVABLE, UNSCHEDULABLE
-from kschedcli.plugins.interpodaffinity import (
+from kschedcli.plugins.interpodaffinity.plugin import (
     ERR_REASON_AFFINITY,
     ERR_REASON_ANTI_AFFINITY,
     ERR_REASON_EXISTING_ANTI_AFFINITY,
     PRE_FILTER_KEY,
     SAMPLE_LIMIT,
 )
-from kschedcli.plugins.interpodaffinity_terms import pod_terms
+from kschedcli.plugins.interpodaffinity.terms import pod_terms
 
 ZONE = "topology.kubernetes.io/zone"
 HOST = "kubernetes.io/hostname"

@@ -6,16 +6,16 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from builders import fresh_state, node, plugin, pod, scheduler
 
+from kschedcli.api.model import Pod
 from kschedcli.framework.interface import ClusterEvent
 from kschedcli.framework.status import ERROR, SKIP, UNRESOLVABLE, UNSCHEDULABLE
-from kschedcli.model import Pod
-from kschedcli.plugins.podtopologyspread import (
+from kschedcli.plugins.podtopologyspread.common import go_log, go_round, topology_normalizing_weight
+from kschedcli.plugins.podtopologyspread.counting import CriticalPaths
+from kschedcli.plugins.podtopologyspread.plugin import (
     ERR_REASON_CONSTRAINTS_NOT_MATCH,
     ERR_REASON_NODE_LABEL_NOT_MATCH,
     PRE_FILTER_KEY,
 )
-from kschedcli.plugins.podtopologyspread_common import go_log, go_round, topology_normalizing_weight
-from kschedcli.plugins.podtopologyspread_counting import CriticalPaths
 
 ZONE = "topology.kubernetes.io/zone"
 HOST = "kubernetes.io/hostname"

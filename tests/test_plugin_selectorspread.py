@@ -8,9 +8,9 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from builders import fresh_state, node, plugin, pod, scheduler
 
-from kschedcli.config import build_profile
+from kschedcli.api.model import Pod
+from kschedcli.config.scheduler import build_profile
 from kschedcli.errors import InputError
-from kschedcli.model import Pod
 from kschedcli.plugins import REGISTRY
 from kschedcli.plugins.selectorspread import NOT_IN_RELEASE, zone_key
 

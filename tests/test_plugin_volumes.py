@@ -2,12 +2,12 @@
 
 from builders import fresh_state, node, pod
 
-from kschedcli.cluster import Cluster
-from kschedcli.config import SchedulerConfig, build_profile
+from kschedcli.api.model import meta_of
+from kschedcli.config.scheduler import SchedulerConfig, build_profile
 from kschedcli.framework.status import ERROR, SKIP, UNRESOLVABLE, UNSCHEDULABLE
-from kschedcli.model import meta_of
+from kschedcli.inputs.cluster import Cluster
 from kschedcli.plugins import REGISTRY
-from kschedcli.scheduler import Scheduler
+from kschedcli.scheduling.scheduler import Scheduler
 
 BIND_CONFLICT = "node(s) didn't find available persistent volumes to bind"
 NODE_CONFLICT = "node(s) didn't match PersistentVolume's node affinity"

@@ -7,7 +7,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from builders import fresh_state, node, plugin, pod, scheduler
 
-from kschedcli.plugins.podtopologyspread import PRE_FILTER_KEY, PRE_SCORE_KEY
+from kschedcli.plugins.podtopologyspread.plugin import PRE_FILTER_KEY, PRE_SCORE_KEY
 
 ZONE = "topology.kubernetes.io/zone"
 HOST = "kubernetes.io/hostname"
@@ -105,7 +105,7 @@ def test_clone_is_counted_on_its_own_and_not_stored():
 def test_terminating_pods_are_not_counted():
     dying = _web("d", "a")
     dying.raw["metadata"]["deletionTimestamp"] = "2024-01-01T00:00:00Z"
-    from kschedcli.model import Pod
+    from kschedcli.api.model import Pod
 
     sched = scheduler([_node("a", "z1"), _node("b", "z2")], [_web("w1", "a"), Pod(dying.raw)])
     assert _zone_counts(sched, _web("new", constraints=HARD)) == {"z1": 1, "z2": 0}
@@ -122,8 +122,8 @@ def test_clear_caches_forgets_the_memo():
 
 
 def test_compiled_selectors_count_as_the_selector_matches():
-    from kschedcli.labels import parse_label_selector
-    from kschedcli.plugins.podtopologyspread_counting import _count_matching, _pod_counter
+    from kschedcli.api.labels import parse_label_selector
+    from kschedcli.plugins.podtopologyspread.counting import _count_matching, _pod_counter
 
     labels = [{"app": "web", "tier": "fe"}, {"app": "web"}, {"app": "web", "tier": "be"}, {"x": "y"}, {"tier": "fe"}]
     pods = [_web(f"p{i}", "a", labels=lab) for i, lab in enumerate(labels)] + [_web("q", "a", ns="x")]

@@ -7,8 +7,8 @@ import random
 
 from builders import node, plugin, pod, scheduler
 
-from kschedcli.model import Pod
-from kschedcli.plugins.preemption_victims import Budgets, _VictimOrder
+from kschedcli.api.model import Pod
+from kschedcli.plugins.defaultpreemption.victims import Budgets, _VictimOrder
 
 PRIORITIES = [0, 10, 10, 100, 500, 1000]
 STARTS = [f"2025-01-0{d}T0{h}:00:00Z" for d in range(1, 4) for h in range(3)]
@@ -187,7 +187,7 @@ def test_diagnosis_and_the_nodes_preemption_cannot_help_match_a_node_at_a_time_r
     nodes, unschedulable and tainted nodes, a node selector, nodes short of cpu."""
     from kschedcli.framework.cycle_state import CycleState
     from kschedcli.framework.status import UNSCHEDULABLE
-    from kschedcli.plugins.defaultpreemption import _unresolvable_why
+    from kschedcli.plugins.defaultpreemption.plugin import _unresolvable_why
 
     rng = random.Random(1818)
     ways = set()
@@ -262,7 +262,7 @@ def test_diagnosis_and_the_nodes_preemption_cannot_help_match_a_node_at_a_time_r
 def _pick_one_node_for_preemption(candidates, now_ns):
     """pickOneNodeForPreemption read criterion by criterion, candidate by candidate (the
     reference the plugin's column-wise choice is held to)."""
-    from kschedcli.plugins.preemption_victims import earliest_start_of_most_important
+    from kschedcli.plugins.defaultpreemption.victims import earliest_start_of_most_important
 
     remaining = list(candidates)
     decided = {}
@@ -285,7 +285,7 @@ def _pick_one_node_for_preemption(candidates, now_ns):
 
 
 def test_the_choice_among_many_candidates_matches_reading_them_one_by_one():
-    from kschedcli.result import Candidate
+    from kschedcli.framework.result import Candidate
 
     rng = random.Random(7)
     now_ns = 1_800_000_000 * 10**9

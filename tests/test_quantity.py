@@ -1,6 +1,6 @@
 import pytest
 
-from kschedcli import quantity
+from kschedcli.api import quantity
 from kschedcli.errors import FieldError
 
 

@@ -1,4 +1,4 @@
-"""Scenario files (kschedcli/scenario.py, `ksched run`): validated against the published schema,
+"""Scenario files (kschedcli/whatif/scenario.py, `ksched run`): validated against the published schema,
 run through the same edits and sequence as the flags (same bytes), errors located in the file."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from pathlib import Path
 import jsonschema
 from typer.testing import CliRunner
 
-from kschedcli.cli import app
+from kschedcli.cli.app import app
 
 ROOT = Path(__file__).resolve().parent.parent
 PROD = str(ROOT / "fixtures" / "prod-cluster.yaml")

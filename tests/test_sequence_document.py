@@ -13,11 +13,11 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from kschedcli.cli import app
-from kschedcli.engine import open_session
-from kschedcli.render.analysis import failing_plugins, first_failures, node_groups
+from kschedcli.cli.app import app
+from kschedcli.framework.result import FilterTable
 from kschedcli.render.jsontext import escape_controls, json_text
-from kschedcli.result import FilterTable
+from kschedcli.scheduling.analysis import failing_plugins, first_failures, node_groups
+from kschedcli.whatif.world import open_session
 
 ROOT = Path(__file__).resolve().parent.parent
 PROD = str(ROOT / "fixtures" / "prod-cluster.yaml")
@@ -74,7 +74,7 @@ def test_schedule_help_lists_detail_for_the_conformance_checker():
 
 def _results():
     session = open_session([PROD], None)
-    from kschedcli.cluster import load_pending_pods
+    from kschedcli.inputs.cluster import load_pending_pods
 
     pods = load_pending_pods(ROLLOUT, session.cluster)
     return session.scheduler.run_sequence(pods)
@@ -111,9 +111,9 @@ def test_node_groups_and_failing_plugins_read_by_column_equal_by_row():
 def test_table_from_slimmed_results_equals_the_table_from_whole_ones(wide):
     """The table's rows read the first failures kept in the annotations, after the per-node tables
     were dropped: the same text as from results that kept everything."""
-    from kschedcli.cluster import load_pending_pods
-    from kschedcli.render.analysis import ALL, FIRST_FAILURES, annotate, slim
+    from kschedcli.inputs.cluster import load_pending_pods
     from kschedcli.render.terminal.schedule import schedule_table
+    from kschedcli.scheduling.analysis import ALL, FIRST_FAILURES, annotate, slim
 
     tables = []
     for keep in (True, False):

@@ -1,4 +1,4 @@
-"""The cache of parsed snapshots (kschedcli/snapshot_cache.py): a second command on the same files
+"""The cache of parsed snapshots (kschedcli/inputs/cache.py): a second command on the same files
 reads the entry instead of parsing them and answers the same; a changed file, a stale, truncated or
 damaged entry is a miss (parsed again); concurrent writers and readers never see half an entry; the
 directory stays under its bound; --no-cache, KSCHED_NO_CACHE and `ksched cache clear`. conftest.py
@@ -20,9 +20,9 @@ import pytest
 import test_live
 from typer.testing import CliRunner
 
-from kschedcli import snapshot_cache
-from kschedcli.cli import app
-from kschedcli.cluster import load_cluster
+from kschedcli.cli.app import app
+from kschedcli.inputs import cache as snapshot_cache
+from kschedcli.inputs.cluster import load_cluster
 
 ROOT = Path(__file__).resolve().parent.parent
 fake = test_live.fake  # the fake kubectl on PATH (tests/test_live.py)
@@ -121,7 +121,7 @@ def test_an_unpicklable_payload_with_a_good_checksum_is_a_miss(cache, snapshot):
 
 _WRITER = """
 import sys
-from kschedcli import snapshot_cache
+from kschedcli.inputs import cache as snapshot_cache
 key = bytes.fromhex(sys.argv[1])
 big = {"nodes": list(range(200000)), "writer": int(sys.argv[2])}
 for _ in range(10):
@@ -130,7 +130,7 @@ for _ in range(10):
 
 _READER = """
 import sys
-from kschedcli import snapshot_cache
+from kschedcli.inputs import cache as snapshot_cache
 key = bytes.fromhex(sys.argv[1])
 seen = 0
 for _ in range(400):
@@ -298,7 +298,7 @@ PROD = str(ROOT / "fixtures" / "prod-cluster.yaml")
 
 
 def test_the_cluster_holds_the_files_pending_pods_as_the_lookup_reads_them(tmp_path):
-    from kschedcli.lookup import pending_pods
+    from kschedcli.inputs.lookup import pending_pods
 
     two = tmp_path / "more.yaml"
     two.write_text(
@@ -321,7 +321,7 @@ def test_explain_namespace_name_from_the_cache_reads_no_file_again(cache, monkey
     def no_reading(*args, **kwargs):
         raise AssertionError("a snapshot file read again")
 
-    from kschedcli import lookup
+    from kschedcli.inputs import lookup
 
     monkeypatch.setattr(lookup, "snapshot_objects", no_reading)
     second = run("-v", "explain", "shop/checkout-6b8c9d7f5-h2j4k", "-c", str(snap), "-o", "json")

@@ -10,9 +10,9 @@ import json
 import pytest
 from builders import node, pod, scheduler
 
-from kschedcli.edits import Edit, apply_edits
 from kschedcli.render.document import explain_doc
-from kschedcli.scheduler import Scheduler
+from kschedcli.scheduling.scheduler import Scheduler
+from kschedcli.whatif.edits import Edit, apply_edits
 
 BIG_IMAGE = [{"names": ["registry/app:1"], "sizeBytes": 900 * 1024 * 1024}]
 

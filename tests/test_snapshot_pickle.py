@@ -1,5 +1,5 @@
 """What the snapshot cache stores with a parsed cluster and how it is read back
-(kschedcli/snapshot_pickle.py): pods and nodes restored slot for slot, bound pods' source objects
+(kschedcli/inputs/cache_pickle.py): pods and nodes restored slot for slot, bound pods' source objects
 rebuilt when first read, the scheduler's snapshot built ahead and taken only for the very nodes
 and pods it was built from (not after an edit or a release that changes a pod)."""
 
@@ -12,15 +12,15 @@ from pathlib import Path
 import pytest
 from builders import node, pod, pod_level_requests_pod
 
-from kschedcli.cluster import Cluster, _with_prebuilt_snapshot, load_cluster
-from kschedcli.config import default_config
-from kschedcli.edits import Edit, apply_edits
-from kschedcli.model import Node, Pod
+from kschedcli.api.model import Node, Pod
+from kschedcli.backend.snapshot import PrebuiltSnapshot, Snapshot, latest_generation
+from kschedcli.config.scheduler import default_config
+from kschedcli.config.versions import RELEASES, choose
+from kschedcli.inputs.cache_pickle import RawStore, defer_raws, dumps, loads
+from kschedcli.inputs.cluster import Cluster, _with_prebuilt_snapshot, load_cluster
 from kschedcli.plugins import REGISTRY
-from kschedcli.scheduler import Scheduler
-from kschedcli.snapshot import PrebuiltSnapshot, Snapshot, latest_generation
-from kschedcli.snapshot_pickle import RawStore, defer_raws, dumps, loads
-from kschedcli.versions import RELEASES, choose
+from kschedcli.scheduling.scheduler import Scheduler
+from kschedcli.whatif.edits import Edit, apply_edits
 
 ROOT = Path(__file__).resolve().parent.parent
 PROD = str(ROOT / "fixtures" / "prod-cluster.yaml")
@@ -155,7 +155,7 @@ def test_a_release_that_changes_a_pod_drops_the_prebuilt_snapshot():
 def test_pickle_reads_an_entry_without_this_module_imported_first():
     # the restoring functions are found by name, as pickle finds any global
     data = dumps([pod("a"), node("n1")])
-    assert b"snapshot_pickle" in data and b"restore_pod" in data
+    assert b"cache_pickle" in data and b"restore_pod" in data
     unpickler = pickle.Unpickler(io.BytesIO(data))
     assert unpickler.load() is None  # no PodStore: the objects follow, pickled with the same memo
     a, n = unpickler.load()
@@ -184,7 +184,7 @@ class _Gadget:
 
 
 def test_a_pickle_naming_any_other_global_is_refused_and_runs_nothing(tmp_path):
-    from kschedcli.snapshot_pickle import Unpickler
+    from kschedcli.inputs.cache_pickle import Unpickler
 
     for gadget in (_Gadget(str(tmp_path / "made")), getattr, eval):
         with pytest.raises(pickle.UnpicklingError):
@@ -199,7 +199,7 @@ def test_the_entries_of_the_fixtures_need_no_global_beyond_the_allowed_ones():
     # back by the restricted unpickler with every pod made and every source object rebuilt
     import glob
 
-    import kschedcli.cli  # noqa: F401 - the plugins: what they build ahead is stored too
+    import kschedcli.cli.app  # noqa: F401 - the plugins: what they build ahead is stored too
 
     root = Path(__file__).resolve().parent.parent / "fixtures"
     files = [root / "small-cluster.yaml", root / "prod-cluster.yaml"]

@@ -9,14 +9,14 @@ import pytest
 from builders import fresh_state, node, plugin, pod, scheduler
 from typer.testing import CliRunner
 
-from kschedcli.cli import app
-from kschedcli.cluster import Cluster
-from kschedcli.config import SchedulerConfig, build_profile, default_config
+from kschedcli.api.model import Node, Pod
+from kschedcli.cli.app import app
+from kschedcli.config.scheduler import SchedulerConfig, build_profile, default_config
+from kschedcli.config.versions import REFERENCE, RELEASES, UnsupportedVersion, choose, parse
 from kschedcli.framework.status import UNRESOLVABLE, UNSCHEDULABLE
-from kschedcli.model import Node, Pod
+from kschedcli.inputs.cluster import Cluster
 from kschedcli.plugins import REGISTRY
-from kschedcli.scheduler import Scheduler
-from kschedcli.versions import REFERENCE, RELEASES, UnsupportedVersion, choose, parse
+from kschedcli.scheduling.scheduler import Scheduler
 
 V133, V134, V135, V136 = (RELEASES[v] for v in ("v1.33", "v1.34", "v1.35", "v1.36"))
 

@@ -19,7 +19,7 @@ import pytest
 from rich.cells import cell_len
 from typer.testing import CliRunner
 
-from kschedcli.cli import app
+from kschedcli.cli.app import app
 from kschedcli.render.terminal.layout import bind_numbers, cpu_decimals, fmt_cores, glue_message, quantities
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -10,7 +10,7 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from kschedcli.cli import app
+from kschedcli.cli.app import app
 
 ROOT = Path(__file__).resolve().parent.parent
 SMALL = str(ROOT / "fixtures" / "small-cluster.yaml")
@@ -177,7 +177,7 @@ def test_cronjob_schedules_as_the_api_server_parses_them(tmp_path, schedule_, me
 
 
 def test_good_schedules_parse():
-    from kschedcli.workload_validation import cron_schedule_error
+    from kschedcli.workloads.validation import cron_schedule_error
 
     for s in ("*/5 * * * *", "0 3 * * 1-5", "15,45 9-17 1 jan-dec mon", "@hourly", "@every 1h30m", "0 0 1 */2 *"):
         assert cron_schedule_error(s) == "", s
@@ -207,7 +207,7 @@ def test_valid_workloads_still_schedule(tmp_path):
 
 
 def test_an_object_exported_from_a_server_is_read_leniently(tmp_path):
-    from kschedcli.workload_validation import written_by_server
+    from kschedcli.workloads.validation import written_by_server
 
     # a server wrote it (uid, resourceVersion, status): its validation happened there
     obj = workload(

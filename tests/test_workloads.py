@@ -1,4 +1,4 @@
-"""Workloads become the pods their controllers would create (kschedcli.workloads), and `explain` /
+"""Workloads become the pods their controllers would create (kschedcli.workloads.expansion), and `explain` /
 `schedule` read them: a chart's rendered output (fixtures/chart/shop.yaml) and small hand-built ones."""
 
 from __future__ import annotations
@@ -14,11 +14,11 @@ import pytest
 from builders import node, pod
 from typer.testing import CliRunner
 
-from kschedcli.cli import app
-from kschedcli.cluster import Cluster, load_cluster
+from kschedcli.cli.app import app
 from kschedcli.errors import InputError
-from kschedcli.plugins.podtopologyspread_common import default_selector
-from kschedcli.workloads import (
+from kschedcli.inputs.cluster import Cluster, load_cluster
+from kschedcli.plugins.podtopologyspread.common import default_selector
+from kschedcli.workloads.expansion import (
     daemon_tolerations,
     fnv32a,
     generated_name,
@@ -484,7 +484,7 @@ def test_daemonset_summary_says_per_node_whether_it_fits():
     ex = expand([daemonset()], c)
     from builders import scheduler
 
-    from kschedcli.workloads import summarize
+    from kschedcli.workloads.expansion import summarize
 
     sched = scheduler(nodes, [full])
     results = sched.run_sequence(ex.pods)
@@ -562,7 +562,7 @@ def test_indexed_job_and_cronjob_run():
 
 def test_chart_output_expands_and_ignores_what_makes_no_pod():
     c = load_cluster([PROD, STORAGE])
-    from kschedcli.workloads import load_workloads
+    from kschedcli.workloads.expansion import load_workloads
 
     ex = load_workloads(CHART, c)
     assert [w.key for w in ex.workloads] == [

@@ -32,7 +32,7 @@ import re
 from functools import lru_cache
 from typing import Any
 
-from .. import quantity as _quantity
+from ..api import quantity as _quantity
 
 QUANTITY_TAG = "\x00k8s.quantity"
 SEMVER_TAG = "\x00k8s.semver"

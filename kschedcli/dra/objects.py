@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import quantity
-from ..rawfields import as_dict, as_list
+from ..api import quantity
+from ..api.rawfields import as_dict, as_list
 from .cel import parse_semver, quantity_value, semver_value
 
 DeviceID = tuple[str, str, str]  # (driver, pool, device)

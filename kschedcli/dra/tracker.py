@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..labels import NodeSelector, parse_node_selector
-from ..rawfields import as_list
+from ..api.labels import NodeSelector, parse_node_selector
+from ..api.rawfields import as_list
 from .cel import attributes_read
 from .objects import ClaimSpec, DeviceClass, DeviceID, Pool, Slice, meta, selector_expression
 

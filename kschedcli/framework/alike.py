@@ -41,8 +41,8 @@ from .interface import MAX_NODE_SCORE, AlikeAware, UnchangedByAlike
 from .status import ERROR, SUCCESS
 
 if TYPE_CHECKING:
-    from ..model import Pod
-    from ..snapshot import NodeInfo
+    from ..api.model import Pod
+    from ..backend.snapshot import NodeInfo
     from .runtime import Framework
 
 FALLBACK = "fallback"  # place(): run the full cycle instead

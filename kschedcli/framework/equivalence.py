@@ -18,7 +18,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from ..model import scoring_requests
+from ..api.model import scoring_requests
 
 STATIC = "static"  # depends on the Node object only
 BY_GENERATION = "gen"  # depends on the pods on the node

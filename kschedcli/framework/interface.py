@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
-    from ..model import Pod
-    from ..snapshot import NodeInfo
-    from ..versions import Release
+    from ..api.model import Pod
+    from ..backend.snapshot import NodeInfo
+    from ..config.versions import Release
     from .cycle_state import CycleState
     from .runtime import Handle, NodeStatuses
     from .status import Status
@@ -298,6 +298,6 @@ class PreemptionExtenders(Protocol):
     """The HTTP extenders as the preemption evaluator calls them (callExtenders): given the
     candidates (result.Candidate), those left and their victims after every extender that
     supports preemption and is interested in the pod, or the error status. The handle holds one
-    (Handle.extenders) when the configuration has extenders; kschedcli/extenders.py is it."""
+    (Handle.extenders) when the configuration has extenders; kschedcli/scheduling/extenders.py is it."""
 
     def process_preemption(self, pod: Pod, candidates: list[Any]) -> tuple[list[Any], Status | None]: ...

@@ -6,7 +6,7 @@ from collections import deque
 from itertools import compress
 from typing import TYPE_CHECKING, Any, cast
 
-from ..versions import REFERENCE, Release
+from ..config.versions import REFERENCE, Release
 from .cycle_state import CycleState
 from .equivalence import UNKNOWN, EquivalenceCache
 from .interface import (
@@ -30,11 +30,11 @@ from .interface import (
 from .status import ERROR, SUCCESS, UNRESOLVABLE, UNSCHEDULABLE, Status
 
 if TYPE_CHECKING:
-    from ..cluster import Cluster
-    from ..config import Profile
-    from ..model import Pod
-    from ..nominator import Nominator
-    from ..snapshot import NodeInfo, Snapshot
+    from ..api.model import Pod
+    from ..backend.nominator import Nominator
+    from ..backend.snapshot import NodeInfo, Snapshot
+    from ..config.scheduler import Profile
+    from ..inputs.cluster import Cluster
 
 
 class Handle:
@@ -49,7 +49,7 @@ class Handle:
         self.release = release
         self.framework: Framework | None = None
         if nominator is None:
-            from ..nominator import Nominator
+            from ..backend.nominator import Nominator
 
             nominator = Nominator()
         # the pods waiting for a node they preempted on (NominatedPodsForNode)

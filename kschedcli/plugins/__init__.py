@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from ..framework.interface import Plugin
 from .defaultbinder import DefaultBinder
-from .defaultpreemption import DefaultPreemption
+from .defaultpreemption.plugin import DefaultPreemption
 from .dynamicresources import DynamicResources
 from .imagelocality import ImageLocality
-from .interpodaffinity import InterPodAffinity
+from .interpodaffinity.plugin import InterPodAffinity
 from .nodeaffinity import NodeAffinity
 from .nodedeclaredfeatures import NodeDeclaredFeatures
 from .nodename import NodeName
@@ -16,7 +16,7 @@ from .noderesources.balanced_allocation import NodeResourcesBalancedAllocation
 from .noderesources.fit import NodeResourcesFit
 from .nodeunschedulable import NodeUnschedulable
 from .nodevolumelimits import NodeVolumeLimits
-from .podtopologyspread import PodTopologySpread
+from .podtopologyspread.plugin import PodTopologySpread
 from .queuesort import PrioritySort
 from .schedulinggates import SchedulingGates
 from .selectorspread import SelectorSpread

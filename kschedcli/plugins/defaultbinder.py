@@ -7,9 +7,9 @@ from typing import TYPE_CHECKING
 from ..framework.interface import BindPlugin, Plugin
 
 if TYPE_CHECKING:
+    from ..api.model import Pod
     from ..framework.cycle_state import CycleState
     from ..framework.status import Status
-    from ..model import Pod
 
 
 class DefaultBinder(Plugin, BindPlugin):

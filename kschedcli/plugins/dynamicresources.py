@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..argsvalidation import parse_go_duration
+from ..config.argsvalidation import parse_go_duration
 from ..dra.allocator import STEPS_PER_SECOND, UNTIMED_STEPS, AllocationError, AllocationTimeout, Allocator
 from ..dra.explain import MAX_NODES, claim_summary, explain_node
 from ..dra.tracker import Claim, Result, Tracker
@@ -32,17 +32,17 @@ from ..framework.interface import (
     ScoreExtensions,
     ScorePlugin,
 )
+from ..framework.result import Explainer
 from ..framework.status import UNSCHEDULABLE, Status, error, skip, unresolvable
-from ..result import Explainer
 from .helper import default_normalize_score
 
 if TYPE_CHECKING:
+    from ..api.model import Pod
+    from ..backend.snapshot import NodeInfo
+    from ..config.versions import Release
     from ..framework.cycle_state import CycleState
+    from ..framework.result import CycleResult
     from ..framework.runtime import Handle, NodeStatuses
-    from ..model import Pod
-    from ..result import CycleResult
-    from ..snapshot import NodeInfo
-    from ..versions import Release
 
 
 _KEY = "DynamicResources"

@@ -7,10 +7,10 @@ from typing import TYPE_CHECKING
 from ..framework.interface import MAX_NODE_SCORE, BatchScorePlugin, Plugin
 
 if TYPE_CHECKING:
+    from ..api.model import Pod
+    from ..backend.snapshot import NodeInfo
     from ..framework.cycle_state import CycleState
     from ..framework.status import Status
-    from ..model import Pod
-    from ..snapshot import NodeInfo
 
 
 MB = 1024 * 1024

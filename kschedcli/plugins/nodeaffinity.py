@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..api.labels import parse_node_selector, parse_node_selector_term
 from ..framework.interface import (
     BatchFilterPlugin,
     ClusterEvent,
@@ -16,14 +17,13 @@ from ..framework.interface import (
     ScorePlugin,
 )
 from ..framework.status import error, skip, unresolvable
-from ..labels import parse_node_selector, parse_node_selector_term
 from .helper import default_normalize_score
 
 if TYPE_CHECKING:
+    from ..api.model import Pod
+    from ..backend.snapshot import NodeInfo
     from ..framework.cycle_state import CycleState
     from ..framework.status import Status
-    from ..model import Pod
-    from ..snapshot import NodeInfo
 
 
 ERR_REASON_POD = "node(s) didn't match Pod's node affinity/selector"

@@ -25,11 +25,11 @@ from ..framework.interface import (
 from ..framework.status import skip, unresolvable
 
 if TYPE_CHECKING:
+    from ..api.model import Node, Pod
+    from ..backend.snapshot import NodeInfo
     from ..framework.cycle_state import CycleState
     from ..framework.runtime import Handle
     from ..framework.status import Status
-    from ..model import Node, Pod
-    from ..snapshot import NodeInfo
 
 ERR_REASON = "node(s) didn't match Pod's required features"
 _KEY = "PreFilterNodeDeclaredFeatures"

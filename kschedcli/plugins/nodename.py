@@ -8,10 +8,10 @@ from ..framework.interface import BatchFilterPlugin, ClusterEvent, EnqueueExtens
 from ..framework.status import unresolvable
 
 if TYPE_CHECKING:
+    from ..api.model import Pod
+    from ..backend.snapshot import NodeInfo
     from ..framework.cycle_state import CycleState
     from ..framework.status import Status
-    from ..model import Pod
-    from ..snapshot import NodeInfo
 
 
 ERR_REASON = "node(s) didn't match the requested node name"

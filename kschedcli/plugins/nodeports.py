@@ -15,10 +15,10 @@ from ..framework.interface import (
 from ..framework.status import skip, unschedulable
 
 if TYPE_CHECKING:
+    from ..api.model import Pod
+    from ..backend.snapshot import NodeInfo
     from ..framework.cycle_state import CycleState
     from ..framework.status import Status
-    from ..model import Pod
-    from ..snapshot import NodeInfo
 
 
 ERR_REASON = "node(s) didn't have free ports for the requested pod ports"

@@ -9,10 +9,10 @@ from ..framework.status import unresolvable
 from .helper import tolerates
 
 if TYPE_CHECKING:
+    from ..api.model import Pod
+    from ..backend.snapshot import NodeInfo
     from ..framework.cycle_state import CycleState
     from ..framework.status import Status
-    from ..model import Pod
-    from ..snapshot import NodeInfo
 
 
 ERR_REASON_UNSCHEDULABLE = "node(s) were unschedulable"

@@ -15,14 +15,14 @@ from ..framework.interface import (
     PreFilterResult,
 )
 from ..framework.status import error, skip, unresolvable, unschedulable
-from . import volume_csi as csi
-from .volume_util import CatalogMixin, NotFoundError, VolumeError, pod_claim_name, volume_is_for_pod
+from .volume import csi
+from .volume.util import CatalogMixin, NotFoundError, VolumeError, pod_claim_name, volume_is_for_pod
 
 if TYPE_CHECKING:
+    from ..api.model import Pod
+    from ..backend.snapshot import NodeInfo
     from ..framework.cycle_state import CycleState
     from ..framework.status import Status
-    from ..model import Pod
-    from ..snapshot import NodeInfo
 
 
 ERR_REASON_MAX_VOLUME_COUNT = "node(s) exceed max volume count"

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from ..framework.interface import Plugin, QueueSortPlugin
 
 if TYPE_CHECKING:
-    from ..model import Pod
+    from ..api.model import Pod
 
 
 class PrioritySort(Plugin, QueueSortPlugin):

@@ -8,8 +8,8 @@ from ..framework.interface import ClusterEvent, EnqueueExtensions, Plugin, PreEn
 from ..framework.status import unresolvable
 
 if TYPE_CHECKING:
+    from ..api.model import Pod
     from ..framework.status import Status
-    from ..model import Pod
 
 
 class SchedulingGates(Plugin, PreEnqueuePlugin, EnqueueExtensions):

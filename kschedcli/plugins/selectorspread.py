@@ -20,16 +20,16 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ..framework.interface import MAX_NODE_SCORE, Plugin, PreScorePlugin, ScoreExtensions, ScorePlugin
+from ..framework.result import Explainer
 from ..framework.status import ERROR, Status
-from ..result import Explainer
-from .podtopologyspread_common import default_selector
+from .podtopologyspread.common import default_selector
 
 if TYPE_CHECKING:
+    from ..api.labels import LabelSelector
+    from ..api.model import Node, Pod
+    from ..backend.snapshot import NodeInfo
     from ..framework.cycle_state import CycleState
-    from ..labels import LabelSelector
-    from ..model import Node, Pod
-    from ..result import CycleResult
-    from ..snapshot import NodeInfo
+    from ..framework.result import CycleResult
 
 # 2/3 of the weighting to zone spreading, 1/3 to node spreading, when zones are known
 ZONE_WEIGHTING = 2.0 / 3.0

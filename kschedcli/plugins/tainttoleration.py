@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..api.model import taint_signature
 from ..framework.interface import (
     BatchFilterPlugin,
     BatchScorePlugin,
@@ -14,14 +15,13 @@ from ..framework.interface import (
     ScoreExtensions,
 )
 from ..framework.status import unresolvable
-from ..model import taint_signature
 from .helper import default_normalize_score, find_untolerated_taint
 
 if TYPE_CHECKING:
+    from ..api.model import Pod
+    from ..backend.snapshot import NodeInfo
     from ..framework.cycle_state import CycleState
     from ..framework.status import Status
-    from ..model import Pod
-    from ..snapshot import NodeInfo
 
 
 _PRESCORE_KEY = "PreScoreTaintToleration"

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .. import quantity
+from ..api import quantity
+from ..api.labels import parse_label_selector
 from ..errors import FieldError
 from ..framework.interface import (
     BindObserver,
@@ -30,11 +31,10 @@ from ..framework.interface import (
     ReservePlugin,
     ScorePlugin,
 )
+from ..framework.result import Explainer
 from ..framework.status import UNRESOLVABLE, Status, error, skip, unresolvable
-from ..labels import parse_label_selector
-from ..result import Explainer
-from . import volume_csi as csi
-from .volume_util import (
+from .volume import csi
+from .volume.util import (
     ANN_SELECTED_NODE,
     NOT_SUPPORTED_PROVISIONER,
     PV,
@@ -51,10 +51,10 @@ from .volume_util import (
 )
 
 if TYPE_CHECKING:
+    from ..api.model import Pod
+    from ..backend.snapshot import NodeInfo
     from ..framework.cycle_state import CycleState
-    from ..model import Pod
-    from ..result import CycleResult
-    from ..snapshot import NodeInfo
+    from ..framework.result import CycleResult
 
 
 ERR_REASON_BIND_CONFLICT = "node(s) didn't find available persistent volumes to bind"

@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 from typing import TYPE_CHECKING
 
+from ..config.versions import REFERENCE
 from ..framework.interface import (
     ClusterEvent,
     EnqueueExtensions,
@@ -16,14 +17,13 @@ from ..framework.interface import (
     PreFilterResult,
 )
 from ..framework.status import error, skip, unresolvable, unschedulable
-from ..versions import REFERENCE
-from .volume_util import CatalogMixin, NotFoundError, pod_pvc_names
+from .volume.util import CatalogMixin, NotFoundError, pod_pvc_names
 
 if TYPE_CHECKING:
+    from ..api.model import Pod
+    from ..backend.snapshot import NodeInfo
     from ..framework.cycle_state import CycleState
     from ..framework.status import Status
-    from ..model import Pod
-    from ..snapshot import NodeInfo
 
 
 ERR_REASON_DISK_CONFLICT = "node(s) had no available disk"

@@ -12,9 +12,9 @@ from ..framework.interface import (
     PreFilterPlugin,
     PreFilterResult,
 )
+from ..framework.result import Explainer
 from ..framework.status import UNRESOLVABLE, Status, skip, unresolvable
-from ..result import Explainer
-from .volume_util import (
+from .volume.util import (
     LABEL_BETA_REGION,
     LABEL_BETA_ZONE,
     LABEL_REGION,
@@ -25,10 +25,10 @@ from .volume_util import (
 )
 
 if TYPE_CHECKING:
+    from ..api.model import Pod
+    from ..backend.snapshot import NodeInfo
     from ..framework.cycle_state import CycleState
-    from ..model import Pod
-    from ..result import CycleResult
-    from ..snapshot import NodeInfo
+    from ..framework.result import CycleResult
 
 
 ERR_REASON_CONFLICT = "node(s) had no available volume zone"

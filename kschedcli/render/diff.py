@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from .. import KUBE_SCHEDULER_VERSION, __version__
-from ..diff import DiffReport, Outcome, WorldSummary
+from ..whatif.diff import DiffReport, Outcome, WorldSummary
 
 
 def _outcome_doc(o: Outcome | None) -> dict[str, Any] | None:

@@ -5,10 +5,18 @@ from __future__ import annotations
 from typing import Any
 
 from .. import KUBE_SCHEDULER_VERSION, __version__
+from ..config.versions import Choice
+from ..framework.result import (
+    NOT_ASKED,
+    Candidate,
+    CycleResult,
+    ExtenderCall,
+    FilterTable,
+    PreemptionResult,
+    ScoreTable,
+)
 from ..framework.status import Status
-from ..result import NOT_ASKED, Candidate, CycleResult, ExtenderCall, FilterTable, PreemptionResult, ScoreTable
-from ..versions import Choice
-from .analysis import annotations_of, verdict_of
+from ..scheduling.analysis import annotations_of, verdict_of
 
 
 def status_doc(st: Status | None, with_plugin: bool = True) -> dict | None:

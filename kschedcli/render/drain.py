@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from .. import KUBE_SCHEDULER_VERSION, __version__
-from ..drain import DrainReport, PodOutcome, nominated
-from .analysis import verdict_of
+from ..scheduling.analysis import verdict_of
+from ..whatif.drain import DrainReport, PodOutcome, nominated
 
 
 def _move(o: PodOutcome) -> dict[str, Any]:

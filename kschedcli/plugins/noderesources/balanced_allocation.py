@@ -13,10 +13,10 @@ from ...framework.status import skip
 from .resource_allocation import balanced_change_scorer, balanced_scorer, pod_request_list, resource_vectors
 
 if TYPE_CHECKING:
+    from ...api.model import Pod
+    from ...backend.snapshot import NodeInfo
     from ...framework.cycle_state import CycleState
     from ...framework.status import Status
-    from ...model import Pod
-    from ...snapshot import NodeInfo
 
 
 _KEY = "PreScoreNodeResourcesBalancedAllocation"

@@ -7,6 +7,9 @@ from collections import deque
 from itertools import compress, repeat
 from typing import TYPE_CHECKING, Any
 
+from ...api.model import is_extended_resource
+from ...backend.snapshot import free_columns
+from ...backend.vectors import fit_int64, numpy_for
 from ...framework.interface import (
     BatchFilterPlugin,
     BatchScorePlugin,
@@ -18,9 +21,6 @@ from ...framework.interface import (
     PreScorePlugin,
 )
 from ...framework.status import UNRESOLVABLE, UNSCHEDULABLE, Status, error
-from ...model import is_extended_resource
-from ...snapshot import free_columns
-from ...vectors import fit_int64, numpy_for
 from .resource_allocation import (
     least_allocated,
     most_allocated,
@@ -30,9 +30,9 @@ from .resource_allocation import (
 )
 
 if TYPE_CHECKING:
+    from ...api.model import Pod
+    from ...backend.snapshot import NodeInfo
     from ...framework.cycle_state import CycleState
-    from ...model import Pod
-    from ...snapshot import NodeInfo
 
 
 _PREFILTER_KEY = "PreFilterNodeResourcesFit"

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import math
 
-from ... import quantity
+from ...api import quantity
+from ...api.model import is_scalar_resource, scoring_requests
 from ...framework.interface import MAX_NODE_SCORE
-from ...model import is_scalar_resource, scoring_requests
 
 MAX_UTILIZATION = 100
 MAX_CUSTOM_PRIORITY_SCORE = 10

@@ -7,7 +7,7 @@ from typing import Any
 
 from rich.console import Console
 
-from ...diff import DiffReport, Outcome
+from ...whatif.diff import DiffReport, Outcome
 from ..richsafe import Text
 from .header import setup_text
 from .layout import GLUE, Hang, TableOrStack, glue, indent, new_table, plural, print_blocks, section

@@ -6,7 +6,8 @@ from typing import Any
 
 from rich.console import Console
 
-from ...drain import (
+from ...scheduling.analysis import verdict_of
+from ...whatif.drain import (
     BLOCKED,
     DELETED,
     EVICTED,
@@ -17,7 +18,6 @@ from ...drain import (
     PodOutcome,
     nominated,
 )
-from ..analysis import verdict_of
 from ..richsafe import Text
 from .layout import (
     GLUE,

@@ -7,7 +7,7 @@ from typing import Any
 
 from rich.console import Group
 
-from ..analysis import annotations_of, fmt_cpu, fmt_quantity, fmt_requests, verdict_of
+from ...scheduling.analysis import annotations_of, fmt_cpu, fmt_quantity, fmt_requests, verdict_of
 from ..richsafe import Text
 from .layout import GLUE, glue, glue_message, hang, name_list, plural
 

@@ -16,7 +16,7 @@ from rich.padding import Padding
 from rich.table import Table
 from rich.theme import Theme
 
-from ..analysis import fmt_quantity
+from ...scheduling.analysis import fmt_quantity
 from ..richsafe import SafeConsole, SafeTable, Text, escaped
 
 THEME = Theme(

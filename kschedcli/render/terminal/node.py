@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..analysis import annotations_of, filter_columns, fmt_requests, resource_rows, untolerated_taints
+from ...scheduling.analysis import annotations_of, filter_columns, fmt_requests, resource_rows, untolerated_taints
 from ..richsafe import Text
 from .layout import ALSO, FIRST, PASS, SKIP, TableOrStack, glue, indent, new_table, plural, prose, quantities, section
 from .nodeaffinity import node_affinity_section

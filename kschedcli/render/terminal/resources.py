@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..analysis import annotations_of, fmt_quantity
+from ...scheduling.analysis import annotations_of, fmt_quantity
 from ..richsafe import Text
 from .layout import ALSO, GLUE, indent, name_list, new_table, plural, prose, quantities, section, unglued
 

@@ -8,8 +8,8 @@ from typing import Any
 from rich.cells import cell_len
 from rich.console import Console, Group
 
+from ...scheduling.analysis import annotations_of, first_failures, short_reason, verdict_of
 from ...textsafe import safe_name
-from ..analysis import annotations_of, first_failures, short_reason, verdict_of
 from ..richsafe import Text
 from .extenders import skipped_note
 from .header import config_source, setup_text, version_block

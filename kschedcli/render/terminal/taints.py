@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..analysis import annotations_of
+from ...scheduling.analysis import annotations_of
 from ..richsafe import Text
 from .layout import TableOrStack, indent, name_list, new_table, plural, prose, section
 

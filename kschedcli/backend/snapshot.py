@@ -1,0 +1,662 @@
+"""NodeInfo and Snapshot: per-node aggregates built once and updated on bind (as kube-scheduler's cache).
+
+Plugins read only these; nothing here walks every pod for a node query.
+"""
+
+from __future__ import annotations
+
+import builtins  # Snapshot.list shadows the name in its class body
+import operator
+from collections import defaultdict
+from collections.abc import Container, Iterable, Sequence
+from typing import Any
+
+from ..api.model import Node, Pod, Resource, taint_signature
+from .vectors import fit_int64
+
+_generation = 0
+
+
+def _next_generation() -> int:
+    global _generation
+    _generation += 1
+    return _generation
+
+
+def latest_generation() -> int:
+    """The generation last given out: it moves whenever any NodeInfo is made or changes."""
+    return _generation
+
+
+_PVC_KEYS = "ksched.snapshot.pvc-keys"
+
+
+def _pvc_keys(pod: Pod) -> tuple[str, ...]:
+    """`namespace/claim` of every persistentVolumeClaim volume of the pod."""
+    keys = []
+    for v in pod.volumes:
+        pvc = (v or {}).get("persistentVolumeClaim") if isinstance(v, dict) else None
+        if pvc:
+            keys.append(f"{pod.namespace}/{pvc.get('claimName', '')}")
+    return tuple(keys)
+
+
+class NodeInfo:
+    __slots__ = (
+        "node",
+        "pods",
+        "pods_with_affinity",
+        "pods_with_required_anti_affinity",
+        "requested",
+        "non0_cpu",
+        "non0_mem",
+        "used_ports",
+        "pvc_ref_counts",
+        "generation",
+        "image_states",
+        "derived",
+    )
+
+    def __init__(self, node: Node):
+        self.node = node
+        self.pods: list[Pod] = []
+        self.pods_with_affinity: list[Pod] = []
+        self.pods_with_required_anti_affinity: list[Pod] = []
+        self.requested = Resource()
+        self.non0_cpu = 0
+        self.non0_mem = 0
+        # (protocol, port) -> set of host IPs in use
+        self.used_ports: dict[tuple[str, int], set[str]] = {}
+        self.pvc_ref_counts: dict[str, int] = {}
+        self.generation = _next_generation()
+        # normalized image name -> (size, number of nodes that have it); filled by the Snapshot
+        self.image_states: dict[str, tuple[int, int]] = {}
+        # what consumers derived from the pods, by key; dropped whenever the pods change
+        self.derived: dict | None = None
+
+    @property
+    def name(self) -> str:
+        return self.node.name
+
+    @property
+    def allocatable(self) -> Resource:
+        return self.node.allocatable
+
+    def add_pod(self, pod: Pod) -> None:
+        self.pods.append(pod)
+        if pod.has_affinity():
+            self.pods_with_affinity.append(pod)
+        if pod.has_required_anti_affinity():
+            self.pods_with_required_anti_affinity.append(pod)
+        self._update(pod, 1)
+
+    def add_pods(self, pods: list[Pod]) -> None:
+        """add_pod of each, in order, the sums taken in one pass (building a snapshot)."""
+        if not pods:
+            return
+        self.pods.extend(pods)
+        cpu = mem = eph = non0_cpu = non0_mem = 0
+        scalars = self.requested.scalars
+        pvc = self.pvc_ref_counts
+        for pod in pods:
+            if pod.pod_affinity is not None or pod.pod_anti_affinity is not None:
+                self.pods_with_affinity.append(pod)
+                if pod.has_required_anti_affinity():
+                    self.pods_with_required_anti_affinity.append(pod)
+            r = pod.requests
+            cpu += r.milli_cpu
+            mem += r.memory
+            eph += r.ephemeral_storage
+            if r.scalars:
+                for k, v in r.scalars.items():
+                    scalars[k] = scalars.get(k, 0) + v
+            non0_cpu += pod.non0_cpu
+            non0_mem += pod.non0_mem
+            if pod.host_ports:
+                self._update_ports(pod, 1)
+            keys = pod._cache.get(_PVC_KEYS)
+            if keys is None:
+                keys = pod._cache[_PVC_KEYS] = _pvc_keys(pod)
+            for key in keys:
+                pvc[key] = pvc.get(key, 0) + 1
+        req = self.requested
+        req.milli_cpu += cpu
+        req.memory += mem
+        req.ephemeral_storage += eph
+        self.non0_cpu += non0_cpu
+        self.non0_mem += non0_mem
+        self.generation = _next_generation()
+        self.derived = None
+
+    def remove_pod(self, pod: Pod) -> bool:
+        uid = pod.uid
+        for lst in (self.pods_with_affinity, self.pods_with_required_anti_affinity):
+            if not lst:
+                continue
+            for i, p in enumerate(lst):
+                if p is pod or p.uid == uid:
+                    del lst[i]
+                    break
+        pods = self.pods
+        for i, p in enumerate(pods):
+            if p is pod or p.uid == uid:
+                del pods[i]
+                self._update(pod, -1)
+                return True
+        return False
+
+    def _update(self, pod: Pod, sign: int) -> None:
+        self.requested.add(pod.requests, sign)
+        self.non0_cpu += sign * pod.non0_cpu
+        self.non0_mem += sign * pod.non0_mem
+        if pod.host_ports:
+            self._update_ports(pod, sign)
+        keys = pod._cache.get(_PVC_KEYS)
+        if keys is None:
+            keys = pod._cache[_PVC_KEYS] = _pvc_keys(pod)
+        for key in keys:
+            n = self.pvc_ref_counts.get(key, 0) + sign
+            if n <= 0:
+                self.pvc_ref_counts.pop(key, None)
+            else:
+                self.pvc_ref_counts[key] = n
+        self.generation = _next_generation()
+        self.derived = None
+
+    def _update_ports(self, pod: Pod, sign: int) -> None:
+        for ip, proto, port in pod.host_ports:
+            key = (proto, port)
+            if sign > 0:
+                self.used_ports.setdefault(key, set()).add(ip or "0.0.0.0")
+            else:
+                ips = self.used_ports.get(key)
+                if ips is not None:
+                    ips.discard(ip or "0.0.0.0")
+                    if not ips:
+                        del self.used_ports[key]
+
+    def derive(self, key: str, build):
+        """build(self), kept until the node's pods change (per-node aggregates a plugin wants
+        that kube-scheduler's NodeInfo does not carry)."""
+        d = self.derived
+        if d is None:
+            d = self.derived = {}
+        elif key in d:
+            return d[key]
+        v = d[key] = build(self)
+        return v
+
+    def without(self, removed_ids: set[int]) -> NodeInfo:
+        """A copy holding every pod but those whose id() is in `removed_ids`, built up from the
+        pods that stay; its generation is new (it is not the node's current state)."""
+        c = NodeInfo(self.node)
+        c.image_states = self.image_states
+        removed_ports = []
+        for p in self.pods:
+            if id(p) not in removed_ids:
+                c.add_pod(p)
+            elif p.host_ports:
+                removed_ports.append(p)
+        # host ports are sets per (protocol, port), as kube-scheduler's HostPortInfo: removing a
+        # pod frees its ports even when a staying pod uses the same one, so replay the removals
+        c.used_ports = {k: set(v) for k, v in self.used_ports.items()}
+        for p in removed_ports:
+            c._update_ports(p, -1)
+        return c
+
+    def clone(self) -> NodeInfo:
+        c = NodeInfo.__new__(NodeInfo)
+        c.node = self.node
+        c.pods = list(self.pods)
+        c.pods_with_affinity = list(self.pods_with_affinity)
+        c.pods_with_required_anti_affinity = list(self.pods_with_required_anti_affinity)
+        c.requested = self.requested.clone()
+        c.non0_cpu = self.non0_cpu
+        c.non0_mem = self.non0_mem
+        c.used_ports = {k: set(v) for k, v in self.used_ports.items()}
+        c.pvc_ref_counts = dict(self.pvc_ref_counts)
+        c.generation = self.generation
+        c.image_states = self.image_states
+        c.derived = None
+        return c
+
+    def __repr__(self) -> str:
+        return f"NodeInfo({self.node.name}, {len(self.pods)} pods)"
+
+
+def free_of(ni: NodeInfo) -> tuple[int, int, int, int]:
+    """(room for more pods, free milli-cpu, free memory, free ephemeral storage) of a node."""
+    alloc, used = ni.node.allocatable, ni.requested
+    return (
+        alloc.allowed_pods - len(ni.pods),
+        alloc.milli_cpu - used.milli_cpu,
+        alloc.memory - used.memory,
+        alloc.ephemeral_storage - used.ephemeral_storage,
+    )
+
+
+def free_columns(node_infos: list[NodeInfo]) -> tuple[list[int], list[int], list[int], list[int]]:
+    """free_of each node, as four columns in node order."""
+    cols: tuple[list[int], list[int], list[int], list[int]] = ([], [], [], [])
+    for values in map(free_of, node_infos):
+        for col, v in zip(cols, values):
+            col.append(v)
+    return cols
+
+
+def _group_pods(
+    pods: Iterable[Pod], node_names: Container[str]
+) -> tuple[dict[str, list[Pod]], dict[str, list[Pod]], list[Pod]]:
+    """(pods by node, pods by namespace, pods bound to a node not in node_names), each in the
+    order given; the namespace lists hold only the placed pods."""
+    placed: dict[str, list[Pod]] = {}
+    by_ns: dict[str, list[Pod]] = {}
+    unplaced: list[Pod] = []
+    for p in pods:
+        on_node = placed.get(p.node_name)
+        if on_node is None:
+            if p.node_name not in node_names:
+                unplaced.append(p)
+                continue
+            on_node = placed[p.node_name] = []
+        on_node.append(p)
+        lst = by_ns.get(p.namespace)
+        if lst is None:
+            by_ns[p.namespace] = [p]
+        else:
+            lst.append(p)
+    return placed, by_ns, unplaced
+
+
+class Snapshot:
+    """Every node's NodeInfo in the cluster's node order, with the indexes plugins share."""
+
+    def __init__(self, nodes: Iterable[Node], pods: Iterable[Pod]):
+        self.node_infos: list[NodeInfo] = []
+        self.by_name: dict[str, NodeInfo] = {}
+        for n in nodes:
+            ni = NodeInfo(n)
+            self.node_infos.append(ni)
+            self.by_name[n.name] = ni
+        placed, by_ns, unplaced = _group_pods(pods, self.by_name)
+        self.unplaced_pods: list[Pod] = unplaced  # bound to a node the snapshot does not have
+        self._pods_by_namespace: dict[str, list[Pod]] = by_ns
+        for name, on_node in placed.items():
+            self.by_name[name].add_pods(on_node)
+        self.generation = _next_generation()
+        self._build_image_states()
+        self._borrowed: set[int] = set()  # NodeInfos shared with the snapshot this was derived from
+        self.derived_from: Snapshot | None = None
+        self.copies: dict[int, NodeInfo] = {}
+        self._init_indexes()
+
+    def _init_indexes(self) -> None:
+        self.names: list[str] = [ni.node.name for ni in self.node_infos]
+        self.index_of: dict[str, int] = {n: i for i, n in enumerate(self.names)}
+        # the index of the node each bind changed, in order: results cached per node (column
+        # caches) bring themselves up to date by replaying the entries past their position
+        self.changes: list[int] = []
+        # namespace -> label key -> value -> the placed pods carrying it; built per namespace and
+        # key on first use (a selector's keys only, not every label of every pod)
+        self._label_index: dict[str, dict[str, dict[str, list[Pod]]]] = {}
+        # per-node values in node order, for plugins deciding every node at once (built on first use)
+        self._label_columns: dict[str, list] = {}
+        self._image_columns: dict[str, list] = {}
+        self._taint_groups: tuple[list[int], list[NodeInfo]] | None = None
+        self._free: tuple[list, list, list, list] | None = None
+        self._free_seen = 0  # how much of `changes` the free columns include
+        # the free columns and the allocatable ones as int64 arrays (vectors.py): None until
+        # asked for, False when a value does not fit in int64
+        self._free_arrays: Any = None
+        self._free_arrays_seen = 0
+
+    def _build_image_states(self) -> None:
+        for ni, states in zip(self.node_infos, self._image_states()):
+            ni.image_states = states
+
+    def _image_states(self) -> builtins.list[dict[str, tuple[int, int]]]:
+        # kube-scheduler's cache keeps one ImageStateSummary per image name (backend/cache/cache.go,
+        # addNodeImageStates): its Size is the sizeBytes of the first node added that lists the name,
+        # shared by every node holding it. One (size, nodes) pair per name, shared by the tables.
+        counts: dict[str, int] = defaultdict(int)
+        sizes: dict[str, int] = {}
+        listed: list[list[str]] = []
+        for ni in self.node_infos:
+            names_here = []
+            for names, size in ni.node.images:
+                for name in names:
+                    if name not in sizes:
+                        sizes[name] = size
+                    names_here.append(name)
+            for name in set(names_here):
+                counts[name] += 1
+            listed.append(names_here)
+        state_of = {name: (size, counts[name]) for name, size in sizes.items()}
+        return [{name: state_of[name] for name in names_here} for names_here in listed]
+
+    def derive(self, nodes: Iterable[Node], pods: Iterable[Pod]) -> Snapshot:
+        """What `Snapshot(nodes, pods)` gives, sharing this snapshot's NodeInfo of every node whose
+        Node object and pods (the same objects, in the same order) are unchanged: a cluster edit
+        (edits.py) rebuilds only the nodes it touched. Node order, the namespace and label indexes
+        and image states are those of the new cluster. A shared NodeInfo is copied before the
+        derived snapshot binds or evicts on it, so this snapshot never sees its changes."""
+        new = Snapshot.__new__(Snapshot)
+        nodes = builtins.list(nodes)
+        placed, by_ns, unplaced = _group_pods(pods, {n.name for n in nodes})
+        new.node_infos = []
+        new.by_name = {}
+        new._borrowed = set()
+        old_of = self.by_name
+        no_pods: builtins.list[Pod] = []
+        for n in nodes:
+            here = placed.get(n.name, no_pods)
+            ni = old_of.get(n.name)
+            if ni is not None and ni.node is n and len(ni.pods) == len(here) and all(map(operator.is_, ni.pods, here)):
+                new._borrowed.add(len(new.node_infos))
+            else:
+                ni = NodeInfo(n)
+                ni.add_pods(here)
+            new.node_infos.append(ni)
+            new.by_name[n.name] = ni
+        new.unplaced_pods = unplaced
+        new._pods_by_namespace = by_ns
+        new.generation = _next_generation()
+        new.derived_from = self
+        new.copies = {}  # position -> the NodeInfo its own is a copy of (same node and pods)
+        for i, states in new._derived_image_states(self):
+            ni = new.node_infos[i]
+            if ni.image_states == states:
+                continue
+            if i in new._borrowed:  # an added or removed node changed how many nodes hold an image
+                new.copies[i] = ni
+                ni = new.node_infos[i] = new.by_name[ni.node.name] = ni.clone()
+                new._borrowed.discard(i)
+            ni.image_states = states
+        new._init_indexes()
+        return new
+
+    def _derived_image_states(self, old: Snapshot) -> Iterable[tuple[int, dict[str, tuple[int, int]]]]:
+        """(position, image states) of the nodes whose image states may differ from those their
+        NodeInfo holds. When the old nodes keep their places and images and new ones come after
+        them (edits that change nodes or add some), a name's size stays that of its first node
+        and only the names the new nodes list count again; otherwise all are worked out anew."""
+        nis, n_old = self.node_infos, len(old.node_infos)
+        same_prefix = len(nis) >= n_old and all(
+            a.node is b.node or (a.node.name == b.node.name and a.node.images == b.node.images)
+            for a, b in zip(nis, old.node_infos)
+        )
+        if not same_prefix:
+            return enumerate(self._image_states())
+        out = []
+        for i in range(n_old):
+            if nis[i] is not old.node_infos[i]:
+                out.append((i, old.node_infos[i].image_states))  # what it held before the edit
+        if len(nis) == n_old:
+            return out
+        # added nodes: their names count once more on every node listing them
+        added: dict[str, int] = defaultdict(int)
+        sizes: dict[str, int] = {}
+        for ni in nis[n_old:]:
+            here = set()
+            for names, size in ni.node.images:
+                for name in names:
+                    sizes.setdefault(name, size)
+                    here.add(name)
+            for name in here:
+                added[name] += 1
+        state_of: dict[str, tuple[int, int]] = {}
+        for ni in old.node_infos:
+            if len(state_of) == len(added):
+                break
+            for name in added.keys() & ni.image_states.keys() if ni.image_states else ():
+                state_of.setdefault(name, ni.image_states[name])
+        for name, k in added.items():
+            size, count = state_of.get(name, (sizes[name], 0))
+            state_of[name] = (size, count + k)
+        changed = dict(out)
+        for i, ni in enumerate(nis):
+            base = changed.get(i, ni.image_states) if i < n_old else {}
+            listed = base.keys() & added.keys() if i < n_old else None
+            if i >= n_old:
+                names_here = [name for names, _ in ni.node.images for name in names]
+                changed[i] = {name: state_of[name] for name in names_here}
+            elif listed:
+                changed[i] = {**base, **{name: state_of[name] for name in listed}}
+        return changed.items()
+
+    def _own(self, name: str) -> NodeInfo:
+        """The node's NodeInfo, first copied if it is shared with the snapshot this was derived from."""
+        i = self.index_of[name]
+        ni = self.node_infos[i]
+        if i in self._borrowed:
+            ni = self.node_infos[i] = self.by_name[name] = ni.clone()
+            self._borrowed.discard(i)
+        return ni
+
+    def get(self, name: str) -> NodeInfo | None:
+        return self.by_name.get(name)
+
+    # -- columns: one value per node, in node order -------------------------------------------
+    def label_column(self, key: str) -> list:
+        """Each node's value of label `key` (None where it has none)."""
+        col = self._label_columns.get(key)
+        if col is None:
+            col = self._label_columns[key] = [ni.node.labels.get(key) for ni in self.node_infos]
+        return col
+
+    def image_column(self, name: str) -> list:
+        """Each node's state of image `name` (its ImageStateSummary pair; None where it has none)."""
+        col = self._image_columns.get(name)
+        if col is None:
+            col = self._image_columns[name] = [ni.image_states.get(name) for ni in self.node_infos]
+        return col
+
+    def taint_groups(self) -> tuple[list[int], list[NodeInfo]]:
+        """Each node's taint set as a group number (-1: no taints), and the first node of each
+        group: a decision made from taints alone is made once per group."""
+        if self._taint_groups is None:
+            number: dict[tuple, int] = {}
+            groups: list[int] = []
+            first: list[NodeInfo] = []
+            for ni in self.node_infos:
+                taints = ni.node.taints
+                if not taints:
+                    groups.append(-1)
+                    continue
+                sig = taint_signature(ni.node)
+                g = number.get(sig)
+                if g is None:
+                    g = number[sig] = len(first)
+                    first.append(ni)
+                groups.append(g)
+            self._taint_groups = (groups, first)
+        return self._taint_groups
+
+    def free_columns(self) -> tuple[list[int], list[int], list[int], list[int]]:
+        """Each node's room for more pods (allowed pods minus pods), and its free milli-cpu,
+        memory and ephemeral storage (allocatable minus requested), up to date with every bind."""
+        free = self._free
+        if free is None:
+            free = self._free = free_columns(self.node_infos)
+        elif self._free_seen < len(self.changes):
+            nis = self.node_infos
+            for i in set(self.changes[self._free_seen :]):
+                for col, v in zip(free, free_of(nis[i])):
+                    col[i] = v
+        self._free_seen = len(self.changes)
+        return free
+
+    def free_arrays(self, np) -> tuple | None:
+        """free_columns, then each node's allocatable milli-cpu, memory and ephemeral storage,
+        as seven int64 arrays of `np` (numpy, which the caller chose to use; vectors.py), up to
+        date with every bind; None when some value does not fit in int64."""
+        free = self.free_columns()
+        arrays = self._free_arrays
+        if arrays is None:
+            allocs = [ni.node.allocatable for ni in self.node_infos]
+            columns = (
+                *free,
+                [a.milli_cpu for a in allocs],
+                [a.memory for a in allocs],
+                [a.ephemeral_storage for a in allocs],
+            )
+            if not all(map(fit_int64, columns)):
+                self._free_arrays = False
+                return None
+            arrays = self._free_arrays = tuple(np.array(col, dtype=np.int64) for col in columns)
+        elif arrays is False:
+            return None
+        elif self._free_arrays_seen < len(self.changes):
+            for i in set(self.changes[self._free_arrays_seen :]):
+                values = [col[i] for col in free]
+                if not fit_int64(values):
+                    self._free_arrays = False
+                    return None
+                for array, v in zip(arrays, values):
+                    array[i] = v
+        self._free_arrays_seen = len(self.changes)
+        return arrays
+
+    def list(self) -> list[NodeInfo]:
+        return self.node_infos
+
+    def have_pods_with_affinity(self) -> builtins.list[NodeInfo]:
+        return [ni for ni in self.node_infos if ni.pods_with_affinity]
+
+    def have_pods_with_required_anti_affinity(self) -> builtins.list[NodeInfo]:
+        return [ni for ni in self.node_infos if ni.pods_with_required_anti_affinity]
+
+    def _key_index(self, namespace: str, key: str) -> dict[str, builtins.list[Pod]]:
+        """value of label `key` -> the namespace's placed pods carrying it, built on first use."""
+        by_key = self._label_index.get(namespace)
+        if by_key is None:
+            by_key = self._label_index[namespace] = {}
+        index = by_key.get(key)
+        if index is None:
+            index = by_key[key] = {}
+            for p in self._pods_by_namespace.get(namespace, ()):
+                v = p.labels.get(key)
+                if v is not None:
+                    lst = index.get(v)
+                    if lst is None:
+                        index[v] = [p]
+                    else:
+                        lst.append(p)
+        return index
+
+    def pods_matching(self, namespace: str, selector) -> builtins.list[Pod]:
+        """The pods placed on the snapshot's nodes in `namespace` whose labels match `selector`,
+        looked up by the selector's rarest key=value pair (or the namespace's pods)."""
+        if selector.is_nothing:
+            return []
+        best: Sequence[Pod] | None = None
+        pairs = selector.equality_pairs()
+        if pairs:
+            for k, v in pairs:
+                cand = self._key_index(namespace, k).get(v)
+                if cand is None:
+                    return []
+                if best is None or len(cand) < len(best):
+                    best = cand
+        else:
+            best = self._pods_by_namespace.get(namespace, ())
+        match = selector.matches
+        assert best is not None  # every pair had candidates (else returned above)
+        return [p for p in best if match(p.labels)]
+
+    def evict(self, pod: Pod) -> bool:
+        """Delete a bound pod (a preemption victim): its node, the namespace and label indexes
+        and the change log forget it. False when the pod is on none of the snapshot's nodes."""
+        ni = self.by_name.get(pod.node_name)
+        if ni is None or not any(p is pod or p.uid == pod.uid for p in ni.pods):
+            return False
+        self._own(pod.node_name).remove_pod(pod)
+        self.changes.append(self.index_of[pod.node_name])
+        in_ns = self._pods_by_namespace.get(pod.namespace)
+        if in_ns is not None:
+            _drop(in_ns, pod)
+        by_key = self._label_index.get(pod.namespace)
+        if by_key is not None:
+            for key, index in by_key.items():
+                held = index.get(pod.labels.get(key))  # type: ignore[arg-type]  # None: not held
+                if held is not None:
+                    _drop(held, pod)
+        self.generation = _next_generation()
+        return True
+
+    def bind(self, pod: Pod, node_name: str) -> None:
+        """Assume the pod on the node: what kube-scheduler's cache does before binding."""
+        pod.node_name = node_name
+        self._own(node_name).add_pod(pod)
+        self.changes.append(self.index_of[node_name])
+        self._pods_by_namespace.setdefault(pod.namespace, []).append(pod)
+        by_key = self._label_index.get(pod.namespace)
+        if by_key is not None:
+            for key, index in by_key.items():
+                v = pod.labels.get(key)
+                if v is not None:
+                    index.setdefault(v, []).append(pod)
+        self.generation = _next_generation()
+
+
+# what plugins build over a snapshot on its first cycle and can build ahead, for a PrebuiltSnapshot
+# (build_indexes): `build(snapshot)` gives an object whose `adopt(snapshot)` takes it up again in
+# the process that takes the snapshot (PrebuiltSnapshot.take)
+_BUILT_AHEAD: list = []
+
+
+def build_ahead(build) -> None:
+    """Have PrebuiltSnapshot.build_indexes run `build` (see _BUILT_AHEAD)."""
+    _BUILT_AHEAD.append(build)
+
+
+class PrebuiltSnapshot:
+    """A Snapshot built ahead, with the node and pod objects it was built from: the snapshot cache
+    stores one with the parsed cluster, so that a command reading the entry does not group and sum
+    every pod again. `take` hands it out once, and only for those very objects in that order.
+    Stored, its pods are in `store` (a lazy_pods.PodStore), made when first read, and with it the
+    indexes plugins build ahead (build_indexes)."""
+
+    __slots__ = ("nodes", "pods", "snapshot", "store", "indexes")
+
+    def __init__(self, nodes: Iterable[Node], pods: Iterable[Pod]):
+        self.nodes = tuple(nodes)
+        self.pods = tuple(pods)
+        self.snapshot: Snapshot | None = Snapshot(self.nodes, self.pods)
+        self.store = None
+        self.indexes: builtins.list = []
+
+    def build_indexes(self) -> None:
+        """Build what the first cycle would build over the snapshot (build_ahead), to be stored with it."""
+        if self.snapshot is not None:
+            self.indexes = [build(self.snapshot) for build in _BUILT_AHEAD]
+
+    def take(self, nodes: Sequence[Node], pods: Sequence[Pod] | None) -> Snapshot | None:
+        """The snapshot of `nodes` and `pods`, or None (taken already, or built from other objects).
+        `pods` None: the store's pods, none read yet (so none changed). Its generations are given
+        out anew: they were counted in the process that built it."""
+        snap = self.snapshot
+        if snap is None or len(nodes) != len(self.nodes) or not all(map(operator.is_, nodes, self.nodes)):
+            return None
+        if pods is not None or self.store is None:
+            mine = self.pods if self.store is None else self.store.all()
+            if pods is None or len(pods) != len(mine) or not all(map(operator.is_, pods, mine)):
+                return None
+        self.snapshot = None
+        unplaced: Any = snap.unplaced_pods
+        if type(unplaced) is tuple:  # (store, positions): lazy_pods.store_pods
+            snap.unplaced_pods = unplaced[0].take(unplaced[1])
+        for ni in snap.node_infos:
+            ni.generation = _next_generation()
+        snap.generation = _next_generation()
+        for index in self.indexes:
+            index.adopt(snap)
+        self.indexes = []
+        return snap
+
+
+def _drop(pods: list[Pod], pod: Pod) -> None:
+    for i, p in enumerate(pods):
+        if p is pod:
+            del pods[i]
+            return

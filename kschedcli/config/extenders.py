@@ -1,0 +1,184 @@
+"""The `extenders` list of a KubeSchedulerConfiguration: read, validated and defaulted as
+kube-scheduler v1.34.1 does (validation.go validateExtenders, extender.go NewHTTPExtender,
+scheduler.go buildExtenders). Errors name the field; ksched reports the first."""
+
+from __future__ import annotations
+
+import base64
+from dataclasses import dataclass
+from typing import Any
+
+from ..api.labels import qualified_name_errors
+from ..api.resources import is_extended_resource
+from ..errors import InputError
+from .argsvalidation import parse_go_duration
+
+DEFAULT_TIMEOUT_S = 5.0  # DefaultExtenderTimeout, for an httpTimeout left at 0
+
+
+@dataclass(frozen=True)
+class TLSConfig:
+    insecure: bool = False
+    server_name: str = ""
+    cert_file: str = ""
+    key_file: str = ""
+    ca_file: str = ""
+    cert_data: bytes = b""
+    key_data: bytes = b""
+    ca_data: bytes = b""
+
+    def has_ca(self) -> bool:
+        return bool(self.ca_file or self.ca_data)
+
+
+@dataclass(frozen=True)
+class ExtenderConfig:
+    url_prefix: str
+    filter_verb: str = ""
+    preempt_verb: str = ""
+    prioritize_verb: str = ""
+    bind_verb: str = ""
+    weight: int = 0
+    enable_https: bool = False
+    tls: TLSConfig | None = None
+    # seconds; None: no deadline at all (a negative httpTimeout: Go's http.Client then sets none)
+    timeout: float | None = DEFAULT_TIMEOUT_S
+    timeout_text: str = "5s"
+    node_cache_capable: bool = False
+    managed_resources: tuple[str, ...] = ()
+    ignored_by_scheduler: tuple[str, ...] = ()
+    ignorable: bool = False
+    index: int = 0  # position in the config's list
+
+    @property
+    def name(self) -> str:
+        """Extender.Name(): its URL prefix, as kube-scheduler names it in logs and score lists."""
+        return self.url_prefix
+
+    def verbs(self) -> dict[str, str]:
+        return {
+            k: v
+            for k, v in (
+                ("filter", self.filter_verb),
+                ("prioritize", self.prioritize_verb),
+                ("preempt", self.preempt_verb),
+                ("bind", self.bind_verb),
+            )
+            if v
+        }
+
+
+def _go_value(v: Any) -> str:
+    """field.Invalid's value as Go prints it: strings quoted, numbers bare."""
+    if isinstance(v, str):
+        return '"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    return str(v)
+
+
+def _bytes(v: Any, source: str, fld: str) -> bytes:
+    if not v:
+        return b""
+    try:
+        return base64.b64decode(v, validate=True)
+    except (ValueError, TypeError):
+        raise InputError("illegal base64 data", source=source, field=fld) from None
+
+
+def _tls(raw: dict | None, source: str, fld: str) -> TLSConfig | None:
+    if raw is None:
+        return None
+    return TLSConfig(
+        insecure=bool(raw.get("insecure")),
+        server_name=raw.get("serverName") or "",
+        cert_file=raw.get("certFile") or "",
+        key_file=raw.get("keyFile") or "",
+        ca_file=raw.get("caFile") or "",
+        cert_data=_bytes(raw.get("certData"), source, f"{fld}.certData"),
+        key_data=_bytes(raw.get("keyData"), source, f"{fld}.keyData"),
+        ca_data=_bytes(raw.get("caData"), source, f"{fld}.caData"),
+    )
+
+
+def parse_extenders(raw_list: list | None, source: str) -> list[ExtenderConfig]:
+    """The configured extenders, validated, in kube-scheduler's calling order: the ignorable
+    ones moved after the others (buildExtenders), each group in config order."""
+    out: list[ExtenderConfig] = []
+    binders = 0
+    seen_resources: set[str] = set()
+    for i, raw in enumerate(raw_list or []):
+        path = f"extenders[{i}]"
+
+        def err(sub: str, msg: str, _path: str = path) -> InputError:
+            return InputError(msg, source=source, field=f"{_path}.{sub}" if sub else _path)
+
+        weight = int(raw.get("weight") or 0)
+        prioritize = raw.get("prioritizeVerb") or ""
+        if prioritize and weight <= 0:
+            raise err("weight", f"Invalid value: {weight}: must have a positive weight applied to it")
+        if raw.get("bindVerb"):
+            binders += 1
+        managed: list[str] = []
+        ignored: list[str] = []
+        for j, mr in enumerate(raw.get("managedResources") or []):
+            name = mr.get("name") or ""
+            fld = f"managedResources[{j}].name"
+            problems = qualified_name_errors(name)
+            if problems:
+                raise err(fld, f"Invalid value: {_go_value(name)}: {problems[0]}")
+            if not is_extended_resource(name):
+                raise err(fld, f"Invalid value: {_go_value(name)}: is an invalid extended resource name")
+            if name in seen_resources:
+                raise err(fld, f"Invalid value: {_go_value(name)}: duplicate extender managed resource name")
+            seen_resources.add(name)
+            managed.append(name)
+            if mr.get("ignoredByScheduler"):
+                ignored.append(name)
+        timeout_text = raw.get("httpTimeout")
+        timeout: float | None = DEFAULT_TIMEOUT_S
+        if timeout_text:
+            ns = parse_go_duration(timeout_text)
+            if ns is None:
+                raise err("httpTimeout", f"time: invalid duration {_go_value(timeout_text)}")
+            if ns < 0:
+                timeout = None
+            elif ns > 0:
+                timeout = ns / 1e9
+            else:
+                timeout_text = ""  # 0: DefaultExtenderTimeout
+        tls = _tls(raw.get("tlsConfig"), source, f"{path}.tlsConfig")
+        if tls is not None and tls.insecure and tls.has_ca():
+            # restclient.TLSConfigFor refuses it when kube-scheduler builds the extender
+            raise err("tlsConfig", "specifying a root certificates file with the insecure flag is not allowed")
+        out.append(
+            ExtenderConfig(
+                url_prefix=raw.get("urlPrefix") or "",
+                filter_verb=raw.get("filterVerb") or "",
+                preempt_verb=raw.get("preemptVerb") or "",
+                prioritize_verb=prioritize,
+                bind_verb=raw.get("bindVerb") or "",
+                weight=weight,
+                enable_https=bool(raw.get("enableHTTPS")),
+                tls=tls,
+                timeout=timeout,
+                timeout_text=timeout_text or "5s",
+                node_cache_capable=bool(raw.get("nodeCacheCapable")),
+                managed_resources=tuple(managed),
+                ignored_by_scheduler=tuple(ignored),
+                ignorable=bool(raw.get("ignorable")),
+                index=i,
+            )
+        )
+    if binders > 1:
+        raise InputError(
+            f'Invalid value: "found {binders} extenders implementing bind": only one extender can implement bind',
+            source=source,
+            field="extenders",
+        )
+    return [e for e in out if not e.ignorable] + [e for e in out if e.ignorable]
+
+
+def ignored_resources(extenders: list[ExtenderConfig]) -> list[str]:
+    """The extended resources NodeResourcesFit must ignore (ignoredByScheduler), in config order."""
+    return [r for e in sorted(extenders, key=lambda e: e.index) for r in e.ignored_by_scheduler]

@@ -1,0 +1,648 @@
+"""A cache of parsed snapshots: the Cluster `load_cluster` builds from the --cluster files, pickled in
+the user's cache directory ($KSCHED_CACHE_DIR, else $XDG_CACHE_HOME/ksched, else ~/.cache/ksched), so
+that the next command on the same files skips reading and parsing them (docs/cache.md).
+
+An entry's key is ksched's code (the version and every module's size and modification time) and,
+per file, its identity and a sample of its content: device, inode, size, modification and change
+times (any write moves the change time, which no user can set back) and a digest of its first and
+last 256 KiB and of 64 blocks spread over it. Hashing the whole file would cost a tenth of parsing
+it (about 0.1 s for the 74 MB of the 500-node rung, a second at 5,000 nodes). Stdin, pipes and
+devices are never cached (there is no identity to key by, and they are read once).
+
+Entries are safe to read whatever their bytes. Each is authenticated by a MAC (keyed BLAKE2b) over
+its header (which holds the key) and its payload, with a secret of this user's that never lives in
+the cache directory (`key_file`: 32 random bytes, mode 0600); the MAC is checked before anything is
+unpickled, and the unpickler then resolves only the globals ksched's entries hold
+(snapshot_pickle.ALLOWED). A directory that is not the user's own, or that group or others may
+write, is not used (one warning line; the files are parsed as without a cache); nor is a key file
+that is not a regular file of the user's with mode 0600. Entries are opened without following
+symbolic links and without waiting (a FIFO is not a regular file: a miss), relative to the
+directory opened once; the directory is created 0700, entries and the key file 0600.
+
+Entries are written to a temporary file beside them and renamed into place (a reader sees a whole
+entry or none; concurrent writers of one key each write a whole entry). A reader checks the header,
+the key, the length and the MAC of the payload, and treats any mismatch or unpickling error as a
+miss: the files are parsed again and the entry rewritten. The directory is kept under a size bound
+(KSCHED_CACHE_MAX_MB, default 2048; a value that is not a finite number >= 0 is warned of and the
+default used), least recently used entries removed first.
+`KSCHED_NO_CACHE=1` or `ksched --no-cache` turns it off; `ksched cache clear` empties it.
+
+Writing an entry (pickling) costs about half a parse: it is done by a forked child process, so the
+command that parsed does not wait for it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import math
+import mmap
+import os
+import pickle
+import stat
+import struct
+import sys
+from _operator import _compare_digest as compare_digest  # hmac.compare_digest, without hmac's imports
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+try:  # the blake2 module alone: hashlib would load OpenSSL's bindings into every explain
+    from _blake2 import blake2b
+except ImportError:  # pragma: no cover - another Python implementation
+    from hashlib import blake2b
+
+_MAGIC = b"KSCHEDC3"
+_HEADER = struct.Struct("<8s32sQ32s")  # magic, key, payload length, MAC of the three and the payload
+_MACED = struct.Struct("<8s32sQ")  # the header's part the MAC covers (with the payload)
+_MAC_PERSON = b"ksched-entry"
+_SUFFIX = ".cluster"
+_SAMPLE_EDGE = 256 * 1024
+_SAMPLE_BLOCKS = 64
+_SAMPLE_BLOCK = 4096
+_DEFAULT_MAX_MB = 2048
+_SECRET_SIZE = 32
+
+# entries and the key file: opened without following a symbolic link, without waiting for a FIFO's writer
+_OPEN_READ = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+_OPEN_NEW = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+_OPEN_DIR = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
+
+_DISABLED = {"flag": False}  # `ksched --no-cache`
+_WARNED: set[str] = set()
+
+
+def disable() -> None:
+    _DISABLED["flag"] = True
+
+
+def enabled() -> bool:
+    return not _DISABLED["flag"] and os.environ.get("KSCHED_NO_CACHE", "") in ("", "0")
+
+
+def _warn(message: str) -> None:
+    """One line on stderr, once per process."""
+    if message not in _WARNED:
+        _WARNED.add(message)
+        sys.stderr.write(f"ksched: warning: {message}\n")
+        sys.stderr.flush()
+
+
+def cache_dir() -> Path:
+    explicit = os.environ.get("KSCHED_CACHE_DIR")
+    if explicit:
+        return Path(explicit)
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "ksched"
+
+
+def key_file() -> Path:
+    """The user's secret that authenticates the entries: $KSCHED_CACHE_KEY_FILE, else
+    $XDG_STATE_HOME/ksched/cache-key, else ~/.local/state/ksched/cache-key. Never in the cache
+    directory: who can plant an entry there (a restored or shared cache) must not have the key."""
+    explicit = os.environ.get("KSCHED_CACHE_KEY_FILE")
+    if explicit:
+        return Path(explicit)
+    base = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
+    return Path(base) / "ksched" / "cache-key"
+
+
+def max_bytes(*, warn: bool = True) -> int:
+    """KSCHED_CACHE_MAX_MB in bytes: a finite number of MB, 0 or more; else the default (2048),
+    with a warning."""
+    text = os.environ.get("KSCHED_CACHE_MAX_MB", "").strip()
+    if not text:
+        return _DEFAULT_MAX_MB * 2**20
+    try:
+        mb = float(text)
+    except ValueError:
+        mb = math.nan
+    if not (math.isfinite(mb) and mb >= 0 and mb * 2**20 < 2**63):
+        if warn:
+            _warn(
+                f"KSCHED_CACHE_MAX_MB={text[:40]!r} is not a finite number of MB, 0 or more: "
+                f"the default ({_DEFAULT_MAX_MB}) is used"
+            )
+        return _DEFAULT_MAX_MB * 2**20
+    return int(mb * 2**20)
+
+
+def _owner_problem(st: os.stat_result, what: str) -> str | None:
+    uid = os.geteuid() if hasattr(os, "geteuid") else st.st_uid
+    if st.st_uid != uid:
+        return f"{what} is owned by uid {st.st_uid}, not by this user (uid {uid})"
+    return None
+
+
+def _dir_problem(st: os.stat_result) -> str | None:
+    """Why a directory of entries cannot be trusted, or None."""
+    if not stat.S_ISDIR(st.st_mode):
+        return "not a directory"
+    problem = _owner_problem(st, "it")
+    if problem:
+        return problem
+    if st.st_mode & 0o022:
+        return f"it is writable by group or others (mode {stat.S_IMODE(st.st_mode):04o})"
+    return None
+
+
+def _open_dir(create: bool) -> int | None:
+    """The cache directory, opened (every entry is opened relative to it), created 0700 if
+    missing (when `create`); None, with one warning line, when it is not to be trusted."""
+    folder = cache_dir()
+    try:
+        fd = os.open(folder, _OPEN_DIR)
+    except FileNotFoundError:
+        if not create:
+            return None
+        try:
+            folder.parent.mkdir(parents=True, exist_ok=True)
+            with contextlib.suppress(FileExistsError):
+                os.mkdir(folder, 0o700)
+            fd = os.open(folder, _OPEN_DIR)
+        except OSError as e:
+            _warn(f"snapshot cache not used: {folder}: {e.strerror or e}")
+            return None
+    except OSError as e:
+        _warn(f"snapshot cache not used: {folder}: {e.strerror or e}")
+        return None
+    problem = _dir_problem(os.fstat(fd))
+    if problem:
+        os.close(fd)
+        _warn(f"snapshot cache not used: {folder}: {problem}")
+        return None
+    return fd
+
+
+def _key_problem(st: os.stat_result) -> str | None:
+    if not stat.S_ISREG(st.st_mode):
+        return "not a regular file"
+    problem = _owner_problem(st, "it")
+    if problem:
+        return problem
+    if stat.S_IMODE(st.st_mode) != 0o600:
+        return f"its mode is {stat.S_IMODE(st.st_mode):04o}, not 0600"
+    if st.st_size != _SECRET_SIZE:
+        return f"it holds {st.st_size} bytes, not {_SECRET_SIZE}"
+    return None
+
+
+def _read_secret(path: Path) -> bytes | None:
+    """The secret in `path`; None when there is none. Raises ValueError (the reason) for a key
+    file that is not to be trusted."""
+    try:
+        fd = os.open(path, _OPEN_READ)
+    except FileNotFoundError:
+        return None
+    except OSError as e:  # ELOOP: a symbolic link
+        raise ValueError("a symbolic link" if e.errno == errno.ELOOP else (e.strerror or str(e))) from None
+    try:
+        problem = _key_problem(os.fstat(fd))
+        if problem:
+            raise ValueError(problem)
+        data = os.read(fd, _SECRET_SIZE + 1)
+        if len(data) != _SECRET_SIZE:
+            raise ValueError(f"it holds {len(data)} bytes, not {_SECRET_SIZE}")
+        return data
+    finally:
+        os.close(fd)
+
+
+def _new_secret(path: Path) -> bytes | None:
+    """A new secret in `path`: 32 random bytes written to a file created with O_EXCL (mode 0600)
+    beside it, then linked to `path` (which never exists half written). The secret another
+    process put there first, if one did."""
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    secret = os.urandom(_SECRET_SIZE)
+    tmp = path.parent / f".{path.name}-{os.getpid()}-{os.urandom(6).hex()}"
+    fd = os.open(tmp, _OPEN_NEW, 0o600)
+    try:
+        try:
+            os.write(fd, secret)
+            os.fchmod(fd, 0o600)
+        finally:
+            os.close(fd)
+        try:
+            os.link(tmp, path)
+        except FileExistsError:
+            return _read_secret(path)
+        except OSError:  # a file system without hard links: created in place, as exclusively
+            fd = os.open(path, _OPEN_NEW, 0o600)
+            try:
+                os.write(fd, secret)
+            finally:
+                os.close(fd)
+        return secret
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+
+
+def secret(create: bool = True) -> bytes | None:
+    """The user's secret for the cache's MACs (key_file), made when there is none (`create`); None,
+    with one warning line, when the key file cannot be trusted or made: the cache is then not used."""
+    path = key_file()
+    try:
+        found = _read_secret(path)
+        if found is None and create:
+            found = _new_secret(path)
+        return found
+    except ValueError as e:
+        _warn(f"snapshot cache not used: key file {path}: {e}")
+    except OSError as e:
+        _warn(f"snapshot cache not used: key file {path}: {e.strerror or e}")
+    return None
+
+
+def _code_fingerprint() -> bytes:
+    """ksched's version and its modules' sizes and modification times: an entry holds its objects
+    as this code built them."""
+    from .. import __version__
+
+    h = blake2b(digest_size=16)
+    h.update(f"{__version__}|{sys.version}|{pickle.HIGHEST_PROTOCOL}".encode())
+    root = Path(__file__).resolve().parent.parent
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
+        for name in sorted(filenames):
+            if name.endswith(".py"):
+                st = os.stat(os.path.join(dirpath, name))
+                h.update(f"{dirpath[len(str(root)) :]}/{name}:{st.st_size}:{st.st_mtime_ns}".encode())
+    return h.digest()
+
+
+def _file_identity(path: str) -> bytes | None:
+    """The file's identity and a sample of its content; None for what is not a regular file."""
+    if path == "-":
+        return None
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return None  # never opened here: opening a FIFO would wait for its writer, and take its bytes
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            return None
+        h = blake2b(digest_size=16)
+        # the name as given too: the objects built name their file in messages
+        h.update(f"{path}|{os.path.realpath(path)}|{st.st_dev}|{st.st_ino}|{st.st_size}".encode())
+        h.update(f"|{st.st_mtime_ns}|{st.st_ctime_ns}".encode())
+        size = st.st_size
+        if size <= 2 * _SAMPLE_EDGE + _SAMPLE_BLOCKS * _SAMPLE_BLOCK:
+            h.update(os.pread(fd, size, 0))
+        else:
+            h.update(os.pread(fd, _SAMPLE_EDGE, 0))
+            step = (size - 2 * _SAMPLE_EDGE) // _SAMPLE_BLOCKS
+            for i in range(_SAMPLE_BLOCKS):
+                h.update(os.pread(fd, _SAMPLE_BLOCK, _SAMPLE_EDGE + i * step))
+            h.update(os.pread(fd, _SAMPLE_EDGE, size - _SAMPLE_EDGE))
+        return h.digest()
+    finally:
+        os.close(fd)
+
+
+# files whose whole content ksched hashed as it wrote them (what kubectl printed for a live read):
+# path -> (a name for the source, digest). Keyed by those, not by the file's identity: each live
+# read writes a new file, and the same bytes read again are the same snapshot.
+_CONTENT: dict[str, tuple[str, bytes]] = {}
+
+
+def content_hasher() -> Any:
+    """The hash `know_content` takes the digest of."""
+    return blake2b(digest_size=32)
+
+
+def know_content(path: str, source: str, digest: bytes) -> None:
+    """`path` holds exactly the bytes of `digest` (content_hasher), read from `source` (the live
+    cluster's context): its entry is keyed by those rather than by the file's identity."""
+    _CONTENT[path] = (source, digest)
+
+
+def entry_key(paths: list[str]) -> bytes | None:
+    """The cache key of reading `paths` in order; None when one of them cannot be cached."""
+    h = blake2b(digest_size=32)
+    h.update(_MAGIC)
+    h.update(_code_fingerprint())
+    for path in paths:
+        known = _CONTENT.get(path)
+        if known is not None:
+            h.update(f"content|{known[0]}|".encode())
+            h.update(known[1])
+            continue
+        ident = _file_identity(path)
+        if ident is None:
+            return None
+        h.update(ident)
+    return h.digest()
+
+
+def _entry_name(key: bytes) -> str:
+    return key.hex()[:40] + _SUFFIX
+
+
+def _entry_path(key: bytes) -> Path:
+    return cache_dir() / _entry_name(key)
+
+
+def _mac(secret: bytes, key: bytes, payload: Any) -> bytes:
+    h = blake2b(key=secret, digest_size=32, person=_MAC_PERSON)
+    h.update(_MACED.pack(_MAGIC, key, len(payload)))
+    h.update(payload)
+    return h.digest()
+
+
+class _Cache:
+    """The directory, opened and checked, and the secret: what reading and writing entries take."""
+
+    __slots__ = ("dir_fd", "secret")
+
+    def __init__(self, dir_fd: int, secret: bytes):
+        self.dir_fd = dir_fd
+        self.secret = secret
+
+    @classmethod
+    def open(cls, create: bool = True) -> _Cache | None:
+        """None (after one warning line when something is not to be trusted) when there is no
+        cache to use."""
+        fd = _open_dir(create)
+        if fd is None:
+            return None
+        found = secret(create)
+        if found is None:
+            os.close(fd)
+            return None
+        return cls(fd, found)
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):
+            os.close(self.dir_fd)
+
+
+def read_entry(key: bytes, cache: _Cache | None = None) -> Any | None:
+    """The object stored under `key`, or None (no entry, or one that is stale, cut short, damaged,
+    forged, not a regular file of the user's, or in a directory not to be trusted)."""
+    own = cache is None
+    if cache is None:
+        cache = _Cache.open(create=False)
+        if cache is None:
+            return None
+    try:
+        return _read(cache, key)
+    finally:
+        if own:
+            cache.close()
+
+
+def _read(cache: _Cache, key: bytes) -> Any | None:
+    try:
+        fd = os.open(_entry_name(key), _OPEN_READ, dir_fd=cache.dir_fd)
+    except OSError:  # none; or a symbolic link (ELOOP)
+        return None
+    try:
+        st = os.fstat(fd)
+        # a FIFO, a device or a directory is no entry; nor is a file another user (or, with write
+        # access to it, anyone) could change between its MAC checked and its payload unpickled
+        if not stat.S_ISREG(st.st_mode) or _owner_problem(st, "it") or st.st_mode & 0o022:
+            return None
+        try:
+            # mapped, not read: a 200 MB entry is not copied into the process before it is unpickled
+            data = mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
+        except (OSError, ValueError):  # an empty file cannot be mapped
+            return None
+        with data:
+            obj = _unpickled(data, key, cache.secret)
+        if obj is not None:
+            with contextlib.suppress(OSError, NotImplementedError):
+                os.utime(fd)  # recently used: evicted last
+        return obj
+    finally:
+        os.close(fd)
+
+
+def _unpickled(data: mmap.mmap, key: bytes, secret: bytes) -> Any | None:
+    if len(data) < _HEADER.size:
+        return None
+    magic, stored_key, length, mac = _HEADER.unpack_from(data)
+    with memoryview(data) as view:
+        payload = view[_HEADER.size :]
+        try:
+            if magic != _MAGIC or stored_key != key or len(payload) != length:
+                return None
+            # the MAC first: nothing of an entry this user's ksched did not write is unpickled
+            if not compare_digest(_mac(secret, key, payload), mac):
+                return None
+            from .cache_pickle import loads
+
+            return loads(payload)
+        except Exception:  # noqa: BLE001 - a damaged entry is a miss
+            return None
+        finally:
+            payload.release()
+
+
+def write_entry(key: bytes, obj: Any, cache: _Cache | None = None, limit: int | None = None) -> Path | None:
+    """Store `obj` under `key`: pickled into a temporary file (0600) beside the entry, renamed into
+    place; then the directory is brought under its size bound (`limit` bytes, else max_bytes()).
+    None when it could not be written."""
+    own = cache is None
+    if cache is None:
+        cache = _Cache.open(create=True)
+        if cache is None:
+            return None
+    try:
+        return _write(cache, key, obj, max_bytes() if limit is None else limit)
+    finally:
+        if own:
+            cache.close()
+
+
+def _write(cache: _Cache, key: bytes, obj: Any, limit: int) -> Path | None:
+    try:
+        from .cache_pickle import dumps  # the writer alone needs the model's pickling
+
+        payload = dumps(obj)
+    except (pickle.PicklingError, RecursionError, TypeError, AttributeError):
+        return None
+    dfd = cache.dir_fd
+    name = _entry_name(key)
+    tmp = f".tmp-{os.getpid()}-{os.urandom(6).hex()}{_SUFFIX}"
+    try:
+        fd = os.open(tmp, _OPEN_NEW, 0o600, dir_fd=dfd)
+    except OSError:
+        return None
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(_HEADER.pack(_MAGIC, key, len(payload), _mac(cache.secret, key, payload)))
+            f.write(payload)
+        os.replace(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp, dir_fd=dfd)
+        return None
+    _evict(dfd, limit, keep=name)
+    return cache_dir() / name
+
+
+def _scan(dfd: int) -> list[tuple[str, os.stat_result]]:
+    """The entries in the directory `dfd` (regular files; symbolic links not followed), least
+    recently used first."""
+    found = []
+    try:
+        with os.scandir(dfd) as it:
+            for e in it:
+                if e.name.endswith(_SUFFIX) and not e.name.startswith(".tmp-"):
+                    with contextlib.suppress(OSError):
+                        st = e.stat(follow_symlinks=False)
+                        if stat.S_ISREG(st.st_mode):
+                            found.append((e.name, st))
+    except OSError:
+        return []
+    return sorted(found, key=lambda x: (x[1].st_mtime_ns, x[0]))
+
+
+def entries() -> list[tuple[Path, os.stat_result]]:
+    """The cache's entries, least recently used first."""
+    folder = cache_dir()
+    try:
+        dfd = os.open(folder, _OPEN_DIR)
+    except OSError:
+        return []
+    try:
+        return [(folder / name, st) for name, st in _scan(dfd)]
+    finally:
+        os.close(dfd)
+
+
+def evict(limit: int, keep: Path | None = None) -> int:
+    """Remove least recently used entries until the rest fit in `limit` bytes; the number removed."""
+    try:
+        dfd = os.open(cache_dir(), _OPEN_DIR)
+    except OSError:
+        return 0
+    try:
+        return _evict(dfd, limit, None if keep is None else keep.name)
+    finally:
+        os.close(dfd)
+
+
+def _evict(dfd: int, limit: int, keep: str | None = None) -> int:
+    found = _scan(dfd)
+    total = sum(st.st_size for _, st in found)
+    removed = 0
+    for name, st in found:
+        if total <= limit:
+            break
+        if name == keep:
+            continue
+        try:
+            os.unlink(name, dir_fd=dfd)
+        except OSError:
+            continue
+        total -= st.st_size
+        removed += 1
+    return removed
+
+
+def clear() -> tuple[int, int]:
+    """Remove every entry (and leftover temporary files; symbolic links themselves, not what they
+    point to): (entries removed, bytes freed)."""
+    n = freed = 0
+    try:
+        dfd = os.open(cache_dir(), _OPEN_DIR)
+    except OSError:
+        return 0, 0
+    try:
+        with os.scandir(dfd) as it:
+            for e in it:
+                if e.name.endswith(_SUFFIX):
+                    try:
+                        st = e.stat(follow_symlinks=False)
+                        if stat.S_ISDIR(st.st_mode):
+                            continue
+                        os.unlink(e.name, dir_fd=dfd)
+                    except OSError:
+                        continue
+                    if not e.name.startswith(".tmp-"):
+                        n += 1
+                    freed += st.st_size if stat.S_ISREG(st.st_mode) else 0
+    except OSError:
+        pass
+    finally:
+        os.close(dfd)
+    return n, freed
+
+
+def _prepare_and_write(cache: _Cache, key: bytes, obj: Any, prepare: Callable[[Any], Any] | None, limit: int) -> None:
+    _write(cache, key, prepare(obj) if prepare is not None else obj, limit)
+
+
+def _write_in_background(cache: _Cache, key: bytes, obj: Any, prepare: Callable[[Any], Any] | None, limit: int) -> None:
+    """prepare(obj) (what the entry holds besides the parsed object) and the entry written in a
+    forked grandchild (the parent waits only for the child, which forks and exits at once: no
+    zombie is left behind). Without fork, written here."""
+    if not hasattr(os, "fork"):
+        _prepare_and_write(cache, key, obj, prepare, limit)
+        return
+    sys.stdout.flush()
+    sys.stderr.flush()
+    try:
+        pid = os.fork()
+    except OSError:
+        _prepare_and_write(cache, key, obj, prepare, limit)
+        return
+    if pid:
+        os.waitpid(pid, 0)
+        return
+    code = 0
+    try:
+        if os.fork() == 0:
+            os.setsid()
+            # let go of the command's stdin/stdout/stderr: a reader of its output (`$(ksched ...)`,
+            # a pipe) waits for every writer to close them, and must not wait for the cache
+            devnull = os.open(os.devnull, os.O_RDWR)
+            for fd in (0, 1, 2):
+                os.dup2(devnull, fd)
+            os.close(devnull)
+            try:
+                _prepare_and_write(cache, key, obj, prepare, limit)
+            except BaseException:  # noqa: BLE001 - the cache never fails a command
+                code = 1
+    except BaseException:  # noqa: BLE001
+        code = 1
+    os._exit(code)
+
+
+def cached(
+    paths: list[str],
+    load: Callable[[list[str]], Any],
+    *,
+    background: bool = True,
+    prepare: Callable[[Any], Any] | None = None,
+) -> tuple[Any, bool]:
+    """(load(paths), from the cache?): the entry for `paths` when there is a good one, else
+    load(paths), stored for the next time. `prepare(obj)`, run by the writer (in the background
+    process) before pickling, may add to the object what the next reader would otherwise work out.
+    A cache directory or key file not to be trusted: one warning line, and load(paths)."""
+    if not enabled():
+        return load(paths), False
+    key = entry_key(paths)
+    if key is None:
+        return load(paths), False
+    limit = max_bytes()  # warned of here: the background writer's stderr goes nowhere
+    cache = _Cache.open(create=True)
+    if cache is None:
+        return load(paths), False
+    try:
+        hit = _read(cache, key)
+        if hit is not None:
+            return hit, True
+        obj = load(paths)
+        if background:
+            _write_in_background(cache, key, obj, prepare, limit)
+        else:
+            _prepare_and_write(cache, key, obj, prepare, limit)
+        return obj, False
+    finally:
+        cache.close()

@@ -1,0 +1,240 @@
+"""How the snapshot cache (snapshot_cache.py) pickles a parsed cluster and reads it back.
+
+Pods and nodes are most of an entry (150,000 pods at 5,000 nodes). pickle's default for an
+object with __slots__ stores a dict of slot names to values and sets them one attribute at a
+time; here such an object is stored as the tuple of its slot values and restored by a function
+that unpacks the tuple into every slot in one statement, which reads an entry back about a third
+faster. The restoring functions are written from the classes' __slots__ when this module is
+imported, so they follow any slot added or removed (the cache key holds ksched's code, so an
+entry written by other code is never read).
+
+An entry is read only once its MAC (snapshot_cache.py) shows this user's ksched wrote it; even so,
+`loads` (and lazy_pods.PodStore, for the pods' records) unpickle with `Unpickler`, which resolves
+only the globals ksched's own entries hold (`ALLOWED`): the model's classes, the restoring
+functions below and a few containers of the standard library. Anything else (os.system,
+builtins.eval, getattr, ...) is refused, and the entry is a miss.
+"""
+
+from __future__ import annotations
+
+import copyreg
+import importlib
+import io
+import marshal
+import pickle
+import zlib
+from collections.abc import Sequence
+from typing import Any
+
+from ..api.model import Node, Pod
+
+_PROTOCOL = 5
+
+
+def _restorer(cls: type) -> Any:
+    """`restore(values)`: a new `cls` with its __slots__ set from `values`, in __slots__ order."""
+    slots: tuple[str, ...] = getattr(cls, "__slots__")  # noqa: B009 - typed as tuple
+    targets = "".join(f"obj.{name}, " for name in slots)
+    source = f"def restore(values):\n    obj = new(cls)\n    {targets}= values\n    return obj\n"
+    namespace: dict[str, Any] = {"new": object.__new__, "cls": cls}
+    exec(source, namespace)  # a fixed template over the class's own slot names
+    restore = namespace["restore"]
+    restore.__module__ = __name__
+    restore.__qualname__ = restore.__name__ = f"restore_{cls.__name__.lower()}"
+    return restore
+
+
+restore_pod = _restorer(Pod)
+restore_node = _restorer(Node)
+
+
+def stored_pod(store: Any, i: int) -> Pod:
+    """Pod `i` of `store` (lazy_pods.PodStore): how an entry refers to a pod the store holds."""
+    return store.get(i)
+
+
+def _reducer(cls: type, restore: Any) -> Any:
+    slots: tuple[str, ...] = getattr(cls, "__slots__")  # noqa: B009 - typed as tuple
+
+    def reduce(obj: Any) -> Any:
+        try:
+            values = tuple([getattr(obj, name) for name in slots])
+        except AttributeError:  # a slot never set: pickle's own way keeps it unset
+            return obj.__reduce_ex__(_PROTOCOL)
+        return restore, (values,)
+
+    return reduce
+
+
+_DISPATCH = {**copyreg.dispatch_table, Pod: _reducer(Pod, restore_pod), Node: _reducer(Node, restore_node)}
+
+
+class RawStore:
+    """Bound pods' (or nodes') source objects, marshalled together (and compressed: a third of an entry
+    otherwise, checksummed and copied on every read) and rebuilt when one of them is first read
+    (model.Pod.raw): a cached explain reads none of them, and rebuilding them is most of what
+    reading an entry costs. Marshalled as one list, objects the pods share stay shared."""
+
+    __slots__ = ("blob", "raws")
+
+    def __init__(self, blob: bytes):
+        self.blob = blob
+        self.raws: list | None = None
+
+    @classmethod
+    def of(cls, raws: list) -> RawStore:
+        return cls(zlib.compress(marshal.dumps(raws), 1))
+
+    def get(self, i: int) -> dict:
+        raws = self.raws
+        if raws is None:
+            raws = self.raws = marshal.loads(zlib.decompress(self.blob))
+            self.blob = b""
+        return raws[i]
+
+    def __reduce__(self) -> Any:
+        return RawStore, (self.blob if self.raws is None else RawStore.of(self.raws).blob,)
+
+
+def defer_raws(objs: Sequence[Pod | Node]) -> None:
+    """Keep the pods' or nodes' source objects in one RawStore (each one's `raw` read from it on
+    first use). Left as they are when one cannot be marshalled."""
+    raws = [o.raw for o in objs]
+    try:
+        store = RawStore.of(raws)
+    except ValueError:  # an object marshal does not write (the loader makes none)
+        return
+    for i, o in enumerate(objs):
+        o._raw = (store, i)
+
+
+class _Pickler(pickle.Pickler):
+    """Pods and nodes as tuples of their slots; a pod of `store` (lazy_pods.PodStore) as a
+    reference to it, so that it stays one object (made from the store when this is read)."""
+
+    def __init__(self, file: io.BytesIO, store: Any):
+        super().__init__(file, protocol=_PROTOCOL)
+        self.dispatch_table = _DISPATCH
+        self.stored = {} if store is None else {id(p): i for i, p in enumerate(store.made) if p is not None}
+        self.store = store
+
+    def reducer_override(self, obj: Any) -> Any:
+        if type(obj) is Pod:
+            i = self.stored.get(id(obj))
+            if i is not None:
+                return stored_pod, (self.store, i)
+        return NotImplemented
+
+
+def dumps(obj: Any) -> bytes:
+    """Two pickles written with one memo: the PodStore of `obj._pod_store` (or None), then `obj`,
+    its pods and nodes as tuples of their slots. What the store holds is stored once, and read
+    back as the same objects (loads reads both with one memo)."""
+    out = io.BytesIO()
+    store = getattr(obj, "_pod_store", None)
+    pickler = _Pickler(out, store)
+    pickler.dump(store)
+    pickler.dump(obj)
+    return out.getvalue()
+
+
+class _Reader:
+    """A file over a buffer (the mapped entry): the unpickler's reads are slices of it, not copies."""
+
+    __slots__ = ("view", "at")
+
+    def __init__(self, view: memoryview):
+        self.view = view
+        self.at = 0
+
+    def read(self, n: int = -1) -> memoryview:
+        start = self.at
+        end = len(self.view) if n < 0 else min(len(self.view), start + n)
+        self.at = end
+        return self.view[start:end]
+
+    def readinto(self, buf: Any) -> int:
+        chunk = self.read(len(buf))
+        buf[: len(chunk)] = chunk
+        return len(chunk)
+
+    def readline(self) -> memoryview:
+        start = self.at
+        end = bytes(self.view[start : start + 4096]).find(b"\n")
+        self.at = len(self.view) if end < 0 else start + end + 1
+        return self.view[start : self.at]
+
+
+# Every global an entry of ksched refers to, as (module, name): found by unpickling the entries of
+# every fixture and recorded conformance case and of genbig.py's snapshots, with their pods' records
+# and source objects read (tests/test_snapshot_pickle.py checks that they still need no other), and
+# the containers of the standard library pickle writes by name. Classes and functions of ksched's
+# model only: nothing that reads a file, runs a program or evaluates anything.
+ALLOWED = frozenset(
+    [
+        ("builtins", "dict"),
+        ("builtins", "list"),
+        ("builtins", "tuple"),
+        ("builtins", "set"),
+        ("builtins", "frozenset"),
+        ("builtins", "range"),
+        ("builtins", "bytearray"),
+        ("builtins", "complex"),
+        ("collections", "Counter"),
+        ("collections", "defaultdict"),
+        ("collections", "OrderedDict"),
+        ("array", "array"),
+        ("array", "_array_reconstructor"),
+        ("kschedcli.inputs.cluster", "Cluster"),
+        ("kschedcli.api.labels", "LabelSelector"),
+        ("kschedcli.api.labels", "NodeSelector"),
+        ("kschedcli.api.labels", "NodeSelectorTerm"),
+        ("kschedcli.api.labels", "Requirement"),
+        ("kschedcli.inputs.lazy_pods", "LazyNodeInfo"),
+        ("kschedcli.inputs.lazy_pods", "PodGroups"),
+        ("kschedcli.inputs.lazy_pods", "PodStore"),
+        ("kschedcli.inputs.lazy_pods", "_restore_lazy_node_info"),
+        ("kschedcli.api.model", "Container"),
+        ("kschedcli.api.model", "Node"),
+        ("kschedcli.api.model", "Pod"),
+        ("kschedcli.api.model", "Taint"),
+        ("kschedcli.api.model", "Toleration"),
+        ("kschedcli.plugins.interpodaffinity.index", "ExistingTermsIndex"),
+        ("kschedcli.plugins.interpodaffinity.index", "TermEntry"),
+        ("kschedcli.plugins.interpodaffinity.index", "_IN_POSITIONS"),
+        ("kschedcli.plugins.interpodaffinity.terms", "AffinityTerm"),
+        ("kschedcli.plugins.interpodaffinity.terms", "PodTerms"),
+        ("kschedcli.api.resources", "Resource"),
+        ("kschedcli.backend.snapshot", "NodeInfo"),
+        ("kschedcli.backend.snapshot", "PrebuiltSnapshot"),
+        ("kschedcli.backend.snapshot", "Snapshot"),
+        ("kschedcli.inputs.cache_pickle", "RawStore"),
+        ("kschedcli.inputs.cache_pickle", "restore_node"),
+        ("kschedcli.inputs.cache_pickle", "restore_pod"),
+        ("kschedcli.inputs.cache_pickle", "stored_pod"),
+        ("kschedcli.config.versions", "Choice"),
+        ("kschedcli.config.versions", "Release"),
+    ]
+)
+_FOUND: dict[tuple[str, str], Any] = {}
+
+
+class Unpickler(pickle.Unpickler):
+    """pickle's Unpickler resolving the globals of ALLOWED only: any other is an UnpicklingError."""
+
+    def find_class(self, module: str, name: str) -> Any:
+        where = (module, name)
+        found = _FOUND.get(where)
+        if found is None:
+            if where not in ALLOWED:
+                raise pickle.UnpicklingError(f"global {module}.{name} is not one a ksched cache entry holds")
+            found = _FOUND[where] = getattr(importlib.import_module(module), name)
+        return found
+
+
+def loads(data: bytes | memoryview) -> Any:
+    """What dumps wrote (globals of ALLOWED only)."""
+    with memoryview(data) as view:
+        unpickler = Unpickler(_Reader(view))  # type: ignore[arg-type]  # reads return slices
+        unpickler.load()  # the store: the second pickle refers to it
+        return unpickler.load()

@@ -1,0 +1,119 @@
+"""What the command line names, as kubectl users say it: the cluster (snapshot files with
+`--cluster`, else the live cluster kubectl points at) and the pods (a file, `-f FILE`, `-f -`,
+`NAME`, `NAMESPACE/NAME`, `-n NAMESPACE NAME`, `-A`).
+
+The commands in cli.py stay thin: they pass their options here and get back snapshot files and
+pod references the rest of ksched already reads. Nothing here imports Typer or Rich.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+
+from ..errors import InputError
+
+
+@dataclass(frozen=True)
+class PodRef:
+    """One pod to explain: a file ('-' for stdin) or the name of a pending pod of the cluster."""
+
+    text: str
+    is_file: bool
+
+
+class ClusterFiles(list[str]):
+    """The snapshot files to read; when they hold what kubectl read from a live cluster, also its API
+    server's version, which chooses the release to follow (unless --kubernetes-version)."""
+
+    def __init__(self, files, server_version: str | None = None):
+        super().__init__(files)
+        self.server_version = server_version
+
+
+def cluster_files(
+    cluster: list[str] | None,
+    context: str | None = None,
+    kubeconfig: str | None = None,
+    request_timeout: str = "30s",
+    save_snapshot: str | None = None,
+    verbose: bool = False,
+) -> ClusterFiles:
+    """The snapshot files to read: those named with --cluster, else one holding what kubectl read
+    from the live cluster (kept with --save-snapshot), with its API server's version."""
+    if cluster:
+        live_flags = (("--context", context), ("--kubeconfig", kubeconfig), ("--save-snapshot", save_snapshot))
+        given = [flag for flag, value in live_flags if value]
+        if given:
+            raise InputError(f"{given[0]} reads the live cluster: it does not go with --cluster", field=given[0])
+        return ClusterFiles(cluster)
+    from .live import LiveOptions, read_live_cluster  # kubectl's code only when the cluster is live
+
+    live = LiveOptions(context, kubeconfig, request_timeout, save_snapshot)
+    read = read_live_cluster(live)
+    for warning in read.warnings:  # a kind RBAC forbids: what the answer ignores
+        print(warning, file=sys.stderr)
+    if verbose:
+        target = read.target
+        saved = f", saved to {live.save_snapshot}" if live.save_snapshot else ""
+        server = f", API server {read.server_version}" if read.server_version else ", API server version unknown"
+        print(
+            f"ksched: read the cluster of context {target.context} ({target.server}) with kubectl{server}{saved}",
+            file=sys.stderr,
+        )
+        for why in sorted(set(read.skipped.values())):
+            kinds = ", ".join(k for k, w in read.skipped.items() if w == why)
+            print(f"ksched: not read ({why}): {kinds}", file=sys.stderr)
+    return ClusterFiles([read.path], read.server_version)
+
+
+def pod_ref(pod: str | None, filename: str | None, namespace: str | None) -> PodRef:
+    """POD as typed: `-f FILE` (or `-f -`), a file, `NAMESPACE/NAME`, or `NAME` with `-n NAMESPACE`."""
+    if filename is not None:
+        if pod is not None:
+            raise InputError(f"give the pod either as POD ({pod!r}) or with -f, not both", field="-f")
+        if namespace is not None:
+            raise InputError(
+                "-n names the namespace of a pod given by NAME; the pod of a -f file carries its own",
+                field="--namespace",
+            )
+        return PodRef(filename, True)
+    if pod is None:
+        raise InputError("which pod? Give a file (-f FILE, '-' for stdin), NAME or NAMESPACE/NAME", field="POD")
+    if namespace is None:
+        return PodRef(pod, False)
+    if "/" in pod:
+        ns, _, name = pod.partition("/")
+        if ns != namespace:
+            raise InputError(f"{pod!r} is in namespace {ns!r}, not {namespace!r} (-n)", field="--namespace")
+        return PodRef(pod, False)
+    return PodRef(f"{namespace}/{pod}", False)
+
+
+def pods_source(
+    pods: str | None, filename: str | None, namespace: str | None, all_namespaces: bool
+) -> tuple[str | None, str | None]:
+    """schedule's pods: (a file of pods, or None for the pending pods of the cluster; the namespace
+    those are taken from, None for every namespace)."""
+    if filename is not None and pods is not None:
+        raise InputError(f"give the pods either as PODS ({pods!r}) or with -f, not both", field="-f")
+    path = filename if filename is not None else pods
+    if namespace is not None and all_namespaces:
+        raise InputError("-n and -A (--all-namespaces) contradict each other", field="--namespace")
+    if path is not None and namespace is not None:
+        raise InputError(
+            "-n picks pending pods of the cluster by namespace; it does not go with a file of pods", field="--namespace"
+        )
+    return path, namespace
+
+
+def in_namespace(found: list[tuple[dict, str, str]], namespace: str | None) -> list[tuple[dict, str, str]]:
+    """The pending pods (object, file, where) of one namespace; all of them for None."""
+    if namespace is None:
+        return found
+
+    def ns_of(obj: dict) -> str:
+        meta = obj.get("metadata")
+        return (meta.get("namespace") if isinstance(meta, dict) else None) or "default"
+
+    return [x for x in found if ns_of(x[0]) == namespace]

@@ -1,0 +1,1 @@
+"""The DefaultPreemption plugin: the dry run, victims, and Go's sort order."""

@@ -1,0 +1,1 @@
+"""The InterPodAffinity plugin: terms, the existing pods' index, alike pods."""

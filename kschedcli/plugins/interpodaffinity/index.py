@@ -1,0 +1,478 @@
+"""Which nodes hold a pod with a given label: lets InterPodAffinity look at a few nodes, not every pod.
+
+kube-scheduler scans every pod of the cluster for the incoming pod's terms each cycle. The counts only
+depend on the pods that match, so this index narrows the scan to the nodes holding a pod that carries
+one of the label values an `In`/`=` requirement asks for; the term is still checked on each of their
+pods. The index follows the snapshot node by node (NodeInfo identity and generation), so binds and any
+other change are picked up at the next cycle by re-reading only the nodes that changed.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections import Counter, deque
+from itertools import repeat
+from operator import attrgetter
+
+from ...backend.snapshot import build_ahead, latest_generation
+from .terms import TERMS_CACHE_KEY, pod_terms
+
+_INDEXES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+class _NodeTracker:
+    """An aggregate of per-node contributions kept in step with the snapshot: a node is read
+    again (`_reindex`) when its NodeInfo object or generation changed since it was last read;
+    a new node list starts everything afresh (`_reset`)."""
+
+    __slots__ = ("snapshot", "node_infos", "objs", "gens", "seen", "__weakref__")
+
+    def __init__(self, snapshot):
+        self.snapshot = snapshot
+        self.node_infos: list = []  # the snapshot's list last indexed (compared by identity)
+        self.objs: list = []
+        self.gens: list = []
+        self.seen = -1  # the last generation any NodeInfo had when this was brought up to date
+        self._reset(0)
+
+    def _reset(self, n: int) -> None:
+        raise NotImplementedError
+
+    def _reindex(self, i: int, ni) -> None:
+        raise NotImplementedError
+
+    def seeded(self, snapshot):
+        """This tracker's state carried over to `snapshot` (derived from this one's, Snapshot.derive):
+        only the positions whose NodeInfo differs are read again. None when nodes were removed."""
+        extra = len(snapshot.node_infos) - len(self.objs)
+        if extra < 0:
+            return None
+        c = type(self).__new__(type(self))
+        c.snapshot = snapshot
+        c.node_infos = snapshot.node_infos
+        c.objs = self.objs + [None] * extra
+        c.gens = self.gens + [None] * extra
+        c.seen = -1
+        c._copy_state(self, extra)
+        # a copy made for new image states holds the same node and pods: nothing to read again
+        nis = snapshot.node_infos
+        for i, orig in getattr(snapshot, "copies", {}).items():
+            if i < len(c.objs) and c.objs[i] is orig and c.gens[i] == orig.generation == nis[i].generation:
+                c.objs[i] = nis[i]
+        return c
+
+    def _copy_state(self, other, extra: int) -> None:
+        raise NotImplementedError
+
+    def refresh(self) -> None:
+        nis = self.snapshot.node_infos
+        latest = latest_generation()
+        if latest == self.seen and nis is self.node_infos and len(nis) == len(self.objs):
+            return  # no NodeInfo anywhere has changed since
+        self.seen = latest
+        if nis is not self.node_infos or len(nis) != len(self.objs):
+            self.node_infos = nis
+            self.objs = [None] * len(nis)
+            self.gens = [None] * len(nis)
+            self._reset(len(nis))
+        objs, gens = self.objs, self.gens
+        changed = [(i, ni) for i, ni in enumerate(nis) if objs[i] is not ni or gens[i] != ni.generation]
+        self._reindex_many(changed)
+        for i, ni in changed:
+            objs[i] = ni
+            gens[i] = ni.generation
+
+    def _reindex_many(self, changed: list) -> None:
+        for i, ni in changed:
+            self._reindex(i, ni)
+
+
+class PodLabelIndex(_NodeTracker):
+    __slots__ = ("keys", "index")
+
+    def _reset(self, n: int) -> None:
+        self.keys: list[frozenset] = [frozenset()] * n
+        self.index: dict[tuple[str, str], set[int]] = {}
+
+    def _copy_state(self, other, extra: int) -> None:
+        self.keys = other.keys + [frozenset()] * extra
+        self.index = {kv: set(held) for kv, held in other.index.items()}
+
+    def _reindex(self, i: int, ni) -> None:
+        pairs: set[tuple[str, str]] = set()
+        for p in ni.pods:
+            pairs.update(p.labels.items())
+        new = frozenset(pairs)
+        old = self.keys[i]
+        index = self.index
+        for kv in old - new:
+            s = index.get(kv)
+            if s is not None:
+                s.discard(i)
+                if not s:
+                    del index[kv]
+        for kv in new - old:
+            s = index.get(kv)
+            if s is None:
+                index[kv] = {i}
+            else:
+                s.add(i)
+        self.keys[i] = new
+
+    def candidates(self, selector) -> set[int] | None:
+        """Positions of the nodes that may hold a pod the selector matches; None: any node may."""
+        if selector.is_nothing:
+            return set()
+        best: set[int] | None = None
+        index = self.index
+        for r in selector.requirements:
+            if r.op != "In":
+                continue
+            vals = list(r.values)
+            if len(vals) == 1:
+                s = index.get((r.key, vals[0]), set())
+            else:
+                s = set()
+                for v in vals:
+                    s |= index.get((r.key, v), set())
+            if best is None or len(s) < len(best):
+                best = s
+                if not best:
+                    break
+        return best
+
+
+def _up_to_date(registry, cls, snapshot):
+    """The snapshot's index of this kind, built once (from the index of the snapshot it was derived
+    from, when there is one) and refreshed for changed nodes."""
+    idx = registry.get(snapshot)
+    if idx is None:
+        parent = getattr(snapshot, "derived_from", None)
+        parent_idx = registry.get(parent) if parent is not None else None
+        if parent_idx is not None:
+            idx = parent_idx.seeded(snapshot)
+        if idx is None:
+            idx = cls(snapshot)
+        registry[snapshot] = idx
+    idx.refresh()
+    return idx
+
+
+def index_for(snapshot) -> PodLabelIndex:
+    """The snapshot's pod-label index, brought up to date."""
+    return _up_to_date(_INDEXES, PodLabelIndex, snapshot)
+
+
+def nodes_to_scan(snapshot, nodes: list, selectors) -> list:
+    """The NodeInfos of `nodes` that may hold a pod matching every one of `selectors`, in order.
+
+    `nodes` must be the snapshot's own node list for the index to apply; otherwise all are returned."""
+    if snapshot is None or nodes is not getattr(snapshot, "node_infos", None):
+        return list(nodes)
+    idx = index_for(snapshot)
+    allowed: set[int] | None = None
+    for sel in selectors:
+        c = idx.candidates(sel)
+        if c is None:
+            continue
+        allowed = set(c) if allowed is None else allowed & c
+    if allowed is None:
+        return list(nodes)
+    return [nodes[i] for i in sorted(allowed)]
+
+
+def nodes_holding(snapshot, nodes: list, terms) -> list:
+    """The NodeInfos of `nodes` that may hold a pod matching every one of `terms` (the incoming
+    pod's terms, namespaceSelector unrolled), in order: found from the snapshot's per-namespace
+    label index when each term lists its namespaces, else as `nodes_to_scan` finds them."""
+    if snapshot is None or nodes is not getattr(snapshot, "node_infos", None):
+        return list(nodes)
+    if any(t.all_namespaces or not t.ns_selector.is_nothing for t in terms):
+        return nodes_to_scan(snapshot, nodes, [t.selector for t in terms])
+    index_of = snapshot.index_of
+    allowed: set[int] | None = None
+    for t in terms:
+        holding = {index_of[p.node_name] for ns in t.namespaces for p in snapshot.pods_matching(ns, t.selector)}
+        allowed = holding if allowed is None else allowed & holding
+    if allowed is None:
+        return list(nodes)
+    return [nodes[i] for i in sorted(allowed)]
+
+
+# ----------------------------------------------------------------------------- existing pods' terms
+
+# kinds of the existing pods' terms, as PodTerms lists them
+REQUIRED_AFFINITY, PREFERRED_AFFINITY, PREFERRED_ANTI_AFFINITY, REQUIRED_ANTI_AFFINITY = range(4)
+KIND_NAMES = ("requiredAffinity", "preferredAffinity", "preferredAntiAffinity", "requiredAntiAffinity")
+
+_TERM_INDEXES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+class _Marker:
+    """A module constant that pickles as itself (the snapshot cache may store an index)."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __reduce__(self) -> str:
+        return self.name
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+_IN_POSITIONS = _Marker("_IN_POSITIONS")  # ExistingTermsIndex.contribs: see _reset
+
+_NAMESPACE = attrgetter("namespace")
+_POD_AFFINITY = attrgetter("pod_affinity")
+_POD_ANTI = attrgetter("pod_anti_affinity")
+
+
+class TermEntry:
+    """One distinct term object carried by existing pods (replicas share it, see pod_terms), and
+    the PodTerms it belongs to (`owner`: the carriers are the pods holding that PodTerms; a term
+    object belongs to one PodTerms). `counts`: how many carriers per topology value of their
+    nodes (None: the node lacks the key), worked out when first asked for
+    (ExistingTermsIndex.counts; None until then), then kept up to date."""
+
+    __slots__ = ("term", "kind", "counts", "owner")
+
+    def __init__(self, term, kind: int, owner):
+        self.term = term
+        self.kind = kind
+        self.owner = owner
+        self.counts: dict | None = None
+
+
+class ExistingTermsIndex(_NodeTracker):
+    """The existing pods' (anti-)affinity terms aggregated per distinct term, so that PreScore and
+    PreFilter look at a few hundred terms instead of every pod with affinity. Follows the snapshot
+    node by node (NodeInfo identity and generation), like PodLabelIndex.
+
+    Each distinct PodTerms (replicas share one) keeps the node positions of its carriers; a
+    term's counts per topology value are worked out from them for the terms an incoming pod
+    matches only (most never do), and kept up to date from then on."""
+
+    __slots__ = ("contribs", "entries", "positions")
+
+    def _reset(self, n: int) -> None:
+        # per position: None (no pod with affinity), _IN_POSITIONS (added in bulk: the node's
+        # labels and counts are read back when it changes) or (node labels, {PodTerms: pods})
+        self.contribs: list = [None] * n
+        self.entries: dict = {}  # (kind, id(term)) -> TermEntry
+        self.positions: dict = {}  # PodTerms -> {node position: pods carrying it there}
+
+    def _copy_state(self, other, extra: int) -> None:
+        self.contribs = other.contribs + [None] * extra  # replaced per position, never changed
+        self.entries = {}
+        for key, e in other.entries.items():
+            c = self.entries[key] = TermEntry(e.term, e.kind, e.owner)
+            c.counts = None if e.counts is None else dict(e.counts)
+        self.positions = {et: dict(held) for et, held in other.positions.items()}
+
+    def adopt(self, snapshot) -> None:
+        """Take this index up again for `snapshot`, the one it was built over (built ahead and stored
+        with it, see _built_ahead), read back in another process: its NodeInfos' new generations,
+        its entries keyed by their terms' ids here."""
+        self.gens = [None if ni is None else ni.generation for ni in self.objs]
+        self.seen = -1
+        self.entries = {(e.kind, id(e.term)): e for e in self.entries.values()}
+        _TERM_INDEXES[snapshot] = self
+
+    def holders(self, keys) -> list:
+        """The snapshot's NodeInfos carrying any of the terms `keys`, in node order."""
+        positions = self.positions
+        owners = {id(e.owner): e.owner for e in map(self.entries.__getitem__, keys)}.values()
+        nis = self.snapshot.node_infos
+        return [nis[i] for i in sorted({i for et in owners for i in positions[et]})]
+
+    def counts(self, e: TermEntry) -> dict:
+        """How many pods carry the entry's term per topology value of their nodes (None: the
+        node lacks the key), in node order of the first carrier of each value."""
+        counts = e.counts
+        if counts is None:
+            counts = e.counts = {}
+            tk = e.term.topology_key
+            objs = self.objs
+            for i, m in sorted(self.positions[e.owner].items()):
+                tv = objs[i].node.labels.get(tk)
+                counts[tv] = counts.get(tv, 0) + m
+        return counts
+
+    def _reindex(self, i: int, ni) -> None:
+        self._reindex_many([(i, ni)])
+
+    def _reindex_many(self, changed: list) -> None:
+        """Take back each changed node's old contribution and add its pods' terms again, node by
+        node in order; when none had one (the first build), see `_add_new`.
+
+        Within one call every pod is alive, so pods sharing their namespace and affinity objects
+        (by identity) share the PodTerms pod_terms would give them: it is asked once per such
+        group (and the others cached as it would cache them)."""
+        contribs = self.contribs
+        if all(contribs[i] is None for i, _ in changed):
+            self._add_new(changed)
+            return
+        terms_of: dict = {}  # (namespace, id(podAffinity), id(podAntiAffinity)) -> PodTerms
+        for i, ni in changed:
+            old = contribs[i]
+            if old is _IN_POSITIONS:
+                # objs[i] is still the NodeInfo read then (refresh replaces it after this)
+                self._add(i, self.objs[i].node.labels, self._groups_at(i), -1)
+            elif old is not None:
+                self._add(i, old[0], old[1], -1)
+            pods = ni.pods_with_affinity
+            if not pods:
+                contribs[i] = None
+                continue
+            groups: dict = {}  # PodTerms -> how many of the node's pods carry it
+            for ep in pods:
+                cache = ep._cache
+                et = cache.get(TERMS_CACHE_KEY)
+                if et is None:
+                    k = (ep.namespace, id(ep.pod_affinity), id(ep.pod_anti_affinity))
+                    et = terms_of.get(k)
+                    if et is None:
+                        et = terms_of[k] = pod_terms(ep)
+                    else:
+                        cache[TERMS_CACHE_KEY] = et  # what pod_terms(ep) keeps from now on
+                groups[et] = groups.get(et, 0) + 1
+            labels = ni.node.labels
+            contribs[i] = (labels, groups)
+            self._add(i, labels, groups, 1)
+
+    def _add_new(self, changed: list) -> None:
+        """The contributions of nodes that had none (every node on the first build), made per
+        distinct PodTerms over all its carriers rather than pod by pod: the pods are grouped and
+        counted by C-level maps, touching no node's labels; the entries and positions are met in
+        the order the node-by-node walk meets them (node order, then pod order). How many of a
+        node's pods carry each PodTerms is read back from `positions` if the node changes."""
+        contribs = self.contribs
+        pods: list = []
+        at: list = []  # each pod's node position
+        for i, ni in changed:
+            held = ni.pods_with_affinity
+            if held:
+                pods += held
+                at += repeat(i, len(held))
+                contribs[i] = _IN_POSITIONS
+            else:
+                contribs[i] = None
+        if not pods:
+            return
+        # the PodTerms of each pod: its group's (namespace and affinity objects, by identity),
+        # asked of pod_terms once per group, for the group's first pod
+        keys = list(zip(map(_NAMESPACE, pods), map(id, map(_POD_AFFINITY, pods)), map(id, map(_POD_ANTI, pods))))
+        first_of = dict(zip(reversed(keys), reversed(pods)))
+        terms_of = {k: pod_terms(ep) for k, ep in first_of.items()}
+        ets = list(map(terms_of.__getitem__, keys))
+        # each PodTerms' carriers' positions, in node order (PodTerms in the order met)
+        carriers: dict = {et: [] for et in ets}
+        deque(map(list.append, map(carriers.__getitem__, ets), at), 0)
+        entries = self.entries
+        positions = self.positions
+        nodes_at: dict | None = None
+        for et, where in carriers.items():
+            held = dict(Counter(where))
+            known = positions.get(et)
+            if known is None:
+                positions[et] = held
+                for key, t, _ in _flat_terms(et):
+                    entries[key] = TermEntry(t, key[0], et)
+                continue
+            known.update(held)  # positions of nodes that had no contribution: new to it
+            for key, _, tk in _flat_terms(et):
+                counts = entries[key].counts
+                if counts is not None:  # worked out already: kept up to date
+                    if nodes_at is None:
+                        nodes_at = dict(changed)
+                    for i, m in held.items():
+                        tv = nodes_at[i].node.labels.get(tk)
+                        counts[tv] = counts.get(tv, 0) + m
+
+    def _groups_at(self, i: int) -> dict:
+        """How many of the pods the node at position i had when last read carry each PodTerms."""
+        return {et: held[i] for et, held in self.positions.items() if i in held}
+
+    def _add(self, i: int, labels, groups: dict, sign: int) -> None:
+        """Add (sign 1) or take back (-1) the contribution of the node at position i: its
+        carriers' positions, and the counts of the entries that have theirs worked out. A
+        PodTerms' entries exist while it has carriers."""
+        entries = self.entries
+        positions = self.positions
+        for et, m in groups.items():
+            at = positions.get(et)
+            if at is None:
+                at = positions[et] = {}
+                for key, t, _ in _flat_terms(et):
+                    entries[key] = TermEntry(t, key[0], et)
+            left = at.get(i, 0) + sign * m
+            if left:
+                at[i] = left
+            else:
+                del at[i]
+                if not at:
+                    del positions[et]
+                    for key, _, _ in _flat_terms(et):
+                        del entries[key]
+                    continue
+            for key, _, tk in _flat_terms(et):
+                counts = entries[key].counts
+                if counts is None:
+                    continue
+                tv = labels.get(tk)
+                left = counts.get(tv, 0) + sign * m
+                if left:
+                    counts[tv] = left
+                else:
+                    del counts[tv]
+
+
+def _flat_terms(et) -> tuple:
+    """A PodTerms' terms in the order the index meets them: per kind (REQUIRED_AFFINITY,
+    PREFERRED_AFFINITY, PREFERRED_ANTI_AFFINITY, REQUIRED_ANTI_AFFINITY), each as its entry key,
+    the term and its topology key; worked out once per PodTerms."""
+    flat = et.index_entries
+    if flat is None:
+        flat = et.index_entries = tuple(
+            ((kind, id(t)), t, t.topology_key)
+            for kind, lst in (
+                (REQUIRED_AFFINITY, et.required_affinity),
+                (PREFERRED_AFFINITY, et.preferred_affinity),
+                (PREFERRED_ANTI_AFFINITY, et.preferred_anti_affinity),
+                (REQUIRED_ANTI_AFFINITY, et.required_anti_affinity),
+            )
+            for t in lst
+        )
+    return flat
+
+
+def existing_terms_for(snapshot) -> ExistingTermsIndex:
+    """The snapshot's aggregate of existing pods' terms, brought up to date."""
+    return _up_to_date(_TERM_INDEXES, ExistingTermsIndex, snapshot)
+
+
+def _built_ahead(snapshot) -> ExistingTermsIndex:
+    """existing_terms_for(snapshot), built ahead to be stored with the snapshot (snapshot.build_ahead):
+    the first cycle after reading it back does not walk every pod with affinity. Its PodTerms'
+    index_entries hold this process's ids of their terms: left to be worked out again."""
+    idx = existing_terms_for(snapshot)
+    for et in idx.positions:
+        et.index_entries = None
+    # every carrier's cache holds its PodTerms, stored with it: the bulk build asked pod_terms
+    # for each group's first pod only (the others find it in pod_terms' memo, empty where read)
+    terms_of: dict = {}
+    for ni in snapshot.node_infos:
+        for ep in ni.pods_with_affinity:
+            k = (ep.namespace, id(ep.pod_affinity), id(ep.pod_anti_affinity))
+            et = ep._cache.get(TERMS_CACHE_KEY)
+            if et is None:
+                ep._cache[TERMS_CACHE_KEY] = terms_of.get(k) or pod_terms(ep)
+            else:
+                terms_of.setdefault(k, et)
+    return idx
+
+
+build_ahead(_built_ahead)

@@ -1,0 +1,274 @@
+"""PodTopologySpread's bookkeeping: the cycle states PreFilter and PreScore leave behind (matching
+pods per domain, the critical paths), the counting of a node's pods that match a constraint's
+selector (with a cache of counters across cycles), and matchNodeInclusionPolicies, which says
+whether a node's domain counts for a constraint.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import Any
+
+from ..helper import find_untolerated_taint
+from ..nodeaffinity import required_node_affinity_matches
+from .common import HONOR, MAX_INT32, Constraint
+
+
+class CriticalPaths:
+    """The two domains with the fewest matching pods seen so far; paths[0] always holds the minimum.
+
+    As kube-scheduler's criticalPaths: exact for the minimum under the one-node-at-a-time updates that
+    preemption's dry runs make on a cloned state.
+    """
+
+    __slots__ = ("values", "nums")
+
+    def __init__(self, values=None, nums=None):
+        self.values = values if values is not None else ["", ""]
+        self.nums = nums if nums is not None else [MAX_INT32, MAX_INT32]
+
+    def update(self, value: str, num: int) -> None:
+        vals, nums = self.values, self.nums
+        if value == vals[0]:
+            i = 0
+        elif value == vals[1]:
+            i = 1
+        else:
+            i = -1
+        if i >= 0:
+            nums[i] = num
+            if nums[0] > nums[1]:
+                vals[0], vals[1] = vals[1], vals[0]
+                nums[0], nums[1] = nums[1], nums[0]
+        elif num < nums[0]:
+            vals[1], nums[1] = vals[0], nums[0]
+            vals[0], nums[0] = value, num
+        elif num < nums[1]:
+            vals[1], nums[1] = value, num
+
+    def clone(self) -> CriticalPaths:
+        return CriticalPaths(list(self.values), list(self.nums))
+
+    def as_list(self) -> list[dict]:
+        return [{"domain": v, "matchNum": n} for v, n in zip(self.values, self.nums) if n != MAX_INT32]
+
+
+class PreFilterState:
+    """Per DoNotSchedule constraint: matching pods per domain and the critical paths."""
+
+    __slots__ = ("constraints", "critical_paths", "counts")
+
+    def __init__(
+        self, constraints: list[Constraint], critical_paths: list[CriticalPaths], counts: list[dict[str, int]]
+    ):
+        self.constraints = constraints
+        self.critical_paths = critical_paths
+        self.counts = counts
+
+    def min_match_num(self, i: int) -> int:
+        """The global minimum for the skew; 0 while fewer domains than minDomains are eligible."""
+        if len(self.counts[i]) < self.constraints[i].min_domains:
+            return 0
+        return self.critical_paths[i].nums[0]
+
+    def clone(self) -> PreFilterState:
+        # constraints never change within a cycle: shared
+        return PreFilterState(
+            self.constraints, [p.clone() for p in self.critical_paths], [dict(m) for m in self.counts]
+        )
+
+
+class PreScoreState:
+    """Per ScheduleAnyway constraint: matching pods per domain of the feasible nodes, and the weights."""
+
+    __slots__ = ("constraints", "ignored_nodes", "counts", "weights", "require_all", "counters", "node_counts")
+
+    def __init__(self):
+        self.constraints: list[Constraint] = []
+        self.counters: list = []  # per constraint: node_info -> matching pods on that node
+        self.ignored_nodes: set[str] = set()
+        self.counts: list[dict[str, int]] = []
+        self.weights: list[float] = []
+        self.require_all = True
+        # per hostname constraint, when known: node name -> matching pods, for the nodes that
+        # hold any (every other node holds none); None: ask the counter node by node
+        self.node_counts: list[dict[str, int] | None] = []
+
+    def clone(self) -> PreScoreState:
+        return self  # read-only after PreScore
+
+
+def _has_all_keys(labels, constraints) -> bool:
+    for c in constraints:
+        if c.topology_key not in labels:
+            return False
+    return True
+
+
+def _count_matching(node_info, namespace: str, selector) -> int:
+    """countPodsMatchSelector: the node's pods in the namespace, not terminating, matching the selector."""
+    if selector.is_empty():
+        return 0
+    match = selector.matches
+    n = 0
+    for p in node_info.pods:
+        if p.namespace == namespace and not p.deleting and match(p.labels):
+            n += 1
+    return n
+
+
+def _selector_key(selector) -> tuple:
+    return (selector.is_nothing, tuple((r.key, r.op, r.values) for r in selector.requirements))
+
+
+def _zero(_node_info) -> int:
+    return 0
+
+
+def _pod_counter(namespace: str, selector):
+    """countPodsMatchSelector over a list of pods (those not terminating, in the namespace), the
+    selector compiled once: `key=value` selectors compare the labels directly."""
+    reqs = selector.requirements
+    if reqs and all(r.op == "In" and len(r.values) == 1 for r in reqs):
+        pairs = tuple((r.key, next(iter(r.values))) for r in reqs)
+        if len(pairs) == 1:
+            key, value = pairs[0]
+
+            def count_one(pods) -> int:
+                n = 0
+                for p in pods:
+                    if p.namespace == namespace and p.labels.get(key) == value and not p.deleting:
+                        n += 1
+                return n
+
+            return count_one
+
+        def match(labels) -> bool:
+            for k, v in pairs:
+                if labels.get(k) != v:
+                    return False
+            return True
+    else:
+        match = selector.matches
+
+    def count_any(pods) -> int:
+        n = 0
+        for p in pods:
+            if p.namespace == namespace and not p.deleting and match(p.labels):
+                n += 1
+        return n
+
+    return count_any
+
+
+class _MatchCountCache:
+    """Per-node counts of matching pods per (namespace, selector), kept across cycles.
+
+    A selector seen for the first time is counted over the snapshot's label index (only the pods
+    that carry its rarest key=value pair), tallied by node: that tally holds for every NodeInfo the
+    snapshot owns whose generation is not newer than the tally (generations only grow, and every
+    add/remove bumps one). A node changed since, or a preemption clone, is counted from its own
+    pods; such counts are kept for owned NodeInfos at their generation. The least recently used
+    selectors are dropped.
+    """
+
+    def __init__(self, limit: int = 256):
+        self.limit = limit
+        self._tables: OrderedDict = OrderedDict()
+
+    def clear(self) -> None:
+        self._tables.clear()
+
+    def counter(self, snapshot, namespace: str, selector):
+        """A function node_info -> countPodsMatchSelector(node_info.pods, selector, namespace)."""
+        if selector.is_nothing or selector.is_empty():
+            return _zero
+        key = (namespace, _selector_key(selector))
+        tables = self._tables
+        entry = tables.get(key)
+        if entry is None:
+            tally: dict[str, int] = {}
+            as_of = 0
+            if snapshot is not None:
+                as_of = snapshot.generation
+                for p in snapshot.pods_matching(namespace, selector):
+                    if not p.deleting:
+                        tally[p.node_name] = tally.get(p.node_name, 0) + 1
+            fresh: dict[str, tuple[Any, int, int]] = {}  # name -> (NodeInfo, its generation, count)
+            entry = tables[key] = (tally, as_of, fresh, len(snapshot.changes) if snapshot is not None else 0)
+            while len(tables) > self.limit:
+                tables.popitem(last=False)
+        else:
+            tables.move_to_end(key)
+        tally, as_of, recounted, changes_seen = entry
+        own = snapshot.by_name if snapshot is not None else {}
+        recount = _pod_counter(namespace, selector)
+
+        def count(node_info) -> int:
+            name = node_info.node.name
+            mine = own.get(name) is node_info
+            if mine and node_info.generation <= as_of:
+                return tally.get(name, 0)
+            e = recounted.get(name)
+            if e is not None and e[0] is node_info and e[1] == node_info.generation:
+                return e[2]
+            n = recount(node_info.pods)
+            if mine:  # a clone (preemption) is counted, not kept
+                recounted[name] = (node_info, node_info.generation, n)
+            return n
+
+        def holders() -> list:
+            """The snapshot's NodeInfos that may hold a matching pod (every other counts 0), in
+            node order: those of the tally and those changed since it was taken."""
+            if snapshot is None:
+                return []
+            index_of = snapshot.index_of
+            positions = {index_of[name] for name in tally}
+            positions.update(snapshot.changes[changes_seen:])
+            nis = snapshot.node_infos
+            return [nis[i] for i in sorted(positions)]
+
+        count.holders = holders  # type: ignore[attr-defined]  # the callers' way to the nodes it counts
+        return count
+
+
+def _eligibility_is_trivial(pod, constraints) -> bool:
+    """matchNodeInclusionPolicies admits every node: no constraint honours taints, and the pod
+    has no nodeSelector or required node affinity to honour."""
+    if any(c.node_taints_policy == HONOR for c in constraints):
+        return False
+    return not pod.node_selector and pod.required_node_affinity is None
+
+
+def _holders_by_counter(counters) -> dict[int, list]:
+    """id(counter) -> the NodeInfos that may hold a pod it counts, each distinct counter asked once."""
+    held: dict[int, list] = {}
+    for f in counters:
+        if id(f) not in held:
+            held[id(f)] = f.holders()
+    return held
+
+
+class _NodeEligibility:
+    """matchNodeInclusionPolicies for one node, each check evaluated at most once."""
+
+    __slots__ = ("pod", "node", "_affinity", "_taints")
+
+    def __init__(self, pod, node):
+        self.pod = pod
+        self.node = node
+        self._affinity = None
+        self._taints = None
+
+    def includes(self, c: Constraint) -> bool:
+        if c.node_affinity_policy == HONOR:
+            if self._affinity is None:
+                self._affinity = required_node_affinity_matches(self.pod, self.node)
+            if not self._affinity:
+                return False
+        if c.node_taints_policy == HONOR:
+            if self._taints is None:
+                self._taints = find_untolerated_taint(self.node.taints, self.pod.tolerations) is None
+            if not self._taints:
+                return False
+        return True

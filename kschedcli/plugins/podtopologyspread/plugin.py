@@ -1,0 +1,702 @@
+"""PodTopologySpread: spread matching pods evenly over topology domains (zones, hosts, ...).
+
+PreFilter counts, once per cycle, the pods matching each DoNotSchedule constraint per domain over every
+eligible node; Filter then checks `matching pods in the node's domain + self-match - global minimum`
+against maxSkew. PreScore does the same counting for ScheduleAnyway constraints; Score turns the counts
+into a node score that NormalizeScore inverts (fewer matching pods, higher score).
+Pods without constraints get the profile's default constraints (System: hostname 3 and zone 5,
+ScheduleAnyway) with a selector deduced from the Services and the controller that own them.
+"""
+
+from __future__ import annotations
+
+import operator
+from itertools import repeat
+from typing import TYPE_CHECKING, Any
+
+from ...errors import FieldError
+from ...framework.cycle_state import NotFound
+from ...framework.interface import (
+    AlikeAware,
+    BatchFilterPlugin,
+    BatchScorePlugin,
+    CacheHolder,
+    ClusterEvent,
+    EnqueueExtensions,
+    Plugin,
+    PreFilterExtensions,
+    PreFilterPlugin,
+    PreFilterResult,
+    PreScorePlugin,
+    ScoreExtensions,
+)
+from ...framework.result import Explainer
+from ...framework.status import error, skip, unresolvable, unschedulable
+from ..helper import map_scores
+from ..nodeaffinity import required_node_affinity_column
+from .alike import SpreadTracker, normalized_spread_score
+from .common import (
+    DO_NOT_SCHEDULE,
+    HONOR,
+    HOSTNAME_KEY,
+    SCHEDULE_ANYWAY,
+    SYSTEM_DEFAULT_CONSTRAINTS,
+    Constraint,
+    build_constraints,
+    default_selector,
+    go_round,
+    score_for_count,
+    topology_normalizing_weight,
+)
+from .counting import (
+    CriticalPaths,
+    PreFilterState,
+    PreScoreState,
+    _count_matching,
+    _eligibility_is_trivial,
+    _has_all_keys,
+    _holders_by_counter,
+    _MatchCountCache,
+    _NodeEligibility,
+)
+
+if TYPE_CHECKING:
+    from ...api.model import Pod
+    from ...backend.snapshot import NodeInfo
+    from ...framework.cycle_state import CycleState
+    from ...framework.result import CycleResult
+    from ...framework.status import Status
+
+
+NAME = "PodTopologySpread"
+ERR_REASON_CONSTRAINTS_NOT_MATCH = "node(s) didn't match pod topology spread constraints"
+ERR_REASON_NODE_LABEL_NOT_MATCH = ERR_REASON_CONSTRAINTS_NOT_MATCH + " (missing required label)"
+PRE_FILTER_KEY = "PreFilter" + NAME
+PRE_SCORE_KEY = "PreScore" + NAME
+
+_EXPLAIN_LIMIT = 200  # most domains / nodes listed per constraint in explain()
+
+
+class PodTopologySpread(
+    Plugin,
+    PreFilterPlugin,
+    PreFilterExtensions,
+    BatchFilterPlugin,
+    PreScorePlugin,
+    BatchScorePlugin,
+    ScoreExtensions,
+    EnqueueExtensions,
+    Explainer,
+    CacheHolder,
+    AlikeAware,
+):
+    name = NAME
+
+    def __init__(self, args, handle):
+        super().__init__(args, handle)
+        args = args or {}
+        if (args.get("defaultingType") or "System") == "System":
+            self.default_constraints = [dict(c) for c in SYSTEM_DEFAULT_CONSTRAINTS]
+            self.system_defaulted = True
+        else:
+            self.default_constraints = [dict(c) for c in args.get("defaultConstraints") or []]
+            self.system_defaulted = False
+        self._match_counts = _MatchCountCache()
+
+    def clear_caches(self) -> None:
+        """Forget the per-node counts kept between cycles (for timing one cold cycle)."""
+        self._match_counts.clear()
+
+    def _counters(self, namespace: str, constraints: list[Constraint]) -> list:
+        """One memoised counter per constraint; constraints sharing a selector share it."""
+        snapshot = self.handle.snapshot
+        by_sel: dict[int, object] = {}
+        out = []
+        for c in constraints:
+            f = by_sel.get(id(c.selector))
+            if f is None:
+                f = by_sel[id(c.selector)] = self._match_counts.counter(snapshot, namespace, c.selector)
+            out.append(f)
+        return out
+
+    # -- constraints ---------------------------------------------------------------
+    def constraints_for(self, pod, action: str) -> tuple[list[Constraint], str]:
+        """The pod's own constraints with this whenUnsatisfiable, else the defaults with a deduced selector.
+
+        Returns (constraints, source) with source "pod", "default" or "". Raises FieldError.
+        """
+        if pod.spread_constraints:
+            key = ("PodTopologySpread", action)
+            cached = pod._cache.get(key)
+            if cached is None:
+                cached = pod._cache[key] = build_constraints(pod.spread_constraints, pod.labels, action)
+            return cached, "pod"
+        default_key = ("PodTopologySpread", id(self), action)
+        cached = pod._cache.get(default_key)
+        if cached is None:
+            cached = pod._cache[default_key] = self._build_default_constraints(pod, action)
+        return cached, "default" if cached else ""
+
+    def _build_default_constraints(self, pod, action: str) -> list[Constraint]:
+        cons = build_constraints(self.default_constraints, pod.labels, action, "defaultConstraints")
+        if not cons:
+            return []
+        selector, text = default_selector(pod, self.handle.cluster)
+        if selector.is_empty():
+            return []
+        for c in cons:
+            c.selector = selector
+            c.text = text
+        return cons
+
+    # -- PreFilter -------------------------------------------------------------------
+    def pre_filter(
+        self, state: CycleState, pod: Pod, nodes: list[NodeInfo]
+    ) -> tuple[PreFilterResult | None, Status | None]:
+        try:
+            constraints, _ = self.constraints_for(pod, DO_NOT_SCHEDULE)
+        except FieldError as e:
+            return None, error(f"get constraints from pod: obtaining pod's hard topology spread constraints: {e}")
+        if not constraints:
+            return None, skip()
+        state.write(PRE_FILTER_KEY, self._pre_filter_state(pod, constraints, nodes))
+        return None, None
+
+    def _pre_filter_state(self, pod, constraints: list[Constraint], nodes) -> PreFilterState:
+        n = len(constraints)
+        counts: list[dict[str, int]] = [{} for _ in range(n)]
+        counters = self._counters(pod.namespace, constraints)
+        snapshot = self.handle.snapshot
+        if snapshot is not None and nodes is snapshot.node_infos and all(hasattr(f, "holders") for f in counters):
+            # Every eligible node makes its domain exist (count 0); only the nodes that may hold
+            # a matching pod can add to a count.
+            keys = [c.topology_key for c in constraints]
+            plain = _eligibility_is_trivial(pod, constraints)
+            columns = [snapshot.label_column(k) for k in keys]  # each node's value of each key
+            has_keys = (
+                [v is not None for v in columns[0]]
+                if len(columns) == 1
+                else [None not in values for values in zip(*columns)]
+            )
+            # matchNodeInclusionPolicies without taints: the pod's required node affinity, decided
+            # for every node at once (None: a constraint honours taints, decided node by node)
+            affinity = (
+                required_node_affinity_column(pod, snapshot)
+                if not plain and not any(c.node_taints_policy == HONOR for c in constraints)
+                else None
+            )
+            index_of = snapshot.index_of
+
+            def eligible(i: int, ni, c: Constraint) -> bool:
+                if plain:
+                    return True
+                if affinity is not None:
+                    return affinity[i] or c.node_affinity_policy != HONOR
+                return _NodeEligibility(pod, ni.node).includes(c)
+
+            for m_i, c in enumerate(constraints):
+                if plain or (affinity is not None and c.node_affinity_policy != HONOR):
+                    rows = has_keys
+                elif affinity is not None:
+                    rows = [h and a for h, a in zip(has_keys, affinity)]
+                else:
+                    rows = [h and _NodeEligibility(pod, ni.node).includes(c) for h, ni in zip(has_keys, nodes)]
+                # every eligible node makes its domain exist, in node order
+                counts[m_i] = dict.fromkeys([v for v, ok in zip(columns[m_i], rows) if ok], 0)
+            held = _holders_by_counter(counters)
+            for i, c in enumerate(constraints):
+                m = counts[i]
+                f = counters[i]
+                for ni in held[id(f)]:
+                    pos = index_of[ni.node.name]
+                    if not has_keys[pos] or not eligible(pos, ni, c):
+                        continue
+                    m[columns[i][pos]] += f(ni)
+        else:
+            for ni in nodes:
+                node = ni.node
+                labels = node.labels
+                if not _has_all_keys(labels, constraints):
+                    continue
+                elig = _NodeEligibility(pod, node)
+                for i, c in enumerate(constraints):
+                    if not elig.includes(c):
+                        continue
+                    m = counts[i]
+                    value = labels[c.topology_key]
+                    m[value] = m.get(value, 0) + counters[i](ni)
+        paths = []
+        for i in range(n):
+            p = CriticalPaths()
+            for value, num in counts[i].items():
+                p.update(value, num)
+            paths.append(p)
+        return PreFilterState(constraints, paths, counts)
+
+    # -- PreFilterExtensions (preemption's dry runs) -------------------------------------
+    def add_pod(self, state: CycleState, pod: Pod, pod_to_add: Pod, node_info: NodeInfo) -> Status | None:
+        return self._update_with_pod(state, pod_to_add, pod, node_info, 1)
+
+    def remove_pod(self, state: CycleState, pod: Pod, pod_to_remove: Pod, node_info: NodeInfo) -> Status | None:
+        return self._update_with_pod(state, pod_to_remove, pod, node_info, -1)
+
+    def _update_with_pod(self, state, updated, preemptor, node_info, delta: int):
+        try:
+            s = state.read(PRE_FILTER_KEY)
+        except NotFound as e:
+            return error(f'reading "{PRE_FILTER_KEY}" from cycleState: {e}')
+        node = node_info.node if node_info is not None else None
+        if s is None or node is None or updated.namespace != preemptor.namespace:
+            return None
+        labels = node.labels
+        if not _has_all_keys(labels, s.constraints):
+            return None
+        elig = _NodeEligibility(preemptor, node)
+        for i, c in enumerate(s.constraints):
+            if not c.selector.matches(updated.labels):
+                continue
+            if not elig.includes(c):
+                continue
+            v = labels[c.topology_key]
+            m = s.counts[i]
+            m[v] = m.get(v, 0) + delta
+            s.critical_paths[i].update(v, m[v])
+        return None
+
+    # -- Filter ------------------------------------------------------------------------
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
+        try:
+            s = state.read(PRE_FILTER_KEY)
+        except NotFound as e:
+            return error(f'reading "{PRE_FILTER_KEY}" from cycleState: {e}')
+        if not s.constraints:
+            return None
+        labels = node_info.node.labels
+        pod_labels = pod.labels
+        for i, c in enumerate(s.constraints):
+            value = labels.get(c.topology_key)
+            if value is None:
+                return unresolvable(ERR_REASON_NODE_LABEL_NOT_MATCH)
+            self_match = 1 if c.selector.matches(pod_labels) else 0
+            skew = s.counts[i].get(value, 0) + self_match - s.min_match_num(i)
+            if skew > c.max_skew:
+                return unschedulable(ERR_REASON_CONSTRAINTS_NOT_MATCH)
+        return None
+
+    def filter_nodes(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> list[Status | None]:
+        """filter over many nodes: each constraint's self-match and global minimum worked out once."""
+        try:
+            s = state.read(PRE_FILTER_KEY)
+        except NotFound as e:
+            return [error(f'reading "{PRE_FILTER_KEY}" from cycleState: {e}')] * len(nodes)
+        if not s.constraints:
+            return [None] * len(nodes)
+        checks = [
+            (c.topology_key, s.counts[i], (1 if c.selector.matches(pod.labels) else 0) - s.min_match_num(i), c.max_skew)
+            for i, c in enumerate(s.constraints)
+        ]
+        st_label = unresolvable(ERR_REASON_NODE_LABEL_NOT_MATCH)
+        st_skew = unschedulable(ERR_REASON_CONSTRAINTS_NOT_MATCH)
+        snapshot = self.handle.snapshot
+        if snapshot is not None and nodes is snapshot.node_infos:
+            # a verdict per constraint and domain, over the snapshot's label columns; the last
+            # constraint first, so that a node keeps the first constraint it fails
+            out: list[Status | None] = [None] * len(nodes)
+            for key, counts, offset, max_skew in reversed(checks):
+                col = snapshot.label_column(key)
+                verdicts = {
+                    v: st_label if v is None else (st_skew if counts.get(v, 0) + offset > max_skew else None)
+                    for v in set(col)
+                }
+                out = [o if (f := verdicts[v]) is None else f for v, o in zip(col, out)]
+            return out
+        out = []
+        for ni in nodes:
+            labels = ni.node.labels
+            verdict = None
+            for key, counts, offset, max_skew in checks:
+                value = labels.get(key)
+                if value is None:
+                    verdict = st_label
+                    break
+                if counts.get(value, 0) + offset > max_skew:
+                    verdict = st_skew
+                    break
+            out.append(verdict)
+        return out
+
+    # -- PreScore / Score ----------------------------------------------------------------
+    def pre_score(
+        self, state: CycleState, pod: Pod, nodes: list[NodeInfo], all_nodes: list[NodeInfo] | None = None
+    ) -> Status | None:
+        all_nodes = all_nodes if all_nodes is not None else self.handle.snapshot.list()
+        if not all_nodes:
+            return skip()
+        s = PreScoreState()
+        # nodes without a zone label still get hostname spreading under the system defaults
+        s.require_all = bool(pod.spread_constraints) or not self.system_defaulted
+        try:
+            s.constraints, _ = self.constraints_for(pod, SCHEDULE_ANYWAY)
+        except FieldError as e:
+            return error(f"calculating preScoreState: obtaining pod's soft topology spread constraints: {e}")
+        if not s.constraints:
+            return skip()
+        constraints = s.constraints
+        n = len(constraints)
+        s.counts = [{} for _ in range(n)]
+        sizes = [0] * n
+        if s.require_all:
+            for ni in nodes:
+                labels = ni.node.labels
+                if not _has_all_keys(labels, constraints):
+                    s.ignored_nodes.add(ni.node.name)
+                    continue
+                for i, c in enumerate(constraints):
+                    if c.topology_key == HOSTNAME_KEY:
+                        continue  # per-node counts are taken in Score
+                    value = labels.get(c.topology_key, "")
+                    if value not in s.counts[i]:
+                        s.counts[i][value] = 0
+                        sizes[i] += 1
+        else:
+            # every node counts: each constraint's domains, in the order the nodes meet them
+            for i, c in enumerate(constraints):
+                if c.topology_key != HOSTNAME_KEY:  # per-node counts are taken in Score
+                    key = c.topology_key
+                    s.counts[i] = dict.fromkeys([ni.node.labels.get(key, "") for ni in nodes], 0)
+                    sizes[i] = len(s.counts[i])
+        for i, c in enumerate(constraints):
+            size = len(nodes) - len(s.ignored_nodes) if c.topology_key == HOSTNAME_KEY else sizes[i]
+            s.weights.append(topology_normalizing_weight(size))
+
+        s.counters = counters = self._counters(pod.namespace, constraints)
+        holders = all_nodes
+        s.node_counts = [None] * len(constraints)
+        if all_nodes is self.handle.snapshot.node_infos and all(hasattr(f, "holders") for f in counters):
+            # nodes without a matching pod add nothing: visit only those that may hold one, each
+            # counted once per distinct counter
+            held = _holders_by_counter(counters)
+            counted = {k: [(ni, n) for ni in lst if (n := f(ni))] for k, lst, f in _by_counter(held, counters)}
+            for i, c in enumerate(constraints):
+                if c.topology_key == HOSTNAME_KEY:
+                    s.node_counts[i] = {ni.node.name: n for ni, n in counted[id(counters[i])]}
+            trivial = _eligibility_is_trivial(pod, constraints)
+            eligibility: dict[int, _NodeEligibility] = {}
+            for i, c in enumerate(constraints):
+                m = s.counts[i]
+                if not m:
+                    continue  # no feasible node in any domain (always so for hostname)
+                key = c.topology_key
+                for ni, cnt in counted[id(counters[i])]:
+                    labels = ni.node.labels
+                    if s.require_all and not _has_all_keys(labels, constraints):
+                        continue
+                    value = labels.get(key, "")
+                    if value not in m:
+                        continue
+                    if not trivial:
+                        elig = eligibility.get(id(ni))
+                        if elig is None:
+                            elig = eligibility[id(ni)] = _NodeEligibility(pod, ni.node)
+                        if not elig.includes(c):
+                            continue
+                    m[value] += cnt
+            state.write(PRE_SCORE_KEY, s)
+            return None
+        for ni in holders:
+            node = ni.node
+            labels = node.labels
+            if s.require_all and not _has_all_keys(labels, constraints):
+                continue
+            elig = _NodeEligibility(pod, node)
+            for i, c in enumerate(constraints):
+                m = s.counts[i]
+                if not m:
+                    continue  # no feasible node in any domain (always so for hostname)
+                value = labels.get(c.topology_key, "")
+                if value in m and elig.includes(c):
+                    m[value] += counters[i](ni)
+        state.write(PRE_SCORE_KEY, s)
+        return None
+
+    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]:
+        try:
+            s = state.read(PRE_SCORE_KEY)
+        except NotFound as e:
+            return 0, error(f'error reading "{PRE_SCORE_KEY}" from cycleState: {e}')
+        node = node_info.node
+        if node.name in s.ignored_nodes:
+            return 0, None
+        labels = node.labels
+        total = 0.0
+        for i, c in enumerate(s.constraints):
+            value = labels.get(c.topology_key)
+            if value is None:
+                continue
+            cnt = s.counters[i](node_info) if c.topology_key == HOSTNAME_KEY else s.counts[i].get(value, 0)
+            total += score_for_count(cnt, c.max_skew, s.weights[i])
+        return go_round(total), None
+
+    def score_nodes(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> tuple[list[int], Status | None]:
+        try:
+            s = state.read(PRE_SCORE_KEY)
+        except NotFound as e:
+            return [0] * len(nodes), error(f'error reading "{PRE_SCORE_KEY}" from cycleState: {e}')
+        ignored = s.ignored_nodes
+        terms = []
+        for i, c in enumerate(s.constraints):
+            known = counter = None
+            if c.topology_key == HOSTNAME_KEY:
+                known = s.node_counts[i] if s.node_counts else None
+                if known is None:
+                    counter = s.counters[i]
+            terms.append((c.topology_key, known, counter, s.counts[i], float(c.max_skew - 1), s.weights[i]))
+        # a node's score follows from its count per constraint (None: no such label), worked
+        # out a column per constraint; nodes sharing those counts (most: same zone, no match on
+        # the node) share the arithmetic
+        names = [ni.node.name for ni in nodes]
+        snapshot = self.handle.snapshot
+        positions: list | None = state.score_positions
+        if positions is None and snapshot is not None:
+            positions = list(map(snapshot.index_of.get, names))
+        if (
+            positions is not None
+            and positions is not state.score_positions
+            and (
+                None in positions or not all(map(operator.is_, map(snapshot.node_infos.__getitem__, positions), nodes))
+            )
+        ):
+            positions = None  # not the snapshot's own nodes
+        all_labels = [ni.node.labels for ni in nodes] if positions is None else None
+        columns = []
+        for key, known, counter, counts, _, _ in terms:
+            if positions is not None and counter is None:
+                # the values from the snapshot's label column; counts (None: no such label)
+                # looked up without a Python step per node
+                values = list(map(snapshot.label_column(key).__getitem__, positions))
+                if known is not None:
+                    col = list(map(known.get, names, repeat(0)))
+                    if None in values:
+                        col = [None if v is None else c for v, c in zip(values, col)]
+                else:
+                    lookup: dict = {**counts, None: None}
+                    col = list(map(lookup.get, values, repeat(0)))
+                columns.append(col)
+                continue
+            if all_labels is None:
+                all_labels = [ni.node.labels for ni in nodes]
+            if known is not None:
+                col = [None if lb.get(key) is None else known.get(n, 0) for lb, n in zip(all_labels, names)]
+            elif counter is not None:
+                col = [None if lb.get(key) is None else counter(ni) for lb, ni in zip(all_labels, nodes)]
+            else:
+                col = [None if (v := lb.get(key)) is None else counts.get(v, 0) for lb in all_labels]
+            columns.append(col)
+        memo: dict[tuple, int] = {}
+        for sig_key in set(zip(*columns)):
+            total = 0.0
+            for cnt, (_, _, _, _, skew_term, weight) in zip(sig_key, terms):
+                if cnt is not None:
+                    total += float(cnt) * weight + skew_term
+            memo[sig_key] = go_round(total)
+        out = list(map(memo.__getitem__, zip(*columns))) if columns else [0] * len(nodes)
+        if ignored:
+            out = [0 if n in ignored else sc for n, sc in zip(names, out)]
+        return out, None
+
+    def normalize_score(self, state: CycleState, pod: Pod, scores: dict[str, int]) -> Status | None:
+        try:
+            s = state.read(PRE_SCORE_KEY)
+        except NotFound as e:
+            return error(f'error reading "{PRE_SCORE_KEY}" from cycleState: {e}')
+        if s is None:
+            return None
+        ignored = s.ignored_nodes
+        if not ignored and scores:
+            # the usual case: no node ignored, so every score takes part
+            lowest, highest = min(scores.values()), max(0, max(scores.values()))
+            map_scores(scores, lambda sc: normalized_spread_score(sc, lowest, highest))
+            return None
+        min_score = None
+        max_score = 0
+        for name, sc in scores.items():
+            if name in ignored:
+                continue
+            if min_score is None or sc < min_score:
+                min_score = sc
+            if sc > max_score:
+                max_score = sc
+        lowest = 0 if min_score is None else min_score  # None only when every node is ignored
+        for name, sc in scores.items():
+            scores[name] = 0 if name in ignored else normalized_spread_score(sc, lowest, max_score)
+        return None
+
+    # -- a sequence of alike pods (framework/alike.py) -------------------------------------
+    def alike_tracker(self, state: CycleState, pod: Pod) -> SpreadTracker | None:
+        pf = state.get(PRE_FILTER_KEY)
+        tracker = SpreadTracker(self, pf if isinstance(pf, PreFilterState) else None, pod)
+        return tracker if tracker.usable else None
+
+    # -- queueing ------------------------------------------------------------------------
+    def events_to_register(self) -> list[ClusterEvent]:
+        return [
+            ClusterEvent(
+                "Pod",
+                "Add|UpdatePodLabel|UpdatePodToleration|Delete",
+                "a pod matching a spread constraint's selector is added, relabelled or deleted "
+                "in the pod's namespace, or the pod gains a toleration (nodeTaintsPolicy: Honor)",
+            ),
+            ClusterEvent(
+                "Node",
+                "Add|Delete|UpdateNodeLabel|UpdateNodeTaint",
+                "a node carrying every topology key is added or deleted, or its topology labels or taints change",
+            ),
+        ]
+
+    # -- explanation ---------------------------------------------------------------------
+    def explain(self, state: CycleState, pod: Pod, result: CycleResult) -> dict | None:
+        out: dict = {}
+        pf = state.get(PRE_FILTER_KEY)
+        if isinstance(pf, PreFilterState) and pf.constraints:
+            out["filter"] = self._explain_filter(pf, pod, result)
+        ps = state.get(PRE_SCORE_KEY)
+        if isinstance(ps, PreScoreState) and ps.constraints:
+            out["score"] = self._explain_score(ps, pod, result)
+        if not out:
+            return None
+        source = (
+            "pod"
+            if pod.spread_constraints
+            else ("system defaults" if self.system_defaulted else "defaultConstraints (List)")
+        )
+        out["constraintsFrom"] = source
+        return out
+
+    def _interesting_nodes(self, result) -> list[str]:
+        """Nodes PodTopologySpread rejected, then the feasible ones, in node order."""
+        names = []
+        feasible = set(result.feasible) if result is not None else set()
+        columns = getattr(result.filters, "columns", None) if result is not None else None
+        if columns is not None:  # a FilterTable: read this plugin's column, not every row
+            col = columns.get(NAME)
+            if col is None:
+                return [n for n in result.filters if n in feasible]
+            return [
+                n for n, st in zip(result.filters, col) if n in feasible or (st is not None and not st.is_success())
+            ]
+        for name, nf in result.filters.items() if result is not None else ():
+            st = nf.plugins.get(NAME) if nf.plugins else None
+            if name in feasible or (st is not None and not st.is_success()):
+                names.append(name)
+        return names
+
+    def _explain_filter(self, s: PreFilterState, pod, result) -> dict:
+        snapshot = self.handle.snapshot
+        nodes = self._interesting_nodes(result)
+        positions = list(map(snapshot.index_of.get, nodes))
+        cons_out = []
+        for i, c in enumerate(s.constraints):
+            counts = s.counts[i]
+            min_match = s.min_match_num(i)
+            d = c.describe()
+            d["selfMatch"] = 1 if c.selector.matches(pod.labels) else 0
+            d["eligibleDomains"] = len(counts)
+            d["globalMinimum"] = s.critical_paths[i].nums[0] if counts else None
+            d["criticalPaths"] = s.critical_paths[i].as_list()
+            d["minDomainsApplies"] = len(counts) < c.min_domains
+            d["minMatch"] = min_match
+            col = snapshot.label_column(c.topology_key)
+            relevant = [v for p in positions if p is not None and (v := col[p]) is not None]
+            relevant += [p["domain"] for p in d["criticalPaths"]]
+            d["domains"], omitted = _domain_table(counts, relevant)
+            if omitted:
+                d["domainsOmitted"] = omitted
+            cons_out.append(d)
+        per_node: dict[str, list] = {}
+        for name in nodes[:_EXPLAIN_LIMIT]:
+            ni = snapshot.get(name)
+            if ni is None:
+                continue
+            rows = []
+            for i, c in enumerate(s.constraints):
+                value = ni.node.labels.get(c.topology_key)
+                if value is None:
+                    rows.append({"topologyKey": c.topology_key, "missingLabel": True, "passes": False})
+                    continue
+                match = s.counts[i].get(value, 0)
+                self_match = cons_out[i]["selfMatch"]
+                min_match = cons_out[i]["minMatch"]
+                skew = match + self_match - min_match
+                rows.append(
+                    {
+                        "topologyKey": c.topology_key,
+                        "domain": value,
+                        "matchNum": match,
+                        "selfMatch": self_match,
+                        "minMatch": min_match,
+                        "skew": skew,
+                        "maxSkew": c.max_skew,
+                        "passes": skew <= c.max_skew,
+                    }
+                )
+            per_node[name] = rows
+        out: dict[str, Any] = {"constraints": cons_out, "nodes": per_node}
+        if len(nodes) > _EXPLAIN_LIMIT:
+            out["nodesOmitted"] = len(nodes) - _EXPLAIN_LIMIT
+        return out
+
+    def _explain_score(self, s: PreScoreState, pod, result) -> dict:
+        snapshot = self.handle.snapshot
+        cons_out = []
+        feasible = list(result.feasible) if result is not None else []
+        for i, c in enumerate(s.constraints):
+            d = c.describe()
+            d["weight"] = s.weights[i]
+            if c.topology_key == HOSTNAME_KEY:
+                counts = {}
+                known = s.node_counts[i] if s.node_counts else None  # PreScore's counts, when it kept them
+                by_name = snapshot.by_name
+                ignored = s.ignored_nodes
+                for name in feasible[:_EXPLAIN_LIMIT]:
+                    ni = by_name.get(name)
+                    if ni is None or name in ignored or HOSTNAME_KEY not in ni.node.labels:
+                        continue
+                    if known is not None:
+                        counts[name] = known.get(name, 0)
+                    else:
+                        counts[name] = (
+                            s.counters[i](ni) if s.counters else _count_matching(ni, pod.namespace, c.selector)
+                        )
+                d["perNode"] = counts
+                if len(feasible) > _EXPLAIN_LIMIT:  # the feasible nodes past the limit, not counted
+                    d["perNodeOmitted"] = len(feasible) - _EXPLAIN_LIMIT
+            else:
+                d["domains"], omitted = _domain_table(s.counts[i], [])
+                if omitted:
+                    d["domainsOmitted"] = omitted
+            cons_out.append(d)
+        out: dict[str, Any] = {"constraints": cons_out}
+        if s.ignored_nodes:
+            out["ignoredNodes"] = sorted(s.ignored_nodes)
+        if not s.require_all:
+            out["missingTopologyLabelsAllowed"] = True
+        return out
+
+
+def _domain_table(counts: dict[str, int], relevant: list[str]) -> tuple[dict[str, int], int]:
+    """Domain -> matching pods; past the limit, only the domains named in `relevant`."""
+    if len(counts) <= _EXPLAIN_LIMIT:
+        return {k: counts[k] for k in sorted(counts)}, 0
+    keep: dict[str, int] = {}
+    for v in relevant:
+        if v in counts and len(keep) < _EXPLAIN_LIMIT:
+            keep[v] = counts[v]
+    return {k: keep[k] for k in sorted(keep)}, len(counts) - len(keep)
+
+
+def _by_counter(held: dict[int, list], counters: list) -> list:
+    """(id, the NodeInfos it may count on, the counter) per distinct counter."""
+    seen: dict[int, Any] = {}
+    for f in counters:
+        seen.setdefault(id(f), f)
+    return [(k, held[k], f) for k, f in seen.items()]

@@ -1,0 +1,1 @@
+"""Helpers the volume plugins share: CSI objects and volume utilities."""

@@ -1,0 +1,472 @@
+"""One scheduling cycle as kube-scheduler's schedule_one runs it, and sequences of cycles."""
+
+from __future__ import annotations
+
+import gc
+import random
+from itertools import compress, repeat
+from operator import add, mul, not_
+
+from .. import progress
+from ..api.model import Pod
+from ..backend.nominator import Nominator
+from ..backend.snapshot import Snapshot
+from ..config.scheduler import SchedulerConfig
+from ..framework.alike import FALLBACK, AlikeCycles
+from ..framework.cycle_state import CycleState
+from ..framework.fit_error import fit_error_message
+from ..framework.interface import BindObserver, CacheHolder
+from ..framework.result import NOT_ASKED, CycleResult, Explainer, FilterTable, NominatedOnNode, ScoreTable
+from ..framework.runtime import Framework, Handle, NodeStatuses, PluginError
+from ..framework.status import ERROR, UNRESOLVABLE, Status
+from ..inputs.cluster import Cluster
+from ..loader import no_gc
+from ..plugins import REGISTRY
+from .batching import OpportunisticBatch
+from .extender_client import ExtenderError
+from .extenders import ExtenderSet
+
+
+class Scheduler:
+    """Frameworks for every profile over one snapshot; `schedule` runs a cycle, `bind` assumes."""
+
+    def __init__(self, cluster: Cluster, config: SchedulerConfig, snapshot: Snapshot | None = None):
+        self.cluster = cluster
+        self.config = config
+        if snapshot is None and cluster.prebuilt_snapshot is not None:
+            snapshot = cluster.take_prebuilt_snapshot()
+        if snapshot is None:
+            with no_gc():
+                snapshot = Snapshot(cluster.nodes, cluster.pods)
+                if len(snapshot.node_infos) > 200:
+                    # the snapshot lives as long as the scheduler: keep it out of collections
+                    # (frozen before they resume, which would otherwise first pass over it)
+                    gc.freeze()
+        self.snapshot = snapshot
+        self.nominator = Nominator()
+        # the HTTP extenders of the configuration (none under --no-extenders)
+        self.extenders: ExtenderSet | None = ExtenderSet(config.extenders, self.snapshot) if config.extenders else None
+        self.frameworks: dict[str, Framework] = {}
+        for prof in config.profiles:
+            handle = Handle(self.snapshot, cluster, config.release, self.nominator)
+            handle.extenders = self.extenders
+            self.frameworks[prof.scheduler_name] = Framework(prof, REGISTRY, handle)
+        # ksched's own plugin hooks, found once (structural checks are not cheap)
+        self.explainers: dict[str, list[Explainer]] = {
+            name: [pl for pl in fw.plugins.values() if isinstance(pl, Explainer)]
+            for name, fw in self.frameworks.items()
+        }
+        # OpportunisticBatching (v1.35 on): each profile's batch, and the cycles run so far
+        self.batches: dict[str, OpportunisticBatch] = (
+            {name: OpportunisticBatch() for name in self.frameworks}
+            if config.release.gate("OpportunisticBatching")
+            else {}
+        )
+        self.cycles = 0
+        self.bind_observers: list[BindObserver] = [
+            pl for fw in self.frameworks.values() for pl in fw.plugins.values() if isinstance(pl, BindObserver)
+        ]
+        # per profile, the incremental state of a sequence of alike pods (schedule_alike)
+        self.alike = {name: AlikeCycles(fw) for name, fw in self.frameworks.items()}
+        self.nominate(getattr(cluster, "nominated_pods", ()))
+
+    def framework_for(self, pod: Pod) -> Framework | None:
+        return self.frameworks.get(pod.scheduler_name)
+
+    def nominate(self, pods) -> None:
+        """Hold the pods carrying status.nominatedNodeName in the nominator, in order; kube-scheduler's
+        queue never holds a pod with scheduling gates or of a scheduler name no profile has."""
+        self.nominator.add_all(
+            p for p in pods if p.nominated_node_name and not p.scheduling_gates and p.scheduler_name in self.frameworks
+        )
+
+    def schedule(self, pod: Pod, seed: int | None = None, *, with_details: bool = True) -> CycleResult:
+        """One cycle. with_details=False leaves out the plugins' explanations (result.details), which
+        change nothing decided: for callers that read only the verdict and the node.
+
+        The cyclic collector is paused during the cycle: what a cycle allocates is either freed by
+        reference counting as it goes or kept (the result, the snapshot's indexes built on first
+        use), so its passes over the cycle's working set would find nothing; the one that follows
+        sees only what survived. The indexes the first cycle builds live as long as the snapshot:
+        on a large snapshot they are frozen with it (out of every later collection)."""
+        first = self.cycles == 0
+        with no_gc():
+            res = self._schedule_extended(pod, seed, with_details)
+            if first and len(self.snapshot.node_infos) > 200:
+                gc.freeze()  # before collection resumes, which would otherwise first pass over them
+        return res
+
+    def _schedule_extended(self, pod: Pod, seed: int | None, with_details: bool) -> CycleResult:
+        ext = self.extenders
+        if ext is None:
+            res = self._schedule(pod, seed, with_details)
+            if self.config.extenders_left_out:
+                res.extenders_left_out = [
+                    {"extender": e.name, "verbs": e.verbs()} for e in self.config.extenders_left_out
+                ]
+            return res
+        ext.begin_cycle()
+        res = self._schedule(pod, seed, with_details)
+        if res.schedulable and res.selected_node:
+            ext.report_binder(pod)
+        res.extender_calls = list(ext.calls)
+        return res
+
+    def _schedule(self, pod: Pod, seed: int | None, with_details: bool) -> CycleResult:
+        fw = self.framework_for(pod)
+        if fw is None:
+            return CycleResult(
+                pod=pod,
+                profile=pod.scheduler_name,
+                schedulable=False,
+                pre_filter=None,
+                error=f"no profile named {pod.scheduler_name!r} (spec.schedulerName); kube-scheduler ignores the pod",
+            )
+        res = CycleResult(
+            pod=pod,
+            profile=fw.name,
+            schedulable=False,
+            pre_filter=None,
+            filter_plugins=[p.name for p in fw.filter_plugins],
+            score_plugins=[p.name for p in fw.score_plugins],
+        )
+        nodes = self.snapshot.list()
+        num_nodes = len(nodes)
+        if not nodes:
+            res.error = res.message = "no nodes available to schedule pods"
+            return res
+
+        gate = fw.run_pre_enqueue(pod)
+        if gate is not None:
+            # the pod never gets a cycle; report PreEnqueue's verdict in place of PreFilter
+            res.pre_filter = gate
+            res.message = gate.message()
+            return res
+
+        self.cycles += 1
+        cycle = self.cycles
+        batch = self.batches.get(fw.name)
+        hint = signature = None
+        state = CycleState()
+        pf = fw.run_pre_filter(state, pod)
+        res.pre_filter_plugins = pf.plugin_statuses
+        res.pre_filter_skipped = sorted(pf.skipped)
+        statuses = NodeStatuses()
+        feasible = []
+        fresh = False  # the feasible nodes are an extender's node objects, not the snapshot's
+        if pf.status is not None and pf.status.code == ERROR:
+            res.pre_filter = pf.status
+            res.error = pf.status.message()
+            res.message = pf.status.message()
+            return res
+        if pf.status is not None:
+            res.pre_filter = pf.status
+            statuses.absent = pf.status
+            prefilter_msg = pf.status.message()
+        else:
+            prefilter_msg = ""
+            allowed = None
+            narrowing: list[str] = []
+            if pf.result is not None and not pf.result.all_nodes():
+                allowed = pf.result.node_names
+                narrowing = sorted(pf.plugins_with_nodes)
+                statuses.absent = Status(
+                    UNRESOLVABLE,
+                    "node(s) didn't satisfy plugin(s) [{}]".format(" ".join(narrowing)),
+                    plugin=narrowing[0] if narrowing else "",
+                )
+            counted = {
+                n: pods for n, pods in self.nominator.counted_by_node(pod).items() if n in self.snapshot.index_of
+            }
+            nominated_node = self.nominator.status_node(pod)
+            if batch is not None:
+                # GetNodeHint; evaluateNominatedNode tries the hint when the pod has no nominated
+                # node (the hint is spent all the same)
+                hint, signature = batch.hint(fw, state, pod, cycle)
+                if not nominated_node and hint is not None:
+                    nominated_node = hint
+            first_try = None
+            if nominated_node and nominated_node in self.snapshot.index_of:
+                # evaluateNominatedNode: the node the pod preempted on, alone, before any other
+                first_try = self._filter_nominated_node(fw, state, pod, nominated_node, counted, res)
+                rejected_by = first_try[0].plugin if first_try[0] is not None and first_try[0].is_rejected() else ""
+                if allowed is not None and rejected_by and rejected_by not in narrowing:
+                    # its diagnosis shares the set of unschedulable plugins with the cycle's: the
+                    # nodes the PreFilter result leaves out are then said to fail that plugin too
+                    statuses.absent = Status(
+                        UNRESOLVABLE,
+                        "node(s) didn't satisfy plugin(s) [{}]".format(" ".join(sorted({*narrowing, rejected_by}))),
+                        plugin=narrowing[0] if narrowing else "",
+                    )
+            if first_try is not None and first_try[0] is None:
+                feasible = [self.snapshot.by_name[nominated_node]]
+                if self.extenders:
+                    # the extenders judge it too; their error there is only logged
+                    try:
+                        feasible, fresh = self._extender_filter(pod, feasible, statuses, res)
+                    except ExtenderError:
+                        feasible = []
+            if not feasible:
+                earlier = dict(statuses.explicit)  # the nominated node's extender verdict stays
+                feasible = self._filter_all(
+                    fw, state, pod, allowed, statuses, counted, res, nominated_node if first_try is not None else None
+                )
+                for name, st in earlier.items():
+                    statuses.explicit.setdefault(name, st)
+                if self.extenders and not res.error:
+                    try:
+                        feasible, fresh = self._extender_filter(pod, feasible, statuses, res)
+                    except ExtenderError as e:
+                        res.error = str(e)
+        every_node = feasible is self.snapshot.node_infos
+        res.feasible = list(self.snapshot.names) if every_node else [ni.node.name for ni in feasible]
+        if res.error:
+            res.message = res.error
+            return res
+
+        if not feasible:
+            post_msg = ""
+            if fw.post_filter_plugins:
+                from ..framework.result import PreemptionResult
+
+                pr, st, details = fw.run_post_filter(state, pod, statuses)
+                post_msg = st.message()
+                detail = details.get("DefaultPreemption")
+                if detail is not None:
+                    detail.message = post_msg
+                    res.preemption = detail
+                else:
+                    res.preemption = PreemptionResult(
+                        nominated_node=pr.nominated_node if pr else None, victims=[], equally_good=[], message=post_msg
+                    )
+            res.message = fit_error_message(num_nodes, prefilter_msg, statuses, post_msg)
+            if with_details:
+                self._collect_details(fw, state, pod, res)
+            return res
+
+        res.schedulable = True
+        if len(feasible) == 1:
+            res.top_nodes = [feasible[0].node.name]
+            res.selected_node = feasible[0].node.name
+            if batch is not None:
+                batch.store(signature, hint, res.selected_node, [], cycle)
+            if with_details:
+                self._collect_details(fw, state, pod, res)
+            return res
+        # kube-scheduler runs no PreScore at all for a profile without Score plugins and without extenders
+        pre_score_st = fw.run_pre_score(state, pod, feasible) if fw.score_plugins or self.extenders else None
+        if fw.score_plugins or self.extenders:
+            res.pre_score_skipped = sorted(state.skip_score_plugins)
+            res.pre_score = pre_score_st
+        try:
+            if pre_score_st is not None:
+                raise PluginError(pre_score_st.plugin, pre_score_st.message())
+            table = fw.run_score(state, pod, feasible, cached=not fresh, names=res.feasible)
+        except PluginError as e:
+            res.schedulable = False
+            res.error = res.message = str(e)
+            return res
+        if self.extenders:
+            columns = self.extenders.prioritize(pod, feasible)
+            res.score_extenders = [c[0] for c in columns]
+            table = table + columns
+        names = res.feasible
+        totals = [0] * len(names)
+        for _, _, normalized, w in table:
+            totals = list(map(add, totals, normalized if w == 1 else map(mul, normalized, repeat(w))))
+        res.scores = ScoreTable(names, table, self.snapshot.index_of if every_node else None)
+        res.totals = dict(zip(names, totals))
+        best = max(totals) if totals else 0
+        res.top_nodes = sorted(n for n, t in zip(names, totals) if t == best)
+        if seed is None or len(res.top_nodes) == 1:
+            res.selected_node = res.top_nodes[0]
+        else:
+            res.selected_node = reservoir_pick(res.top_nodes, seed)
+        if batch is not None:
+            # the other feasible nodes, best first (ties by name: kube-scheduler's are random)
+            ranking = sorted((n for n in names if n != res.selected_node), key=lambda n: (-res.totals[n], n))
+            batch.store(signature, hint, res.selected_node, ranking, cycle)
+        if with_details:
+            self._collect_details(fw, state, pod, res)
+        return res
+
+    def schedule_alike(self, pod: Pod, seed: int | None = None) -> CycleResult:
+        """schedule(pod, seed, with_details=False) for a pod alike to the pods scheduled before it
+        (a copy differing in name only, sharing their `_cache`, as `ksched capacity` makes them):
+        the same node, found from the state the sequence keeps (framework/alike.py). A placed
+        pod's result holds its verdict and node only; a pod that fits nowhere, and any case the
+        incremental mode does not cover (a seed, nominated pods, HTTP extenders, ...), get the full cycle."""
+        fw = self.framework_for(pod)
+        if fw is not None and seed is None and not self.nominator and not self.batches and not self.extenders:
+            node = self.alike[fw.name].place(pod)
+            if node is not None and node != FALLBACK:
+                self.cycles += 1
+                return CycleResult(
+                    pod=pod, profile=fw.name, schedulable=True, pre_filter=None, selected_node=node, top_nodes=[node]
+                )
+        return self.schedule(pod, seed, with_details=False)
+
+    def _filter_nominated_node(
+        self,
+        fw: Framework,
+        state: CycleState,
+        pod: Pod,
+        node_name: str,
+        counted: dict[str, list[Pod]],
+        res: CycleResult,
+    ) -> tuple[Status | None, dict[str, Status | None]]:
+        """The first try on the pod's nominated node: (its first failure, each plugin's status);
+        when it fits, the cycle's filters are that node's only."""
+        ni = self.snapshot.by_name[node_name]
+        nominated = counted.get(node_name, [])
+        first, plugins, second = fw.filter_node_with_nominated_pods(state, pod, ni, nominated)
+        if nominated:
+            res.nominated[node_name] = NominatedOnNode([p.key for p in nominated], second, True)
+        res.nominated_node_tried = node_name
+        if first is None:
+            res.filters = FilterTable([node_name], {node_name: 0}, {p: [st] for p, st in plugins.items()}, [None])
+        return first, plugins
+
+    def _filter_all(
+        self,
+        fw: Framework,
+        state: CycleState,
+        pod: Pod,
+        allowed,
+        statuses: NodeStatuses,
+        counted: dict[str, list[Pod]],
+        res: CycleResult,
+        tried: str | None,
+    ) -> list:
+        """findNodesThatPassFilters over every node: the feasible NodeInfos; the nodes' statuses go
+        into `statuses` and the table into `res`."""
+        nodes = self.snapshot.list()
+        # every plugin runs on every node, those kube-scheduler never filters included (their
+        # own verdicts are reported; the node's verdict is the PreFilter narrowing)
+        columns, first = fw.run_filter_columns(state, pod)
+        names = self.snapshot.names
+        index_of = self.snapshot.index_of
+        if counted:
+            # nodes with nominated pods of at least the pod's priority: the two passes, exactly;
+            # the others keep the columns' verdicts
+            columns = {p: list(col) for p, col in columns.items()}
+            first = list(first)
+            for node_name, nominated in counted.items():
+                i = index_of[node_name]
+                alone = {p: col[i] for p, col in columns.items()}
+                f, plugins, second = fw.filter_node_with_nominated_pods(state, pod, nodes[i], nominated, alone)
+                first[i] = f
+                for p, st in plugins.items():
+                    columns[p][i] = st
+                res.nominated[node_name] = NominatedOnNode([p.key for p in nominated], second, node_name == tried)
+        absent = statuses.absent
+        if allowed is not None:
+            # a node the PreFilter result leaves out keeps the status of the first try, if it had one
+            first = [f if n in allowed or n == tried else absent for n, f in zip(names, first)]
+        # C-level passes over the nodes (a status is never false, None always is)
+        feasible = list(compress(nodes, map(not_, first)))
+        if len(feasible) == len(nodes):
+            feasible = nodes  # every node: the snapshot's own list, which plugins recognise
+        if allowed is None:
+            statuses.set_in_order(names, first)
+        else:
+            statuses.explicit = {n: f for n, f in zip(names, first) if f is not None and f is not absent}
+        if any(f.code == ERROR for f in set(filter(None, first))):
+            # the diagnosis keeps the last node's error
+            res.error = next(f for f in reversed(first) if f is not None and f.code == ERROR).message()
+        res.filters = FilterTable(names, index_of, columns, first)
+        return feasible
+
+    def _extender_filter(self, pod: Pod, feasible: list, statuses: NodeStatuses, res: CycleResult) -> tuple[list, bool]:
+        """findNodesThatPassExtenders on the feasible nodes; their verdicts become columns of the
+        filter table (after the plugins') and the first failures of the nodes they rejected."""
+        assert self.extenders is not None
+        kept, fresh, verdicts = self.extenders.filter(pod, feasible, statuses)
+        ft = res.filters
+        if verdicts and isinstance(ft, FilterTable):
+            columns = dict(ft.columns)
+            first = list(ft.first)
+            for name, column in verdicts.items():
+                col = [NOT_ASKED] * len(ft.names)
+                for node_name, st in column.items():
+                    i = ft.index.get(node_name)
+                    if i is None:
+                        continue
+                    col[i] = st
+                    if st is not None:
+                        first[i] = st
+                columns[name] = col
+                if name not in res.filter_extenders:
+                    res.filter_extenders.append(name)
+            res.filters = FilterTable(ft.names, ft.index, columns, first)
+        return kept, fresh
+
+    def _collect_details(self, fw: Framework, state: CycleState, pod: Pod, res: CycleResult) -> None:
+        for pl in self.explainers[fw.name]:
+            try:
+                d = pl.explain(state, pod, res)
+            except Exception:  # explanations never change the verdict
+                d = None
+            if d:
+                res.details[pl.name] = d
+
+    def bind(self, pod: Pod, node_name: str) -> None:
+        if self.snapshot.get(node_name) is None:
+            # a node an HTTP extender answered with (Nodes.items) that the cluster does not have:
+            # kube-scheduler's cache keeps the pod on a NodeInfo without a Node, which never enters
+            # its snapshot; the pod is bound to that name, nothing the next cycles see changes
+            self.nominator.remove(pod)
+            return
+        self.snapshot.bind(pod, node_name)
+        self.nominator.remove(pod)  # bound: no longer waiting for a node
+        for pl in self.bind_observers:
+            pl.on_bind(pod, node_name)
+        for seq in self.alike.values():
+            seq.bound(pod, node_name)
+
+    def run_sequence(
+        self, pods: list[Pod], seed: int | None = None, *, on_result=None, keep: bool = True, with_details: bool = True
+    ) -> list[CycleResult]:
+        """Schedule the pods in turn, binding each before the next. `on_result(result)` sees each
+        result as it is decided, before its bind; keep=False returns none of them (a long sequence on a large
+        cluster holds every node's verdict of every cycle otherwise); with_details as schedule's."""
+        out = []
+        # the pods of the sequence that carry a nomination weigh on the pods before them
+        self.nominate(pods)
+        with progress.task("Scheduling", total=len(pods), unit="pods") as task:
+            for i, pod in enumerate(pods):
+                r = self.schedule(pod, seed, with_details=with_details)
+                if on_result is not None:
+                    on_result(r)  # before the bind, so it still sees the cluster the pod saw
+                if r.schedulable and r.selected_node:
+                    self.bind(pod, r.selected_node)
+                if keep:
+                    out.append(r)
+                task.update(i + 1)
+        return out
+
+    def clear_caches(self) -> None:
+        """Forget the results shared between cycles (equivalence classes); for timing one cycle."""
+        for seq in self.alike.values():
+            seq.reset()
+        for fw in self.frameworks.values():
+            fw.equivalence.clear()
+            for pl in fw.plugins.values():
+                if isinstance(pl, CacheHolder):
+                    pl.clear_caches()  # a plugin's own memo kept between cycles
+
+
+def reservoir_pick(tied: list[str], seed: int) -> str:
+    """selectHost's reservoir sampling over the nodes sharing the top score (by name), seeded:
+    the k-th tied node replaces the choice with probability 1/k."""
+    rng = random.Random(seed)
+    chosen = tied[0]
+    for i, n in enumerate(tied[1:], start=2):
+        if rng.randrange(i) == 0:
+            chosen = n
+    return chosen
+
+
+def queue_sort(pods: list[Pod]) -> list[Pod]:
+    """PrioritySort: higher priority first, then earlier creation (stable for ties)."""
+    return sorted(pods, key=lambda p: (-p.priority, p.creation_timestamp or ""))

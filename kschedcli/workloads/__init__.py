@@ -1,0 +1,2 @@
+"""Workloads (Deployments, StatefulSets, DaemonSets, Jobs, ...) become the pods their controllers would
+create."""
