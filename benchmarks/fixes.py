@@ -24,7 +24,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from kschedcli.inputs.cluster import load_pending_pods  # noqa: E402
 from kschedcli.scheduling.analysis import annotate  # noqa: E402
 from kschedcli.whatif.fixes.search import find_fixes  # noqa: E402
-from kschedcli.whatif.world import open_session  # noqa: E402
+from kschedcli.whatif.world import open_world  # noqa: E402
 
 CATEGORY = "bench.ksched.dev/category"
 
@@ -47,7 +47,7 @@ def main() -> None:
     ap.add_argument("--fixes", type=int, default=3)
     args = ap.parse_args()
     t = time.perf_counter()
-    session = open_session([os.path.join(args.data, "cluster.json")], None)
+    session = open_world([os.path.join(args.data, "cluster.json")], None)
     load = time.perf_counter() - t
     print(f"load cluster.json and build the snapshot: {load:.1f} s ({len(session.scheduler.snapshot.list())} nodes)")
     pending = load_pending_pods(os.path.join(args.data, "pods.yaml"), session.cluster)

@@ -24,7 +24,7 @@ from kschedcli.scheduling.analysis import annotate  # noqa: E402
 from kschedcli.scheduling.scheduler import queue_sort  # noqa: E402
 from kschedcli.whatif.fixes.model import needs_fixing  # noqa: E402
 from kschedcli.whatif.fixes.search import find_fixes  # noqa: E402
-from kschedcli.whatif.world import open_session  # noqa: E402
+from kschedcli.whatif.world import open_world  # noqa: E402
 
 SMALL = "fixtures/small-cluster.yaml"
 PROD = "fixtures/prod-cluster.yaml"
@@ -52,7 +52,7 @@ def command_line(cmd: str, cluster: str, pods: str, opts: dict) -> str:
 
 def render(cmd: str, cluster: str, pods: str, opts: dict, width: int):
     console = terminal.make_console(record=True, width=width, force_terminal=True, file=io.StringIO())
-    session = open_session([str(ROOT / cluster)], None)
+    session = open_world([str(ROOT / cluster)], None)
     pod_list = load_pending_pods(str(ROOT / pods), session.cluster)
     if cmd == "schedule":
         results = []

@@ -226,11 +226,11 @@ def test_schedule_json_streams_the_same_bytes_as_the_whole_document(detail):
     from kschedcli.inputs.cluster import load_pending_pods
     from kschedcli.render.document import run_doc
     from kschedcli.scheduling.analysis import ALL, EVENTS, GROUPS, annotate
-    from kschedcli.whatif.world import open_session
+    from kschedcli.whatif.world import open_world
 
     args = ["schedule", pod("rollout"), "-c", PROD, "--order", "file", "-o", "json", "--detail", detail]
     streamed = CliRunner().invoke(app, args).stdout
-    session = open_session([PROD], None)
+    session = open_world([PROD], None)
     pods = load_pending_pods(pod("rollout"), session.cluster)
     parts = ALL if detail == "full" else frozenset({GROUPS, EVENTS})
     results = session.scheduler.run_sequence(

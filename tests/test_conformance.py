@@ -68,11 +68,11 @@ def _diffs(case: Path, expected: Path, kubernetes_version: str | None) -> list[s
     import json
 
     from kschedcli.render.document import run_doc
-    from kschedcli.whatif.world import open_session, schedule_file
+    from kschedcli.whatif.world import open_world, schedule_file
 
     check = _checker()
     cfg = case / "config.yaml"
-    session = open_session(
+    session = open_world(
         [str(case / "cluster.yaml")], str(cfg) if cfg.exists() else None, kubernetes_version=kubernetes_version
     )
     got = json.loads(

@@ -356,10 +356,10 @@ def test_a_change_the_api_server_would_refuse_is_never_suggested(tmp_path):
     from kschedcli.loader import iter_objects
     from kschedcli.whatif.fixes.model import Change
     from kschedcli.whatif.fixes.search import _Search
-    from kschedcli.whatif.world import open_session
+    from kschedcli.whatif.world import open_world
 
     case = Case(tmp_path, [node("n1", cpu="1")], pod("p", cpu="2"))
-    session = open_session([str(case.cluster)], None)
+    session = open_world([str(case.cluster)], None)
     [(raw, _)] = list(iter_objects(str(case.pod_file)))
     p = session.cluster.parse_pod(raw, "pod.yaml", "")
     result = session.scheduler.schedule(p)

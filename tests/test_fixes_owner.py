@@ -230,7 +230,7 @@ def test_fix_search_reads_every_status_a_cycle_with_extenders_makes(rejecting_ex
     from kschedcli.plugins import REGISTRY
     from kschedcli.scheduling.scheduler import Scheduler
     from kschedcli.whatif.fixes.search import find_fixes
-    from kschedcli.whatif.world import Session
+    from kschedcli.whatif.world import World
 
     cluster = Cluster()
     taint = [{"key": "dedicated", "value": "x", "effect": "NoSchedule"}]
@@ -242,7 +242,7 @@ def test_fix_search_reads_every_status_a_cycle_with_extenders_makes(rejecting_ex
     sched = Scheduler(cluster, config)
     r = sched.schedule(bpod("p"))
     assert NOT_ASKED in r.filters.columns[rejecting_extender.url]  # n3: the taint rejected it first
-    found = find_fixes(Session(cluster, config, sched), r, 3)
+    found = find_fixes(World(cluster, config, sched), r, 3)
     (reach,) = found.out_of_reach
     assert reach.nodes == ["n1", "n2"] and reach.extender == rejecting_extender.url
     for s in found.suggestions:

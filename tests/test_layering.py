@@ -118,8 +118,9 @@ def test_no_module_imports_a_layer_above_it():
 
 def test_the_rule_catches_an_upward_import(monkeypatch):
     # the check itself: a plugin that imported the CLI would be named
-    name = "kschedcli.plugins.nodename"
-    monkeypatch.setitem(GRAPH, name, GRAPH[name] | {"kschedcli.cli.app"})
+    monkeypatch.setitem(
+        GRAPH, "kschedcli.plugins.nodename", GRAPH["kschedcli.plugins.nodename"] | {"kschedcli.cli.app"}
+    )
     assert upward_imports() == ["kschedcli.plugins.nodename (plugins) imports kschedcli.cli.app (cli)"]
 
 
@@ -140,6 +141,16 @@ def test_framework_imports_no_plugin():
     assert _offenders(("kschedcli.framework",), ("kschedcli.plugins",)) == []
 
 
+def test_the_cli_reaches_the_engine_only_through_the_public_api():
+    # the command line wraps kschedcli.session; what it prints comes from render
+    engine = tuple(p for layer, ps in LAYERS if RANK[layer] < RANK["render"] for p in ps if layer != "foundations")
+    allowed_below = ("kschedcli.inputs.sources", "kschedcli.inputs.cache", "kschedcli.config.scheduler")
+    offenders = [
+        o for o in _offenders(("kschedcli.cli",), engine) if not o.split(" imports ")[1].startswith(allowed_below)
+    ]
+    assert offenders == []
+
+
 def test_extenders_are_reached_through_the_framework_handle():
     # the framework and the plugins reach the HTTP extenders only through Handle.extenders (the
     # PreemptionExtenders Protocol)
@@ -154,8 +165,13 @@ def test_dra_is_below_the_plugin():
 
 
 def test_the_views_read_results_only():
-    engine = ("kschedcli.plugins", "kschedcli.scheduling.scheduler", "kschedcli.whatif.fixes.search")
-    assert _offenders(("kschedcli.render",), engine) == []
+    assert (
+        _offenders(
+            ("kschedcli.render",),
+            ("kschedcli.plugins", "kschedcli.scheduling.scheduler", "kschedcli.whatif.fixes.search"),
+        )
+        == []
+    )
 
 
 def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
@@ -201,3 +217,10 @@ def test_no_import_cycle_between_packages():
 )
 def test_cycle_finder(graph, expected):
     assert _cycle(graph) == expected
+
+
+def test_architecture_doc_names_every_layer():
+    doc = (PACKAGE.parent / "docs" / "architecture.md").read_text()
+    for _, prefixes in LAYERS:
+        for p in prefixes:
+            assert f"`{p.removeprefix('kschedcli.')}" in doc or f"`{p}" in doc, p

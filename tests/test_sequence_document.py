@@ -17,7 +17,7 @@ from kschedcli.cli.app import app
 from kschedcli.framework.result import FilterTable
 from kschedcli.render.jsontext import escape_controls, json_text
 from kschedcli.scheduling.analysis import failing_plugins, first_failures, node_groups
-from kschedcli.whatif.world import open_session
+from kschedcli.whatif.world import open_world
 
 ROOT = Path(__file__).resolve().parent.parent
 PROD = str(ROOT / "fixtures" / "prod-cluster.yaml")
@@ -73,7 +73,7 @@ def test_schedule_help_lists_detail_for_the_conformance_checker():
 
 
 def _results():
-    session = open_session([PROD], None)
+    session = open_world([PROD], None)
     from kschedcli.inputs.cluster import load_pending_pods
 
     pods = load_pending_pods(ROLLOUT, session.cluster)
@@ -117,7 +117,7 @@ def test_table_from_slimmed_results_equals_the_table_from_whole_ones(wide):
 
     tables = []
     for keep in (True, False):
-        session = open_session([PROD], None)
+        session = open_world([PROD], None)
         pods = load_pending_pods(ROLLOUT, session.cluster)
 
         def analysed(r, keep=keep, session=session):

@@ -1,4 +1,7 @@
-"""The `ksched` command line.
+"""The `ksched` command line: the Typer app, its global options, and its commands in `ksched --help`
+order (explain.py, schedule.py, whatif.py, meta.py and cache.py hold them). Every command is a thin
+layer over the public API (kschedcli.session): it turns its options into a Session, asks it one
+question and prints the answer.
 
 Exit status: 0 when every pod is schedulable, 1 when one is not (a pod that needs preemption counts as
 not schedulable unless --allow-preemption), 2 for bad input or usage (one line on stderr, no traceback).
@@ -6,370 +9,89 @@ not schedulable unless --allow-preemption), 2 for bad input or usage (one line o
 
 from __future__ import annotations
 
-import sys
-from enum import StrEnum
-from typing import TYPE_CHECKING
+from typing import Any
 
 import typer
 
 from .. import KUBE_SCHEDULER_VERSION, __version__
-from ..errors import InputError
-from .common import (
-    _VERBOSE,
-    AllowPreemptionOpt,
-    AsBoundOpt,
-    ClusterOpt,
-    ColorOpt,
-    ConfigOpt,
-    ContextOpt,
-    Detail,
-    DetailOpt,
-    FilenameOpt,
-    KubeconfigOpt,
-    KubernetesVersionOpt,
-    NamespaceOpt,
-    NoExtendersOpt,
-    Order,
-    Output,
-    OutputOpt,
-    PreemptionMode,
-    ProfileOpt,
-    ReplicaOpt,
-    ReplicasOpt,
-    RequestTimeoutOpt,
-    SaveSnapshotOpt,
-    ScheduleOutput,
-    SeedOpt,
-    ValidateOpt,
-    VerboseOpt,
-    _cluster,
-    _dump,
-    _exit_code,
-    _fail,
-    _open,
-    _run_and_show,
-    _run_one,
-    _show_edits,
-    _validation,
-    app,
-    with_validation,
-)
-from .completion import complete_node, complete_pod
-from .editflags import EditOrderCommand, with_edit_flags
-from .errors import exit_after, guard_stderr, guard_stdout
-
-if TYPE_CHECKING:
-    from ..whatif.edits import Edit
-
-from . import whatif as cli_whatif
+from . import explain, meta, schedule, whatif
 from .cache import cache_app
+from .common import GlobalFlags
+from .editflags import EditOrderCommand, with_edit_flags
+from .errors import OneLineErrorsGroup, exit_after, guard_stderr, guard_stdout
+from .options import NO_CACHE_HELP
+
+_NOT_MOVED = {"help", "install_completion", "show_completion"}  # the subcommand's, or the shell's
 
 
-@app.command(cls=EditOrderCommand)
-@with_validation
-@with_edit_flags
-def explain(
-    pod: str | None = typer.Argument(
-        None,
-        metavar="POD",
-        autocompletion=complete_pod,
-        help="The pending pod: a file ('-' for stdin) with a Pod or a workload "
-        "(Deployment, StatefulSet, DaemonSet, Job, ...), or NAMESPACE/NAME of a "
-        "pending pod in the snapshot.",
+class GlobalsAnywhereGroup(OneLineErrorsGroup):
+    """The `ksched` group, whose global flags (--no-cache, -v, --version) are taken after the subcommand too:
+    `ksched explain pod.yaml --no-cache` as `ksched --no-cache explain pod.yaml`. A flag the
+    subcommand has itself (-v on most) stays the subcommand's; nothing after `--` moves."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        flags: dict[str, Any] = {}
+        for param in self.params:
+            if getattr(param, "is_flag", False) and param.name not in _NOT_MOVED:
+                for opt in (*param.opts, *param.secondary_opts):
+                    flags[opt] = param
+        at = next((i for i, a in enumerate(args) if not a.startswith("-")), None)
+        if at is not None and args[at] in self.commands and "--" not in args[:at]:
+            sub = self.commands[args[at]]
+            own = {o for p in sub.params for o in (*getattr(p, "opts", ()), *getattr(p, "secondary_opts", ()))}
+            end = args.index("--") if "--" in args[at:] else len(args)
+            moved = [a for a in args[at + 1 : end] if a in flags and a not in own]
+            if moved:
+                rest = [a for a in args[at + 1 : end] if not (a in flags and a not in own)]
+                args = [*args[:at], *moved, args[at], *rest, *args[end:]]
+        return super().parse_args(ctx, args)
+
+
+app = typer.Typer(
+    name="ksched",
+    cls=GlobalsAnywhereGroup,
+    help="What would kube-scheduler do? Offline placement explanations for Kubernetes "
+    f"(follows kube-scheduler {KUBE_SCHEDULER_VERSION}).\n\n"
+    "Exit status: 0 every pod schedulable, 1 some pod is not (needing preemption counts as not, "
+    "unless --allow-preemption), 2 bad input or usage.",
+    context_settings={"help_option_names": ["-h", "--help"]},
+    no_args_is_help=True,
+    add_completion=True,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        typer.echo(f"ksched {__version__} (follows kube-scheduler {KUBE_SCHEDULER_VERSION})")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _global_options(
+    ctx: typer.Context,
+    verbose: bool = typer.Option(
+        False, "--verbose", "-v", help="Say on stderr what was read from the cluster and what was ignored."
     ),
-    filename: str | None = FilenameOpt,
-    namespace: str | None = NamespaceOpt,
-    cluster: list[str] | None = ClusterOpt,
-    context: str | None = ContextOpt,
-    kubeconfig: str | None = KubeconfigOpt,
-    save_snapshot: str | None = SaveSnapshotOpt,
-    request_timeout: str = RequestTimeoutOpt,
-    config: str | None = ConfigOpt,
-    no_extenders: bool = NoExtendersOpt,
-    profile: str | None = ProfileOpt,
-    output: Output = OutputOpt,
-    replicas: int | None = ReplicasOpt,
-    replica: int = ReplicaOpt,
-    node: str | None = typer.Option(
-        None,
-        "--node",
-        metavar="NAME",
-        autocompletion=complete_node,
-        help="Drill into one node: every plugin's verdict, its resources, scores.",
+    version: bool = typer.Option(
+        False,
+        "--version",
+        is_eager=True,
+        callback=_print_version,
+        help="Print ksched's version and the kube-scheduler version it follows.",
     ),
-    all_nodes: bool = typer.Option(False, "--all-nodes", help="List every node instead of grouping alike ones."),
-    top: int = typer.Option(10, "--top", metavar="N", min=0, help="Rows of the score table (0: all)."),
-    raw: bool = typer.Option(False, "--raw", help="Score table with raw and normalized scores and weights."),
-    fixes: int = typer.Option(
-        3,
-        "--fixes",
-        metavar="N",
-        min=0,
-        help="For a pod that does not fit (or only by preemption): the N best changes to the pod or the "
-        "cluster that would place it, each verified by a cycle (0: none).",
-    ),
-    seed: int | None = SeedOpt,
-    kubernetes_version: str | None = KubernetesVersionOpt,
-    allow_preemption: bool = AllowPreemptionOpt,
-    no_color: bool = ColorOpt,
-    verbose: bool = VerboseOpt,
-    validate: str = ValidateOpt,
-    as_bound: bool = AsBoundOpt,
-    edits: list[Edit] | None = None,
+    no_cache: bool = typer.Option(False, "--no-cache", help=NO_CACHE_HELP),
 ) -> None:
-    """Explain, node by node and plugin by plugin, what kube-scheduler would do with one pod.
-
-    Exit status: 0 schedulable, 1 not (needing preemption counts as not, unless
-    --allow-preemption), 2 bad input or usage.
-    """
-    cluster = _cluster(cluster, verbose, context, kubeconfig, save_snapshot, request_timeout)
-    session, result = _run_one(
-        pod,
-        cluster,
-        config,
-        profile,
-        node,
-        seed,
-        edits,
-        replicas,
-        replica,
-        filename=filename,
-        namespace=namespace,
-        kubernetes_version=kubernetes_version,
-        validate=validate,
-        as_bound=as_bound,
-    )
-    if fixes and not (node is not None and output == Output.table):
-        from ..whatif.fixes.model import needs_fixing
-
-        if needs_fixing(result):
-            from ..whatif.fixes.search import find_fixes
-
-            result.suggestions = find_fixes(
-                session, result, fixes, seed=seed, before=session.before, given_kind=session.given_kind
-            )
-    if output == Output.table:
-        from ..render.terminal import render_explain
-
-        _show_edits(session, no_color)
-        render_explain(result, session, node=node, all_nodes=all_nodes, top=top, raw=raw, no_color=no_color)
-    else:
-        from ..render.document import explain_doc
-
-        _dump(explain_doc(result, session.edits, session.version), output)
-    raise typer.Exit(_exit_code([result], allow_preemption))
+    ctx.obj = GlobalFlags(verbose=verbose, no_cache=no_cache)
 
 
-@app.command(cls=EditOrderCommand)
-@with_validation
-@with_edit_flags
-def schedule(
-    pods: str | None = typer.Argument(
-        None,
-        metavar="PODS",
-        help="File of pending pods and workloads (Deployment, StatefulSet, "
-        "DaemonSet, Job, CronJob, ...; '-' for stdin); default: every "
-        "pending pod in the snapshot.",
-    ),
-    filename: str | None = typer.Option(
-        None, "--filename", "-f", metavar="FILE", help="The file of pending pods ('-' for stdin), as PODS."
-    ),
-    namespace: str | None = typer.Option(
-        None, "--namespace", "-n", metavar="NS", help="The pending pods of this namespace only."
-    ),
-    all_namespaces: bool = typer.Option(
-        False, "--all-namespaces", "-A", help="The pending pods of every namespace (the default)."
-    ),
-    cluster: list[str] | None = ClusterOpt,
-    context: str | None = ContextOpt,
-    kubeconfig: str | None = KubeconfigOpt,
-    save_snapshot: str | None = SaveSnapshotOpt,
-    request_timeout: str = RequestTimeoutOpt,
-    config: str | None = ConfigOpt,
-    no_extenders: bool = NoExtendersOpt,
-    order: Order = typer.Option(
-        Order.priority, "--order", help="priority: as PrioritySort orders the queue; file: file order."
-    ),
-    output: ScheduleOutput = typer.Option(
-        ScheduleOutput.table,
-        "--output",
-        "-o",
-        help="table: a row per pod; wide: also score, feasible nodes, nominated node, victims; name: the pods "
-        "that are not schedulable, namespace/name a line; json / yaml: a document per pod (--detail).",
-    ),
-    no_headers: bool = typer.Option(False, "--no-headers", help="table / wide: the rows only."),
-    detail: Detail = DetailOpt,
-    replicas: int | None = ReplicasOpt,
-    seed: int | None = SeedOpt,
-    kubernetes_version: str | None = KubernetesVersionOpt,
-    allow_preemption: bool = AllowPreemptionOpt,
-    preemption: PreemptionMode = typer.Option(
-        PreemptionMode.report,
-        "--preemption",
-        help="report: victims reported, the cluster left as it was; carry-out: victims deleted, the preemptor "
-        "nominated (it counts on that node for the pods after it) and retried after the other pods.",
-    ),
-    no_color: bool = ColorOpt,
-    verbose: bool = VerboseOpt,
-    validate: str = ValidateOpt,
-    edits: list[Edit] | None = None,
-) -> None:
-    """Schedule several pods in turn, binding each to its node before the next. Workloads become the
-    pods their controllers would create; the summary groups them by workload.
-
-    Exit status: 0 schedulable, 1 not (needing preemption counts as not, unless
-    --allow-preemption), 2 bad input or usage.
-    """
-    from ..inputs.sources import in_namespace, pods_source
-
-    expansion = None
-    try:
-        pods, pods_namespace = pods_source(pods, filename, namespace, all_namespaces)
-    except InputError as e:
-        _fail(e)
-    cluster = _cluster(cluster, verbose, context, kubeconfig, save_snapshot, request_timeout)
-    try:
-        session = _open(cluster, config, edits, kubernetes_version, ("PODS", pods))
-        if pods is None:
-            found = in_namespace(session.cluster.pending_pods(), pods_namespace)
-            if not found:
-                where = f"namespace {pods_namespace} of the snapshot" if pods_namespace else "the snapshot"
-                raise InputError(f"no PODS file given and no pending pod in {where}", field="PODS")
-            pod_list = [session.cluster.parse_pod(o, p, w) for o, p, w in found]
-        else:
-            from ..workloads.expansion import load_workloads
-
-            expansion = load_workloads(pods, session.cluster, replicas=replicas, validation=_validation(validate))
-            pod_list = expansion.pods
-            if _VERBOSE["on"] and expansion.ignored:
-                kinds = ", ".join(f"{k} ×{n}" for k, n in sorted(expansion.ignored.items()))
-                typer.echo(f"ksched: {pods}: ignored kinds that make no pod: {kinds}", err=True)
-    except InputError as e:
-        _fail(e)
-    _run_and_show(
-        session, pod_list, order, output, seed, allow_preemption, no_color, expansion, no_headers, preemption, detail
-    )
-
-
-# the what-if commands live in cli_whatif.py; registered here, between the others, in `ksched --help` order
-app.command(cls=EditOrderCommand)(cli_whatif.capacity)
-
-
-@app.command(cls=EditOrderCommand)
-@with_validation
-@with_edit_flags
-def preempt(
-    pod: str | None = typer.Argument(
-        None,
-        metavar="POD",
-        autocompletion=complete_pod,
-        help="The pending pod: a file ('-' for stdin) with a Pod or a workload, or "
-        "NAMESPACE/NAME of a pending pod in the snapshot.",
-    ),
-    filename: str | None = FilenameOpt,
-    namespace: str | None = NamespaceOpt,
-    cluster: list[str] | None = ClusterOpt,
-    context: str | None = ContextOpt,
-    kubeconfig: str | None = KubeconfigOpt,
-    save_snapshot: str | None = SaveSnapshotOpt,
-    request_timeout: str = RequestTimeoutOpt,
-    config: str | None = ConfigOpt,
-    no_extenders: bool = NoExtendersOpt,
-    profile: str | None = ProfileOpt,
-    output: Output = OutputOpt,
-    replicas: int | None = ReplicasOpt,
-    replica: int = ReplicaOpt,
-    kubernetes_version: str | None = KubernetesVersionOpt,
-    allow_preemption: bool = AllowPreemptionOpt,
-    no_color: bool = ColorOpt,
-    verbose: bool = VerboseOpt,
-    validate: str = ValidateOpt,
-    as_bound: bool = AsBoundOpt,
-    edits: list[Edit] | None = None,
-) -> None:
-    """What would preemption evict for this pod, on which node, and why that node and not the others?
-
-    Exit status: 0 schedulable, 1 not (needing preemption counts as not, unless
-    --allow-preemption), 2 bad input or usage.
-    """
-    cluster = _cluster(cluster, verbose, context, kubeconfig, save_snapshot, request_timeout)
-    session, result = _run_one(
-        pod,
-        cluster,
-        config,
-        profile,
-        None,
-        None,
-        edits,
-        replicas,
-        replica,
-        filename=filename,
-        namespace=namespace,
-        kubernetes_version=kubernetes_version,
-        validate=validate,
-        as_bound=as_bound,
-    )
-    if output == Output.table:
-        from ..render.terminal import render_preempt
-
-        _show_edits(session, no_color)
-        render_preempt(result, session, no_color=no_color)
-    else:
-        from ..render.document import explain_doc
-
-        _dump(explain_doc(result, session.edits, session.version), output)
-    raise typer.Exit(_exit_code([result], allow_preemption))
-
-
-app.command(cls=EditOrderCommand)(cli_whatif.drain)
-app.command(cls=EditOrderCommand)(cli_whatif.diff)
-app.command()(cli_whatif.run)
-
-
-@app.command()
-def schema(
-    scenario: bool = typer.Option(False, "--scenario", help="The Scenario file's schema (`ksched run`) instead."),
-) -> None:
-    """Print the JSON Schema of `-o json` (explain and preempt: one result; schedule: {results: [...]};
-    drain; diff), or with --scenario of scenario files."""
-    if scenario:
-        from ..whatif.scenario import scenario_schema_text
-
-        sys.stdout.write(scenario_schema_text())
-        return
-    from importlib import resources as ilres
-
-    text = ilres.files("kschedcli.schemas").joinpath("result.schema.json").read_text(encoding="utf-8")
-    sys.stdout.write(text if text.endswith("\n") else text + "\n")
-
-
-class Shell(StrEnum):
-    bash = "bash"
-    zsh = "zsh"
-    fish = "fish"
-
-
-def completion_script(shell: str) -> str:
-    """The script that hooks `ksched` into the shell's completion (what completions/ holds)."""
-    from typer.completion import completion_init, get_completion_script
-
-    completion_init()
-    return get_completion_script(prog_name="ksched", complete_var="_KSCHED_COMPLETE", shell=shell).rstrip("\n") + "\n"
-
-
-@app.command()
-def completion(shell: Shell = typer.Argument(..., metavar="SHELL", help="bash, zsh or fish.")) -> None:
-    """Print the shell completion script (or run `ksched --install-completion`). --node, --profile and pod
-    names complete from the snapshot and config named earlier on the command line."""
-    sys.stdout.write(completion_script(shell.value))
-
-
-@app.command()
-def version() -> None:
-    """Print ksched's version and the kube-scheduler version it follows."""
-    typer.echo(f"ksched {__version__} (follows kube-scheduler {KUBE_SCHEDULER_VERSION})")
-
-
+for command in (explain.explain, schedule.schedule, whatif.capacity, explain.preempt, whatif.drain, whatif.diff):
+    app.command(cls=EditOrderCommand)(with_edit_flags(command))
+app.command()(schedule.run)
+app.command()(meta.schema)
+app.command()(meta.completion)
+app.command()(meta.version)
 app.add_typer(cache_app)
 
 
@@ -389,7 +111,3 @@ def kubectl_main() -> None:
     install()
     guard_stderr()  # names and messages quoted on stderr never act on the terminal
     exit_after(lambda: app(prog_name="kubectl ksched"))
-
-
-if __name__ == "__main__":
-    main()

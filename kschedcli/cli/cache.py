@@ -22,19 +22,17 @@ def _mb(n: int) -> str:
 @cache_app.command("info")
 def info() -> None:
     """Where the cache is, its entries and their size, and its bound (KSCHED_CACHE_MAX_MB)."""
-    from ..inputs.cache import cache_dir, enabled, entries, max_bytes
+    from ..session import cache_info
 
-    found = entries()
-    total = sum(st.st_size for _, st in found)
-    state = "" if enabled() else " (off: KSCHED_NO_CACHE)"
-    typer.echo(f"{cache_dir()}{state}: {len(found)} snapshot(s), {_mb(total)} of at most {_mb(max_bytes())}")
+    where, enabled, n, total, bound = cache_info()
+    state = "" if enabled else " (off: KSCHED_NO_CACHE)"
+    typer.echo(f"{where}{state}: {n} snapshot(s), {_mb(total)} of at most {_mb(bound)}")
 
 
 @cache_app.command("clear")
 def clear() -> None:
     """Remove every cached snapshot."""
-    from ..inputs.cache import cache_dir
-    from ..inputs.cache import clear as clear_cache
+    from ..session import clear_cache
 
-    n, freed = clear_cache()
-    typer.echo(f"removed {n} snapshot(s), {_mb(freed)}, from {cache_dir()}")
+    where, n, freed = clear_cache()
+    typer.echo(f"removed {n} snapshot(s), {_mb(freed)}, from {where}")

@@ -17,7 +17,7 @@ import typer
 from typer.core import TyperCommand
 
 if TYPE_CHECKING:
-    from ..whatif.edits import Edit
+    from ..session import Edit
 
 _ARGV_KEY = "ksched.argv"
 
@@ -75,9 +75,9 @@ def with_edit_flags(fn: Callable[..., Any]) -> Callable[..., Any]:
         values = {flag: list(kwargs.pop(_PARAM[flag]) or []) for flag in _HELP}
         edits: list[Edit] = []
         if any(values.values()):
-            from ..whatif.edits import ordered_edits  # the edit layer only when an edit flag is given
+            from ..session import edits_from_flags  # the edit layer only when an edit flag is given
 
-            edits = ordered_edits(values, ctx.meta.get(_ARGV_KEY))
+            edits = edits_from_flags(values, ctx.meta.get(_ARGV_KEY))
         return fn(edits=edits, **kwargs)
 
     wrapper.__signature__ = sig.replace(parameters=params + extra, return_annotation=None)  # type: ignore[attr-defined]

@@ -14,6 +14,8 @@ from typing import Any, NoReturn
 
 from typer.core import TyperGroup
 
+from ..errors import InputError
+
 try:  # typer 0.2x vendors click
     from typer._click.exceptions import ClickException, NoArgsIsHelpError, UsageError
     from typer.exceptions import Abort
@@ -32,7 +34,8 @@ def usage_line(e: UsageError) -> str:
 
 
 class OneLineErrorsGroup(TyperGroup):
-    """The `ksched` group: click's usage errors (three lines: Usage, Try, Error) become one line."""
+    """The `ksched` group: click's usage errors (three lines: Usage, Try, Error) become one line, and
+    so does bad input (InputError) raised by any command, exit 2."""
 
     def main(  # type: ignore[override]
         self,
@@ -51,6 +54,9 @@ class OneLineErrorsGroup(TyperGroup):
             sys.exit(e.exit_code)
         except UsageError as e:
             print(usage_line(e), file=sys.stderr)
+            sys.exit(2)
+        except InputError as e:  # bad input, from any command: the one line it carries
+            print(f"ksched: {e}", file=sys.stderr)
             sys.exit(2)
         except ClickException as e:
             print(f"ksched: {e.format_message()}", file=sys.stderr)

@@ -620,12 +620,14 @@ def cached(
     *,
     background: bool = True,
     prepare: Callable[[Any], Any] | None = None,
+    use: bool = True,
 ) -> tuple[Any, bool]:
     """(load(paths), from the cache?): the entry for `paths` when there is a good one, else
     load(paths), stored for the next time. `prepare(obj)`, run by the writer (in the background
     process) before pickling, may add to the object what the next reader would otherwise work out.
-    A cache directory or key file not to be trusted: one warning line, and load(paths)."""
-    if not enabled():
+    A cache directory or key file not to be trusted: one warning line, and load(paths).
+    use=False: load(paths), the cache neither read nor written."""
+    if not use or not enabled():
         return load(paths), False
     key = entry_key(paths)
     if key is None:

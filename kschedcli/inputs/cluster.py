@@ -399,14 +399,15 @@ def load_cluster(paths: Iterable[str]) -> Cluster:
     return cluster
 
 
-def load_cluster_cached(paths: Iterable[str]) -> Cluster:
-    """load_cluster through the snapshot cache (snapshot_cache.py): a good entry for these files in
-    place of reading them; else read, and stored for the next command."""
+def load_cluster_cached(paths: Iterable[str], *, cache: bool = True) -> Cluster:
+    """load_cluster through the snapshot cache (inputs/cache.py): a good entry for these files in
+    place of reading them; else read, and stored for the next command. cache=False: read, and
+    nothing stored."""
     from . import cache as snapshot_cache
 
     files = list(paths)
     with no_gc():
-        cluster, hit = snapshot_cache.cached(files, load_cluster, prepare=_with_prebuilt_snapshot)
+        cluster, hit = snapshot_cache.cached(files, load_cluster, prepare=_with_prebuilt_snapshot, use=cache)
         if hit and cluster.bound_pod_count() > 2000:
             import gc
 

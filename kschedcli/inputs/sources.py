@@ -67,6 +67,11 @@ def cluster_files(
     return ClusterFiles([read.path], read.server_version)
 
 
+def server_version(files: list[str]) -> str | None:
+    """The live cluster's API server version, when `files` came from kubectl (ClusterFiles)."""
+    return getattr(files, "server_version", None)
+
+
 def pod_ref(pod: str | None, filename: str | None, namespace: str | None) -> PodRef:
     """POD as typed: `-f FILE` (or `-f -`), a file, `NAMESPACE/NAME`, or `NAME` with `-n NAMESPACE`."""
     if filename is not None:

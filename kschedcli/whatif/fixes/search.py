@@ -30,7 +30,7 @@ from .owners import Owner
 if TYPE_CHECKING:
     from ...api.model import Pod
     from ...framework.result import CycleResult
-    from ..world import Session
+    from ..world import World
 
 # where a workload keeps its pod template (a pod change is a patch of it)
 TEMPLATE_PATHS = {
@@ -46,7 +46,7 @@ PAIR_POOL = 6  # the best single candidates that failed, paired with each other
 
 
 def find_fixes(
-    session: Session,
+    session: World,
     result: CycleResult,
     limit: int = 3,
     *,
@@ -66,7 +66,7 @@ def find_fixes(
 
 
 class _Search:
-    def __init__(self, session: Session, result: CycleResult, seed, before: list, given_kind: str):
+    def __init__(self, session: World, result: CycleResult, seed, before: list, given_kind: str):
         self.session = session
         self.result = result
         self.pod = result.pod

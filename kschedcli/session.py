@@ -1,0 +1,964 @@
+"""ksched's public API: a `Session` over one cluster source, asked the questions the command line
+answers. The `ksched` command is a thin layer over it (kschedcli/cli/).
+
+    >>> from kschedcli import Session
+    >>> s = Session("fixtures/small-cluster.yaml")
+    >>> e = s.explain("fixtures/pods/web.yaml")
+    >>> e.verdict, e.node
+    ('schedulable', 'node-b')
+    >>> e.to_dict()["selectedNode"], e.to_dict()["feasibleNodes"]
+    ('node-b', ['node-a', 'node-b'])
+
+A session reads its inputs when first asked, and reads them again for each later question that
+would see a cluster an earlier one changed (a sequence binds its pods): every question starts from
+the cluster as the source has it, with the session's edits applied. A session over stdin ('-')
+answers one question. Every option is an argument of the session or of the question: nothing is
+read from module-level state, so two sessions with other options live side by side.
+
+Each answer is a typed object whose `to_dict()` is exactly what `ksched ... -o json` prints, and
+whose `exit_code()` is the command's exit status. Bad input raises `kschedcli.InputError`, whose
+text is the one line the command prints.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+from .errors import InputError
+from .inputs.sources import PodRef, pod_ref, pods_source  # how the command line names pods, for the CLI
+
+if TYPE_CHECKING:
+    from .api.model import Pod
+    from .config.scheduler import SchedulerConfig
+    from .framework.result import CycleResult
+    from .inputs.cluster import Cluster
+    from .whatif.capacity import CapacityReport, Template
+    from .whatif.carryout import CarriedOutRun
+    from .whatif.diff import DiffReport
+    from .whatif.drain import DrainReport
+    from .whatif.edits import Applied, Edit
+    from .whatif.fixes.model import Suggestion
+    from .whatif.world import World
+    from .workloads.results import Expansion
+
+__all__ = [
+    "Capacity",
+    "ClusterSource",
+    "Diff",
+    "Drain",
+    "Edit",
+    "Explanation",
+    "Options",
+    "ScheduleRun",
+    "Session",
+    "PodRef",
+    "pod_ref",
+    "pods_source",
+]
+
+Messages = Callable[[str], None]
+Detail = Literal["compact", "full"]
+
+
+@dataclass(frozen=True)
+class ClusterSource:
+    """Where the cluster comes from: snapshot files (as `kubectl get ... -o yaml|json` prints them,
+    '-' for stdin), or with no files the live cluster the user's kubectl points at (`context`,
+    `kubeconfig`; `save_snapshot` keeps what kubectl read)."""
+
+    files: tuple[str, ...] = ()
+    context: str | None = None
+    kubeconfig: str | None = None
+    save_snapshot: str | None = None
+    request_timeout: str = "30s"
+
+    @classmethod
+    def of(cls, value: ClusterSource | str | os.PathLike | Iterable[str | os.PathLike] | None) -> ClusterSource:
+        """A source from what a caller has at hand: a source, a file, a list of files, or None for
+        the live cluster."""
+        if isinstance(value, ClusterSource):
+            return value
+        if value is None:
+            return cls()
+        if isinstance(value, str | os.PathLike):
+            return cls((os.fspath(value),))
+        return cls(tuple(os.fspath(v) for v in value))
+
+    @property
+    def is_live(self) -> bool:
+        return not self.files
+
+
+@dataclass(frozen=True)
+class Options:
+    """What a session reads besides the cluster, and how. `config`: a KubeSchedulerConfiguration
+    file (None: kube-scheduler's defaults); `profile`: the profile every pod is scheduled with
+    (None: each pod's spec.schedulerName); `kubernetes_version`: the release to follow (None: the
+    cluster's); `edits`: cluster edits applied in order; `no_extenders`: the config's HTTP
+    extenders left out; `validate`: strict, warn or ignore, for the files a person writes;
+    `cache`: use the cache of parsed snapshots; `verbose`: say what was read and ignored."""
+
+    config: str | None = None
+    profile: str | None = None
+    kubernetes_version: str | None = None
+    edits: tuple[Edit, ...] = ()
+    no_extenders: bool = False
+    validate: str = "strict"
+    cache: bool = True
+    verbose: bool = False
+
+
+def _stderr(line: str) -> None:
+    import sys
+
+    print(line, file=sys.stderr)
+
+
+def exit_code_of(results: Iterable[CycleResult], allow_preemption: bool = False) -> int:
+    """0 when every result is schedulable (or, with `allow_preemption`, placed by preemption), 1
+    when one is not, 2 when a pod named a profile the config does not have."""
+    from .scheduling.analysis import verdict_of
+
+    code = 0
+    for r in results:
+        if r.error and not r.schedulable and r.error.startswith("no profile"):
+            return 2
+        v = verdict_of(r)
+        if v == "schedulable" or (v == "preemption" and allow_preemption):
+            continue
+        code = 1
+    return code
+
+
+@dataclass
+class Explanation:
+    """One pod's cycle, explained (`explain`, `preempt`). `world`: the cluster, config and
+    scheduler it ran in; `before`: a workload's earlier replicas, bound first."""
+
+    result: CycleResult
+    world: World
+    before: list[Pod] = field(default_factory=list)
+
+    @property
+    def verdict(self) -> str:
+        """schedulable, preemption or unschedulable."""
+        from .scheduling.analysis import verdict_of
+
+        return verdict_of(self.result)
+
+    @property
+    def node(self) -> str | None:
+        """The node kube-scheduler would bind the pod to (None when it does not fit)."""
+        return self.result.selected_node
+
+    @property
+    def suggestions(self) -> list[Suggestion] | None:
+        return self.result.suggestions
+
+    def to_dict(self) -> dict[str, Any]:
+        """`explain -o json`."""
+        from .render.document import explain_doc
+
+        return explain_doc(self.result, self.world.edits, self.world.version)
+
+    def exit_code(self, allow_preemption: bool = False) -> int:
+        return exit_code_of([self.result], allow_preemption)
+
+
+@dataclass
+class ScheduleRun:
+    """Pods scheduled in turn, each bound before the next (`schedule`, `run`). `expansion`: the
+    workloads the pods came from (None for pods of the snapshot); `carried_out`: the run with
+    preemption carried out, when asked."""
+
+    results: list[CycleResult]
+    world: World
+    expansion: Expansion | None = None
+    carried_out: CarriedOutRun | None = None
+    detail: Detail = "compact"
+
+    def workloads(self) -> list[dict] | None:
+        """The results grouped by workload; None when no workload was given."""
+        if self.expansion is None or not self.expansion.workloads:
+            return None
+        from .workloads.expansion import summarize
+
+        return summarize(self.expansion, self.results)
+
+    def to_dict(self) -> dict[str, Any]:
+        """`schedule -o json` (with --detail as the run was asked)."""
+        from .render.document import carried_out_doc, run_doc
+
+        doc = run_doc(self.results, self.world.edits, self.world.version, self.detail)
+        if self.carried_out is not None:
+            return {**doc, **carried_out_doc(self.carried_out)}
+        summary = self.workloads()
+        if summary is not None:
+            doc["workloads"] = summary
+        return doc
+
+    def exit_code(self, allow_preemption: bool = False) -> int:
+        if self.carried_out is None:
+            return exit_code_of(self.results, allow_preemption)
+        last = {r.pod.uid: r for r in self.carried_out.results}
+        code = exit_code_of(list(last.values()), allow_preemption)
+        if code == 0 and not all(p.node for p in self.carried_out.placements):
+            code = 1  # bound, then evicted by a later preemption
+        return code
+
+
+@dataclass
+class Capacity:
+    """How many more copies of each template fit (`capacity`)."""
+
+    report: CapacityReport
+    world: World
+    stop_docs: dict[int, dict] = field(default_factory=dict)
+
+    @property
+    def replicas(self) -> int:
+        return self.report.replicas
+
+    def to_dict(self) -> dict[str, Any]:
+        from .render.document import version_fields
+        from .whatif.capacity import capacity_doc
+
+        return {
+            **version_fields(self.world.version),
+            **({"edits": [a.doc() for a in self.world.edits]} if self.world.edits else {}),
+            **capacity_doc(self.report, lambda r: self.stop_docs.get(id(r))),
+        }
+
+    def exit_code(self, min_copies: int | None = None) -> int:
+        return 1 if min_copies is not None and self.report.replicas < min_copies else 0
+
+
+@dataclass
+class Drain:
+    """Whether nodes can be drained and where their pods go (`drain`)."""
+
+    report: DrainReport
+    cluster: Cluster
+    edits: list[Applied]
+    allow_preemption: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        from .render.document import version_fields
+        from .render.drain import drain_doc
+
+        return {**drain_doc(self.report, self.edits, self.allow_preemption), **version_fields(self.cluster.version)}
+
+    def exit_code(self) -> int:
+        return 0 if self.report.drainable(self.allow_preemption) else 1
+
+
+@dataclass
+class Diff:
+    """The same pods in two worlds (`diff`)."""
+
+    report: DiffReport
+    cluster: Cluster  # world A's
+    edits: list[Applied]  # applied to world B
+
+    def to_dict(self) -> dict[str, Any]:
+        from .render.diff import diff_doc
+        from .render.document import version_fields
+
+        return {**diff_doc(self.report, self.edits), **version_fields(self.cluster.version)}
+
+    def exit_code(self) -> int:
+        return 0 if self.report.same else 1
+
+
+class Session:
+    """Questions about one cluster, as kube-scheduler would answer them.
+
+    `cluster`: a ClusterSource, a snapshot file, or a list of them (None: the live cluster
+    kubectl points at). The keyword arguments are those of `Options` (or pass `options=`).
+    `messages` receives what the command line prints on stderr: validation warnings, and with
+    `verbose` what was read and ignored (default: written to stderr)."""
+
+    def __init__(
+        self,
+        cluster: ClusterSource | str | os.PathLike | Iterable[str | os.PathLike] | None = None,
+        *,
+        options: Options | None = None,
+        messages: Messages | None = None,
+        **kwargs: Any,
+    ) -> None:
+        if options is not None and kwargs:
+            raise TypeError("give the options either as options= or as keyword arguments, not both")
+        self.source = ClusterSource.of(cluster)
+        if "edits" in kwargs:
+            kwargs["edits"] = tuple(kwargs["edits"])
+        self.options = options or Options(**kwargs)
+        self.messages: Messages = messages or _stderr
+        self._files: list[str] | None = None  # the snapshot files (the live cluster's, once read)
+        self._warned: set[str] = set()  # release warnings said (once a session)
+        self._reads = 0
+
+    # -- inputs -----------------------------------------------------------------------------------
+
+    def _validation(self) -> tuple[str, list[str]]:
+        """(mode, warnings) for the files a person writes; each warning reaches `messages` once."""
+        from .api.validation import validate_mode
+
+        say = self.messages
+
+        class _Warnings(list):
+            def append(self, line: str) -> None:
+                if line not in self:
+                    super().append(line)
+                    say(line)
+
+        return validate_mode(self.options.validate), _Warnings()
+
+    def _validating(self):
+        """Within: every file the question reads is validated with this session's mode; with
+        `verbose`, an API server's object whose unknown fields were not read is named."""
+        from .api.validation import validating_user_files
+
+        mode, warnings = self._validation()
+        return validating_user_files(mode, warnings, self.messages if self.options.verbose else None)
+
+    def files(self) -> list[str]:
+        """The snapshot files: the source's, or one holding what kubectl read from the live
+        cluster (read once per session)."""
+        if self._files is None:
+            from .inputs.sources import cluster_files
+
+            s = self.source
+            self._files = cluster_files(
+                list(s.files) or None, s.context, s.kubeconfig, s.request_timeout, s.save_snapshot, self.options.verbose
+            )
+        return self._files
+
+    def _inputs(self, pods: tuple[str, str | None] = ("", None)) -> tuple[Cluster, SchedulerConfig, list[Applied]]:
+        """The cluster read (again for each question: an earlier one may have changed it), the
+        config read and the session's edits applied (whatif.world.load_inputs)."""
+        from .inputs.sources import server_version
+        from .loader import read_once_check
+        from .whatif.world import load_inputs
+
+        files = self.files()
+        if "-" in files and self._reads:
+            raise InputError("stdin was read by an earlier question of this session", source="-")
+        read_once_check([pods, *(("--cluster", c) for c in files), ("--config", self.options.config)])
+        o = self.options
+        loaded = load_inputs(
+            list(files),
+            o.config,
+            list(o.edits) or None,
+            o.kubernetes_version,
+            server_version(files),
+            no_extenders=o.no_extenders,
+            cache=o.cache,
+        )
+        self._reads += 1
+        if o.verbose:
+            for line in _load_report(loaded[0]):
+                self.messages(line)
+        self._warn_release(loaded[0].version)
+        return loaded
+
+    def _warn_release(self, choice: Any) -> None:
+        """The cluster runs a release ksched does not reproduce: said before any answer (once a
+        session), as the JSON's kubernetesVersionChosenBy.warning says it."""
+        warning = getattr(choice, "warning", None)
+        if warning and warning not in self._warned:
+            self._warned.add(warning)
+            self.messages(f"ksched: warning: {warning}")
+
+    def _sub(self, source: ClusterSource, options: Options) -> Session:
+        """A session this one opens for part of a question (diff's two worlds, a scenario's own):
+        its messages, and its warnings said once with this one's."""
+        sub = Session(source, options=options, messages=self.messages)
+        sub._warned = self._warned
+        return sub
+
+    def _load(self, pods: tuple[str, str | None] = ("", None)) -> World:
+        """The world a question starts from: its inputs, and the scheduler built over them."""
+        from .scheduling.scheduler import Scheduler
+        from .whatif.world import World
+
+        cluster, config, applied = self._inputs(pods)
+        return World(cluster, config, Scheduler(cluster, config), applied)
+
+    def world(self) -> World:
+        """The cluster as loaded (edits applied), its config and scheduler, for callers that go
+        below the questions; a later question starts again from the source."""
+        world = self._load()
+        return world
+
+    def _use_profile(self, pods: Iterable[Pod], world: World) -> None:
+        profile = self.options.profile
+        if profile is None:
+            return
+        if profile not in world.scheduler.frameworks:
+            known = ", ".join(sorted(world.scheduler.frameworks))
+            raise InputError(f"no profile named {profile!r} (profiles: {known})", field="--profile")
+        for p in pods:
+            p.scheduler_name = profile
+
+    # -- questions --------------------------------------------------------------------------------
+
+    def explain(
+        self,
+        pod: str,
+        *,
+        is_file: bool = False,
+        replicas: int | None = None,
+        replica: int = 0,
+        node: str | None = None,
+        seed: int | None = None,
+        fixes: int = 3,
+        as_bound: bool = False,
+    ) -> Explanation:
+        """What kube-scheduler would do with one pod: `pod` is a file ('-' for stdin) holding a Pod
+        or one workload (of which new pod `replica` is explained, the ones before it bound first),
+        or NAMESPACE/NAME of a pending pod of the snapshot. `node`: a node the caller will look
+        at (checked to exist). `fixes`: for a pod that does not fit, the N best verified changes
+        that would place it (0: none). A bound Pod (spec.nodeName set, as `kubectl get pod -o yaml`
+        prints a running one) is explained as if created again now, unless `as_bound`."""
+        with self._validating():
+            world = self._load(("POD", pod))
+            p, before = self._one_pod(pod, world, replicas, replica, is_file, as_bound)
+            self._use_profile((*before, p), world)
+            if node is not None and world.scheduler.snapshot.get(node) is None:
+                raise InputError(f"no node named {node!r} in the snapshot", field="--node")
+            if before:
+                world.scheduler.run_sequence(before, seed, keep=False)
+            result = world.scheduler.schedule(p, seed)
+            result.input_unbound = world.input_unbound
+            from .scheduling.analysis import annotate
+
+            annotate(result, world)
+            world.before = before
+            explanation = Explanation(result, world, before)
+            if fixes:
+                self._suggest(explanation, fixes, seed)
+        return explanation
+
+    def preempt(
+        self, pod: str, *, is_file: bool = False, replicas: int | None = None, replica: int = 0, as_bound: bool = False
+    ) -> Explanation:
+        """What preemption would evict for this pod, and where (explain without fixes)."""
+        return self.explain(pod, is_file=is_file, replicas=replicas, replica=replica, fixes=0, as_bound=as_bound)
+
+    def fixes(self, explanation: Explanation, n: int = 3, seed: int | None = None) -> list[Suggestion]:
+        """The `n` best changes to the pod or the cluster that would place an explained pod, each
+        verified by a cycle (empty when it fits)."""
+        self._suggest(explanation, n, seed)
+        return explanation.result.suggestions or []
+
+    def _suggest(self, explanation: Explanation, n: int, seed: int | None) -> None:
+        from .whatif.fixes.model import needs_fixing
+
+        if n and needs_fixing(explanation.result):
+            from .whatif.fixes.search import find_fixes
+
+            w = explanation.world
+            explanation.result.suggestions = find_fixes(
+                w, explanation.result, n, seed=seed, before=explanation.before, given_kind=w.given_kind
+            )
+
+    def _unbound(self, p: Pod, source: str, world: World) -> Pod:
+        """A bound pod given as input (spec.nodeName set: a running pod's export) as if created again
+        now: spec.nodeName, status and with it status.nominatedNodeName dropped, and the pod itself
+        (same namespace/name, or uid) taken out of the snapshot so that it is not counted twice; one
+        message says so, and the result's `input.unbound` (world.input_unbound)."""
+        import copy
+
+        raw = copy.deepcopy(p.raw)
+        spec = raw.get("spec") if isinstance(raw.get("spec"), dict) else {}
+        node_name = spec.pop("nodeName", None) or p.node_name
+        status = raw.pop("status", None)
+        nominated = status.get("nominatedNodeName") if isinstance(status, dict) else None
+        fresh = world.cluster.parse_pod(raw, source, f"Pod {p.key}")
+        meta = p.raw.get("metadata") if isinstance(p.raw.get("metadata"), dict) else {}
+        uid = meta.get("uid") or None
+        snapshot = world.scheduler.snapshot
+        held = None
+        first = snapshot.get(node_name)
+        for ni in ([first] if first is not None else []) + [ni for ni in snapshot.list() if ni is not first]:
+            held = next((q for q in ni.pods if q.key == p.key or (uid is not None and q.uid == uid)), None)
+            if held is not None:
+                break
+        if held is not None:
+            snapshot.evict(held)
+        world.input_unbound = {
+            "nodeName": node_name,
+            "nominatedNodeName": nominated or None,
+            "removedFromSnapshot": held is not None,
+        }
+        where = f"on {held.node_name}, taken out of the snapshot" if held is not None else "not in the snapshot"
+        self.messages(
+            f"ksched: {source}: Pod {p.key} is bound to {node_name}: explained as if created again now "
+            f"(spec.nodeName and status dropped; the pod is {where}); --as-bound takes it as it is"
+        )
+        return fresh
+
+    def _one_pod(
+        self, pod: str, world: World, replicas: int | None, replica: int, is_file: bool, as_bound: bool = False
+    ) -> tuple[Pod, list[Pod]]:
+        """POD is a file ('-' for stdin) or the name of a pending pod in the snapshot. A file holds one
+        Pod or one workload; of a workload, its new pod number `replica` (the ones before it are
+        returned too, to be scheduled and bound first, as the controller creates them in turn)."""
+        if is_file or pod == "-" or os.path.exists(pod):
+            from .workloads.expansion import load_workloads
+
+            ex = load_workloads(pod, world.cluster, replicas=replicas, validation=self._validation())
+            units = len(ex.workloads) + sum(1 for p in ex.pods if ex.workload_of(p) is None)
+            if units != 1:
+                raise InputError(
+                    f"expected one Pod or workload, found {units} (use `ksched schedule` for several)", source=pod
+                )
+            if not ex.workloads:
+                if replica:
+                    raise InputError("a Pod has no other replica", field="--replica")
+                if ex.pods[0].node_name and not as_bound:
+                    return self._unbound(ex.pods[0], pod, world), []
+                return ex.pods[0], []
+            w = ex.workloads[0]
+            world.given_kind = w.kind
+            if not w.pods:
+                why = f": {w.note}" if w.note else f" ({w.existing} already in the snapshot)"
+                raise InputError(f"{w.key} creates no new pod{why}", source=pod)
+            if not 0 <= replica < len(w.pods):
+                raise InputError(
+                    f"{w.key} creates {len(w.pods)} new pod(s): pick 0 to {len(w.pods) - 1}", field="--replica"
+                )
+            return w.pods[replica], w.pods[:replica]
+        if pod.endswith((".yaml", ".yml", ".json")) or os.sep in pod.rstrip(os.sep).split("/", 1)[-1]:
+            raise InputError("no such file", source=pod)
+        from .inputs.lookup import find_pending_pod
+
+        obj, path, where = find_pending_pod(list(self.files()), pod, world.cluster.pending_pods())
+        return world.cluster.parse_pod(obj, path, where), []
+
+    def schedule(
+        self,
+        pods: str | None = None,
+        *,
+        namespace: str | None = None,
+        order: Literal["priority", "file"] = "priority",
+        replicas: int | None = None,
+        seed: int | None = None,
+        preemption: Literal["report", "carry-out"] = "report",
+        detail: Detail = "compact",
+        analysis: frozenset[str] | None = None,
+        on_start: Callable[[World], None] | None = None,
+        on_result: Callable[[CycleResult], None] | None = None,
+        keep: bool = True,
+    ) -> ScheduleRun:
+        """Several pods in turn, each bound to its node before the next: those of the file `pods`
+        (Pods and workloads, '-' for stdin; workloads become the pods their controllers would
+        create), else the pending pods of the snapshot (of `namespace`, or all). `order`: priority
+        (as PrioritySort orders the queue) or file. `preemption`: report (victims reported, the
+        cluster left as it was) or carry-out (victims deleted, the preemptor retried).
+        `analysis`: the parts of each result's analysis to compute (default: what `to_dict` at
+        `detail` shows); `on_start` sees the world before the first cycle, `on_result` each result
+        as it is decided; `keep=False` keeps in the run only the slimmed results (for callers that
+        stream them)."""
+        with self._validating():
+            world = self._load(("PODS", pods))
+            pod_list, expansion = self._pods(pods, namespace, replicas, world)
+            return self._run(
+                world, pod_list, expansion, order, seed, preemption, detail, analysis, on_start, on_result, keep
+            )
+
+    def run_scenario(
+        self,
+        scenario: str,
+        *,
+        seed: int | None = None,
+        detail: Detail = "compact",
+        analysis: frozenset[str] | None = None,
+        on_start: Callable[[World], None] | None = None,
+        on_result: Callable[[CycleResult], None] | None = None,
+        keep: bool = True,
+    ) -> ScheduleRun:
+        """A scenario file (`ksched schema --scenario`): its snapshot (unless this session names
+        files) and config, its cluster edits in order, then its pods (or the snapshot's pending
+        pods) scheduled in turn."""
+        from .whatif.scenario import load_scenario, scenario_pods
+
+        with self._validating():
+            sc = load_scenario(scenario)
+            o = self.options
+            s = self.source
+            # the scenario's snapshot, unless this session names files or the live cluster
+            own = s.files or s.context or s.kubeconfig or s.save_snapshot or not sc.cluster
+            sub = self._sub(
+                s if own else ClusterSource(tuple(sc.cluster), request_timeout=s.request_timeout),
+                Options(
+                    sc.config,
+                    o.profile,
+                    o.kubernetes_version or sc.kubernetes_version,
+                    tuple(sc.edits),
+                    o.no_extenders,
+                    o.validate,
+                    o.cache,
+                    o.verbose,
+                ),
+            )
+            sub.files()  # the live cluster's flags are checked and read as the command line gives them
+            try:
+                world = sub._load()
+            except InputError as e:
+                raise e.located(source=scenario) from None
+            expansion = scenario_pods(sc, world.cluster)
+            if expansion is not None:
+                pod_list = expansion.pods
+            else:
+                found = world.cluster.pending_pods()
+                if not found:
+                    raise InputError(
+                        "the scenario names no pods and the snapshot has no pending pod", source=scenario, field="pods"
+                    )
+                pod_list = [world.cluster.parse_pod(o_, p, w) for o_, p, w in found]
+            return sub._run(
+                world, pod_list, expansion, sc.order, seed, "report", detail, analysis, on_start, on_result, keep
+            )
+
+    def _pods(
+        self, pods: str | None, namespace: str | None, replicas: int | None, world: World
+    ) -> tuple[list[Pod], Expansion | None]:
+        if pods is None:
+            from .inputs.sources import in_namespace
+
+            found = in_namespace(world.cluster.pending_pods(), namespace)
+            if not found:
+                where = f"namespace {namespace} of the snapshot" if namespace else "the snapshot"
+                raise InputError(f"no PODS file given and no pending pod in {where}", field="PODS")
+            return [world.cluster.parse_pod(o, p, w) for o, p, w in found], None
+        from .workloads.expansion import load_workloads
+
+        expansion = load_workloads(pods, world.cluster, replicas=replicas, validation=self._validation())
+        if self.options.verbose and expansion.ignored:
+            kinds = ", ".join(f"{k} ×{n}" for k, n in sorted(expansion.ignored.items()))
+            self.messages(f"ksched: {pods}: ignored kinds that make no pod: {kinds}")
+        return expansion.pods, expansion
+
+    def _run(
+        self,
+        world: World,
+        pod_list: list[Pod],
+        expansion: Expansion | None,
+        order: str,
+        seed: int | None,
+        preemption: str,
+        detail: Detail,
+        analysis: frozenset[str] | None,
+        on_start: Callable[[World], None] | None,
+        on_result: Callable[[CycleResult], None] | None,
+        keep: bool,
+    ) -> ScheduleRun:
+        from .scheduling import analysis as an
+        from .scheduling.scheduler import queue_sort
+
+        self._use_profile(pod_list, world)
+        if order == "priority":
+            pod_list = queue_sort(pod_list)
+        full = detail == "full"
+        if on_start is not None:
+            on_start(world)
+        if preemption == "carry-out":
+            from .whatif.carryout import run_carrying_out
+
+            parts = analysis if analysis is not None else (an.ALL if full else COMPACT_PARTS)
+
+            def explained(r: CycleResult) -> None:
+                an.annotate(r, world, parts)
+                if on_result is not None:
+                    on_result(r)
+
+            run = run_carrying_out(world.scheduler, pod_list, seed, on_result=explained)
+            return ScheduleRun(run.results, world, expansion, run, detail)
+        parts = analysis if analysis is not None else (an.ALL if full else COMPACT_PARTS)
+        if expansion is not None and any(w.kind == "DaemonSet" for w in expansion.workloads):
+            parts = parts | {an.GROUPS}  # the workload summary names each node's failure (workload_results)
+        kept: list[CycleResult] = []
+
+        def analysed(r: CycleResult) -> None:
+            an.annotate(r, world, parts)
+            if on_result is not None:
+                on_result(r)
+            if not full:
+                an.slim(r)  # the summaries need only the verdicts
+            if not keep:
+                kept.append(r)
+
+        results = world.scheduler.run_sequence(pod_list, seed, on_result=analysed, with_details=full, keep=keep)
+        return ScheduleRun(results if keep else kept, world, expansion, None, detail)
+
+    def capacity(
+        self,
+        templates: Sequence[str],
+        *,
+        max_copies: int | None = None,
+        group_by: Sequence[str] | None = None,
+        seed: int | None = None,
+        on_stop: Callable[[Template, CycleResult, World], None] | None = None,
+    ) -> Capacity:
+        """How many more copies of each template (a file of Pods and workloads, taken in turn) fit:
+        copies scheduled one after another, each bound before the next, until one fits nowhere
+        (or `max_copies`). Preemption is off. `on_stop` sees each template's copy that did not
+        fit, explained, before the next template changes the cluster."""
+        from .render.document import explain_doc
+        from .scheduling.analysis import annotate
+        from .whatif.capacity import read_templates, run_capacity
+
+        with self._validating():
+            world = self._load()
+            parsed = read_templates(list(templates))
+            stop_docs: dict[int, dict] = {}
+
+            def stopped(template: Template, r: CycleResult) -> None:
+                # explained now: the next template's copies change the cluster this copy saw
+                annotate(r, world)
+                stop_docs[id(r)] = explain_doc(r, None, world.version)
+                if on_stop is not None:
+                    on_stop(template, r, world)
+
+            report = run_capacity(
+                world.scheduler,
+                parsed,
+                max_copies=max_copies,
+                seed=seed,
+                group_by=list(group_by) if group_by else None,
+                on_stop=stopped,
+            )
+        return Capacity(report, world, stop_docs)
+
+    def drain(
+        self,
+        nodes: Sequence[str],
+        *,
+        delete_emptydir_data: bool = False,
+        force: bool = False,
+        seed: int | None = None,
+        allow_preemption: bool = False,
+    ) -> Drain:
+        """Can these nodes (names or label selectors) be drained? Cordon them, evict what kubectl
+        drain would (PodDisruptionBudgets honoured as the eviction API does), and reschedule the
+        evicted pods, highest priority first."""
+        from .whatif.drain import drain as run_drain
+
+        with self._validating():
+            cluster, config, applied = self._inputs()
+            report = run_drain(
+                cluster, config, list(nodes), delete_emptydir_data=delete_emptydir_data, force=force, seed=seed
+            )
+        return Drain(report, cluster, applied, allow_preemption)
+
+    def diff(
+        self,
+        pods: str | None = None,
+        *,
+        against_config: str | None = None,
+        against_cluster: ClusterSource | str | Iterable[str] | None = None,
+        all_pods: bool = False,
+        seed: int | None = None,
+    ) -> Diff:
+        """The same pods in two worlds: A (this session's cluster and config, without its edits)
+        and B (`against_config`, `against_cluster` and/or this session's edits). `pods`: a file of
+        Pods and workloads; default: the snapshot's pending pods; `all_pods`: every bound pod,
+        placed again from an empty cluster."""
+        from .whatif.diff import diff as run_diff
+
+        o = self.options
+        if not (against_config or against_cluster or o.edits):
+            raise InputError(
+                "nothing to compare: give --against-config, --against-cluster or a cluster edit", field="diff"
+            )
+        if all_pods and pods is not None:
+            raise InputError("PODS and --all exclude each other", field="--all")
+        with self._validating():
+            a = self._sub(self.source, _replace(o, edits=()))
+            a._files = self.files()
+            b_source = ClusterSource.of(against_cluster) if against_cluster else self.source
+            b = self._sub(b_source, _replace(o, config=against_config or o.config))
+            if not against_cluster:
+                b._files = a._files  # B reads A's snapshot (the live one too)
+            cluster_a, config_a, _ = a._inputs()
+            cluster_b, config_b, applied = b._inputs()
+            pods_of, mode = self._diff_pods(pods, all_pods, cluster_a)
+            name_a = f"{_source_name(a.files())} --config {o.config or '(defaults)'}"
+            name_b = f"{_source_name(b.files())} --config {b.options.config or '(defaults)'}"
+            if o.edits:
+                name_b += " " + " ".join(str(e) for e in o.edits)
+            report = run_diff(
+                (name_a, cluster_a, config_a), (name_b, cluster_b, config_b), pods_of, seed=seed, mode=mode
+            )
+        return Diff(report, cluster_a, applied)
+
+    def _diff_pods(self, pods: str | None, all_pods: bool, cluster: Cluster) -> tuple[Any, str]:
+        if all_pods:
+            return None, "all"
+        if pods is None:
+            found = cluster.pending_pods()
+            if not found:
+                raise InputError("no PODS file given and no pending pod in the snapshot (or use --all)", field="PODS")
+
+            def pending(c: Cluster) -> list[Pod]:
+                return [c.parse_pod(o, p, w) for o, p, w in found]
+
+            return pending, "pending"
+        from .loader import iter_objects
+        from .workloads.expansion import pods_for_workloads
+
+        raw_pods = [(obj, pods, where) for obj, where in iter_objects(pods, as_kubectl=True)]
+        validation = self._validation()
+
+        def given(c: Cluster) -> list[Pod]:
+            # Pods as they are, workloads as their controllers would create them (as schedule)
+            ex = pods_for_workloads(raw_pods, c, validation=validation)
+            if not ex.pods and not ex.workloads:
+                raise InputError("no Pod or workload found", source=pods)
+            return ex.pods
+
+        return given, "pods"
+
+
+# what a compact sequence document shows of the analysis (render/document.py compact_result_doc)
+COMPACT_PARTS = frozenset({"groups", "events"})
+
+
+def _replace(options: Options, **changes: Any) -> Options:
+    from dataclasses import replace
+
+    return replace(options, **changes)
+
+
+def _source_name(files: list[str]) -> str:
+    """A world's snapshot as `diff` names it: `--cluster FILE...`, or `kubectl (context NAME)` for
+    what was read from the live cluster into a temporary file."""
+    from .errors import SOURCE_LABELS
+
+    labels = [SOURCE_LABELS.get(c) for c in files]
+    if files and all(labels):
+        return ", ".join(label for label in labels if label)
+    return "--cluster " + " ".join(files)
+
+
+def _count(n: int, word: str) -> str:
+    return f"{n} {word}" + ("" if n == 1 else "s")
+
+
+def _load_report(c: Cluster) -> list[str]:
+    """What `verbose` says of a load: counts of what the scheduler sees and of what it does not."""
+    seen = [_count(len(c.nodes), "node"), _count(len(c.pods), "bound pod")]
+    if c.nominated_pods:
+        seen.append(_count(len(c.nominated_pods), "nominated pod"))
+    seen += [f"{kind} ×{len(objs)}" for kind, objs in sorted(c.objects.items()) if objs]
+    lines = [f"ksched: read {', '.join(seen)}"]
+    if c.from_cache:
+        from .inputs.cache import cache_dir
+
+        lines.append(
+            f"ksched: the snapshot as parsed before, from the cache ({cache_dir()}; --no-cache reads the files)"
+        )
+    for what, n in sorted(c.skipped.items()):  # what: "terminal pods", "pending pods (...)"
+        lines.append(f"ksched: skipped {n} {what.replace('pods', 'pod', 1) if n == 1 else what}")
+    if c.ignored:
+        kinds = ", ".join(f"{k} ×{n}" for k, n in sorted(c.ignored.items()))
+        lines.append(f"ksched: ignored kinds the scheduler does not read: {kinds}")
+    from .api.validation import unknown_fields
+
+    unknown = unknown_fields(
+        [n.raw for n in c.nodes] + [p.raw for p in c.pods] + [o for objs in c.objects.values() for o in objs.values()]
+    )
+    if unknown:  # an API server newer than ksched writes fields it does not know: named, never fatal
+        fields = ", ".join(f"{kind} {field} ×{n}" for (kind, field), n in sorted(unknown.items()))
+        lines.append(f"ksched: fields this ksched does not know, not read: {fields}")
+    return lines
+
+
+def schema_text(kind: Literal["result", "scenario"] = "result") -> str:
+    """The JSON Schema of the documents the questions' `to_dict` return ("result"), or of
+    scenario files ("scenario")."""
+    from importlib import resources
+
+    name = "result.schema.json" if kind == "result" else "scenario.schema.json"
+    text = resources.files("kschedcli.schemas").joinpath(name).read_text(encoding="utf-8")
+    return text if text.endswith("\n") else text + "\n"
+
+
+# -- what shell completion offers: read from the files by lookup, never by building the cluster --
+
+
+def node_names(files: Sequence[str]) -> list[tuple[str, str]]:
+    """(name, zone) of every Node in the snapshot files."""
+    from .inputs.lookup import metadata_of, snapshot_objects
+
+    out = []
+    for obj, _, _ in snapshot_objects(list(files)):
+        if obj.get("kind") == "Node":
+            meta = metadata_of(obj)
+            out.append((meta.get("name") or "", (meta.get("labels") or {}).get("topology.kubernetes.io/zone", "")))
+    return out
+
+
+def profile_names(config: str | None) -> list[str]:
+    """The profiles of a KubeSchedulerConfiguration file (kube-scheduler's default one without)."""
+    if config is None:
+        return ["default-scheduler"]
+    from .config.scheduler import load_config
+    from .plugins import REGISTRY
+
+    return [p.scheduler_name for p in load_config(config, REGISTRY).profiles]
+
+
+def pending_pod_names(files: Sequence[str]) -> list[tuple[str, str]]:
+    """(NAMESPACE/NAME, name) of the pending pods in the snapshot files."""
+    from .inputs.lookup import metadata_of, pending_pods, pod_key
+
+    return [(pod_key(obj), metadata_of(obj).get("name") or "") for obj, _, _ in pending_pods(list(files))]
+
+
+# -- cluster edits, the analysis parts, the cache: what the command line hands the API --
+
+
+def __getattr__(name: str) -> Any:
+    # imported when first used: the edit layer only for a run with edit flags
+    if name == "Edit":
+        from .whatif.edits import Edit
+
+        return Edit
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def edits_from_flags(values: dict[str, list[str]], argv: list[str] | None = None) -> list[Edit]:
+    """Cluster edits from the edit flags' values (`{"--add-node": [...], "--cordon": [...], ...}`),
+    in the order `argv` gives them (each flag's own order without it)."""
+    from .whatif.edits import ordered_edits
+
+    return ordered_edits(values, argv)
+
+
+def analysis_parts(name: Literal["all", "first-failures", "none"]) -> frozenset[str]:
+    """The parts of a result's analysis a view needs: all of it, the first failures (schedule's
+    table), or none (names only)."""
+    from .scheduling import analysis
+
+    return {"all": analysis.ALL, "first-failures": frozenset({analysis.FIRST_FAILURES}), "none": frozenset()}[name]
+
+
+def cache_info() -> tuple[str, bool, int, int, int]:
+    """The cache of parsed snapshots: (its directory, enabled?, entries, their bytes, the bound)."""
+    from .inputs.cache import cache_dir, enabled, entries, max_bytes
+
+    found = entries()
+    return str(cache_dir()), enabled(), len(found), sum(st.st_size for _, st in found), max_bytes()
+
+
+def clear_cache() -> tuple[str, int, int]:
+    """Empty the cache of parsed snapshots: (its directory, entries removed, bytes freed)."""
+    from .inputs.cache import cache_dir, clear
+
+    n, freed = clear()
+    return str(cache_dir()), n, freed
