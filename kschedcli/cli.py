@@ -16,6 +16,7 @@ from . import KUBE_SCHEDULER_VERSION, __version__
 from .cli_common import (
     _VERBOSE,
     AllowPreemptionOpt,
+    AsBoundOpt,
     ClusterOpt,
     ColorOpt,
     ConfigOpt,
@@ -113,6 +114,7 @@ def explain(
     no_color: bool = ColorOpt,
     verbose: bool = VerboseOpt,
     validate: str = ValidateOpt,
+    as_bound: bool = AsBoundOpt,
     edits: list[Edit] | None = None,
 ) -> None:
     """Explain, node by node and plugin by plugin, what kube-scheduler would do with one pod.
@@ -135,6 +137,7 @@ def explain(
         namespace=namespace,
         kubernetes_version=kubernetes_version,
         validate=validate,
+        as_bound=as_bound,
     )
     if fixes and not (node is not None and output == Output.table):
         from .fixes.model import needs_fixing
@@ -281,6 +284,7 @@ def preempt(
     no_color: bool = ColorOpt,
     verbose: bool = VerboseOpt,
     validate: str = ValidateOpt,
+    as_bound: bool = AsBoundOpt,
     edits: list[Edit] | None = None,
 ) -> None:
     """What would preemption evict for this pod, on which node, and why that node and not the others?
@@ -303,6 +307,7 @@ def preempt(
         namespace=namespace,
         kubernetes_version=kubernetes_version,
         validate=validate,
+        as_bound=as_bound,
     )
     if output == Output.table:
         from .render.terminal import render_preempt

@@ -208,6 +208,15 @@ def _exit_code(results, allow_preemption: bool) -> int:
     return code
 
 
+AsBoundOpt = typer.Option(
+    False,
+    "--as-bound",
+    help="A bound pod given as a file (spec.nodeName set, as `kubectl get pod -o yaml` prints a running "
+    "pod) is taken literally: its node alone passes NodeName. Without it, such a pod is scheduled as if "
+    "created again now: spec.nodeName and status dropped, its running copy taken out of the snapshot.",
+)
+
+
 def _load_one_pod(
     pod: str,
     cluster: list[str],
@@ -216,10 +225,12 @@ def _load_one_pod(
     replica: int = 0,
     is_file: bool = False,
     validate: str = "strict",
+    as_bound: bool = False,
 ):
     """POD is a file ('-' for stdin) or the name of a pending pod in the snapshot. A file holds one
     Pod or one workload; of a workload, its new pod number `replica` (the ones before it are returned
-    too, to be scheduled and bound first, as the controller creates them in turn)."""
+    too, to be scheduled and bound first, as the controller creates them in turn). A bound Pod is
+    read as if created again (_unbound), unless `as_bound`."""
     if is_file or pod == "-" or os.path.exists(pod):
         from .workloads import load_workloads
 
@@ -232,6 +243,8 @@ def _load_one_pod(
         if not ex.workloads:
             if replica:
                 raise InputError("a Pod has no other replica", field="--replica")
+            if ex.pods[0].node_name and not as_bound:
+                return _unbound(ex.pods[0], pod, session), []
             return ex.pods[0], []
         w = ex.workloads[0]
         session.given_kind = w.kind
@@ -249,6 +262,44 @@ def _load_one_pod(
 
     obj, path, where = find_pending_pod(list(cluster), pod, session.cluster.pending_pods())
     return session.cluster.parse_pod(obj, path, where), []
+
+
+def _unbound(p, source: str, session):
+    """A bound pod given as input (spec.nodeName set: a running pod's export) as if created again
+    now: spec.nodeName, status and with it status.nominatedNodeName dropped, and the pod itself
+    (same namespace/name, or uid) taken out of the snapshot so that it is not counted twice; one
+    line on stderr says so, and the result's `input.unbound` (session.input_unbound)."""
+    import copy
+
+    raw = copy.deepcopy(p.raw)
+    spec = raw.get("spec") if isinstance(raw.get("spec"), dict) else {}
+    node_name = spec.pop("nodeName", None) or p.node_name
+    status = raw.pop("status", None)
+    nominated = status.get("nominatedNodeName") if isinstance(status, dict) else None
+    fresh = session.cluster.parse_pod(raw, source, f"Pod {p.key}")
+    meta = p.raw.get("metadata") if isinstance(p.raw.get("metadata"), dict) else {}
+    uid = meta.get("uid") or None
+    snapshot = session.scheduler.snapshot
+    held = None
+    first = snapshot.get(node_name)
+    for ni in ([first] if first is not None else []) + [ni for ni in snapshot.list() if ni is not first]:
+        held = next((q for q in ni.pods if q.key == p.key or (uid is not None and q.uid == uid)), None)
+        if held is not None:
+            break
+    if held is not None:
+        snapshot.evict(held)
+    session.input_unbound = {
+        "nodeName": node_name,
+        "nominatedNodeName": nominated or None,
+        "removedFromSnapshot": held is not None,
+    }
+    where = f"on {held.node_name}, taken out of the snapshot" if held is not None else "not in the snapshot"
+    typer.echo(
+        f"ksched: {source}: Pod {p.key} is bound to {node_name}: explained as if created again now "
+        f"(spec.nodeName and status dropped; the pod is {where}); --as-bound takes it as it is",
+        err=True,
+    )
+    return fresh
 
 
 def _validation(validate: str) -> tuple[str, list[str]]:
@@ -277,7 +328,12 @@ def with_validation(fn: Callable) -> Callable:
             mode, warnings = _validation(kwargs.get("validate", "strict"))
         except InputError as e:
             _fail(e)
-        with validating_user_files(mode, warnings):
+
+        def dropped(line: str) -> None:  # an API server's object's unknown fields: named under --verbose
+            if _VERBOSE["on"] or kwargs.get("verbose"):
+                typer.echo(line, err=True)
+
+        with validating_user_files(mode, warnings, dropped):
             return fn(*args, **kwargs)
 
     return run
@@ -319,6 +375,7 @@ def _global_options(
     ),
 ) -> None:
     _VERBOSE["on"] = verbose
+    _RELEASE_WARNED.clear()  # each command says it once
     if no_cache:
         from .snapshot_cache import disable
 
@@ -362,7 +419,20 @@ def _open(
     )
     if _VERBOSE["on"]:
         _report_load(session.cluster)
+    _warn_release(session.version)
     return session
+
+
+_RELEASE_WARNED: set[str] = set()
+
+
+def _warn_release(choice) -> None:
+    """The cluster runs a release ksched does not reproduce: said on stderr before any answer
+    (once a command), as the JSON's kubernetesVersionChosenBy.warning says it."""
+    warning = getattr(choice, "warning", None)
+    if warning and warning not in _RELEASE_WARNED:
+        _RELEASE_WARNED.add(warning)
+        typer.echo(f"ksched: warning: {warning}", err=True)
 
 
 def _server_version(cluster: list[str]) -> str | None:
@@ -381,6 +451,7 @@ def _load(
     )
     if _VERBOSE["on"]:
         _report_load(cluster_obj)
+    _warn_release(cluster_obj.version)
     return cluster_obj, config_obj, applied
 
 
@@ -461,6 +532,7 @@ def _run_one(
     namespace: str | None = None,
     kubernetes_version: str | None = None,
     validate: str = "strict",
+    as_bound: bool = False,
 ):
     from .cliargs import pod_ref
     from .render.analysis import annotate
@@ -468,7 +540,9 @@ def _run_one(
     try:
         ref = pod_ref(pod, filename, namespace)
         session = _open(cluster, config, edits, kubernetes_version, ("POD", ref.text))
-        p, before = _load_one_pod(ref.text, cluster, session, replicas, replica, is_file=ref.is_file, validate=validate)
+        p, before = _load_one_pod(
+            ref.text, cluster, session, replicas, replica, is_file=ref.is_file, validate=validate, as_bound=as_bound
+        )
         for q in (*before, p):
             _use_profile(q, profile, session)
         if node is not None and session.scheduler.snapshot.get(node) is None:
@@ -478,6 +552,7 @@ def _run_one(
     if before:
         session.scheduler.run_sequence(before, seed, keep=False)
     result = session.scheduler.schedule(p, seed)
+    result.input_unbound = getattr(session, "input_unbound", None)
     annotate(result, session)
     session.before = before
     return session, result

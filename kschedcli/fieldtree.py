@@ -177,6 +177,8 @@ def _compile(expr: str) -> tuple[int, Any]:
     resolved = _resolve(expr.lstrip("*"))
     if resolved == "[]byte" or resolved in _STRING_LEAVES:
         out: tuple[int, Any] = (_STRING, None)
+    elif resolved in _ANY_LEAVES:  # opaque JSON to the API server (managedFields' fieldsV1, ...)
+        out = (_LEAF, resolved)
     elif resolved.startswith("[]"):
         out = (_LIST, resolved[2:])
     elif resolved.startswith("map["):
@@ -257,3 +259,51 @@ def check_value(obj: Any, type_name: str, prefix: str = "") -> list[FieldProblem
             children.append((sub, v, t))
         stack.extend(reversed(children))
     return problems
+
+
+def integral_floats_to_ints(obj: Any, type_name: str) -> int:
+    """Replace, in place, each integral float where `type_name`'s tree wants an integer by that
+    integer: Kubernetes' decoding takes a JSON number such as 1e+09 (go-yaml's float of `1e+09`,
+    or JSON's `1e9`) for an int64 field when it is integral, and the rest of ksched reads ints.
+    Values that do not decode are left as they are (check_value names them). Returns how many
+    were replaced."""
+    changed = 0
+    stack: list[tuple[Any, str]] = [(obj, type_name)]
+    while stack:
+        value, expr = stack.pop()
+        tag, x = _COMPILED.get(expr) or _compile(expr)
+        if tag == _STRUCT:
+            if type(value) is dict:
+                for k, v in value.items():
+                    t = x.get(k) if type(k) is str else None
+                    if t is None or v is None or type(v) is str:
+                        continue
+                    if type(v) is float:
+                        if _is_int_leaf(t) and v.is_integer() and abs(v) < 2**63:
+                            value[k] = int(v)
+                            changed += 1
+                    elif type(v) in (dict, list):
+                        stack.append((v, t))
+        elif tag == _LIST:
+            if type(value) is list:
+                for i, v in enumerate(value):
+                    if type(v) is float:
+                        if _is_int_leaf(x) and v.is_integer() and abs(v) < 2**63:
+                            value[i] = int(v)
+                            changed += 1
+                    elif type(v) in (dict, list):
+                        stack.append((v, x))
+        elif tag == _MAP and type(value) is dict and _COMPILED.get(x, (None,))[0] != _STRING:
+            for k, v in value.items():
+                if type(v) is float:
+                    if _is_int_leaf(x) and v.is_integer() and abs(v) < 2**63:
+                        value[k] = int(v)
+                        changed += 1
+                elif type(v) in (dict, list):
+                    stack.append((v, x))
+    return changed
+
+
+def _is_int_leaf(expr: str) -> bool:
+    tag, x = _COMPILED.get(expr) or _compile(expr)
+    return tag == _LEAF and x in _INT_RANGES

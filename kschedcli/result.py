@@ -199,6 +199,14 @@ class CycleResult:
     score_extenders: list[str] = field(default_factory=list)
     # --no-extenders: the extenders left out, each {"extender": name, "verbs": {verb: path}}
     extenders_left_out: list[dict[str, Any]] = field(default_factory=list)
+    # PreScore: the plugins that returned Skip for the pod (their Score did not run), None when
+    # PreScore did not run (fewer than two feasible nodes, no score plugin, a cycle cut short);
+    # the PreScore status that ended the cycle, else None
+    pre_score_skipped: list[str] | None = None
+    pre_score: Status | None = None
+    # a bound pod given as input, scheduled as if created again (cli_common): its former node and
+    # nominated node, and whether it was taken out of the snapshot
+    input_unbound: dict[str, Any] | None = None
 
 
 @runtime_checkable

@@ -166,6 +166,7 @@ class Scheduler:
         else:
             prefilter_msg = ""
             allowed = None
+            narrowing: list[str] = []
             if pf.result is not None and not pf.result.all_nodes():
                 allowed = pf.result.node_names
                 narrowing = sorted(pf.plugins_with_nodes)
@@ -188,6 +189,15 @@ class Scheduler:
             if nominated_node and nominated_node in self.snapshot.index_of:
                 # evaluateNominatedNode: the node the pod preempted on, alone, before any other
                 first_try = self._filter_nominated_node(fw, state, pod, nominated_node, counted, res)
+                rejected_by = first_try[0].plugin if first_try[0] is not None and first_try[0].is_rejected() else ""
+                if allowed is not None and rejected_by and rejected_by not in narrowing:
+                    # its diagnosis shares the set of unschedulable plugins with the cycle's: the
+                    # nodes the PreFilter result leaves out are then said to fail that plugin too
+                    statuses.absent = Status(
+                        UNRESOLVABLE,
+                        "node(s) didn't satisfy plugin(s) [{}]".format(" ".join(sorted({*narrowing, rejected_by}))),
+                        plugin=narrowing[0] if narrowing else "",
+                    )
             if first_try is not None and first_try[0] is None:
                 feasible = [self.snapshot.by_name[nominated_node]]
                 if self.extenders:
@@ -245,6 +255,9 @@ class Scheduler:
             return res
         # kube-scheduler runs no PreScore at all for a profile without Score plugins and without extenders
         pre_score_st = fw.run_pre_score(state, pod, feasible) if fw.score_plugins or self.extenders else None
+        if fw.score_plugins or self.extenders:
+            res.pre_score_skipped = sorted(state.skip_score_plugins)
+            res.pre_score = pre_score_st
         try:
             if pre_score_st is not None:
                 raise PluginError(pre_score_st.plugin, pre_score_st.message())

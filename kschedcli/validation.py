@@ -6,20 +6,27 @@ Modes, as kubectl spells --validate: strict (true, the default): an unknown fiel
 warn: it is a warning; ignore (false): it is not looked at. Type errors and invalid values are
 errors in every mode (the API server cannot take the object whatever kubectl checks).
 
-Snapshot objects were written by an API server (possibly newer than ksched): their unknown fields
-are only counted (`unknown_fields`, for --verbose), never an error.
+Objects an API server wrote (possibly newer than ksched) were already admitted, and are read as the
+API server reads what it stores: their unknown fields are dropped, named under --verbose, never an
+error. That is every object of a snapshot (`unknown_fields`), and an object a user hands in that
+carries what only an API server sets (`from_api_server`: uid, resourceVersion, creationTimestamp or
+status; `kubectl get -o yaml` output, a support bundle's files). What a person writes stays under
+--validate.
+
+Numbers: an integral JSON number (go-yaml's float of `1e+09`, JSON's `1e9`, YAML's `5.0`) is an
+integer where the API wants one, as Kubernetes' decoding takes it (integral_floats_to_ints).
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 
 from . import quantity
 from .errors import InputError
-from .fieldtree import FieldProblem, check_object
+from .fieldtree import FieldProblem, check_object, integral_floats_to_ints, kind_type
 from .labels import (
     _DNS1123_SUBDOMAIN_FMT,
     _DNS1123_SUBDOMAIN_MSG,
@@ -41,15 +48,38 @@ _DNS1123_LABEL_MSG = (
 _USER_FILES: ContextVar[tuple[str, list[str] | None]] = ContextVar("ksched_user_files", default=("strict", None))
 
 
+# where the unknown fields dropped from an API server's objects are named (a command's --verbose)
+_DROPPED: ContextVar[Callable[[str], None] | None] = ContextVar("ksched_dropped_fields", default=None)
+
+
 @contextmanager
-def validating_user_files(mode: str, warnings: list[str] | None) -> Iterator[None]:
+def validating_user_files(
+    mode: str, warnings: list[str] | None, dropped: Callable[[str], None] | None = None
+) -> Iterator[None]:
     """Within: check_user_object without a mode uses `mode` and `warnings` (a command's --validate
-    reaches every file it reads: pods, workloads, added nodes, the config, a scenario)."""
+    reaches every file it reads: pods, workloads, added nodes, the config, a scenario); `dropped`
+    takes one line per API server's object whose unknown fields were dropped."""
     token = _USER_FILES.set((mode, warnings))
+    token2 = _DROPPED.set(dropped)
     try:
         yield
     finally:
+        _DROPPED.reset(token2)
         _USER_FILES.reset(token)
+
+
+# what only an API server sets in an object's metadata (or its status at all)
+_SERVER_SET = ("uid", "resourceVersion", "creationTimestamp")
+
+
+def from_api_server(obj: dict) -> bool:
+    """Whether `obj` was written by an API server (it carries uid, resourceVersion,
+    creationTimestamp or status): an object already admitted, not one a person wrote. A Node's
+    status is not a sign (an --add-node file has to say what the node offers)."""
+    if obj.get("status") is not None and obj.get("kind") != "Node":
+        return True
+    meta = obj.get("metadata")
+    return type(meta) is dict and any(meta.get(k) not in (None, "") for k in _SERVER_SET)
 
 
 def user_files_validation() -> tuple[str, list[str] | None]:
@@ -74,11 +104,19 @@ def check_user_object(
 ) -> None:
     """Raise InputError for what the API server's decoding refuses in `obj` (a `kind`); unknown
     fields by `mode` (warn: appended to `warnings` as one line each); no mode: the command's
-    (validating_user_files)."""
+    (validating_user_files). An API server's object (from_api_server) has its unknown fields
+    dropped whatever the mode: never an error, named to the command's `dropped` (for --verbose),
+    and not read (they stay in the object, as the workload's template hash needs them). Integral floats
+    where the API wants integers become ints."""
     if mode is None:
         mode, warnings = _USER_FILES.get()
     check_api_version(obj, kind, source, where)
+    server = from_api_server(obj)
+    dropped: list[str] = []
     for p in check_object(obj, kind):
+        if p.unknown and server:
+            dropped.append(p.field)
+            continue
         if p.unknown:
             if mode == "ignore":
                 continue
@@ -87,6 +125,15 @@ def check_user_object(
                     warnings.append(f"ksched: warning: {source}: {where}: {p.field}: {p.message}")
                 continue
         raise InputError(_as_written(p, source), source=source, where=where, field=p.field)
+    if dropped:  # not read by anything that reads the object (it reads the fields it knows)
+        report = _DROPPED.get()
+        if report is not None:
+            at = f"{source}: {where}" if where else source
+            fields = ", ".join(dropped)
+            report(f"ksched: {at}: an API server's object: fields this ksched does not know, not read: {fields}")
+    root = kind_type(kind)
+    if root is not None:
+        integral_floats_to_ints(obj, root)
     if kind == "Pod":
         _check_pod_values(obj, source, where)
 
@@ -150,9 +197,12 @@ def snapshot_object_problem(obj: dict, kind: str) -> FieldProblem | None:
     """The first value of a snapshot object (a PDB, Service, PVC, CSINode, ...) that no API server
     could have written: a wrong JSON type where ksched reads it (its plugins would otherwise stop on
     it). Unknown fields are a newer API server's, not problems. Pod templates are left out: they are
-    checked as the pods a workload creates from them (and they are most of a ReplicaSet's cost)."""
-    from .fieldtree import check_value, decodes, kind_type
+    checked as the pods a workload creates from them (and they are most of a ReplicaSet's cost).
+    Integral floats where the API wants integers become ints in `obj` (a JSON `1e9`, a `1e+09`).
+    """
+    from .fieldtree import check_value, decodes
 
+    original = obj
     spec = obj.get("spec")
     if type(spec) is dict and ("template" in spec or "jobTemplate" in spec):
         obj = {**obj, "spec": {k: v for k, v in spec.items() if k != "template" and k != "jobTemplate"}}
@@ -162,6 +212,11 @@ def snapshot_object_problem(obj: dict, kind: str) -> FieldProblem | None:
     if root is None:  # a kind without a field tree (the DRA objects, read by kschedcli.dra): its metadata
         value, root, prefix = obj.get("metadata"), "ObjectMeta", "metadata"
     if decodes(value, root):
+        if integral_floats_to_ints(value, root) and obj is not original:
+            for k, v in obj.items():  # the copy's top level and spec back into the object
+                if k != "spec":
+                    original[k] = v
+            original["spec"].update(obj["spec"])
         return None
     return next((p for p in check_value(value, root, prefix) if not p.unknown), None)
 

@@ -177,6 +177,7 @@ RELEASES: dict[str, Release] = {
 SUPPORTED: tuple[str, ...] = tuple(RELEASES)
 REFERENCE = RELEASES["v1.34"]  # the release ksched followed before it took a version
 NEWEST = RELEASES[SUPPORTED[-1]]
+OLDEST = RELEASES[SUPPORTED[0]]
 
 _VERSION = re.compile(r"^v?(\d+)\.(\d+)(?:\.\d+)?(?:[-+].*)?$")
 
@@ -211,14 +212,21 @@ class Choice:
     release: Release
     source: str
     reason: str
+    # the cluster's release is not one ksched reproduces: the answer follows the nearest one, and
+    # may differ from what the cluster's own kube-scheduler does (one line for people)
+    warning: str | None = None
 
     def describe(self) -> str:
         """One line for people: which release and why."""
         return f"follows kube-scheduler {self.release.patch_release} ({self.source}: {self.reason})"
 
     def as_doc(self) -> dict:
-        """For JSON: `{"source": flag|cluster|nodes|default, "reason": ...}`."""
-        return {"source": self.source, "reason": self.reason}
+        """For JSON: `{"source": flag|cluster|nodes|default, "reason": ..., "warning": ...}` (the
+        warning only when there is one)."""
+        doc = {"source": self.source, "reason": self.reason}
+        if self.warning:
+            doc["warning"] = self.warning
+        return doc
 
 
 def kubelet_versions(nodes: Iterable) -> list[str]:
@@ -229,7 +237,8 @@ def kubelet_versions(nodes: Iterable) -> list[str]:
 def choose(flag: str | None, nodes: Iterable = (), server_version: str | None = None) -> Choice:
     """The release to follow: the flag's; else the live cluster's API server version (what the
     kubectl source passes as `server_version`); else the newest kubelet minor version among the
-    snapshot's nodes; a version outside the supported ones falls to the newest supported.
+    snapshot's nodes; a version outside the supported ones falls to the nearest supported (an
+    older one to the oldest, a newer or unreadable one to the newest), with a warning.
     A snapshot whose nodes carry no kubelet version (hand-written ones) follows REFERENCE, the
     release ksched has always reproduced, so such snapshots keep their answers."""
     if flag is not None:
@@ -247,6 +256,23 @@ def choose(flag: str | None, nodes: Iterable = (), server_version: str | None = 
 def _from_version(version: str, source: str, why: str) -> Choice:
     mm = minor_of(version)
     release = RELEASES.get(f"v{mm[0]}.{mm[1]}") if mm else None
-    if release is None:
-        return Choice(NEWEST, source, f"{why}, not a supported release: the newest supported")
-    return Choice(release, source, why)
+    if release is not None:
+        return Choice(release, source, why)
+    span = f"{SUPPORTED[0]} to {SUPPORTED[-1]}"
+    tail = "and may differ from what the cluster's own kube-scheduler does"
+    if mm is None:
+        nearest, which = NEWEST, "newest"
+        warning = (
+            f"the cluster's version {version!r} is not one ksched can read: the answer follows kube-scheduler "
+            f"{nearest.patch_release}, the newest it reproduces ({span}), {tail}"
+        )
+    else:
+        older = mm < (1, OLDEST.minor)
+        nearest, which = (OLDEST, "oldest") if older else (NEWEST, "newest")
+        whose = "its API server" if source == "cluster" else "its newest kubelet"
+        warning = (
+            f"the cluster runs Kubernetes v{mm[0]}.{mm[1]} ({whose}), {'older' if older else 'newer'} than any "
+            f"release ksched reproduces ({span}): the answer follows kube-scheduler {nearest.patch_release}, "
+            f"the nearest, {tail}"
+        )
+    return Choice(nearest, source, f"{why}, not a supported release: the {which} supported", warning)

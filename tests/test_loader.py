@@ -121,7 +121,7 @@ def test_json_that_does_not_stream_falls_back(tmp_path):
 FAST_YAML_CASES = [
     "a: 1\nb: 0755\nc: 0x1f\nd: 1_000\ne: 1:30\nf: -3\n",  # YAML 1.1 integers
     "a: yes\nb: No\nc: on\nd: 'true'\ne: ~\nf: null\ng:\n",  # booleans and nulls
-    "a: 1.5\nb: .inf\nc: 2001-12-14\nd: '2025-01-01T00:00:00Z'\ne: 1e3\n",
+    "a: 1.5\nb: .inf\nc: 2001-12-14\nd: '2025-01-01T00:00:00Z'\ne: '1e3'\n",
     "base: &b {x: 1, y: [1, 2]}\nuse: *b\nmerged:\n  <<: *b\n  y: 3\n",  # anchors, aliases, merge
     "a: !!str 123\nb: !!int '7'\n1: one\ntrue: t\n",  # explicit tags, non-string keys
     's: |\n  line1\n  line2\nf: >\n  folded\n  text\nq: "tab\\there"\n',

@@ -54,10 +54,28 @@ def test_choice_flag_then_cluster_then_newest_kubelet_then_default():
     assert (c.release, c.source) == (REFERENCE, "default") and REFERENCE is V134
 
 
-def test_an_unsupported_kubelet_version_falls_to_the_newest_supported():
-    for v in ("v1.37.0", "v1.30.2+k3s1"):
+def test_an_unsupported_kubelet_version_falls_to_the_nearest_supported():
+    # issue 28, item 5: an older cluster follows the oldest supported release, a newer one the
+    # newest, each with a warning (v1.37 is a released Kubernetes that ksched does not reproduce)
+    for v, release, which in (
+        ("v1.37.0", V136, "newer"),
+        ("v1.40.1", V136, "newer"),
+        ("v1.30.2+k3s1", V133, "older"),
+        ("v1.31.5-eks-1a2b3c", V133, "older"),
+    ):
         c = choose(None, [_node_with_kubelet("a", v)])
-        assert (c.release, c.source) == (V136, "nodes") and "not a supported release" in c.reason
+        assert (c.release, c.source) == (release, "nodes") and "not a supported release" in c.reason
+        minor = v.lstrip("v").rsplit(".", v.count(".") - 1)[0]
+        assert c.warning == (
+            f"the cluster runs Kubernetes v{minor} (its newest kubelet), {which} than any release ksched "
+            f"reproduces (v1.33 to v1.36): the answer follows kube-scheduler {release.patch_release}, the "
+            "nearest, and may differ from what the cluster's own kube-scheduler does"
+        )
+        assert c.as_doc()["warning"] == c.warning
+    c = choose(None, [], server_version="v1.31.0")
+    assert c.release is V133 and "(its API server)" in (c.warning or "")
+    assert choose(None, [_node_with_kubelet("a", "v1.35.1")]).warning is None
+    assert "warning" not in choose(None, [_node_with_kubelet("a", "v1.35.1")]).as_doc()
 
 
 # -- default profiles and args ----------------------------------------------------------------

@@ -378,6 +378,7 @@ class Framework:
                 skip.add(pl.name)
                 continue
             if st is not None and not st.is_success():
+                state.skip_score_plugins = skip  # as RunPreScorePlugins records them on the way out
                 return Status(ERROR, f'running PreScore plugin "{pl.name}": {st.message()}', plugin=pl.name)
         state.skip_score_plugins = skip
         return None

@@ -31,7 +31,21 @@ _SEQ = "tag:yaml.org,2002:seq"
 _INT = "tag:yaml.org,2002:int"
 _NULL = "tag:yaml.org,2002:null"
 _BOOL = "tag:yaml.org,2002:bool"
-_SCALAR_CONSTRUCTED = {"tag:yaml.org,2002:float", "tag:yaml.org,2002:timestamp", "tag:yaml.org,2002:binary"}
+_FLOAT = "tag:yaml.org,2002:float"
+_SCALAR_CONSTRUCTED = {_FLOAT, "tag:yaml.org,2002:timestamp", "tag:yaml.org,2002:binary"}
+
+
+def _go_exponent_float(text: str) -> bool:
+    """Whether a plain scalar YAML 1.1 reads as a string is a number with an exponent to go-yaml v2
+    (`1e+09`, `1e9`, `2.5E3`: its float pattern needs no dot, nor a sign in the exponent), the
+    writer of kubectl's output (which quotes such a string); the value is float(text) then.
+    Anything else keeps PyYAML's reading."""
+    if text[:1] not in _NUMBER_START or ("e" not in text and "E" not in text):
+        return False
+    return goyaml.resolve(text)[0] == _FLOAT
+
+
+_NUMBER_START = frozenset("+-.0123456789")
 
 
 class _Fallback(Exception):
@@ -117,6 +131,8 @@ if _CParser is not None:
                         for tag, regexp in _get(value[:1], _wild):
                             if regexp.match(value):
                                 return tag
+                        if _go_exponent_float(value):
+                            return _FLOAT
                     return _STR
                 return _SEQ if kind is _seq else _MAP
 
@@ -230,6 +246,8 @@ def _plain(text: str, ctor=_CTOR):
         if regexp.match(text):
             break
     else:
+        if _go_exponent_float(text):
+            return float(text.replace("_", ""))
         return text
     if tag == _INT and text.isdigit() and c != "0":
         return int(text)

@@ -156,7 +156,11 @@ def result_doc(r: CycleResult) -> dict:
         "filterPlugins": list(r.filter_plugins),
         "scorePlugins": list(r.score_plugins),
         "preFilterSkipped": list(r.pre_filter_skipped),
+        "preScore": status_doc(r.pre_score),
+        "preScoreSkipped": None if r.pre_score_skipped is None else list(r.pre_score_skipped),
     }
+    if r.input_unbound is not None:
+        doc["input"] = {"unbound": dict(r.input_unbound)}
     # the explanation's data (render/analysis.py), present when the result was annotated
     ann = annotations_of(r)
     doc["verdict"] = verdict_of(r)

@@ -100,7 +100,11 @@ def score_table(result, console_width: int, *, top: int = 10, raw: bool = False)
         out.append(
             Text(f"  … {plural(len(ranked) - len(shown), 'more feasible node')} (--top 0 shows all)", style="muted")
         )
-    if skipped:
+    if raw and result.pre_score_skipped is not None:
+        # PreScore as it ran: every plugin that returned Skip (its Score not run), from the cycle
+        said = ", ".join(result.pre_score_skipped) if result.pre_score_skipped else "none"
+        out.append(Text("  PreScore returned Skip (Score not run): " + said, style="muted"))
+    elif skipped:
         out.append(Text("  not scored (PreScore returned Skip): " + ", ".join(skipped), style="muted"))
     return out
 
