@@ -380,6 +380,13 @@ INVOCATIONS: list[tuple[str, tuple[int, ...], str | tuple[str, ...], dict[str, A
     ("explain-no-extenders", T, f"explain {PODS}/web.yaml -c {P} --config $TMP/c.yaml --no-extenders", {"files": {"c.yaml": EXTENDER_DOWN.replace("IGNORABLE", "false")}}),
     ("explain-no-extenders-json", W, f"explain {PODS}/web.yaml -c {P} --config $TMP/c.yaml --no-extenders -o json", {"files": {"c.yaml": EXTENDER}}),
     ("explain-extender-invalid", W, f"explain {PODS}/web.yaml -c {P} --config $TMP/c.yaml", {"files": {"c.yaml": EXTENDER_BAD}}),
+    ("exported-pending", T, "-v explain fixtures/exported/checkout-pending.yaml -c fixtures/exported/cluster.yaml", {}),
+    ("exported-pending-json", W, "explain fixtures/exported/checkout-pending.yaml -c fixtures/exported/cluster.yaml -o json", {}),
+    ("exported-bound", T, "explain fixtures/exported/web-running.yaml -c fixtures/exported/cluster.yaml", {}),
+    ("exported-bound-json", W, "explain fixtures/exported/web-running.yaml -c fixtures/exported/cluster.yaml -o json", {}),
+    ("exported-as-bound", T, "explain fixtures/exported/web-running.yaml -c fixtures/exported/cluster.yaml --as-bound", {}),
+    ("exported-preempt", W, "preempt fixtures/exported/checkout-pending.yaml -c fixtures/exported/cluster.yaml -o json", {}),
+    ("exported-schedule", T, "schedule fixtures/exported/checkout-pending.yaml fixtures/exported/web-running.yaml -c fixtures/exported/cluster.yaml", {}),
     # -- bad input --------------------------------------------------------------------------------------
     ("bad-typo", W, f"explain $TMP/typo.yaml -c {S}", {"files": {"typo.yaml": TYPO_POD}}),
     ("bad-typo-warn", W, f"explain $TMP/typo.yaml -c {S} --validate=warn -o json", {"files": {"typo.yaml": TYPO_POD}}),
@@ -501,6 +508,8 @@ INVOCATIONS: list[tuple[str, tuple[int, ...], str | tuple[str, ...], dict[str, A
     ("live-explain-pending", W, "explain -n shop web-7d9f8b6c5d-m8n7b -o json", {"kubectl": "ok"}),
     ("live-schedule", T, "schedule -n shop", {"kubectl": "ok"}),
     ("live-version", W, f"explain {PODS}/web.yaml -v", {"kubectl": "ok", "server": "v1.35.2"}),
+    ("live-release-newer", W, f"explain {PODS}/web.yaml -o json", {"kubectl": "ok", "server": "v1.38.1"}),
+    ("live-release-older", T, f"explain {PODS}/web.yaml", {"kubectl": "ok", "server": "v1.31.4-gke.100"}),
     ("live-context", W, f"schedule {PODS}/web.yaml --context prod -o json", {"kubectl": "ok"}),
     ("live-context-missing", W, f"explain {PODS}/web.yaml --context staging", {"kubectl": "ok"}),
     ("live-no-config", W, f"explain {PODS}/web.yaml", {"kubectl": "no-config"}),
@@ -938,6 +947,13 @@ def cmd_record(a: argparse.Namespace) -> int:
     ).stdout.strip()
     if where and not where.startswith(str(ROOT)):
         print(f"record_cli: warning: {ksched} runs kschedcli from {where}, not from {ROOT}", file=sys.stderr)
+    started = {
+        "commit": git("rev-parse", "HEAD"),
+        "dirty": bool(git("status", "--porcelain", "--untracked-files=no")),
+        # the code recorded: the git tree of the package (equal trees, equal code, whatever the commit)
+        "kschedcli_tree": git("rev-parse", "HEAD:kschedcli"),
+        "kschedcli_dirty": bool(git("status", "--porcelain", "--untracked-files=no", "--", "kschedcli")),
+    }
     t0 = time.perf_counter()
     base = Path(tempfile.mkdtemp(prefix="ksched-record-"))
     server = start_extender()
@@ -974,8 +990,7 @@ def cmd_record(a: argparse.Namespace) -> int:
                 if p.suffix in (".json", ".yaml") and p.name != "manifest.json":
                     data[f"{d}/{p.name}"] = sha256(p)
     meta = {
-        "commit": git("rev-parse", "HEAD"),
-        "dirty": bool(git("status", "--porcelain", "--untracked-files=no")),
+        **started,
         "root": str(ROOT),
         "ksched": str(ksched),
         "kschedcli": where,
@@ -1033,7 +1048,8 @@ def cmd_compare(a: argparse.Namespace) -> int:
         meta = json.loads((d / "meta.json").read_text()) if (d / "meta.json").is_file() else {}
         print(
             f"{d}: {meta.get('records', '?')} records, commit {meta.get('commit', '?')[:12]}"
-            f"{' (dirty)' if meta.get('dirty') else ''}, {meta.get('version', '')}"
+            f"{' (dirty)' if meta.get('dirty') else ''}, kschedcli tree {meta.get('kschedcli_tree', '?')[:12]}"
+            f"{' (dirty)' if meta.get('kschedcli_dirty') else ''}, {meta.get('version', '')}"
         )
     ma = json.loads((da / "meta.json").read_text()).get("data", {}) if (da / "meta.json").is_file() else {}
     mb = json.loads((db / "meta.json").read_text()).get("data", {}) if (db / "meta.json").is_file() else {}
