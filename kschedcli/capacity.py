@@ -56,7 +56,9 @@ class Template:
 class TemplateRun:
     template: Template
     placements: list[str] = field(default_factory=list)  # the node of each copy that fit, in order
-    stopped_by: str = "unschedulable"  # "max", "limit" (MAX_COPIES without --max), "unschedulable", "error"
+    stopped_by: str = (
+        "unschedulable"  # "max", "limit" (MAX_COPIES without --max), "room" (pod_room), "unschedulable", "error"
+    )
     stop: CycleResult | None = None  # the copy that did not fit
 
     @property
@@ -112,6 +114,10 @@ def read_templates(paths: list[str]) -> list[Template]:
                 from .validation import check_user_object
 
                 check_user_object(obj, kind, path, where)
+                if kind != "Pod":
+                    from .workload_validation import check_workload
+
+                    check_workload(obj, kind, path, where)
                 meta = _meta(obj)
                 name = meta.get("name") or meta.get("generateName") or ""
                 label = f"{kind} {meta.get('namespace') or 'default'}/{name}"
@@ -216,6 +222,14 @@ def _pod_copy(template: Template, cluster: Cluster, i: int, proto: list[Pod]) ->
 MAX_COPIES = 150_000
 
 
+def pod_room(cluster: Cluster) -> int:
+    """How many more pods can exist on the nodes: each node's allocatable pods (the kubelet's
+    max-pods) less the pods bound to it, summed. No count of copies goes past it, whatever the
+    scheduler's config (a profile without NodeResourcesFit never checks the pod count)."""
+    bound = Counter(p.node_name for p in cluster.pods if p.node_name)
+    return sum(max(0, n.allocatable.allowed_pods - bound[n.name]) for n in cluster.nodes)
+
+
 def run_capacity(
     scheduler: Scheduler,
     templates: list[Template],
@@ -232,7 +246,15 @@ def run_capacity(
     fit before anything else changes (to explain it against the cluster it saw). incremental=False
     runs every copy's full cycle (the incremental mode's reference)."""
     cluster = scheduler.cluster
+    if max_copies is not None and max_copies > MAX_COPIES:
+        # --max lowers the bound, never lifts it: a count past any real cluster's would run for hours
+        raise InputError(
+            f"{max_copies:,}: at most {MAX_COPIES:,} copies of a template are counted "
+            "(Kubernetes supports clusters of up to 150,000 pods)",
+            field="--max",
+        )
     runs = []
+    room = pod_room(cluster)
     for t in templates:
         run = TemplateRun(t)
         runs.append(run)
@@ -240,7 +262,7 @@ def run_capacity(
             run.stopped_by = "max"
             continue
         limit = MAX_COPIES if max_copies is None else max_copies
-        for pod in copies(t, cluster, limit + 1):
+        for pod in copies(t, cluster, min(limit, room + 1) + 1):
             if incremental:
                 r = scheduler.schedule_alike(pod, seed)
             else:
@@ -253,7 +275,26 @@ def run_capacity(
                 if on_stop is not None:
                     on_stop(t, r)
                 break
+            if scheduler.snapshot.get(r.selected_node) is None:
+                # an HTTP extender answered with a node object the cluster does not have, and the
+                # copy went there (as kube-scheduler would bind it): the cluster's room is not counted
+                # by copies placed outside it, and each next one would go there again
+                r.error = (
+                    f'node "{r.selected_node}" is not in the cluster (an HTTP extender answered with it): '
+                    "capacity counts the cluster's nodes only"
+                )
+                run.stop = r
+                run.stopped_by = "error"
+                if on_stop is not None:
+                    on_stop(t, r)
+                break
+            if room <= 0:
+                # a copy fits, but no node has room for one more pod (its allocatable pods): a
+                # config without NodeResourcesFit's pod count; no kubelet would run it
+                run.stopped_by = "room"
+                break
             scheduler.bind(pod, r.selected_node)
+            room -= 1
             run.placements.append(r.selected_node)
             if progress is not None:
                 progress(len(run.placements))
@@ -277,7 +318,7 @@ def capacity_doc(report: CapacityReport, stop_doc: Callable[[CycleResult], dict 
                 "replicas": r.replicas,
                 "placements": list(r.placements),
                 "stoppedBy": r.stopped_by,
-                "stopMessage": r.stop_message if r.stopped_by not in ("max", "limit") else None,
+                "stopMessage": r.stop_message if r.stopped_by not in ("max", "limit", "room") else None,
                 "perNode": report.per_node([r]),
                 "perLabel": report.per_label([r]),
                 "stop": stop_doc(r.stop) if r.stop is not None else None,
@@ -291,5 +332,5 @@ def capacity_doc(report: CapacityReport, stop_doc: Callable[[CycleResult], dict 
         "perTemplate": per_template,
         "perNode": report.per_node(),
         "perLabel": report.per_label(),
-        "stopMessage": None if last is None or last.stopped_by in ("max", "limit") else last.stop_message,
+        "stopMessage": None if last is None or last.stopped_by in ("max", "limit", "room") else last.stop_message,
     }

@@ -447,7 +447,7 @@ def _load(
     from .engine import load_inputs
 
     cluster_obj, config_obj, applied = load_inputs(
-        list(cluster), config, edits, kubernetes_version, _server_version(cluster)
+        list(cluster), config, edits, kubernetes_version, _server_version(cluster), no_extenders=_NO_EXTENDERS["on"]
     )
     if _VERBOSE["on"]:
         _report_load(cluster_obj)

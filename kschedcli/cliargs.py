@@ -51,6 +51,8 @@ def cluster_files(
 
     live = LiveOptions(context, kubeconfig, request_timeout, save_snapshot)
     read = read_live_cluster(live)
+    for warning in read.warnings:  # a kind RBAC forbids: what the answer ignores
+        print(warning, file=sys.stderr)
     if verbose:
         target = read.target
         saved = f", saved to {live.save_snapshot}" if live.save_snapshot else ""

@@ -215,7 +215,10 @@ def build_profile(raw: dict, path: str, registry, release: Release = REFERENCE) 
     # every named plugin must exist (framework.go updatePluginList / expandMultiPointPlugins wording)
     for pt, s in merged.items():
         kind = _GO_POINT_TYPE.get(pt, "PreFilterPlugin")
-        for i, p in enumerate(s["enabled"]):
+        # an entry the file wrote is named at its index in the file, not in the merged list
+        written = {id(p): j for j, p in enumerate((plugins.get(pt) or {}).get("enabled") or [])}
+        for m, p in enumerate(s["enabled"]):
+            i = written.get(id(p), m)
             if p["name"] not in registry or not release.knows_plugin(p["name"]):
                 raise err(f"plugins.{pt}.enabled[{i}].name", f'{kind} "{p["name"]}" does not exist')
             if pt != "multiPoint" and not registry[p["name"]].implements(pt, release):

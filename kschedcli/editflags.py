@@ -23,7 +23,8 @@ _ARGV_KEY = "ksched.argv"
 
 _HELP = {
     "--add-node": "Add copies of a node (NODE[:COUNT]; its DaemonSet pods copied too) or the Node manifests "
-    "of FILE (with the pods the snapshot's DaemonSets would run there).",
+    "of FILE (with the pods the snapshot's DaemonSets would run there): @FILE, or a path ending in .yaml, "
+    ".yml or .json or holding a /; a bare name is always a node. At most 10,000 nodes added per command.",
     "--remove-node": "Remove nodes and the pods on them.",
     "--cordon": "Mark nodes unschedulable (spec.unschedulable and its taint).",
     "--uncordon": "Mark nodes schedulable.",

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .cluster import Cluster
-from .errors import InputError
+from .errors import InputError, cut
 from .labels import label_value_errors, parse_selector, qualified_name_errors
 from .model import Node, Pod
 
@@ -90,13 +90,18 @@ def select_nodes(cluster: Cluster, spec: str, flag: str) -> list[Node]:
     try:
         selector = parse_selector(spec)
     except ValueError as e:
-        raise InputError(f"no node named {spec!r}, and not a label selector: {e}", field=flag) from None
+        raise InputError(f"no node named {cut(spec)}, and not a label selector: {_short(str(e))}", field=flag) from None
     if not spec.strip():
         raise InputError("a node name or label selector is required", field=flag)
     found = [n for n in cluster.nodes if selector.matches(n.labels)]
     if not found:
-        raise InputError(f"no node named {spec!r} or matching it as a label selector", field=flag)
+        raise InputError(f"no node named {cut(spec)} or matching it as a label selector", field=flag)
     return found
+
+
+def _short(reason: str, limit: int = 120) -> str:
+    """A parse error's reason, which may quote the whole value, cut to `limit` characters."""
+    return reason if len(reason) <= limit else reason[:limit] + "…"
 
 
 def _node_names(nodes: list[Node]) -> list[str]:
@@ -172,28 +177,56 @@ def _lost_replicas(cluster: Cluster, pods: list[Pod]) -> dict[str, int]:
 # ---------------------------------------------------------------------------- the edits
 
 
-# copies one --add-node may make: twice the largest cluster Kubernetes supports, so a what-if can
-# double any real cluster while a mistyped count (node:99999999999) ends in a line, not a hang
+# nodes the edits of ONE command (its --add-node flags and a scenario's addNode steps together) may
+# add: twice the largest cluster Kubernetes supports (5,000 nodes), so a what-if can double any real
+# cluster while a mistyped count (node:99999999999), or a hundred flags of 10,000 each, ends in one
+# line, not a hang
 MAX_ADDED_NODES = 10_000
+_ADDED_NODES_WHY = "Kubernetes supports clusters of up to 5,000 nodes"
 
 
-def _add_node(cluster: Cluster, e: Edit) -> Applied:
+def add_node_file(value: str, exists=os.path.isfile) -> str | None:
+    """The file an --add-node value names, None when it names nodes. A node name never reads a file:
+    a file is `@PATH`, a name ending in .yaml, .yml or .json, or a value holding a path separator
+    (which no node name holds) that names an existing file. A node of that exact name wins over all
+    but `@PATH` (checked by the caller)."""
+    if value.startswith("@") and len(value) > 1:
+        return value[1:]
+    if value.endswith((".yaml", ".yml", ".json")):
+        return value
+    if ("/" in value or os.sep in value) and exists(value):
+        return value
+    return None
+
+
+def _too_many_added(value: str, flag: str, adding: int, before: int) -> InputError:
+    total = f", {before + adding:,} with the edits before it" if before else ""
+    return InputError(
+        f"{cut(value)}: would add {adding:,} node{'s' if adding != 1 else ''}{total}; "
+        f"the edits of one command add at most {MAX_ADDED_NODES:,} nodes ({_ADDED_NODES_WHY})",
+        field=flag,
+    )
+
+
+def _add_node(cluster: Cluster, e: Edit, added_before: int = 0) -> Applied:
     value = e.value
-    if os.path.exists(value) or value.endswith((".yaml", ".yml", ".json")):
-        return _add_node_file(cluster, e)
+    path = add_node_file(value)
+    if path is not None and (value.startswith("@") or not any(n.name == value for n in cluster.nodes)):
+        return _add_node_file(cluster, e, path, added_before)
     spec, count = value, 1
     head, sep, tail = value.rpartition(":")
     if sep and re.fullmatch(r"[0-9]+", tail):
         spec, count = head, int(tail)
         if count < 1:
-            raise InputError(f"{value!r}: COUNT must be at least 1", field=e.flag)
-    sources = select_nodes(cluster, spec, e.flag)
-    if count * len(sources) > MAX_ADDED_NODES:
-        raise InputError(
-            f"{value!r}: would add {count * len(sources):,} nodes; at most {MAX_ADDED_NODES:,} per {e.flag} "
-            "(Kubernetes supports clusters of up to 5,000 nodes)",
-            field=e.flag,
-        )
+            raise InputError(f"{cut(value)}: COUNT must be at least 1", field=e.flag)
+    try:
+        sources = select_nodes(cluster, spec, e.flag)
+    except InputError as err:
+        if os.path.isfile(value):  # a file is read only when its value says so (add_node_file)
+            raise InputError(f"{err.message} (to read the file {cut(value)}, write @{value})", field=e.flag) from None
+        raise
+    if added_before + count * len(sources) > MAX_ADDED_NODES:
+        raise _too_many_added(value, e.flag, count * len(sources), added_before)
     taken = {n.name for n in cluster.nodes}
     by_node: dict[str, list[Pod]] = {}
     wanted = {n.name for n in sources}
@@ -274,43 +307,43 @@ def _daemon_pod_copy(cluster: Cluster, pod: Pod, old_node: str, new_node: str) -
     return Pod(raw, cluster.priorities, cluster.default_priority)
 
 
-def _add_node_file(cluster: Cluster, e: Edit) -> Applied:
+def _add_node_file(cluster: Cluster, e: Edit, path: str, added_before: int = 0) -> Applied:
     from .loader import iter_objects
 
     taken = {n.name for n in cluster.nodes}
     added: list[str] = []
     try:
-        for obj, where in iter_objects(e.value, as_kubectl=True):
+        for obj, where in iter_objects(path, as_kubectl=True):
             if obj.get("kind") != "Node":
                 raise InputError(
                     f"expected a Node, found {obj.get('kind') or 'an object without kind'}",
-                    source=e.value,
+                    source=path,
                     where=where,
                     field=e.flag,
                 )
             from .validation import check_user_object
 
-            check_user_object(obj, "Node", e.value, where)
+            check_user_object(obj, "Node", path, where)
             try:
                 node = Node(obj)
             except InputError as err:
-                raise err.located(source=e.value, where=where) from None
+                raise err.located(source=path, where=where) from None
             if node.name in taken:
-                raise InputError(
-                    f"node {node.name} is already in the cluster", source=e.value, where=where, field=e.flag
-                )
+                raise InputError(f"node {node.name} is already in the cluster", source=path, where=where, field=e.flag)
+            if added_before + len(added) + 1 > MAX_ADDED_NODES:
+                raise _too_many_added(e.value, e.flag, len(added) + 1, added_before)
             taken.add(node.name)
             cluster.nodes.append(node)
             added.append(node.name)
     except OSError as err:
-        raise InputError(err.strerror or "cannot read", source=e.value, field=e.flag) from None
+        raise InputError(err.strerror or "cannot read", source=path, field=e.flag) from None
     except InputError as err:
         if err.field:
             raise
         raise InputError(err.message, source=err.source, where=err.where, field=e.flag) from None
     if not added:
-        raise InputError("no Node found", source=e.value, field=e.flag)
-    what = f"added {len(added)} node{'s' if len(added) != 1 else ''} from {e.value}: {_listed(added)}"
+        raise InputError("no Node found", source=path, field=e.flag)
+    what = f"added {len(added)} node{'s' if len(added) != 1 else ''} from {path}: {_listed(added)}"
     if not cluster.objects.get("DaemonSet"):
         return Applied(e, what + " (no DaemonSet pods: the snapshot holds no DaemonSet)", nodes=added)
     daemon_pods = _daemon_pods_for(cluster, set(added))
@@ -398,14 +431,14 @@ def _uncordon(cluster: Cluster, e: Edit) -> Applied:
 def _split_target(e: Edit, what: str) -> tuple[str, str]:
     target, sep, rest = e.value.partition(":")
     if not sep or not target or not rest:
-        raise InputError(f"{e.value!r}: expected NODE:{what}", field=e.flag)
+        raise InputError(f"{cut(e.value)}: expected NODE:{what}", field=e.flag)
     return target, rest
 
 
 def _check_key(key: str, e: Edit) -> None:
     errs = qualified_name_errors(key)
     if errs:
-        raise InputError(f"invalid key {key!r}: {'; '.join(errs)}", field=e.flag)
+        raise InputError(f"invalid key {cut(key)}: {'; '.join(errs)}", field=e.flag)
 
 
 def _taint(cluster: Cluster, e: Edit) -> Applied:
@@ -417,7 +450,7 @@ def _taint(cluster: Cluster, e: Edit) -> Applied:
         key, _, effect = spec[:-1].partition(":")
         _check_key(key, e)
         if effect and effect not in TAINT_EFFECTS:
-            raise InputError(f"invalid taint effect {effect!r}: one of {', '.join(TAINT_EFFECTS)}", field=e.flag)
+            raise InputError(f"invalid taint effect {cut(effect)}: one of {', '.join(TAINT_EFFECTS)}", field=e.flag)
         removed_from = []
         new_of: dict[int, Node] = {}
         for n in nodes:
@@ -428,18 +461,18 @@ def _taint(cluster: Cluster, e: Edit) -> Applied:
                 removed_from.append(n.name)
         _replace_nodes(cluster, new_of)
         if not removed_from:
-            raise InputError(f"taint {spec[:-1]!r} not found on {_listed(_node_names(nodes))}", field=e.flag)
+            raise InputError(f"taint {cut(spec[:-1])} not found on {_listed(_node_names(nodes))}", field=e.flag)
         return Applied(e, f"removed taint {spec[:-1]} from {_listed(removed_from)}", nodes=removed_from)
     kv, sep, effect = spec.rpartition(":")
     if not sep or effect not in TAINT_EFFECTS:
         raise InputError(
-            f"{e.value!r}: expected NODE:KEY[=VALUE]:EFFECT, EFFECT one of {', '.join(TAINT_EFFECTS)}", field=e.flag
+            f"{cut(e.value)}: expected NODE:KEY[=VALUE]:EFFECT, EFFECT one of {', '.join(TAINT_EFFECTS)}", field=e.flag
         )
     key, _, value = kv.partition("=")
     _check_key(key, e)
     errs = label_value_errors(value)
     if errs:
-        raise InputError(f"invalid taint value {value!r}: {'; '.join(errs)}", field=e.flag)
+        raise InputError(f"invalid taint value {cut(value)}: {'; '.join(errs)}", field=e.flag)
     new = {"key": key, "effect": effect, **({"value": value} if value else {})}
     new_of = {}
     for n in nodes:
@@ -464,11 +497,11 @@ def _label(cluster: Cluster, e: Edit) -> Applied:
         return Applied(e, f"removed label {key} from {_listed(_node_names(nodes))}", nodes=_node_names(nodes))
     key, sep, value = spec.partition("=")
     if not sep:
-        raise InputError(f"{e.value!r}: expected NODE:KEY=VALUE or NODE:KEY-", field=e.flag)
+        raise InputError(f"{cut(e.value)}: expected NODE:KEY=VALUE or NODE:KEY-", field=e.flag)
     _check_key(key, e)
     errs = label_value_errors(value)
     if errs:
-        raise InputError(f"invalid label value {value!r}: {'; '.join(errs)}", field=e.flag)
+        raise InputError(f"invalid label value {cut(value)}: {'; '.join(errs)}", field=e.flag)
     new_of = {id(n): _with_node_changes(n, meta={"labels": {**n.labels, key: value}}) for n in nodes}
     _replace_nodes(cluster, new_of)
     return Applied(e, f"labelled {_listed(_node_names(nodes))} {key}={value}", nodes=_node_names(nodes))
@@ -477,10 +510,10 @@ def _label(cluster: Cluster, e: Edit) -> Applied:
 def _evict(cluster: Cluster, e: Edit) -> Applied:
     ns, sep, name = e.value.partition("/")
     if not sep or not ns or not name:
-        raise InputError(f"{e.value!r}: expected NAMESPACE/POD", field=e.flag)
+        raise InputError(f"{cut(e.value)}: expected NAMESPACE/POD", field=e.flag)
     hits = {id(p) for p in cluster.pods if p.namespace == ns and p.name == name}
     if not hits:
-        raise InputError(f"no pod {e.value} bound to a node in the snapshot", field=e.flag)
+        raise InputError(f"no pod {cut(e.value, quote=False)} bound to a node in the snapshot", field=e.flag)
     removed = _remove_pods(cluster, hits)
     node = removed[0].node_name
     return Applied(
@@ -506,11 +539,17 @@ _APPLY = {
 def apply_edits(cluster: Cluster, edits: list[Edit]) -> list[Applied]:
     """Apply the edits in order; an InputError names the flag of the first that cannot apply."""
     out = []
+    added = 0  # nodes added so far: MAX_ADDED_NODES bounds the edits of one command together
     for e in edits:
         fn = _APPLY.get(e.flag)
         if fn is None:
             raise InputError(f"unknown edit {e.flag!r}", field="edits")
-        out.append(fn(cluster, e))
+        if e.flag == "--add-node":
+            applied = _add_node(cluster, e, added)
+            added += len(applied.nodes)
+        else:
+            applied = fn(cluster, e)
+        out.append(applied)
     return out
 
 

@@ -38,17 +38,22 @@ def load_inputs(
     edits: list[Edit] | None = None,
     kubernetes_version: str | None = None,
     server_version: str | None = None,
+    *,
+    no_extenders: bool = False,
 ) -> tuple[Cluster, SchedulerConfig, list[Applied]]:
     """The cluster read, the release to follow chosen (versions.choose: `kubernetes_version`, the
     flag's; else `server_version`, the live cluster's API server version, which the live source
     passes; else the newest kubelet among the nodes), the config read with that release's
-    defaults, the edits applied to the cluster in order. An unsupported `kubernetes_version`
-    raises versions.UnsupportedVersion before anything is read."""
+    defaults (no_extenders: its HTTP extenders left out, SchedulerConfig.leave_out_extenders),
+    the edits applied to the cluster in order. An unsupported `kubernetes_version` raises
+    versions.UnsupportedVersion before anything is read."""
     if kubernetes_version is not None:
         choose(kubernetes_version)
     cluster = load_cluster_cached(cluster_paths)
     cluster.follow(choose(kubernetes_version, cluster.nodes, server_version))
     config = load_config(config_path, REGISTRY, cluster.version.release)
+    if no_extenders:
+        config.leave_out_extenders()
     applied: list[Applied] = []
     if edits:
         from .edits import apply_edits  # the edit layer, only for a run with edit flags
@@ -68,9 +73,9 @@ def open_session(
 ) -> Session:
     """The inputs read and edited, then the scheduler's snapshot built; no_extenders: the
     config's HTTP extenders left out (SchedulerConfig.leave_out_extenders)."""
-    cluster, config, applied = load_inputs(cluster_paths, config_path, edits, kubernetes_version, server_version)
-    if no_extenders:
-        config.leave_out_extenders()
+    cluster, config, applied = load_inputs(
+        cluster_paths, config_path, edits, kubernetes_version, server_version, no_extenders=no_extenders
+    )
     return Session(cluster, config, Scheduler(cluster, config), applied)
 
 

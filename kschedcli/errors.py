@@ -37,3 +37,18 @@ class FieldError(InputError):
 
     def __init__(self, field: str, message: str):
         super().__init__(message, field=field)
+
+
+# characters of a value an error line quotes; a longer one is cut there and its length given
+QUOTED_CHARS = 80
+
+
+def cut(value: object, limit: int = QUOTED_CHARS, *, quote: bool = True) -> str:
+    """`value` for an error line (quoted as repr unless quote=False), only its first `limit`
+    characters when longer, followed by how long it was: `'aaaa'… (12,345 characters)`."""
+    text = value if isinstance(value, str) else str(value)
+    shown = text if len(text) <= limit else text[:limit]
+    shown = repr(shown) if quote else shown
+    if len(text) <= limit:
+        return shown
+    return f"{shown}… ({len(text):,} characters)"

@@ -10,8 +10,10 @@ changes a verdict, and a plain run does not pay for importing one."""
 from __future__ import annotations
 
 import http.client
+import io
 import json
 import os
+import re
 import socket
 import ssl
 import tempfile
@@ -29,7 +31,12 @@ MAX_EXTENDER_PRIORITY = 10  # extenderv1.MaxExtenderPriority
 
 
 class ExtenderError(Exception):
-    """A failed call, its message as kube-scheduler's error reads."""
+    """A failed call, its message as kube-scheduler's error reads; `bound`: the limit the call ran
+    into, when one ended it ("httpTimeout 5s", "answer size 64 MiB")."""
+
+    def __init__(self, message: str, bound: str = ""):
+        super().__init__(message)
+        self.bound = bound
 
 
 # -- Go's encoding/json, the parts the answers need ----------------------------------------------
@@ -135,7 +142,7 @@ def decode_first_value(body: bytes) -> Any:
 
 
 def _go_syntax_error(e: json.JSONDecodeError) -> str:
-    if e.pos >= len(e.doc.rstrip(" \t\r\n")):
+    if e.pos >= len(e.doc.rstrip(" \t\r\n")) or e.msg.startswith("Unterminated string"):
         return "unexpected EOF"
     c = e.doc[e.pos]
     shown = "'\\''" if c == "'" else f"'{c}'"
@@ -340,7 +347,14 @@ class HTTPExtender:
         return self.cfg.url_prefix.rstrip("/") + "/" + verb
 
     def send(self, verb: str, args: dict) -> Any:
-        """POST the args as JSON to urlPrefix/verb; the decoded first JSON value of a 200 answer."""
+        """POST the args as JSON to urlPrefix/verb; the decoded first JSON value of a 200 answer.
+
+        httpTimeout bounds the whole exchange, as Go's http.Client.Timeout does: connecting,
+        writing the request, reading the headers and the body (each read is given only what is
+        left of it, so a server trickling a byte at a time ends at the deadline, not later). The
+        body is read until its first JSON value is complete (json.Decoder reads no further: what
+        follows, an endless stream included, is never read) and at most answer_bound(request)
+        bytes (ksched's bound; kube-scheduler sets none)."""
         url = self.url(verb)
         parts = urlsplit(url)
         scheme = parts.scheme.lower()
@@ -351,22 +365,28 @@ class HTTPExtender:
             port = parts.port or (443 if scheme == "https" else 80)
         except ValueError:
             raise ExtenderError(f'Post "{url}": invalid port in URL') from None
-        timeout = self.cfg.timeout
-        deadline = None if timeout is None else time.monotonic() + timeout
+        clock = _Deadline(self.cfg.timeout)
         body = json.dumps(args, separators=(",", ":"), ensure_ascii=False).encode()
-        conn: http.client.HTTPConnection
-        if scheme == "https":
-            conn = _TLSConnection(host, port, timeout=timeout, context=self._tls_context(), sni=self._server_name(host))
-        else:
-            conn = http.client.HTTPConnection(host, port, timeout=timeout)
+        bound = answer_bound(len(body))
+        sock: _DeadlineSocket | None = None
+        raw: socket.socket | None = None
         target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
         try:
             try:
+                raw = socket.create_connection((host, port), timeout=clock.left())
+                if scheme == "https":
+                    # CPython's handshake keeps to its socket's timeout as a whole: what is left
+                    raw.settimeout(clock.left())
+                    raw = self._tls_context().wrap_socket(raw, server_hostname=self._server_name(host))
+                sock = _DeadlineSocket(raw, clock)
+                conn = http.client.HTTPConnection(host, port)
+                conn.sock = sock  # connected: http.client only writes and reads
                 conn.request("POST", target, body, {"Content-Type": "application/json"})
                 resp = conn.getresponse()
             except TimeoutError:
                 raise ExtenderError(
-                    f'Post "{url}": context deadline exceeded (Client.Timeout exceeded while awaiting headers)'
+                    f'Post "{url}": context deadline exceeded (Client.Timeout exceeded while awaiting headers)',
+                    f"httpTimeout {self.cfg.timeout_text}",
                 ) from None
             except ConnectionRefusedError:
                 raise ExtenderError(
@@ -376,24 +396,25 @@ class HTTPExtender:
                 raise ExtenderError(f'Post "{url}": dial tcp: lookup {host}: no such host') from None
             except ssl.SSLCertVerificationError as e:
                 raise ExtenderError(f'Post "{url}": tls: failed to verify certificate: {e.verify_message}') from None
-            except http.client.RemoteDisconnected:
+            except (http.client.RemoteDisconnected, http.client.IncompleteRead):
                 raise ExtenderError(f'Post "{url}": EOF') from None
             except (OSError, http.client.HTTPException) as e:
                 raise ExtenderError(f'Post "{url}": {getattr(e, "strerror", None) or e}') from None
             if resp.status != 200:
                 raise ExtenderError(f"failed {verb} with extender at URL {url}, code {resp.status}")
             try:
-                data = resp.read()
+                data = _read_first_value(resp, sock, bound, url)
             except TimeoutError:
-                data = None
-            if data is None or (deadline is not None and time.monotonic() > deadline):
-                # Go's client deadline covers the whole exchange, the answer's body included
                 raise ExtenderError(
-                    "context deadline exceeded (Client.Timeout or context cancellation while reading body)"
-                )
+                    "context deadline exceeded (Client.Timeout or context cancellation while reading body)",
+                    f"httpTimeout {self.cfg.timeout_text}",
+                ) from None
             return decode_first_value(data)
         finally:
-            conn.close()
+            if sock is not None:
+                sock.release()
+            elif raw is not None:
+                raw.close()
 
     def _server_name(self, host: str) -> str:
         tls = self.cfg.tls
@@ -446,17 +467,223 @@ def _load_client_cert(ctx: ssl.SSLContext, tls) -> None:
         ctx.load_cert_chain(cert, key)
 
 
-class _TLSConnection(http.client.HTTPSConnection):
-    """HTTPS with tlsConfig.serverName as the name sent (SNI) and checked, when one is given."""
+# -- the exchange's bounds -------------------------------------------------------------------------
 
-    def __init__(self, host: str, port: int, *, timeout, context: ssl.SSLContext, sni: str):
-        super().__init__(host, port, timeout=timeout, context=context)
-        self._sni = sni
-        self._tls_context = context
+# the most of an answer's body read before its first JSON value must be complete: 64 MiB, or twice
+# the request when that is larger (a filter answer without nodeCacheCapable returns node objects,
+# about as large as the ones sent). kube-scheduler reads any size; ksched names the bound instead
+MIN_ANSWER_BOUND = 64 << 20
 
-    def connect(self) -> None:
-        http.client.HTTPConnection.connect(self)
-        self.sock = self._tls_context.wrap_socket(self.sock, server_hostname=self._sni)
+
+def answer_bound(request_bytes: int) -> int:
+    return max(MIN_ANSWER_BOUND, 2 * request_bytes)
+
+
+def _size(n: int) -> str:
+    for unit, shift in (("GiB", 30), ("MiB", 20), ("KiB", 10)):
+        if n >= 1 << shift and n % (1 << shift) == 0:
+            return f"{n >> shift} {unit}"
+    return f"{n} bytes"
+
+
+class _Deadline:
+    """httpTimeout as a point in time: what is left of it, or TimeoutError once it passed. None:
+    no deadline (a negative httpTimeout)."""
+
+    __slots__ = ("at",)
+
+    def __init__(self, timeout: float | None):
+        self.at = None if timeout is None else time.monotonic() + timeout
+
+    def left(self) -> float | None:
+        if self.at is None:
+            return None
+        left = self.at - time.monotonic()
+        if left <= 0:
+            raise TimeoutError
+        return left
+
+
+class _DeadlineSocket:
+    """A connected socket whose every send and receive is given only what is left of the
+    exchange's deadline (Go's Client.Timeout covers the whole exchange, not each read)."""
+
+    def __init__(self, sock: socket.socket, clock: _Deadline):
+        self.sock = sock
+        self.clock = clock
+        self.ends = self._ends()  # named while connected: a reset connection has no peer
+
+    def _ends(self) -> str:
+        try:
+            a, b = self.sock.getsockname()[:2], self.sock.getpeername()[:2]
+        except OSError:
+            return ""
+        return f"{_hostport(str(a[0]), int(a[1]))}->{_hostport(str(b[0]), int(b[1]))}"
+
+    def sendall(self, data) -> None:
+        self.sock.settimeout(self.clock.left())
+        self.sock.sendall(data)
+
+    def recv_into(self, buf, n: int = 0) -> int:
+        self.sock.settimeout(self.clock.left())
+        return self.sock.recv_into(buf, n)
+
+    def makefile(self, mode: str = "rb", *args, **kwargs) -> io.BufferedReader:
+        return io.BufferedReader(_Reader(self))
+
+    def close(self) -> None:
+        """http.client closes the connection once it has the headers of an answer that ends with
+        it, and reads the body after: the socket stays open until the exchange is over (release)."""
+
+    def release(self) -> None:
+        self.sock.close()
+
+
+class _Reader(io.RawIOBase):
+    def __init__(self, sock: _DeadlineSocket):
+        self._sock = sock
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b) -> int:
+        return self._sock.recv_into(b)
+
+
+_SCALAR_START = frozenset(b"-0123456789tfn")
+_WS = b" \t\r\n"
+_IN_CONTAINER = re.compile(rb'["{}\[\]]')  # what changes the scanner's state outside strings
+_IN_STRING = re.compile(rb'["\\]')
+_SCALAR_END = re.compile(rb'[ \t\r\n,\]}{\["]')
+
+
+class _FirstValueScanner:
+    """Where the body's first JSON value ends, found as the bytes arrive (json.Decoder stops
+    reading there): an object or array at its closing bracket, a string at its closing quote, a
+    number or literal at the byte after it. Anything else as the first byte ends it at once (the
+    decoder's syntax error). Scans with regular expressions: a long value costs C time, not a
+    Python step per byte."""
+
+    def __init__(self) -> None:
+        self.pos = 0
+        self.kind = 0  # 0 not started, 1 container, 2 string, 3 scalar
+        self.depth = 0
+        self.in_str = False
+
+    def feed(self, data: bytes | bytearray) -> int | None:
+        """The end of the first value within `data` (all bytes so far), or None: not complete yet."""
+        i, n = self.pos, len(data)
+        if self.kind == 0:
+            while i < n and data[i] in _WS:
+                i += 1
+            if i == n:
+                self.pos = n
+                return None
+            c = data[i]
+            if c in b"{[":
+                self.kind, self.depth = 1, 1
+            elif c == 0x22:
+                self.kind, self.in_str = 2, True
+            elif c in _SCALAR_START:
+                self.kind = 3
+            else:
+                return i + 1
+            i += 1
+        if self.kind == 3:
+            m = _SCALAR_END.search(data, i)
+            if m is None:
+                self.pos = n
+                return None
+            return m.start()
+        while True:
+            if self.in_str:
+                m = _IN_STRING.search(data, i)
+                if m is None:
+                    self.pos = n
+                    return None
+                j = m.start()
+                if data[j] == 0x5C:  # an escape: the next byte is taken with it
+                    if j + 1 >= n:
+                        self.pos = j  # look at the backslash again when more comes
+                        return None
+                    i = j + 2
+                    continue
+                self.in_str = False
+                i = j + 1
+                if self.kind == 2:
+                    return i
+                continue
+            m = _IN_CONTAINER.search(data, i)
+            if m is None:
+                self.pos = n
+                return None
+            j = m.start()
+            c = data[j]
+            i = j + 1
+            if c == 0x22:
+                self.in_str = True
+            elif c in b"{[":
+                self.depth += 1
+            else:
+                self.depth -= 1
+                if self.depth == 0:
+                    return i
+
+
+def _read_first_value(resp: http.client.HTTPResponse, sock: _DeadlineSocket, bound: int, url: str) -> bytes:
+    """The body up to the end of its first JSON value (or all of it, when it ends first), within
+    the deadline and `bound` bytes; an error worded as Go's decoder reports a failed read."""
+    scanner = _FirstValueScanner()
+    data = bytearray()
+    check_at = 1 << 16  # a syntax error within a long value: looked for at doubling sizes
+    while True:
+        try:
+            chunk = resp.read1(1 << 16)
+        except http.client.IncompleteRead as e:
+            # the connection closed before the body's announced end (Content-Length, or a chunk)
+            data += e.partial
+            return _cut_short(data, scanner)
+        except TimeoutError:
+            raise  # the deadline: send() words it
+        except (ConnectionResetError, BrokenPipeError):
+            raise ExtenderError(f"read tcp {sock.ends}: read: connection reset by peer") from None
+        except (OSError, http.client.HTTPException, ValueError):
+            return _cut_short(data, scanner)  # a malformed chunk: Go's chunked reader fails as a short body
+        if not chunk:
+            return bytes(data)  # the body's end: the decoder reports what it holds
+        data += chunk
+        end = scanner.feed(data)
+        if end is not None:
+            return bytes(data[:end])
+        if len(data) > bound:
+            raise ExtenderError(
+                f"the answer from {url} exceeds {_size(bound)} before its first JSON value ends "
+                f"(ksched's bound on an extender's answer; kube-scheduler reads without one)",
+                f"answer size {_size(bound)}",
+            )
+        if len(data) >= check_at:
+            check_at *= 2
+            _syntax_check(bytes(data))
+
+
+def _cut_short(data: bytearray, scanner: _FirstValueScanner) -> bytes:
+    end = scanner.feed(data)
+    if end is not None:
+        return bytes(data[:end])
+    if not bytes(data).strip(b" \t\r\n"):
+        raise ExtenderError("unexpected EOF")
+    _syntax_check(bytes(data))
+    raise ExtenderError("unexpected EOF")
+
+
+def _syntax_check(data: bytes) -> None:
+    """A syntax error the bytes so far already show (the decoder stops at it), raised as Go words
+    it; nothing when they are only incomplete."""
+    try:
+        decode_first_value(data)
+    except ExtenderError as e:
+        if str(e) not in ("unexpected EOF", "EOF"):
+            raise
 
 
 def _hostport(host: str, port: int) -> str:

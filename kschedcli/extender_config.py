@@ -145,6 +145,8 @@ def parse_extenders(raw_list: list | None, source: str) -> list[ExtenderConfig]:
                 timeout = None
             elif ns > 0:
                 timeout = ns / 1e9
+            else:
+                timeout_text = ""  # 0: DefaultExtenderTimeout
         tls = _tls(raw.get("tlsConfig"), source, f"{path}.tlsConfig")
         if tls is not None and tls.insecure and tls.has_ca():
             # restclient.TLSConfigFor refuses it when kube-scheduler builds the extender

@@ -28,6 +28,14 @@ if TYPE_CHECKING:
     from .snapshot import NodeInfo, Snapshot
 
 
+def _failed(e: ExtenderError, sent: list[str]) -> dict[str, Any]:
+    """A failed call's detail: the nodes sent, and the bound that ended it, if one did."""
+    d: dict[str, Any] = {"sent": sent}
+    if e.bound:
+        d["bound"] = e.bound
+    return d
+
+
 class ExtenderSet:
     """The extenders of a configuration, in calling order (ignorable ones last), and the calls
     of the current cycle (`calls`, emptied by `begin_cycle`)."""
@@ -72,9 +80,9 @@ class ExtenderSet:
                 answer = ext.filter(pod, feasible)
             except ExtenderError as e:
                 if ext.cfg.ignorable:
-                    self.calls.append(ExtenderCall(ext.name, "filter", "ignored", str(e), {"sent": sent}))
+                    self.calls.append(ExtenderCall(ext.name, "filter", "ignored", str(e), _failed(e, sent)))
                     continue
-                self.calls.append(ExtenderCall(ext.name, "filter", "error", str(e), {"sent": sent}))
+                self.calls.append(ExtenderCall(ext.name, "filter", "error", str(e), _failed(e, sent)))
                 raise
             for name, msg in answer.unresolvable.items():
                 statuses.set(name, Status(UNRESOLVABLE, msg, plugin=ext.name))
@@ -125,7 +133,7 @@ class ExtenderSet:
                 scores, weight = ext.prioritize(pod, nodes)
             except ExtenderError as e:
                 # prioritizeNodes logs it and goes on without this extender's scores
-                self.calls.append(ExtenderCall(ext.name, "prioritize", "ignored", str(e), {"sent": names}))
+                self.calls.append(ExtenderCall(ext.name, "prioritize", "ignored", str(e), _failed(e, names)))
                 continue
             raw = [0] * len(names)
             for host, score in scores:
@@ -160,9 +168,9 @@ class ExtenderSet:
                 answer = ext.process_preemption(pod, victims, self.snapshot.get)
             except ExtenderError as e:
                 if ext.cfg.ignorable:
-                    self.calls.append(ExtenderCall(ext.name, "preempt", "ignored", str(e), {"sent": sent}))
+                    self.calls.append(ExtenderCall(ext.name, "preempt", "ignored", str(e), _failed(e, sent)))
                     continue
-                self.calls.append(ExtenderCall(ext.name, "preempt", "error", str(e), {"sent": sent}))
+                self.calls.append(ExtenderCall(ext.name, "preempt", "error", str(e), _failed(e, sent)))
                 return [], Status(ERROR, str(e))
             dropped_empty = []
             for node_name in sorted(answer):

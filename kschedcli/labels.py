@@ -260,7 +260,9 @@ def _go_json(v) -> str:
     return json.dumps(v, separators=(",", ":"), ensure_ascii=False)
 
 
-def _parse_node_requirement(e, f: str, is_field: bool, rel: str, errs: list) -> Requirement | None:
+def _parse_node_requirement(
+    e, f: str, is_field: bool, rel: str, errs: list, strict: bool = False
+) -> Requirement | None:
     """One requirement. What the API server would reject raises FieldError; what only
     kube-scheduler's parsing rejects (a non-integer Gt/Lt value, a malformed field selector) is
     appended to `errs` as (path, message) and the requirement is dropped (None)."""
@@ -268,6 +270,28 @@ def _parse_node_requirement(e, f: str, is_field: bool, rel: str, errs: list) -> 
         raise FieldError(f, "must be an object")
     key, op, values = e.get("key"), e.get("operator"), e.get("values") or []
     values = [str(v) for v in values]
+    if is_field and not strict:
+        # a pod's: the API server's ValidateNodeFieldSelectorRequirement refuses what kube-scheduler
+        # would read as matching no node (In/NotIn with other than one value, another operator,
+        # another key than metadata.name, a value no node could be named)
+        if op in ("In", "NotIn"):
+            if len(values) != 1:
+                raise FieldError(
+                    f"{f}.values",
+                    "Required value: must be only one value when `operator` is 'In' or 'NotIn' for node field selector",
+                )
+        else:
+            raise FieldError(f"{f}.operator", f"Invalid value: {_go_json(op)}: not a valid selector operator")
+        if key != "metadata.name":
+            raise FieldError(f"{f}.key", f"Invalid value: {_go_json(key)}: not a valid field selector key")
+        for i, v in enumerate(values):
+            if len(v) > 253:
+                raise FieldError(
+                    f"{f}.values[{i}]", f"Invalid value: {_go_json(v)}: must be no more than 253 characters"
+                )
+            if not _DNS_SUBDOMAIN.fullmatch(v):
+                why = _regex_error(_DNS1123_SUBDOMAIN_MSG, _DNS1123_SUBDOMAIN_FMT, "example.com")
+                raise FieldError(f"{f}.values[{i}]", f"Invalid value: {_go_json(v)}: {why}")
     if is_field:
         # nodeSelectorRequirementsAsFieldSelector: In/NotIn with exactly one value, any key
         if op in ("In", "NotIn"):
@@ -330,7 +354,7 @@ def parse_node_selector_term(term, f: str, strict: bool = False) -> NodeSelector
             exprs.append(r)
     fields = []
     for i, e in enumerate(term.get("matchFields") or []):
-        r = _parse_node_requirement(e, f"{f}.matchFields[{i}]", True, f"matchFields[{i}]", errs)
+        r = _parse_node_requirement(e, f"{f}.matchFields[{i}]", True, f"matchFields[{i}]", errs, strict)
         if r is not None:
             fields.append(r)
     if errs and strict:

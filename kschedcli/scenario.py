@@ -24,7 +24,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
-from .errors import InputError
+from .errors import InputError, cut
 from .loader import iter_objects
 
 API_VERSION = "ksched.io/v1alpha1"
@@ -63,14 +63,25 @@ def _location(path: list) -> str:
 
 def load_scenario(path: str) -> Scenario:
     """The scenario in `path`, validated; its file paths made relative to the scenario's folder."""
-    from .edits import EDIT_FLAGS, Edit
+    from .edits import EDIT_FLAGS, Edit, add_node_file
 
     docs = list(iter_objects(path, as_kubectl=True))
     if len(docs) != 1:
         raise InputError(f"expected one Scenario document, found {len(docs)}", source=path)
-    doc, _ = docs[0]
-    if doc.get("kind") != "Scenario":
-        raise InputError(f"expected kind Scenario, found {doc.get('kind')!r}", source=path, field="kind")
+    doc, where = docs[0]
+    if where.startswith("items["):  # a List's item: the file is a List, not the Scenario itself
+        raise InputError(
+            "expected one Scenario document, found a List (a scenario file holds the Scenario itself)",
+            source=path,
+            field="kind",
+        )
+    kind = doc.get("kind")
+    if kind != "Scenario":
+        raise InputError(
+            f"expected kind Scenario, found {cut(kind) if isinstance(kind, str) else repr(kind)}",
+            source=path,
+            field="kind",
+        )
     import jsonschema
 
     errors = sorted(jsonschema.Draft202012Validator(_schema()).iter_errors(doc), key=lambda e: list(e.absolute_path))
@@ -85,8 +96,11 @@ def load_scenario(path: str) -> Scenario:
     edits = []
     for item in doc.get("edits") or []:
         [(key, value)] = item.items()
-        if flag_of[key] == "--add-node" and (value.endswith((".yaml", ".yml", ".json")) or os.path.exists(rel(value))):
-            value = rel(value)
+        if flag_of[key] == "--add-node":
+            # a file as --add-node takes one (edits.add_node_file), relative to this file's folder
+            file = add_node_file(value, lambda p: os.path.isfile(rel(p)))
+            if file is not None:
+                value = ("@" if value.startswith("@") else "") + rel(file)
         edits.append(Edit(flag_of[key], value))
     pod_files: list[str] = []
     inline: list[tuple[dict, str]] = []

@@ -411,6 +411,12 @@ class Scheduler:
                 res.details[pl.name] = d
 
     def bind(self, pod: Pod, node_name: str) -> None:
+        if self.snapshot.get(node_name) is None:
+            # a node an HTTP extender answered with (Nodes.items) that the cluster does not have:
+            # kube-scheduler's cache keeps the pod on a NodeInfo without a Node, which never enters
+            # its snapshot; the pod is bound to that name, nothing the next cycles see changes
+            self.nominator.remove(pod)
+            return
         self.snapshot.bind(pod, node_name)
         self.nominator.remove(pod)  # bound: no longer waiting for a node
         for pl in self.bind_observers:

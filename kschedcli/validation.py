@@ -341,6 +341,13 @@ def _check_pod_values(obj: dict, source: str, where: str) -> None:
     check_pod_spec(spec, source, where)
 
 
+def check_pod_template_values(template: dict, source: str, where: str) -> None:
+    """ValidatePodTemplateSpec's checks on what ksched reads, for a workload's pod template (its
+    metadata has no name of its own: the pods are named by their controller)."""
+    meta = {k: v for k, v in (template.get("metadata") or {}).items() if k not in ("name", "namespace")}
+    _check_pod_values({"metadata": {**meta, "name": "template"}, "spec": template.get("spec") or {}}, source, where)
+
+
 def _check_tolerations_seconds(spec: dict, source: str, where: str) -> None:
     for i, t in enumerate(spec.get("tolerations") or []):
         secs = (t or {}).get("tolerationSeconds")

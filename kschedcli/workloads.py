@@ -43,7 +43,7 @@ from .daemonset import DaemonNode as DaemonNode
 from .daemonset import daemon_tolerations as daemon_tolerations
 from .daemonset import pin_to_node as pin_to_node
 from .daemonset import should_run_daemon_pod as should_run_daemon_pod
-from .errors import FieldError, InputError
+from .errors import FieldError, InputError, cut
 from .loader import iter_objects
 from .model import Pod
 from .workload_names import fnv32a as fnv32a
@@ -91,7 +91,7 @@ def _count(v, f: str, default: int, *, pods: bool = False) -> int:
     if v is None:
         return default
     if isinstance(v, bool) or not isinstance(v, int):
-        raise FieldError(f, f"{v!r} is not an integer")
+        raise FieldError(f, f"{cut(v) if isinstance(v, str) else repr(v)} is not an integer")
     if v < 0:
         raise FieldError(f, f"{v}: must be greater than or equal to 0")
     if pods and v > MAX_WORKLOAD_PODS:
@@ -633,6 +633,10 @@ def pods_for_workloads(
         kind = obj.get("kind")
         if kind == "Pod" or kind in WORKLOAD_KINDS or kind in CLUSTER_KINDS:
             check_user_object(obj, kind, source, where, mode, warnings)
+            if kind in WORKLOAD_KINDS and mode != "ignore":  # "ignore": the snapshot's own, or checked as read
+                from .workload_validation import check_workload
+
+                check_workload(obj, kind, source, where)
         else:
             check_kind(obj, source, where)
     # PriorityClasses first: the pods' priority admission reads them
@@ -674,7 +678,12 @@ def _add_cluster_object(ex: _Expander, obj: dict, source: str, where: str) -> No
     if kind == "PriorityClass":
         value = obj.get("value", 0)
         if isinstance(value, bool) or not isinstance(value, int):
-            raise InputError(f"{value!r} is not an integer", source=source, where=where, field="value")
+            raise InputError(
+                f"{cut(value) if isinstance(value, str) else repr(value)} is not an integer",
+                source=source,
+                where=where,
+                field="value",
+            )
         ex.cluster.priorities[name] = (value, obj.get("preemptionPolicy"))
         if obj.get("globalDefault"):
             ex.cluster.default_priority = (name, value, obj.get("preemptionPolicy"))

@@ -1,6 +1,8 @@
 """A real HTTP scheduler extender on localhost for the tests: a ThreadingHTTPServer whose answer
-to each verb is a function of the request's JSON (or raw bytes, a status, a delay). Every request
-is recorded (path, headers, decoded body)."""
+to each verb is a function of the request's JSON (or raw bytes, a status, a delay, or a `stream`
+writing the raw answer itself: trickled, endless, cut short). Every request is recorded (path,
+headers, decoded body); every streamed answer's end too (`streams`: finished or aborted by the
+client, and the bytes sent)."""
 
 from __future__ import annotations
 
@@ -10,7 +12,7 @@ import ssl
 import subprocess
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -22,12 +24,18 @@ class Reply:
     body: Any = None  # JSON-encoded unless bytes
     status: int = 200
     delay: float = 0.0
+    # writes the whole answer (status line, headers, body) on the connection: an iterable of
+    # (bytes, seconds to wait after them); then the connection closes, or is reset when `reset`
+    stream: Callable[[], Iterable[tuple[bytes, float]]] | None = None
+    reset: bool = False
 
 
 @dataclass
 class Extender:
     handlers: dict[str, Callable[[dict], Reply | Any]] = field(default_factory=dict)
     requests: list[tuple[str, dict, Any]] = field(default_factory=list)
+    streams: list[tuple[str, int]] = field(default_factory=list)  # ("finished" | "aborted", bytes sent)
+    streaming: int = 0  # bytes of the current streamed answer written so far
     server: ThreadingHTTPServer | None = None
     scheme: str = "http"
 
@@ -68,6 +76,9 @@ def serve(handlers: dict[str, Callable[[dict], Any]], tls: ssl.SSLContext | None
                 reply = Reply(reply)
             if reply.delay:
                 time.sleep(reply.delay)
+            if reply.stream is not None:
+                self._stream(reply)
+                return
             data = reply.body if isinstance(reply.body, bytes) else json.dumps(reply.body).encode()
             try:
                 self.send_response(reply.status)
@@ -77,6 +88,29 @@ def serve(handlers: dict[str, Callable[[dict], Any]], tls: ssl.SSLContext | None
                 self.wfile.write(data)
             except (BrokenPipeError, ConnectionResetError):  # the client gave up (timeout)
                 pass
+
+        def _stream(self, reply: Reply) -> None:
+            sent = 0
+            self.close_connection = True
+            assert reply.stream is not None
+            try:
+                for data, wait in reply.stream():
+                    self.wfile.write(data)
+                    self.wfile.flush()
+                    sent += len(data)
+                    ext.streaming = sent
+                    if wait:
+                        time.sleep(wait)
+            except (BrokenPipeError, ConnectionResetError):  # the client gave up
+                ext.streams.append(("aborted", sent))
+                return
+            if reply.reset:  # RST instead of FIN: SO_LINGER on, 0 seconds
+                import socket
+                import struct
+
+                self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                self.connection.close()
+            ext.streams.append(("finished", sent))
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     server.daemon_threads = True

@@ -4,11 +4,18 @@ from a list of objects, and /version. `forbid` names resources answered with 403
 `without` names API groups the server does not serve (an older cluster: no resource.k8s.io/v1);
 `version` is the server's gitVersion (None: no /version, as a server that hides it); `delay` makes the
 list of nodes answer that many seconds late (for kubectl's --request-timeout; kubectl goes on to the
-other kinds, so one slow list keeps the test short)."""
+other kinds, so one slow list keeps the test short); `tls` serves https with a self-signed certificate
+(kubectl runs exec credential plugins only for https); `dra_version` the version resource.k8s.io is served
+at (v1beta1 on v1.33); `endless` names a kind whose list always
+carries a `continue` token; `garbage` a kind whose list is cut in half (not JSON)."""
 
 from __future__ import annotations
 
 import json
+import os
+import ssl
+import subprocess
+import tempfile
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -53,12 +60,20 @@ class FakeAPIServer:
         delay: float = 0.0,
         without: tuple[str, ...] = (),
         version: str | None = None,
+        tls: bool = False,
+        endless: str | None = None,
+        dra_version: str = "v1",
+        garbage: str | None = None,
     ):
         self.objects = objects
         self.forbid = (forbid,) if isinstance(forbid, str) else tuple(forbid)
         self.delay = delay
-        self.resources = [r for r in RESOURCES if r[0] not in without]
+        self.resources = [
+            (g, dra_version if g == "resource.k8s.io" else v, *rest) for g, v, *rest in RESOURCES if g not in without
+        ]
         self.version = version
+        self.endless = endless
+        self.garbage = garbage
         self.requests: list[str] = []
         server = self
 
@@ -71,7 +86,12 @@ class FakeAPIServer:
                 status, body = server.answer(self.path.split("?")[0])
                 if body.get("kind") == "NodeList" and server.delay:
                     time.sleep(server.delay)
+                if server.endless and body.get("kind") == f"{server.endless}List":
+                    # a `continue` token that never ends: every page names a next one
+                    body["metadata"]["continue"] = f"page-{len(server.requests)}"
                 data = json.dumps(body).encode()
+                if server.garbage and body.get("kind") == f"{server.garbage}List":
+                    data = data[: len(data) // 2]
                 try:
                     self.send_response(status)
                     self.send_header("Content-Type", "application/json")
@@ -83,7 +103,21 @@ class FakeAPIServer:
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        scheme = "http"
+        if tls:  # kubectl runs a kubeconfig's exec credential plugin only for an https server
+            self._certs = tempfile.TemporaryDirectory()
+            cert, key = (os.path.join(self._certs.name, n) for n in ("cert.pem", "key.pem"))
+            subprocess.run(
+                ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1"]
+                + ["-keyout", key, "-out", cert],
+                check=True,
+                capture_output=True,
+            )
+            context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            context.load_cert_chain(cert, key)
+            self.httpd.socket = context.wrap_socket(self.httpd.socket, server_side=True)
+            scheme = "https"
+        self.url = f"{scheme}://127.0.0.1:{self.httpd.server_address[1]}"
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
 
     def __enter__(self) -> FakeAPIServer:
@@ -105,17 +139,17 @@ class FakeAPIServer:
                 "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": "127.0.0.1"}],
             }
         if path == "/apis":
-            groups = sorted({g for g, *_ in self.resources if g})
+            groups = sorted({(g, v) for g, v, *_ in self.resources if g})
             return 200, {
                 "kind": "APIGroupList",
                 "apiVersion": "v1",
                 "groups": [
                     {
                         "name": g,
-                        "versions": [{"groupVersion": f"{g}/v1", "version": "v1"}],
-                        "preferredVersion": {"groupVersion": f"{g}/v1", "version": "v1"},
+                        "versions": [{"groupVersion": f"{g}/{v}", "version": v}],
+                        "preferredVersion": {"groupVersion": f"{g}/{v}", "version": v},
                     }
-                    for g in groups
+                    for g, v in groups
                 ],
             }
         for group, version, plural, kind, _namespaced, _short in self.resources:

@@ -128,22 +128,24 @@ def test_node_affinity_preferred_term_that_does_not_parse_is_a_prescore_error():
     ]
 
 
-def test_node_affinity_prefilter_reads_raw_match_fields():
-    # PreFilter takes metadata.name In values from the raw terms, even two of them (a term
-    # Filter cannot parse): both names form the PreFilterResult
-    p = _affinity_pod(
-        "p",
-        {
-            "requiredDuringSchedulingIgnoredDuringExecution": {
-                "nodeSelectorTerms": [
-                    {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["n1", "n2"]}]}
-                ]
-            }
-        },
+def test_a_pod_with_two_match_fields_values_is_refused_as_the_api_server_refuses_it():
+    # ValidateNodeFieldSelectorRequirement: In/NotIn on a node field takes exactly one value, so no
+    # pod holds two (kube-scheduler's Filter would read such a term as matching no node)
+    with pytest.raises(InputError) as e:
+        _affinity_pod(
+            "p",
+            {
+                "requiredDuringSchedulingIgnoredDuringExecution": {
+                    "nodeSelectorTerms": [
+                        {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["n1", "n2"]}]}
+                    ]
+                }
+            },
+        )
+    assert e.value.field.endswith("nodeSelectorTerms[0].matchFields[0].values")
+    assert e.value.message == (
+        "Required value: must be only one value when `operator` is 'In' or 'NotIn' for node field selector"
     )
-    s = scheduler([node("n1"), node("n2"), node("n3")])
-    res, st = plugin(s, "NodeAffinity").pre_filter(fresh_state(), p, s.snapshot.list())
-    assert st is None and res.node_names == {"n1", "n2"}
 
 
 def test_added_affinity_match_fields_on_other_keys():

@@ -228,7 +228,7 @@ def test_spread_and_anti_affinity_copies_land_where_schedule_puts_them(tmp_path,
 
 def test_without_max_a_template_stops_at_the_copy_bound(tmp_path, monkeypatch):
     # nodes that allow a hundred million pods and a pod that requests nothing: without the bound the
-    # copies would go on for hours; with --max the user's number wins over it
+    # copies would go on for hours; --max lowers the bound and never lifts it (issue 29)
     from kschedcli import capacity
 
     monkeypatch.setattr(capacity, "MAX_COPIES", 40)
@@ -246,5 +246,11 @@ def test_without_max_a_template_stops_at_the_copy_bound(tmp_path, monkeypatch):
         None,
     )
     assert "the bound without --max" in run("capacity", str(pod), "-c", str(big)).stdout
-    doc = as_json("capacity", str(pod), "-c", str(big), "--max", "55")
-    assert (doc["replicas"], doc["perTemplate"][0]["stoppedBy"]) == (55, "max")
+    r = run("capacity", str(pod), "-c", str(big), "--max", "55")
+    assert (r.exit_code, r.output) == (
+        2,
+        "ksched: --max: 55: at most 40 copies of a template are counted "
+        "(Kubernetes supports clusters of up to 150,000 pods)\n",
+    )
+    doc = as_json("capacity", str(pod), "-c", str(big), "--max", "30")
+    assert (doc["replicas"], doc["perTemplate"][0]["stoppedBy"]) == (30, "max")

@@ -377,8 +377,8 @@ def test_a_mistyped_add_node_count_is_refused_not_run():
     small, web = SMALL, str(ROOT / "fixtures" / "pods" / "web.yaml")
     r = CliRunner().invoke(app, ["explain", web, "-c", small, "--add-node", "node-a:99999999999"])
     assert r.exit_code == 2 and r.stderr.strip() == (
-        "ksched: --add-node: 'node-a:99999999999': would add 99,999,999,999 nodes; at most 10,000 per "
-        "--add-node (Kubernetes supports clusters of up to 5,000 nodes)"
+        "ksched: --add-node: 'node-a:99999999999': would add 99,999,999,999 nodes; the edits of one command "
+        "add at most 10,000 nodes (Kubernetes supports clusters of up to 5,000 nodes)"
     ), r.output
     # a selector's nodes count too: every node of the cluster, 5,000 times
     r = CliRunner().invoke(app, ["explain", web, "-c", small, "--add-node", "kubernetes.io/os=linux:5000"])

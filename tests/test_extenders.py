@@ -545,3 +545,38 @@ def test_alike_pods_of_capacity_still_go_through_the_extenders(servers):
         assert r.selected_node == "n2"
         sched.bind(r.pod, r.selected_node)
     assert len(ext.requests) == 3
+
+
+def test_cli_drain_and_diff_honour_no_extenders(servers, tmp_path):
+    """--no-extenders travels to drain and diff too (they load the config through load_inputs):
+    a real extender counting its requests is never asked; without the flag it is."""
+    import yaml
+    from test_fixes import node as node_doc
+    from test_fixes import pod as pod_doc
+    from typer.testing import CliRunner
+
+    from kschedcli.cli import app
+
+    ext = servers({"filter": lambda a: {"NodeNames": a["NodeNames"]}, "prioritize": lambda a: []})
+    cfg = _cli_config(tmp_path, ext.url)
+    bound = pod_doc("web-1", node_name="n1", labels={"app": "web"})
+    bound["metadata"]["ownerReferences"] = [
+        {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web", "uid": "u", "controller": True}
+    ]
+    snap = tmp_path / "snap.yaml"
+    snap.write_text(yaml.safe_dump_all([node_doc("n1"), node_doc("n2"), node_doc("n3"), bound]))
+    pods = tmp_path / "pods.yaml"
+    pods.write_text(yaml.safe_dump(pod_doc("new")))
+    runs = {
+        "drain": ["drain", "n1", "--cluster", str(snap), "--config", cfg],
+        "diff": ["diff", str(pods), "--cluster", str(snap), "--config", cfg, "--against-config", cfg],
+    }
+    for name, args in runs.items():
+        r = CliRunner().invoke(app, [*args, "--no-extenders"], env={"COLUMNS": "200"})
+        assert r.exit_code in (0, 1), (name, r.output)
+        assert r.exception is None or isinstance(r.exception, SystemExit), (name, r.exception)
+        assert ext.requests == [], name  # main: drain and diff called it
+        r = CliRunner().invoke(app, args, env={"COLUMNS": "200"})
+        assert r.exit_code in (0, 1), (name, r.output)
+        assert ext.requests, name  # without the flag the extender is asked
+        ext.requests.clear()

@@ -65,12 +65,11 @@ def test_explain_against_the_api_server_as_against_the_snapshot(env, tmp_path):
 
 
 def test_rbac_forbidden_names_the_resource(env):
-    with FakeAPIServer(objects(), forbid="poddisruptionbudgets") as server:
+    with FakeAPIServer(objects(), forbid="pods") as server:
         r = run("explain", "fixtures/pods/web.yaml", "--kubeconfig", env(server.url))
     assert r.exit_code == 2 and len(r.stderr.splitlines()) == 1, r.output
     assert r.stderr.startswith(
-        "ksched: kubectl: context fake: forbidden: user 'jane' cannot list "
-        "poddisruptionbudgets.policy in every namespace; ksched reads nodes, pods, "
+        "ksched: kubectl: context fake: forbidden: user 'jane' cannot list pods in every namespace"
     )
 
 
@@ -112,5 +111,7 @@ def test_rbac_forbidding_optional_kinds_reads_the_rest(env, tmp_path):
         live = run("explain", PENDING, "--kubeconfig", env(server.url), "-o", "json", "-v")
     assert live.exit_code == 0, live.output
     assert "ksched: not read (forbidden): volumeattachments, deviceclasses" in live.stderr
+    warnings = [ln for ln in live.stderr.splitlines() if ln.startswith("ksched: warning: ")]
+    assert len(warnings) == 2 and all("the answer ignores " in w for w in warnings)
     offline = run("explain", PENDING, "--cluster", str(snapshot), "-o", "json")
     assert json.loads(live.stdout) == json.loads(offline.stdout)

@@ -206,9 +206,10 @@ def test_diagnosis_and_the_nodes_preemption_cannot_help_match_a_node_at_a_time_r
             spec["nodeSelector"] = {"pool": "a"}
         if rng.random() < 0.3:
             names = rng.sample([n.name for n in nodes], rng.randint(1, len(nodes)))
-            term = {"matchFields": [{"key": "metadata.name", "operator": "In", "values": names}]}
+            # one term per name (the API server takes one value per matchFields requirement)
+            terms = [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": [n]}]} for n in names]
             spec["affinity"] = {
-                "nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [term]}}
+                "nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": terms}}
             }
         incoming = pod("in", requests={"cpu": rng.choice(["500m", "1500m"])}, priority=100, spec=spec)
         s = scheduler(nodes, pods)

@@ -352,6 +352,26 @@ def _max(v: Any) -> Any:
     return max(lst)
 
 
+# -- cost ----------------------------------------------------------------------------------------
+
+# kube-scheduler evaluates a selector with cel-go's runtime cost limit, resourceapi's
+# CELSelectorExpressionMaxCost, and stops it with `operation cancelled: actual cost limit exceeded`.
+# The bindings have no cost tracking: ksched charges what can grow without bound instead. The string
+# functions here charge cel-go's traversal cost (0.1 per character read or written, rounded up)
+# before they build anything; comprehensions (`all`, `exists`, `exists_one`, `map`, `filter`) are
+# bounded before evaluation (comprehension_bound), each iteration costing at least 1.
+MAX_COST = 1_000_000
+COST_LIMIT_EXCEEDED = "operation cancelled: actual cost limit exceeded"
+_STRING_TRAVERSAL_FACTOR = 0.1
+_cost = [0]  # the cost charged to the evaluation under way
+
+
+def _charge(chars: int) -> None:
+    _cost[0] += -(-chars // 10) if chars > 0 else 0  # ceil(chars * 0.1)
+    if _cost[0] > MAX_COST:
+        raise _FunctionError(COST_LIMIT_EXCEEDED)
+
+
 def _char_at(s: Any, i: Any) -> str:
     text = _str(s)
     if not isinstance(i, int) or i < 0 or i > len(text):
@@ -360,19 +380,29 @@ def _char_at(s: Any, i: Any) -> str:
 
 
 def _lower_ascii(s: Any) -> str:
+    _charge(2 * len(_str(s)))
     return "".join(c.lower() if c.isascii() else c for c in _str(s))
 
 
 def _upper_ascii(s: Any) -> str:
+    _charge(2 * len(_str(s)))
     return "".join(c.upper() if c.isascii() else c for c in _str(s))
 
 
 def _replace(s: Any, old: Any, new: Any, n: Any = -1) -> str:
-    return _str(s).replace(_str(old), _str(new), n if isinstance(n, int) and n >= 0 else -1)
+    text, before, after = _str(s), _str(old), _str(new)
+    limit = n if isinstance(n, int) and n >= 0 else -1
+    # the result's length, worked out before it is built: a chain of replaces doubling a string
+    # would otherwise reach gigabytes before cel-go's limit could stop it
+    found = len(text) + 1 if before == "" else text.count(before)
+    count = found if limit < 0 else min(limit, found)
+    _charge(2 * len(text) + count * (len(after) - len(before)))
+    return text.replace(before, after, limit)
 
 
 def _split(s: Any, sep: Any, n: Any = -1) -> list:
     text, separator = _str(s), _str(sep)
+    _charge(2 * len(text))
     if n == 0:
         return []
     if separator == "":
@@ -392,6 +422,7 @@ def _substring(s: Any, start: Any, end: Any = None) -> str:
 
 
 def _trim(s: Any) -> str:
+    _charge(len(_str(s)))
     return _str(s).strip()
 
 
@@ -399,6 +430,7 @@ def _join(v: Any, sep: Any = "") -> str:
     lst = _list(v)
     if not all(isinstance(x, str) for x in lst):
         raise _FunctionError("no such overload")
+    _charge(2 * (sum(len(x) for x in lst) + len(_str(sep)) * max(0, len(lst) - 1)))
     return _str(sep).join(lst)
 
 
@@ -481,6 +513,63 @@ def _error_text(e: Exception) -> tuple[str, bool]:
     return text.split(". Check ", 1)[0], False
 
 
+# -- comprehensions --------------------------------------------------------------------------------
+
+_MACROS = frozenset(("all", "exists", "exists_one", "map", "filter"))
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def comprehension_bound(expression: str) -> int:
+    """An upper bound on the iterations the expression's comprehensions can make: a device's values
+    are scalars, so every list or map a comprehension walks is built from the expression's own
+    literals (at most all their elements together, or a split of its longest string); nested
+    comprehensions multiply. Each macro counts `size ** depth` for its nesting depth."""
+    sizes = [0]  # elements of every list and map literal
+    longest = 0  # the longest string literal (a split of it has at most that many parts)
+    stack: list[list] = []  # [kind, elements]: "list", "map", "macro", "paren"
+    depths: list[int] = []  # the nesting depth of each macro call
+    last, before_last = "", ""  # the last two tokens
+    i, n = 0, len(expression)
+    while i < n:
+        c = expression[i]
+        if c.isspace():
+            i += 1
+            continue
+        if c in "\"'":
+            quote = expression[i : i + 3] if expression[i : i + 3] in ('"""', "'''") else c
+            j = i + len(quote)
+            while j < n and not expression.startswith(quote, j):
+                j += 2 if expression[j] == "\\" else 1
+            longest = max(longest, j - i - len(quote))
+            i = j + len(quote)
+            last, before_last = "string", last
+            continue
+        m = _IDENT.match(expression, i)
+        if m:
+            last, before_last = m.group(0), last
+            i = m.end()
+            continue
+        if c == "(":
+            if last in _MACROS and before_last == ".":
+                depths.append(1 + sum(1 for f in stack if f[0] == "macro"))
+                stack.append(["macro", 0])
+            else:
+                stack.append(["paren", 0])
+        elif c in "[{":
+            stack.append(["list" if c == "[" else "map", 1])
+        elif c == ",":
+            if stack and stack[-1][0] in ("list", "map"):
+                stack[-1][1] += 1
+        elif c in ")]}" and stack:
+            kind, elements = stack.pop()
+            if kind in ("list", "map"):
+                sizes.append(elements)
+        last, before_last = c, last
+        i += 1
+    size = max(sum(sizes), longest, 1)
+    return sum(size**d for d in depths)
+
+
 # -- selectors -----------------------------------------------------------------------------------
 
 # domains named literally in a lookup: device.attributes["gpu.example.com"] or .capacity.example
@@ -515,7 +604,7 @@ class Selector:
     """One compiled CEL selector expression; `matches(device)` caches its verdict per distinct
     device content (devices do not change during a run, and large clusters repeat the same few)."""
 
-    __slots__ = ("expression", "program", "error", "attribute_domains", "capacity_domains", "verdicts")
+    __slots__ = ("expression", "program", "error", "attribute_domains", "capacity_domains", "verdicts", "too_costly")
 
     def __init__(self, expression: str):
         self.expression = expression
@@ -529,12 +618,17 @@ class Selector:
             (attr if m.group(1) == "attributes" else cap).add(name)
         self.attribute_domains = tuple(sorted(attr))
         self.capacity_domains = tuple(sorted(cap))
+        self.too_costly = False
         try:
             self.program = _bindings().compile(expression)
         except Exception as e:  # the bindings raise ValueError for syntax errors
             text = str(e)
             detail = text.split("': ", 1)[1] if text.startswith("Failed to parse expression '") else text
             self.error = "compilation failed: " + detail.strip()
+            return
+        # comprehensions that could pass the cost limit are not run: cel-go would stop them once
+        # their actual cost passed it (a short-circuiting `exists` may stop sooner there)
+        self.too_costly = comprehension_bound(expression) > MAX_COST
 
     def matches(self, device) -> bool:
         """Whether the selector selects `device` (a dra.objects.Device); raises CelError."""
@@ -557,7 +651,10 @@ class Selector:
             attrs = {**{d: {} for d in self.attribute_domains}, **attrs}
         if any(d not in caps for d in self.capacity_domains):
             caps = {**{d: {} for d in self.capacity_domains}, **caps}
+        if self.too_costly:
+            return CelError(COST_LIMIT_EXCEEDED)
         ctx = _context({"driver": device.driver, "attributes": attrs, "capacity": caps})
+        _cost[0] = 0
         try:
             result = self.program.execute(ctx)
         except Exception as e:

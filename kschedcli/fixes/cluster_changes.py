@@ -118,18 +118,23 @@ def remove_taint_changes(blocked: Blocked, pod: Pod, snapshot: Snapshot) -> list
     return out
 
 
-def evict_changes(result: CycleResult) -> list[Change]:
-    """Evict the lower-priority pods preemption chose, so the pod fits without preempting."""
+def evict_changes(result: CycleResult, siblings: set[str] | frozenset[str] = frozenset()) -> list[Change]:
+    """Evict the lower-priority pods preemption chose, so the pod fits without preempting; never
+    when a victim shares the pod's owner (`siblings`: its controller would make it again, and
+    evicting the others alone is a different change, for the verifying cycle to judge)."""
     p = result.preemption
     if p is None or not p.nominated_node or not p.victims:
         return []
-    n = len(p.victims)
-    shown = ", ".join(p.victims[:3]) + (f", … +{n - 3} more" if n > 3 else "")
+    victims = [v for v in p.victims if v not in siblings]
+    if not victims or len(victims) != len(p.victims):
+        return []
+    n = len(victims)
+    shown = ", ".join(victims[:3]) + (f", … +{n - 3} more" if n > 3 else "")
     return [
         Change(
             "evict",
             f"evict {n} lower-priority pod{'s' if n != 1 else ''} from {p.nominated_node}: {shown}",
-            edits=[("--evict", v) for v in p.victims],
+            edits=[("--evict", v) for v in victims],
             opens=1,
         )
     ]

@@ -29,6 +29,21 @@ KIND_RANK = {
     "evict": 11,
 }
 
+# who makes a change of each kind (issue 28): the pod's owner changes the pod (for a workload, its
+# pod template: every replica changes alike); what changes nodes, their taints or other workloads'
+# pods is the cluster admin's. An HTTP extender's verdict is its owner's: no change is suggested
+# for it, the search names the owner (FixSearch.out_of_reach)
+POD_OWNER = "pod-owner"
+CLUSTER_ADMIN = "cluster-admin"
+EXTENDER_OWNER = "extender-owner"
+ACTOR_OF_KIND = {
+    "uncordon": CLUSTER_ADMIN,
+    "addNode": CLUSTER_ADMIN,
+    "removeTaint": CLUSTER_ADMIN,
+    "evict": CLUSTER_ADMIN,
+}
+ACTOR_WORDS = {POD_OWNER: "the pod's owner", CLUSTER_ADMIN: "the cluster admin", EXTENDER_OWNER: "the extender's owner"}
+
 
 def needs_fixing(result) -> bool:
     """Unschedulable, or schedulable only through preemption (an error is not a fit problem)."""
@@ -55,6 +70,11 @@ class Change:
     @property
     def rank(self) -> int:
         return KIND_RANK.get(self.kind, 99)
+
+    @property
+    def actor(self) -> str:
+        """Who makes it: POD_OWNER for a pod change, else CLUSTER_ADMIN."""
+        return ACTOR_OF_KIND.get(self.kind, POD_OWNER if self.mutate is not None else CLUSTER_ADMIN)
 
 
 @dataclass
@@ -98,6 +118,16 @@ class Suggestion:
     def summary(self) -> str:
         return "; ".join(c.summary for c in self.changes)
 
+    @property
+    def actors(self) -> list[str]:
+        """Who has to act, each once, in the changes' order."""
+        return list(dict.fromkeys(c.actor for c in self.changes))
+
+    @property
+    def who(self) -> str:
+        """Who has to act, in words ("the pod's owner and the cluster admin")."""
+        return " and ".join(ACTOR_WORDS.get(a, a) for a in self.actors)
+
     def sort_key(self) -> tuple:
         v = self.verdict
         return (
@@ -110,7 +140,7 @@ class Suggestion:
         )
 
     def doc(self) -> dict[str, Any]:
-        d: dict[str, Any] = {"kind": self.kind, "summary": self.summary}
+        d: dict[str, Any] = {"kind": self.kind, "summary": self.summary, "actors": self.actors}
         if self.patch is not None:
             d["patch"] = self.patch
         if self.edits:
@@ -118,6 +148,37 @@ class Suggestion:
         d["result"] = self.verdict.doc()
         d["verified"] = True
         return d
+
+
+@dataclass
+class OutOfReach:
+    """Nodes only someone other than the pod's owner can open, for which ksched suggests nothing
+    (an HTTP extender rejected them: what it looks at is its own)."""
+
+    actor: str
+    extender: str
+    nodes: list[str]
+    reasons: list[str]  # the extender's messages, each once, sorted
+
+    @property
+    def summary(self) -> str:
+        n = len(self.nodes)
+        shown = ", ".join(self.nodes[:3]) + (f", … +{n - 3} more" if n > 3 else "")
+        why = "; ".join(f'"{r}"' for r in self.reasons[:3]) + (" …" if len(self.reasons) > 3 else "")
+        return (
+            f"the extender {self.extender} rejected {n} node{'s' if n != 1 else ''} ({shown})"
+            + (f": {why}" if why else "")
+            + f"; only {ACTOR_WORDS[self.actor]} can change that"
+        )
+
+    def doc(self) -> dict[str, Any]:
+        return {
+            "actor": self.actor,
+            "extender": self.extender,
+            "nodes": list(self.nodes),
+            "reasons": list(self.reasons),
+            "summary": self.summary,
+        }
 
 
 @dataclass
@@ -129,6 +190,11 @@ class FixSearch:
     verified: int = 0  # cycles run to check them
     combined: bool = False  # no single change sufficed: pairs were tried
     notes: list[str] = field(default_factory=list)  # why some kinds were not tried
+    # nodes no suggestion aims at, and who could open them (an extender's owner)
+    out_of_reach: list[OutOfReach] = field(default_factory=list)
 
     def doc(self) -> list[dict[str, Any]]:
         return [s.doc() for s in self.suggestions]
+
+    def out_of_reach_doc(self) -> list[dict[str, Any]]:
+        return [o.doc() for o in self.out_of_reach]

@@ -24,7 +24,8 @@ from . import cluster_changes as cc
 from . import pod_changes as pc
 from .blocked import blocked_of
 from .mergepatch import create_merge_patch
-from .model import Change, FixSearch, Suggestion, Verdict, needs_fixing
+from .model import EXTENDER_OWNER, Change, FixSearch, OutOfReach, Suggestion, Verdict, needs_fixing
+from .owners import Owner
 
 if TYPE_CHECKING:
     from ..engine import Session
@@ -78,6 +79,46 @@ class _Search:
         self.blocked = blocked_of(result, self.snapshot.names)
         self.cycles = 0
         self.seen_patches: list[Any] = []
+        # the pods sharing the pod's owner: never evicted by a fix (fixes/owners.py)
+        self.owner = Owner(self.pod, session.cluster, given_kind)
+        self._pods_by_key: dict[str, Pod] | None = None
+
+    def _pod_by_key(self, key: str, node: str | None) -> Pod | None:
+        ni = self.snapshot.get(node) if node else None
+        if ni is not None:  # victims are on the nominated node: look there first
+            for p in ni.pods:
+                if p.key == key:
+                    return p
+        if self._pods_by_key is None:
+            self._pods_by_key = {p.key: p for p in (*self.session.cluster.pods, *self.before)}
+        return self._pods_by_key.get(key)
+
+    def siblings(self, keys: Sequence[str], node: str | None = None) -> list[str]:
+        """The pods among `keys` (namespace/name, on `node` when known) that share the pod's owner."""
+        out = []
+        for k in keys:
+            p = self._pod_by_key(k, node)
+            if p is not None and self.owner.same(p):
+                out.append(k)
+        return out
+
+    def out_of_reach(self) -> list[OutOfReach]:
+        """The nodes an HTTP extender rejected: its owner's to open, never a suggestion's."""
+        ft = self.result.filters
+        out = []
+        for ext in self.blocked.extenders:
+            idx = self.blocked.rejected_by(ext)
+            col = ft.columns.get(ext, []) if ft is not None and hasattr(ft, "columns") else []
+            reasons = sorted(
+                {
+                    r
+                    for i in idx
+                    if i < len(col) and col[i] is not None
+                    for r in (getattr(col[i], "reasons", None) or [])
+                }
+            )
+            out.append(OutOfReach(EXTENDER_OWNER, ext, [self.blocked.names[i] for i in idx], reasons))
+        return out
 
     # -- candidates ------------------------------------------------------------------------
     def candidates(self) -> list[Change]:
@@ -98,7 +139,8 @@ class _Search:
         out += cc.uncordon_changes(b, snap)
         out += cc.add_node_changes(b, pod, snap)
         out += cc.remove_taint_changes(b, pod, snap)
-        out += cc.evict_changes(self.result)
+        p = self.result.preemption
+        out += cc.evict_changes(self.result, set(self.siblings(self._victims(), p.nominated_node if p else None)))
         # stable: within a kind, the generators' own order (most nodes opened first)
         out.sort(key=lambda c: (c.rank, -c.opens))
         count: dict[str, int] = {}
@@ -106,6 +148,10 @@ class _Search:
             c.repeat = count.get(c.kind, 0)
             count[c.kind] = c.repeat + 1
         return sorted(out, key=lambda c: (c.repeat, c.rank, -c.opens))
+
+    def _victims(self) -> list[str]:
+        p = self.result.preemption
+        return list(p.victims) if p is not None and p.victims else []
 
     def pair_candidates(self, failed: list[Change]) -> list[list[Change]]:
         """Pairs, for when no single change sufficed: requests lowered together to what one node
@@ -209,7 +255,9 @@ class _Search:
                 if s is not None:
                     kept.append(s)
         kept.sort(key=Suggestion.sort_key)
-        return FixSearch(kept, candidates=len(cands), verified=self.cycles, combined=combined)
+        return FixSearch(
+            kept, candidates=len(cands), verified=self.cycles, combined=combined, out_of_reach=self.out_of_reach()
+        )
 
     def verify(self, changes: list[Change]) -> Suggestion | None:
         """Run the cycle with the changes made; the suggestion when it places the pod (or, for a
@@ -244,6 +292,10 @@ class _Search:
             return None
         p = r.preemption
         if not r.schedulable and not (through_preemption and p is not None and p.nominated_node):
+            return None
+        if not r.schedulable and p is not None and self.siblings(p.victims, p.nominated_node):
+            # it works only by evicting the pod's own siblings: after the change they have its
+            # priority (the template is theirs too), and their controller makes them again
             return None
         if patch is not None:
             self.seen_patches.append(patch)

@@ -185,6 +185,8 @@ def result_doc(r: CycleResult) -> dict:
     _add_retry_and_attempt(doc, r)
     if r.suggestions is not None:
         doc["suggestions"] = r.suggestions.doc()
+        if getattr(r.suggestions, "out_of_reach", None):
+            doc["outOfReach"] = r.suggestions.out_of_reach_doc()
     if r.extender_calls:
         doc["extenders"] = [extender_call_doc(c) for c in r.extender_calls]
     if r.filter_extenders:

@@ -32,6 +32,7 @@ def capacity_renderables(doc: dict, top: int) -> list:
         stopped = {
             "max": f"--max {doc['max']}",
             "limit": "the bound without --max (Kubernetes' 150,000 pods per cluster)",
+            "room": "the nodes' allocatable pods, all taken",
             "unschedulable": "a copy that fits nowhere",
             "error": "an error",
         }[t["stoppedBy"]]

@@ -36,6 +36,8 @@ def _call_lines(c) -> list[Text]:
         out.append(Text("    ignorable: skipped, as kube-scheduler skips it", style="muted"))
     if c.error:
         out.append(Text("    " + c.error, style="bad" if c.outcome == "error" else "warn"))
+        if d.get("bound"):
+            out.append(Text(f"    bound reached: {d['bound']}", style="muted"))
     if c.outcome != "ok":
         return out
     if c.verb == "filter":

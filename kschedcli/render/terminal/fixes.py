@@ -17,6 +17,7 @@ def fixes_section(result) -> list[Any]:
     if not search.suggestions:
         tried = f"{plural(search.candidates, 'change')} tried in {plural(search.verified, 'cycle')}"
         out.append(Text(f"  no change ksched knows places the pod ({tried})", style="warn"))
+        out += _out_of_reach(search)
         return out
     if search.combined:
         out.append(Text("  no single change suffices: two together", style="muted"))
@@ -26,9 +27,11 @@ def fixes_section(result) -> list[Any]:
         line.append(s.summary)
         out.append(line)
         out.append(_effect(s))
+        out.append(Text("     who acts: " + s.who, style="muted"))
         if s.edits:
             out.append(Text("     ksched explain … " + " ".join(s.edits), style="muted"))
         pod_change = pod_change or s.patch is not None
+    out += _out_of_reach(search)
     hint = "--fixes N for more or fewer"
     if pod_change:
         hint += "; -o json gives each pod change as a JSON merge patch of the pod"
@@ -51,3 +54,8 @@ def _effect(s) -> Text:
         t.append(v.nominated_node or "", style="node bold")
         t.append(f", evicting {', '.join(v.victims) or 'nothing'}", style="muted")
     return t
+
+
+def _out_of_reach(search) -> list[Text]:
+    """The nodes only someone else can open (an extender's rejections), and who."""
+    return [Text("  not the pod's to change: " + o.summary, style="warn") for o in getattr(search, "out_of_reach", ())]
