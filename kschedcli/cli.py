@@ -53,7 +53,7 @@ from .cli_common import (
     app,
     with_validation,
 )
-from .cli_errors import exit_after, guard_stdout
+from .cli_errors import exit_after, guard_stderr, guard_stdout
 from .completion import complete_node, complete_pod
 from .editflags import EditOrderCommand, with_edit_flags
 from .errors import InputError
@@ -387,6 +387,7 @@ def kubectl_main() -> None:
     from .render.progress import install
 
     install()
+    guard_stderr()  # names and messages quoted on stderr never act on the terminal
     exit_after(lambda: app(prog_name="kubectl ksched"))
 
 

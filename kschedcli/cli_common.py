@@ -72,15 +72,9 @@ def _fail(err: InputError) -> None:
 
 def _dump(doc: dict, output: Output) -> None:
     if output == Output.yaml:
-        import yaml
+        from .render.yamltext import yaml_text
 
-        class Dumper(yaml.SafeDumper):
-            def ignore_aliases(self, data) -> bool:
-                return True  # the document shares equal parts: write each in full, never as &anchor/*alias
-
-        sys.stdout.write(
-            yaml.dump(doc, Dumper=Dumper, sort_keys=False, default_flow_style=False, width=1000, allow_unicode=True)
-        )
+        sys.stdout.write(yaml_text(doc))
     else:
         from .render.jsontext import json_text
 

@@ -126,8 +126,24 @@ def exit_after(entry: Callable[[], Any]) -> NoReturn:
     os._exit(status)
 
 
+def guard_stderr() -> None:
+    """Write stderr through textsafe.EscapingStream: the error lines, warnings and --verbose lines
+    quote names and messages from the inputs, the API server and extenders, and none of their
+    characters may act on the terminal (the process's real stderr only; tests capture their own)."""
+    from .textsafe import EscapingStream
+
+    try:
+        sys.stderr.fileno()
+    except (AttributeError, OSError, ValueError):
+        return
+    if not isinstance(sys.stderr, EscapingStream):
+        sys.stderr = EscapingStream(sys.stderr)
+
+
 def guard_stdout() -> None:
-    """Install ClosedReaderSafeStdout (the process's real stdout only; tests capture their own)."""
+    """Install ClosedReaderSafeStdout (the process's real stdout only; tests capture their own), and
+    the stderr guard (guard_stderr)."""
+    guard_stderr()
     try:
         sys.stdout.fileno()
     except (AttributeError, OSError, ValueError):

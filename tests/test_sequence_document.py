@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 from kschedcli.cli import app
 from kschedcli.engine import open_session
 from kschedcli.render.analysis import failing_plugins, first_failures, node_groups
-from kschedcli.render.jsontext import json_text
+from kschedcli.render.jsontext import escape_controls, json_text
 from kschedcli.result import FilterTable
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -151,7 +151,10 @@ def test_table_from_slimmed_results_equals_the_table_from_whole_ones(wide):
     ],
 )
 def test_json_text_equals_the_standard_library(doc):
-    assert json_text(doc) == json.dumps(doc, indent=2, ensure_ascii=False)
+    # but for DEL, C1, bidi controls and U+2028/9, \\u-escaped by json_text (docs/terminal-safety.md)
+    assert json_text(doc) == escape_controls(json.dumps(doc, indent=2, ensure_ascii=False))
+    if isinstance(doc, dict) and "g" in doc:
+        assert "\\u2028 \\u007f \\u001f" in json_text(doc) and json.loads(json_text(doc)) == doc
 
 
 def test_json_text_float_free_parts_are_not_searched():

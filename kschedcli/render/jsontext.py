@@ -7,11 +7,17 @@ ints, booleans, None and finite floats of at least 1e-4 (or 0). What orjson writ
 refuses is written by the standard library instead: a float below 1e-4 (orjson: 0.00001 and 1e-7,
 Python: 1e-05 and 1e-07), NaN or an infinity (orjson: null), an integer beyond 64 bits, a lone
 surrogate, a non-string key, any other type.
+
+Both write DEL, the C1 controls, the bidirectional controls and U+2028/U+2029 as they are, which a
+terminal showing the document would act on (U+009B is a CSI to some): json_text writes them as
+\\u escapes, the same strings to a JSON reader (docs/terminal-safety.md). C0 controls are escaped
+by both already.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Collection
 from typing import Any
 
@@ -22,6 +28,22 @@ except ImportError:  # pragma: no cover - a dependency; without it the standard 
 
 _OPTIONS = orjson.OPT_INDENT_2 | orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME if orjson else 0
 _INF = float("inf")
+# what a JSON encoder leaves raw and a terminal acts on (see textsafe: its C0 controls are escaped)
+_RAW_CONTROLS = re.compile("[\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]")
+
+
+def _u_escape(m: re.Match) -> str:
+    return f"\\u{ord(m.group()):04x}"
+
+
+def escape_controls(text: str) -> str:
+    """JSON text with the characters of _RAW_CONTROLS \\u-escaped (they occur in strings only)."""
+    if text.isascii():
+        if "\x7f" not in text:
+            return text
+    elif _RAW_CONTROLS.search(text) is None:
+        return text
+    return _RAW_CONTROLS.sub(_u_escape, text)
 
 
 def _refuse(obj: Any) -> Any:
@@ -49,10 +71,10 @@ def json_text(doc: Any, *, float_free: Collection[str] = ()) -> str:
     top-level keys whose values the caller built from ints and strings only (not searched for floats)."""
     if orjson is not None and not _float_unlike_repr(doc, float_free):
         try:
-            return orjson.dumps(doc, default=_refuse, option=_OPTIONS).decode("utf-8")
+            return escape_controls(orjson.dumps(doc, default=_refuse, option=_OPTIONS).decode("utf-8"))
         except (orjson.JSONEncodeError, TypeError):
             pass
-    return json.dumps(doc, indent=2, ensure_ascii=False)
+    return escape_controls(json.dumps(doc, indent=2, ensure_ascii=False))
 
 
 def indented(text: str, prefix: str) -> str:

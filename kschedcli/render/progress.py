@@ -14,6 +14,8 @@ import threading
 import time
 from contextlib import contextmanager
 
+from ..textsafe import EscapingStream, raw_stream, safe_name
+
 DELAY = 1.0
 
 
@@ -45,7 +47,6 @@ class RichReporter:
         self.active: list[_Task] = []
 
     def _make(self):
-        from rich.console import Console
         from rich.progress import (
             BarColumn,
             DownloadColumn,
@@ -59,6 +60,8 @@ class RichReporter:
         )
         from rich.text import Text
 
+        from .richsafe import SafeConsole
+
         class Amount(ProgressColumn):
             def __init__(self):
                 super().__init__()
@@ -71,10 +74,11 @@ class RichReporter:
                 text = self.count.render(task)
                 return Text(f"{text.plain} {task.fields.get('unit', '')}", style=text.style)
 
-        console = self.console or Console(stderr=True)
+        # the display writes its own cursor moves: to the stream under the stderr guard (textsafe)
+        console = self.console or SafeConsole(file=raw_stream(sys.stderr))
         return Progress(
             SpinnerColumn(),
-            TextColumn("{task.description}"),
+            TextColumn("{task.description}", markup=False),
             BarColumn(),
             Amount(),
             TimeElapsedColumn(),
@@ -92,8 +96,14 @@ class RichReporter:
             if self.progress is None:
                 self.progress = self._make()
                 self.progress.start()
+                # what is written to stderr meanwhile goes through the display (a rich FileProxy,
+                # which reads escape codes as styles): escaped before it (restored at stop)
+                if not isinstance(sys.stderr, EscapingStream):
+                    sys.stderr = EscapingStream(sys.stderr)
             task.task_id = self.progress.add_task(
-                task.description, total=task.total or None, completed=task.done, unit=task.unit
+                safe_name(
+                    task.description
+                )  # a file name or a kubeconfig context total=task.total or None, completed=task.done, unit=task.unit
             )
 
     @contextmanager

@@ -4,8 +4,8 @@ zone / pool label), and what stopped each template (its last copy, explained as 
 from __future__ import annotations
 
 from rich.console import Console
-from rich.text import Text
 
+from ..richsafe import Text
 from .layout import indent, make_console, new_table, plural, section
 
 

@@ -6,9 +6,9 @@ import re
 from typing import Any
 
 from rich.console import Console
-from rich.text import Text
 
 from ...diff import DiffReport, Outcome
+from ..richsafe import Text
 from .layout import glue, indent, new_table, plural, print_blocks, section
 
 _MODES = {

@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 from rich.console import Console
-from rich.text import Text
 
 from ...drain import (
     BLOCKED,
@@ -19,6 +18,7 @@ from ...drain import (
     nominated,
 )
 from ..analysis import verdict_of
+from ..richsafe import Text
 from .layout import Hang, glue, glue_message, indent, new_table, plural, print_blocks, prose, section
 
 _ACTION_TEXT = {

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from rich.console import Console
-from rich.text import Text
 
+from ..richsafe import Text
 from .layout import hang
 
 

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from rich.text import Text
-
 from ..analysis import GROUP_THRESHOLD, annotations_of, failing_plugins, filter_columns, node_groups, short_reason
+from ..richsafe import Text
 from .layout import ALSO, FIRST, PASS, SKIP, glue, indent, new_table, node_label, plural, section
 
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from rich.console import Group
-from rich.text import Text
 
 from ..analysis import annotations_of, fmt_cpu, fmt_quantity, fmt_requests, verdict_of
+from ..richsafe import Text
 from .layout import GLUE, glue, glue_message, hang, name_list, plural
 
 

@@ -14,10 +14,10 @@ from rich.console import Console
 from rich.measure import Measurement
 from rich.padding import Padding
 from rich.table import Table
-from rich.text import Text
 from rich.theme import Theme
 
 from ..analysis import fmt_quantity
+from ..richsafe import SafeConsole, SafeTable, Text, escaped
 
 THEME = Theme(
     {
@@ -46,7 +46,7 @@ def make_console(
     file=None,
 ) -> Console:
     no_color = no_color or "NO_COLOR" in os.environ and os.environ.get("NO_COLOR", "") != ""
-    return Console(
+    return SafeConsole(  # no markup, and what it prints escaped (render/richsafe.py)
         file=file,
         theme=THEME,
         no_color=no_color,
@@ -173,7 +173,7 @@ class Hang:
     trailing padding; numbers bound to their neighbours and glued spaces kept (see bind_numbers)."""
 
     def __init__(self, text: Text, n: int, rest: int | None = None):
-        self.text = text
+        self.text = escaped(text)
         self.n = n
         self.rest = n + 2 if rest is None else rest
 
@@ -267,7 +267,7 @@ def section(title: str, subtitle: str = "") -> Text:
 
 
 def new_table(*, expand: bool = False) -> Table:
-    return Table(
+    return SafeTable(  # cells escaped as they are added (render/richsafe.py)
         box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, expand=expand, header_style="bold", padding=(0, 1)
     )
 

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from rich.text import Text
-
 from ..analysis import annotations_of, filter_columns, fmt_requests, resource_rows, untolerated_taints
+from ..richsafe import Text
 from .layout import ALSO, FIRST, PASS, SKIP, glue, indent, new_table, plural, prose, quantities, section
 from .nodeaffinity import node_affinity_section
 from .preemption import CRITERION_TEXT

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from rich.text import Text
-
 from ..analysis import annotations_of
+from ..richsafe import Text
 from .layout import indent, name_list, new_table, plural, section
 
 

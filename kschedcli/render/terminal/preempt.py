@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 from rich.console import Console
-from rich.text import Text
 
+from ..richsafe import Text
 from .header import pod_line, verdict, version_block
 from .layout import indent, make_console, new_table, node_label, plural, print_blocks, section
 from .preemption import CRITERION_TEXT, criteria, preemption_part

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rich.text import Text
-
+from ..richsafe import Text
 from .layout import name_list, plural, section
 
 

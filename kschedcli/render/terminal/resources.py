@@ -5,9 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from rich.text import Text
-
 from ..analysis import annotations_of, fmt_quantity
+from ..richsafe import Text
 from .layout import ALSO, GLUE, indent, name_list, new_table, plural, prose, quantities, section, unglued
 
 

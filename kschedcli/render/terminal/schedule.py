@@ -6,9 +6,10 @@ from typing import Any
 
 from rich.cells import cell_len
 from rich.console import Console, Group
-from rich.text import Text
 
+from ...textsafe import safe_name
 from ..analysis import annotations_of, first_failures, short_reason, verdict_of
+from ..richsafe import Text
 from .extenders import skipped_note
 from .header import version_block
 from .layout import GLUE, bind_numbers, glue, glue_message, make_console, plural, print_blocks, section, wrap_lines
@@ -17,9 +18,9 @@ from .layout import GLUE, bind_numbers, glue, glue_message, make_console, plural
 def _outcome(r) -> Text:
     v = verdict_of(r)
     if v == "schedulable":
-        return Text.assemble(("✔ ", "ok"), (r.selected_node or "", "node"))
+        return Text.assemble(("✔ ", "ok"), (safe_name(r.selected_node or ""), "node"))
     if v == "preemption":
-        return Text.assemble(("⚠ ", "warn"), (r.preemption.nominated_node, "node"))
+        return Text.assemble(("⚠ ", "warn"), (safe_name(r.preemption.nominated_node), "node"))
     if v == "error":
         return Text("✘ error", style="bad")
     return Text("✘ unschedulable", style="bad")
@@ -70,7 +71,7 @@ def _wide_cells(r, node_count: int) -> list[Text]:
     return [
         Text(str(score)) if score is not None else none(),
         Text(f"{len(r.feasible)}/{node_count}") if not r.error else none(),
-        Text(nominated, style="node") if nominated else none(),
+        Text(safe_name(nominated), style="node") if nominated else none(),
         Text(str(victims)) if nominated else none(),
     ]
 
@@ -82,7 +83,12 @@ def schedule_table(results, node_count: int, width: int, *, wide: bool = False, 
     columns = _COLUMNS + (_WIDE if wide else [])
     rows = []
     for i, r in enumerate(results, start=1):
-        cells = [Text(str(i), style="muted"), Text(r.pod.key, style="pod"), Text(str(r.pod.priority)), _outcome(r)]
+        cells = [
+            Text(str(i), style="muted"),
+            Text(safe_name(r.pod.key), style="pod"),
+            Text(str(r.pod.priority)),
+            _outcome(r),
+        ]
         if wide:
             cells += _wide_cells(r, node_count)
         rows.append((cells, Text(bind_numbers(glue_message(_why(r))), style="muted")))
@@ -210,10 +216,10 @@ def render_schedule(
 def unschedulable_names(results, *, allow_preemption: bool = False) -> str:
     """`schedule -o name`: the pods that are not schedulable, `namespace/name` one a line, in queue
     order: exactly the pods that make the exit status 1 (with --allow-preemption, a pod preemption
-    would place is not listed)."""
+    would place is not listed). A character a terminal would act on, a newline included, is escaped."""
     names = [
         r.pod.key
         for r in results
         if verdict_of(r) != "schedulable" and not (allow_preemption and verdict_of(r) == "preemption")
     ]
-    return "".join(f"{k}\n" for k in names)
+    return "".join(f"{safe_name(k)}\n" for k in names)  # one a line, escaped (textsafe)

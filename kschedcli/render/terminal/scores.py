@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rich.text import Text
-
+from ..richsafe import Text
 from .layout import glue, indent, new_table, plural, section
 
 # Short column headers for the score table when the terminal is narrow.

@@ -6,8 +6,8 @@ from collections.abc import Callable
 from typing import Any
 
 from rich.console import RenderableType
-from rich.text import Text
 
+from ..richsafe import Text
 from .layout import ALSO, PASS, glue, indent, name_list, new_table, plural, prose, section
 
 # the nodes of the snapshot per value of a topology key (the domains' members), for "4 of 7 nodes"

@@ -4,8 +4,8 @@ one row per workload, and for a DaemonSet, the nodes where its pod does not fit 
 from __future__ import annotations
 
 from rich.console import Console
-from rich.text import Text
 
+from ..richsafe import Text
 from .layout import indent, make_console, new_table, plural, section
 
 
