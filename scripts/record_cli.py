@@ -16,7 +16,8 @@ status, stdout or stderr differ, with a unified diff of each, and exits 1 if the
 Every invocation gets a clean environment: COLUMNS fixed (80 or 120), NO_COLOR=1, TZ=UTC,
 LC_ALL=C.UTF-8, TERM=dumb, HOME and TMPDIR in a temporary folder of its own, PATH holding no
 kubectl (a fake kubectl where a row asks for one), KSCHED_NO_CACHE=1 unless the row uses a cache;
-stdin is /dev/null unless the row gives a file. Paths that change from run to run (that temporary
+stdin is /dev/null unless the row gives a file. (typer's --install-completion and --show-completion
+would guess the shell from the process tree: their rows turn the guess off and name the shell.) Paths that change from run to run (that temporary
 folder, the checkout, the cache folder, the local extender's port) are replaced in the outputs by
 $TMP, $ROOT, $CACHE and $EXTPORT.
 
@@ -287,7 +288,7 @@ INVOCATIONS: list[tuple[str, tuple[int, ...], str | tuple[str, ...], dict[str, A
     ("completion-zsh", W, "completion zsh", {}),
     ("completion-fish", W, "completion fish", {}),
     ("completion-bad-shell", W, "completion tcsh", {}),
-    ("show-completion", W, "--show-completion bash", {}),
+    ("show-completion", W, "--show-completion bash", {"env": {"_TYPER_COMPLETE_TEST_DISABLE_SHELL_DETECTION": "1"}}),
     ("complete-commands", W, "", {"env": {"_KSCHED_COMPLETE": "complete_bash", "COMP_WORDS": "ksched ", "COMP_CWORD": "1"}}),
     ("complete-options", W, "", {"env": {"_KSCHED_COMPLETE": "complete_bash", "COMP_WORDS": "ksched explain --a", "COMP_CWORD": "2"}}),
     ("complete-node", W, "", {"env": {"_KSCHED_COMPLETE": "complete_bash", "COMP_WORDS": f"ksched explain x.yaml -c {P} --node gen", "COMP_CWORD": "6",}}),
@@ -297,7 +298,7 @@ INVOCATIONS: list[tuple[str, tuple[int, ...], str | tuple[str, ...], dict[str, A
     ("complete-zsh", W, "", {"env": {"_KSCHED_COMPLETE": "complete_zsh", "_TYPER_COMPLETE_ARGS": f"ksched schedule -c {P} --order "}}),
     ("complete-fish", W, "", {"env": {"_KSCHED_COMPLETE": "complete_fish", "_TYPER_COMPLETE_FISH_ACTION": "get-args", "_TYPER_COMPLETE_ARGS": "ksched explain --no",}}),
     ("complete-big-node", W, "", {"env": {"_KSCHED_COMPLETE": "complete_bash", "COMP_WORDS": "ksched explain x.yaml -c $BIG/cluster.json --node ip-10-0-1", "COMP_CWORD": "6",}}),
-    ("install-completion", W, ("--install-completion bash", "@sha256 $TMP/.bash_completions/ksched.sh"), {"env": {"SHELL": "/bin/bash"}}),
+    ("install-completion", W, ("--install-completion bash", "@sha256 $TMP/.bash_completions/ksched.sh"), {"env": {"_TYPER_COMPLETE_TEST_DISABLE_SHELL_DETECTION": "1"}}),
     # -- explain on the fixtures ----------------------------------------------------------------------
     ("explain-web-small", T, f"explain {PODS}/web.yaml --cluster {S}", {}),
     ("explain-web-small-json", W, f"explain {PODS}/web.yaml -c {S} -o json", {}),
