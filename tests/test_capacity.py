@@ -168,22 +168,22 @@ def test_pod_copies_are_the_pods_their_manifests_parse_to_even_after_binds():
         assert tolerations == [(t.key, t.operator, t.value, t.effect, t.seconds) for t in parsed.tolerations]
 
 
-def test_the_readme_capacity_gate_prints_and_exits_as_the_readme_says():
-    readme = (ROOT / "README.md").read_text()
+def test_the_ci_docs_capacity_gate_prints_and_exits_as_the_docs_say():
+    readme = (ROOT / "docs" / "ci.md").read_text()
     cmd = "ksched capacity fixtures/pods/web.yaml --cluster fixtures/prod-cluster.yaml --min 60 -o json"
     assert cmd in readme and "--min 40 -o json > capacity.json || status=$?" in readme
     r = CliRunner().invoke(app, cmd.split()[1:])
     assert r.exit_code == 1  # fewer than 60 fit: the gate fails
     doc = json.loads(r.stdout)
     jsonschema.validate(doc, SCHEMA)
-    # what the README's jq line prints: "\(.replicas) more fit; stopped by: \(.stopMessage // "--max")"
+    # what the jq line of docs/ci.md prints: "\(.replicas) more fit; stopped by: \(.stopMessage // "--max")"
     line = f"{doc['replicas']} more fit; stopped by: {doc['stopMessage'] or '--max'}"
     assert "\n" + line + "\n" in readme
     assert CliRunner().invoke(app, [*cmd.split()[1:-4], "--min", str(doc["replicas"])]).exit_code == 0
 
 
-def test_the_readme_chart_pipe_prints_the_readme_table():
-    readme = (ROOT / "README.md").read_text()
+def test_the_workloads_docs_chart_pipe_prints_the_docs_table():
+    readme = (ROOT / "docs" / "usage" / "workloads.md").read_text()
     start = readme.index("$ helm template shop ./chart | ksched schedule - -c fixtures/prod-cluster.yaml")
     shown = readme[start : readme.index("```", start)].splitlines()[1:]
     r = CliRunner().invoke(

@@ -318,9 +318,12 @@ def test_durations_as_kubectl_reads_them():
 
 
 def test_the_live_source_reads_exactly_the_readme_snapshot_kinds():
-    readme = (ROOT / "README.md").read_text()
-    commands = re.findall(r"kubectl get (nodes,[a-z,]+) \\?\s*-A -o (?:yaml|json)", readme)
-    assert len(commands) >= 2, "the README's snapshot commands (Use, In CI)"
+    commands = []
+    for doc in ("README.md", "docs/usage/index.md", "docs/ci.md"):
+        text = (ROOT / doc).read_text()
+        found = re.findall(r"kubectl get (nodes,[a-z,]+) \\?\s*-A -o (?:yaml|json)", text)
+        assert found, f"{doc}: no snapshot command"
+        commands += found
     for kinds in commands:
         assert tuple(kinds.split(",")) == KINDS
 
