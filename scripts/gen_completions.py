@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Regenerate completions/ from the CLI: `python scripts/gen_completions.py`.
 
-tests/test_cli_completion.py fails when the files differ from what the CLI generates."""
+tests/cli/test_cli_completion.py fails when the files differ from what the CLI generates."""
 
 from __future__ import annotations
 

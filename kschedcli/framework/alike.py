@@ -26,7 +26,7 @@ range), and the best node of each feasible group. The node chosen is the one the
 chooses: the highest total, ties to the lowest name (ksched's choice without --seed). Everything
 else (a seed, nominated pods, a PreFilter that narrows the nodes or fails, a plugin this module
 does not know, an error, a change to the cluster it was not told of) falls back to the full cycle,
-which also runs for the copy that fits nowhere. tests/test_capacity_incremental.py holds the
+which also runs for the copy that fits nowhere. tests/whatif/test_capacity_incremental.py holds the
 placements equal to full cycles.
 """
 

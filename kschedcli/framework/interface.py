@@ -8,7 +8,7 @@ as kube-scheduler's nil *Status.
 
 A plugin may also decide many nodes in one call, for speed (BatchFilterPlugin, BatchScorePlugin);
 the framework then uses these, and they must agree with filter/score node by node
-(tests/test_batch_columns.py holds them to it).
+(tests/scheduling/test_batch_columns.py holds them to it).
 """
 
 from __future__ import annotations

@@ -167,7 +167,7 @@ class _Reader:
 
 # Every global an entry of ksched refers to, as (module, name): found by unpickling the entries of
 # every fixture and recorded conformance case and of genbig.py's snapshots, with their pods' records
-# and source objects read (tests/test_snapshot_pickle.py checks that they still need no other), and
+# and source objects read (tests/inputs/test_snapshot_pickle.py checks that they still need no other), and
 # the containers of the standard library pickle writes by name. Classes and functions of ksched's
 # model only: nothing that reads a file, runs a program or evaluates anything.
 ALLOWED = frozenset(

@@ -46,7 +46,7 @@ from ..errors import SOURCE_LABELS, InputError
 from .cache import content_hasher, know_content
 
 # The kinds of the README's snapshot command (`kubectl get nodes,pods,... -A -o yaml`), and only
-# those: what the cluster loader reads for the default plugins. tests/test_live.py holds the README to it.
+# those: what the cluster loader reads for the default plugins. tests/inputs/test_live.py holds the README to it.
 KINDS = (
     "nodes",
     "pods",

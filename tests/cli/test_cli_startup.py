@@ -1,0 +1,143 @@
+"""Startup: a command imports what it needs when it needs it (the figures are in
+benchmarks/startup.py and the README; here only which modules a run loads)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# Runs ksched's entry point as the installed script does, then lists the modules it loaded.
+PROBE = """
+import atexit, sys
+atexit.register(lambda: sys.__stderr__.write("MODULES " + " ".join(sorted(sys.modules)) + "\\n"))
+from kschedcli.cli.app import main
+sys.argv = ["ksched"] + sys.argv[1:]
+main()
+"""
+
+
+def run_probe(args: tuple[str, ...], env: dict[str, str] | None = None) -> tuple[subprocess.CompletedProcess, set[str]]:
+    r = subprocess.run(
+        [sys.executable, "-c", PROBE, *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env={"PATH": "/usr/bin:/bin", "NO_COLOR": "1", "COLUMNS": "120", **(env or {})},
+        timeout=120,
+    )
+    lines = [ln for ln in r.stderr.splitlines() if ln.startswith("MODULES ")]
+    assert r.returncode in (0, 1) and lines, r.stderr
+    return r, set(lines[-1].split()[1:])
+
+
+def modules_loaded_by(*args: str) -> set[str]:
+    return run_probe(args)[1]
+
+
+def top_level(modules: set[str]) -> set[str]:
+    return {m.split(".")[0] for m in modules}
+
+
+EXPLAIN = ("explain", "fixtures/pods/web.yaml", "-c", "fixtures/small-cluster.yaml")
+
+# what no command that only prints help, a version or completions needs
+SNAPSHOT_CODE = (
+    "kschedcli.loader",
+    "kschedcli.plugins",
+    "kschedcli.inputs.cluster",
+    "kschedcli.whatif.world",
+    "kschedcli.scheduling.scheduler",
+    "kschedcli.whatif.edits",
+    "kschedcli.workloads.expansion",
+    "kschedcli.inputs.live",
+    "kschedcli.config.versions",
+    "kschedcli.api.validation",
+    "kschedcli.api.fieldtree",
+    "kschedcli.config.scheduler",
+    "kschedcli.render.terminal",
+    "kschedcli.scheduling.analysis",
+)
+
+
+def loaded_under(mods: set[str], prefixes: tuple[str, ...]) -> set[str]:
+    return {m for m in mods if any(m == p or m.startswith(p + ".") for p in prefixes)}
+
+
+def test_plain_explain_does_not_import_jsonschema_or_pydantic():
+    mods = modules_loaded_by(*EXPLAIN)
+    assert "kschedcli.scheduling.scheduler" in mods and "rich" in top_level(mods)  # it did run and render
+    assert "jsonschema" not in top_level(mods)  # only a --config file is validated against a schema
+    assert "pydantic" not in top_level(mods)  # typer >= 0.29 coerces every option through pydantic
+
+
+def test_plain_explain_loads_only_what_it_uses():
+    mods = modules_loaded_by(*EXPLAIN)
+    assert "kschedcli.render.terminal.explain" in mods  # the view it drew
+    unused = (
+        "kschedcli.inputs.live",  # --cluster given: kubectl is not run
+        "kschedcli.whatif.edits",  # no edit flag
+        "kschedcli.render.terminal.schedule",  # the other commands' views
+        "kschedcli.render.terminal.carryout",
+        "kschedcli.render.terminal.preempt",
+        "kschedcli.render.document",  # -o json / yaml only
+        "kschedcli.whatif.capacity",
+        "kschedcli.whatif.drain",
+        "kschedcli.whatif.diff",
+        "kschedcli.whatif.scenario",
+        "concurrent.futures",  # the loader's worker processes, for files over 24 MiB
+        "hashlib",  # names and uids of workloads' pods; a Pod file has its own
+        "importlib.resources",  # the field trees are read as a plain file
+        "logging",  # the CEL bindings' logger is silenced when a selector is first compiled
+    )
+    assert loaded_under(mods, unused) == set()
+
+
+def test_edit_flags_and_json_output_load_their_layers():
+    # the other side of the test above: the modules it keeps out do load when asked for
+    mods = modules_loaded_by(*EXPLAIN, "--cordon", "node-a", "-o", "json")
+    assert {"kschedcli.whatif.edits", "kschedcli.render.document"} <= mods
+    assert "kschedcli.render.terminal.explain" not in mods
+
+
+def test_version_and_subcommand_help_read_no_snapshot_code():
+    for args in (("version",), ("explain", "--help"), ("--version",)):
+        mods = modules_loaded_by(*args)
+        assert loaded_under(mods, SNAPSHOT_CODE) == set(), args
+        assert not {"rich", "yaml", "json", "jsonschema", "orjson"} & top_level(mods), args
+
+
+def test_completion_of_node_names_reads_the_snapshot_but_schedules_nothing():
+    env = {
+        "_KSCHED_COMPLETE": "complete_bash",
+        "COMP_WORDS": "ksched explain x.yaml -c fixtures/small-cluster.yaml --node ",
+        "COMP_CWORD": "6",
+    }
+    r, mods = run_probe((), env)
+    assert r.stdout.split() == ["node-a", "node-b", "node-gpu"]  # it did complete, from the snapshot
+    assert "kschedcli.loader" in mods
+    assert loaded_under(mods, tuple(p for p in SNAPSHOT_CODE if p != "kschedcli.loader")) == set()
+    assert not {"rich", "jsonschema"} & top_level(mods)
+
+
+def test_a_config_file_brings_in_jsonschema():
+    mods = modules_loaded_by(
+        "explain",
+        "fixtures/pods/web.yaml",
+        "-c",
+        "fixtures/small-cluster.yaml",
+        "--config",
+        "fixtures/config/profiles.yaml",
+    )
+    assert "jsonschema" in top_level(mods)
+
+
+def test_help_reads_no_snapshot_code_and_draws_nothing():
+    mods = modules_loaded_by("--help")
+    loaded = top_level(mods)
+    assert "typer" in loaded
+    for heavy in ("yaml", "rich", "json", "jsonschema", "pydantic", "orjson"):
+        assert heavy not in loaded, heavy
+    assert not {m for m in mods if m.startswith(("kschedcli.loader", "kschedcli.plugins", "kschedcli.inputs.cluster"))}

@@ -1,0 +1,148 @@
+"""PodTopologySpread's per-node match counts kept between cycles: reused only while a node is unchanged."""
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from builders import fresh_state, node, plugin, pod, scheduler
+
+from kschedcli.plugins.podtopologyspread.plugin import PRE_FILTER_KEY, PRE_SCORE_KEY
+
+ZONE = "topology.kubernetes.io/zone"
+HOST = "kubernetes.io/hostname"
+
+
+def _node(name, zone):
+    return node(name, labels={ZONE: zone, HOST: name})
+
+
+def _web(name, node_name=None, constraints=None, labels=None, ns="default"):
+    spec = {"topologySpreadConstraints": constraints} if constraints is not None else {}
+    return pod(name, ns=ns, node_name=node_name, labels=labels or {"app": "web"}, spec=spec)
+
+
+HARD = [
+    {
+        "maxSkew": 1,
+        "topologyKey": ZONE,
+        "whenUnsatisfiable": "DoNotSchedule",
+        "labelSelector": {"matchLabels": {"app": "web"}},
+    }
+]
+SOFT = [
+    {
+        "maxSkew": 1,
+        "topologyKey": HOST,
+        "whenUnsatisfiable": "ScheduleAnyway",
+        "labelSelector": {"matchLabels": {"app": "web"}},
+    }
+]
+
+
+def _zone_counts(sched, p):
+    pl = plugin(sched, "PodTopologySpread")
+    state = fresh_state()
+    _, st = pl.pre_filter(state, p, sched.snapshot.list())
+    assert st is None
+    return dict(state.read(PRE_FILTER_KEY).counts[0])
+
+
+def _host_scores(sched, p):
+    pl = plugin(sched, "PodTopologySpread")
+    state = fresh_state()
+    nodes = sched.snapshot.list()
+    assert pl.pre_score(state, p, nodes) is None
+    return {ni.node.name: pl.score(state, p, ni)[0] for ni in nodes}, state
+
+
+def test_counts_follow_binds_between_cycles():
+    sched = scheduler(
+        [_node("a", "z1"), _node("b", "z2")],
+        [_web("w1", "a"), _web("w2", "a"), _web("o1", "b", labels={"app": "other"})],
+    )
+    incoming = _web("new", constraints=HARD)
+    assert _zone_counts(sched, incoming) == {"z1": 2, "z2": 0}
+    sched.snapshot.bind(_web("w3"), "b")
+    assert _zone_counts(sched, incoming) == {"z1": 2, "z2": 1}
+    ni = sched.snapshot.get("a")
+    ni.remove_pod(ni.pods[0])
+    assert _zone_counts(sched, incoming) == {"z1": 1, "z2": 1}
+
+
+def test_score_counts_follow_binds_and_namespaces():
+    sched = scheduler(
+        [_node("a", "z1"), _node("b", "z1")], [_web("w1", "a"), _web("w2", "a"), _web("x", "b", ns="other")]
+    )
+    incoming = _web("new", constraints=SOFT)
+    raw, state = _host_scores(sched, incoming)
+    s = state.read(PRE_SCORE_KEY)
+    assert s.counters[0](sched.snapshot.get("a")) == 2
+    assert s.counters[0](sched.snapshot.get("b")) == 0  # other namespace
+    before = raw["a"] - raw["b"]
+    sched.snapshot.bind(_web("w3"), "b")
+    sched.snapshot.bind(_web("w4"), "b")
+    raw2, state2 = _host_scores(sched, incoming)
+    assert state2.read(PRE_SCORE_KEY).counters[0](sched.snapshot.get("b")) == 2
+    assert raw2["a"] == raw2["b"] and before > 0
+
+
+def test_clone_is_counted_on_its_own_and_not_stored():
+    sched = scheduler([_node("a", "z1"), _node("b", "z2")], [_web("w1", "a"), _web("w2", "a")])
+    incoming = _web("new", constraints=HARD)
+    _zone_counts(sched, incoming)  # fills the memo for the snapshot's NodeInfos
+    pl = plugin(sched, "PodTopologySpread")
+    own = sched.snapshot.get("a")
+    clone = own.clone()
+    clone.remove_pod(clone.pods[0])
+    clone.generation = own.generation  # even at the same generation, another object is recounted
+    counter = pl._counters("default", pl.constraints_for(incoming, "DoNotSchedule")[0])[0]
+    assert counter(clone) == 1
+    assert counter(own) == 2
+    assert counter(clone) == 1
+
+
+def test_terminating_pods_are_not_counted():
+    dying = _web("d", "a")
+    dying.raw["metadata"]["deletionTimestamp"] = "2024-01-01T00:00:00Z"
+    from kschedcli.api.model import Pod
+
+    sched = scheduler([_node("a", "z1"), _node("b", "z2")], [_web("w1", "a"), Pod(dying.raw)])
+    assert _zone_counts(sched, _web("new", constraints=HARD)) == {"z1": 1, "z2": 0}
+
+
+def test_clear_caches_forgets_the_memo():
+    sched = scheduler([_node("a", "z1")], [_web("w1", "a")])
+    incoming = _web("new", constraints=HARD)
+    _zone_counts(sched, incoming)
+    pl = plugin(sched, "PodTopologySpread")
+    assert pl._match_counts._tables
+    sched.clear_caches()
+    assert not pl._match_counts._tables
+
+
+def test_compiled_selectors_count_as_the_selector_matches():
+    from kschedcli.api.labels import parse_label_selector
+    from kschedcli.plugins.podtopologyspread.counting import _count_matching, _pod_counter
+
+    labels = [{"app": "web", "tier": "fe"}, {"app": "web"}, {"app": "web", "tier": "be"}, {"x": "y"}, {"tier": "fe"}]
+    pods = [_web(f"p{i}", "a", labels=lab) for i, lab in enumerate(labels)] + [_web("q", "a", ns="x")]
+    sched = scheduler([_node("a", "z1")], pods)
+    ni = sched.snapshot.get("a")
+    for raw, want in [
+        ({"matchLabels": {"app": "web"}}, 3),
+        ({"matchLabels": {"app": "web", "tier": "fe"}}, 1),
+        ({"matchExpressions": [{"key": "tier", "operator": "NotIn", "values": ["be"]}]}, 4),
+        ({"matchExpressions": [{"key": "tier", "operator": "In", "values": ["fe", "be"]}]}, 3),
+        ({"matchLabels": {"app": "web"}, "matchExpressions": [{"key": "tier", "operator": "Exists"}]}, 2),
+    ]:
+        sel = parse_label_selector(raw, "s")
+        assert _pod_counter("default", sel)(ni.pods) == want == _count_matching(ni, "default", sel), raw
+
+
+def test_namespace_groups_follow_binds_for_a_new_selector():
+    sched = scheduler([_node("a", "z1"), _node("b", "z2")], [_web("w1", "a")])
+    assert _zone_counts(sched, _web("new", constraints=HARD)) == {"z1": 1, "z2": 0}
+    sched.snapshot.bind(_web("c1", labels={"app": "cache"}), "b")
+    other = [dict(HARD[0], labelSelector={"matchLabels": {"app": "cache"}})]
+    assert _zone_counts(sched, _web("new2", constraints=other)) == {"z1": 0, "z2": 1}
