@@ -57,3 +57,15 @@ def test_the_site_builds_strictly(tmp_path):
     assert (tmp_path / "site" / "usage" / "explain" / "index.html").is_file()
     reference = (tmp_path / "site" / "reference" / "index.html").read_text()
     assert "kschedcli.framework.result" in reference and "kschedcli.session" in reference
+
+
+@pytest.mark.parametrize("page", ["README.md", "docs/api.md"])
+def test_the_python_examples_run(page, monkeypatch, capsys):
+    # the library's examples are the library's promises: each ```python block runs as written
+    monkeypatch.chdir(ROOT)
+    blocks = re.findall(r"```python\n(.*?)```", (ROOT / page).read_text(), re.S)
+    assert blocks, page
+    namespace: dict = {"__name__": "example"}  # one page's blocks run in turn, as a reader types them
+    for block in blocks:
+        exec(compile(block, f"{page} example", "exec"), namespace)  # noqa: S102
+    assert capsys.readouterr().out  # the README's example prints its answers

@@ -1,4 +1,7 @@
-"""`ksched explain` and `ksched preempt`: one pod, node by node and plugin by plugin."""
+"""`ksched explain` and `ksched preempt`: one pod, node by node and plugin by plugin.
+
+The library and the views are imported inside the commands, not at module level: `ksched --help`
+and shell completion load neither (start-up time, benchmarks/startup.py)."""
 
 from __future__ import annotations
 
