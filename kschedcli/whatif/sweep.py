@@ -465,7 +465,8 @@ def sort_key(doc: dict[str, Any], index: int) -> tuple:
 
 
 def summary(docs: list[dict[str, Any]], plan_: SweepPlan, top: int = 10) -> dict[str, Any]:
-    """The verdict, the worst scenarios first, and each workload's worst exposure."""
+    """The verdict, the worst scenarios first, and each workload's worst exposure (`top` of each,
+    0: all)."""
     failing = [i for i, d in enumerate(docs) if not d["ok"]]
     worst = sorted(range(len(docs)), key=lambda i: sort_key(docs[i], i))
     worst = [i for i in worst if docs[i]["severity"] != [0, 0, 0, 0]]
@@ -485,6 +486,7 @@ def summary(docs: list[dict[str, Any]], plan_: SweepPlan, top: int = 10) -> dict
                     "scenario": f"{d['family']} {d['name']}",
                 }
     exp = sorted(exposure.values(), key=lambda e: (-e["lostAfterRescheduling"], -e["down"], e["workload"]))
+    top = top or max(len(docs), len(exp))
     n1 = {"node": "N-1", "zone": "zone-loss", "nodes": "K-node", "rolling": "rolling-upgrade"}[plan_.family]
     return {
         "family": plan_.family,
