@@ -88,14 +88,7 @@ def test_a_zone_holding_the_only_replicas_loses_them(tmp_path):
     assert sorted(p["pod"] for p in a["pending"]) == ["shop/pay-1", "shop/pay-2"]
     assert "node affinity/selector" in a["pending"][0]["reason"]
     assert a["workloads"] == [
-        {
-            "workload": "ReplicaSet shop/pay-1",
-            "desired": 2,
-            "running": 2,
-            "down": 2,
-            "after": 0,
-            "belowDesired": True,
-        }
+        {"workload": "ReplicaSet shop/pay-1", "desired": 2, "running": 2, "down": 2, "after": 0, "belowDesired": True}
     ]
     assert b["ok"] and b["pending"] == [] and b["recreated"] == 1
     assert zones.exit_code() == 1 and doc["summary"]["verdict"] == "not zone-loss safe"

@@ -233,7 +233,8 @@ def run_failure(base: Base, spec: ScenarioSpec) -> dict[str, Any]:
     cluster = copy.copy(base.cluster)
     cluster.prebuilt_snapshot = None
     cluster.nodes = [n for n in base.cluster.nodes if n.name not in failed]
-    staying, gone = [], []
+    staying: list[Pod] = []
+    gone: list[Pod] = []
     for p in base.cluster.pods:
         (gone if p.node_name in failed else staying).append(p)
     cluster.pods = staying
@@ -390,11 +391,7 @@ def _headroom(base: Base, scheduler: Scheduler) -> list[dict[str, Any]]:
 
 
 def run_rolling(
-    base: Base,
-    specs: Sequence[ScenarioSpec],
-    *,
-    surge: str | None = None,
-    on_step: Callable[[int], None] | None = None,
+    base: Base, specs: Sequence[ScenarioSpec], *, surge: str | None = None, on_step: Callable[[int], None] | None = None
 ) -> list[dict]:
     """The steps of a node-pool upgrade, in order, on one copy of the cluster: each step's batch
     cordoned and drained as `ksched drain` does, then the nodes back (upgraded), schedulable and
@@ -592,7 +589,7 @@ def run_dask(
     """The scenarios on an existing Dask distributed cluster (`pip install 'ksched[dask]'`), each
     worker loading the world once; put back in their order."""
     try:
-        from distributed import Client, as_completed
+        from distributed import Client, as_completed  # type: ignore[import-not-found,unused-ignore]
     except ImportError:
         raise InputError("needs Dask: pip install 'ksched[dask]'", field="--dask") from None
     try:

@@ -8,7 +8,7 @@ from typing import Any
 from rich.console import Console
 
 from ..richsafe import Text
-from .layout import Hang, name_list, TableOrStack, glue, indent, new_table, plural, print_blocks, prose, section
+from .layout import Hang, TableOrStack, glue, indent, name_list, new_table, plural, print_blocks, section
 
 _WHAT = {
     "node": "every node failing alone",
@@ -111,7 +111,13 @@ def _headroom(d: dict[str, Any]) -> Any:
     t.add_column("Memory free", justify="right", no_wrap=True)
     t.add_column("Pods", justify="right", no_wrap=True)
     for z in d["headroom"]:
-        t.add_row(z["zone"] or "(no zone)", str(z["nodes"]), f"{z['cpuMillis'] / 1000:.1f}", _gib(z["memoryBytes"]), str(z["pods"]))
+        t.add_row(
+            z["zone"] or "(no zone)",
+            str(z["nodes"]),
+            f"{z['cpuMillis'] / 1000:.1f}",
+            _gib(z["memoryBytes"]),
+            str(z["pods"]),
+        )
     return t
 
 
@@ -159,7 +165,11 @@ def sweep_renderables(doc: dict[str, Any], top: int = 10) -> list[list[Any]]:
             after = e["lostAfterRescheduling"]
             tail = f", {after} still down after rescheduling" if after else ", all back after rescheduling"
             lines.append(
-                Hang(Text(f"  {e['workload']} loses {e['down']} of {e['running']} when {e['scenario']} fails{tail}"), 2, 6)
+                Hang(
+                    Text(f"  {e['workload']} loses {e['down']} of {e['running']} when {e['scenario']} fails{tail}"),
+                    2,
+                    6,
+                )
             )
         if s["exposureOmitted"]:
             lines.append(Text(f"  … {plural(s['exposureOmitted'], 'more workload')}", style="muted"))
@@ -179,5 +189,3 @@ def sweep_renderables(doc: dict[str, Any], top: int = 10) -> list[list[Any]]:
 
 def render_sweep(doc: dict[str, Any], console: Console, top: int = 10) -> None:
     print_blocks(console, sweep_renderables(doc, top))
-
-
