@@ -25,7 +25,8 @@ def main() -> None:
         t = time.perf_counter()
         s = Session(a.snapshot).sweep(fail=family, workers=a.workers)
         took = time.perf_counter() - t
-        print(f"--fail {family} --workers {a.workers}: {len(s.scenarios)} scenarios in {took:.1f} s; {s.summary['verdict']}")
+        n = len(s.scenarios)
+        print(f"--fail {family} --workers {a.workers}: {n} scenarios in {took:.1f} s; {s.summary['verdict']}")
 
 
 if __name__ == "__main__":
