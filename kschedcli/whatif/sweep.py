@@ -258,7 +258,7 @@ def run_failure(base: Base, spec: ScenarioSpec) -> dict[str, Any]:
         owner_of_new[r.uid] = o
         replacements.append(r)
     queue = queue_sort(replacements)
-    run = run_carrying_out(scheduler, queue, base.seed)
+    run = run_carrying_out(scheduler, queue, base.seed, with_details=False)
     return _findings(base, spec, scheduler, run, owner_of_new, lost, down, stayed_down, len(gone))
 
 
