@@ -20,7 +20,7 @@ try:  # typer 0.2x vendors click
     from typer._click.exceptions import ClickException, NoArgsIsHelpError, UsageError
     from typer.exceptions import Abort
 except ImportError:  # pragma: no cover - an older typer over click
-    from click.exceptions import Abort, ClickException, NoArgsIsHelpError, UsageError  # type: ignore[no-redef,import-not-found,unused-ignore]
+    from click.exceptions import Abort, ClickException, NoArgsIsHelpError, UsageError  # type: ignore[no-redef,import-not-found,assignment,unused-ignore]
 
 
 def usage_line(e: UsageError) -> str:
