@@ -253,3 +253,13 @@ def test_the_command_prints_a_table_at_80_columns_and_json():
     assert set(doc) >= {"scenarios", "summary"} and len(doc["scenarios"]) == 20
     r = CliRunner().invoke(app, ["sweep", "--cluster", PROD, "--fail", "nope"])
     assert r.exit_code == 2
+
+
+def test_long_node_names_stay_whole_at_80_columns():
+    args = ["sweep", "--cluster", EKS, "--fail", "node", "--workers", "1", "--top", "3"]
+    r = CliRunner().invoke(app, args, env={"COLUMNS": "80"})
+    assert r.exit_code == 1, r.output
+    lines = r.output.splitlines()
+    assert max(len(line) for line in lines) <= 80
+    assert any("ip-10-0-128-200.highmem-r6i-4xlarge1.us-east-1.compute.internal" in line for line in lines)
+    assert "38 more scenarios not shown" in r.output

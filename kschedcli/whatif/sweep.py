@@ -468,7 +468,7 @@ def summary(docs: list[dict[str, Any]], plan_: SweepPlan, top: int = 10) -> dict
     worst = sorted(range(len(docs)), key=lambda i: sort_key(docs[i], i))
     worst = [i for i in worst if docs[i]["severity"] != [0, 0, 0, 0]]
     exposure: dict[str, dict[str, Any]] = {}
-    for d in docs:
+    for i, d in enumerate(docs):
         for w in d["workloads"]:
             o = w["workload"]
             lost_after = w["running"] - w["after"]
@@ -481,6 +481,7 @@ def summary(docs: list[dict[str, Any]], plan_: SweepPlan, top: int = 10) -> dict
                     "down": w["down"],
                     "lostAfterRescheduling": max(lost_after, 0),
                     "scenario": f"{d['family']} {d['name']}",
+                    "index": i,
                 }
     exp = sorted(exposure.values(), key=lambda e: (-e["lostAfterRescheduling"], -e["down"], e["workload"]))
     top = top or max(len(docs), len(exp))

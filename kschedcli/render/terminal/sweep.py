@@ -85,8 +85,12 @@ def _findings(d: dict[str, Any]) -> list[Any]:
         line("✘", f"{who} Pending: {reason}", "bad")
     for p in d["lost"]:
         line("✘", f"{p['pod']} on {p['node']} has no controller: lost", "bad")
+    by_budget: dict[tuple[str, str], list[str]] = {}
     for b in d.get("blocked") or []:
-        line("✘", f"eviction of {b['pod']} refused ({b['budget']}): {b['message']}", "bad")
+        by_budget.setdefault((b["budget"], b["message"]), []).append(b["pod"])
+    for (budget, message), pods in by_budget.items():
+        who = f"eviction of {pods[0]}" if len(pods) == 1 else f"{len(pods)} evictions ({name_list(pods)})"
+        line("✘", f"{who} refused by {budget}: {message}", "bad")
     for r in d.get("refused") or []:
         line("✘", r, "bad")
     for p in d["preempting"]:
@@ -166,7 +170,7 @@ def sweep_renderables(doc: dict[str, Any], top: int = 10) -> list[list[Any]]:
             tail = f", {after} still down after rescheduling" if after else ", all back after rescheduling"
             lines.append(
                 Hang(
-                    Text(f"  {e['workload']} loses {e['down']} of {e['running']} when {e['scenario']} fails{tail}"),
+                    Text(f"  {e['workload']} loses {e['down']} of {e['running']} when {_when(docs[e['index']])}{tail}"),
                     2,
                     6,
                 )
