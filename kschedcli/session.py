@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from .whatif.drain import DrainReport
     from .whatif.edits import Applied, Edit
     from .whatif.fixes.model import Suggestion
+    from .whatif.sweep import SweepPlan
     from .whatif.world import World
     from .workloads.results import Expansion
 
@@ -54,6 +55,7 @@ __all__ = [
     "Options",
     "ScheduleRun",
     "Session",
+    "Sweep",
     "PodRef",
     "pod_ref",
     "pods_source",
@@ -271,6 +273,36 @@ class Diff:
 
     def exit_code(self) -> int:
         return 0 if self.report.same else 1
+
+
+@dataclass
+class Sweep:
+    """Scenarios of failure (a node, a zone, K nodes) or of a rolling upgrade over one cluster
+    (`sweep`): each scenario's findings (`scenarios`, plain documents in a stable order) and the
+    summary (verdict, worst scenarios first, each workload's worst exposure)."""
+
+    plan: SweepPlan
+    scenarios: list[dict[str, Any]]
+    summary: dict[str, Any]
+    cluster: Cluster
+    edits: list[Applied]
+
+    @property
+    def safe(self) -> bool:
+        return bool(self.summary["safe"])
+
+    def to_dict(self) -> dict[str, Any]:
+        """`sweep -o json`."""
+        from .render.document import version_fields
+
+        doc: dict[str, Any] = {"scenarios": self.scenarios, "summary": self.summary}
+        if self.edits:
+            doc["edits"] = [a.doc() for a in self.edits]
+        return {**doc, **version_fields(self.cluster.version)}
+
+    def exit_code(self) -> int:
+        """0 when every scenario keeps every pod running, 1 when one does not."""
+        return 0 if self.safe else 1
 
 
 class Session:
@@ -754,6 +786,82 @@ class Session:
                 cluster, config, list(nodes), delete_emptydir_data=delete_emptydir_data, force=force, seed=seed
             )
         return Drain(report, cluster, applied, allow_preemption)
+
+    def sweep(
+        self,
+        *,
+        fail: str | None = None,
+        fail_key: str | None = None,
+        selector: str | None = None,
+        samples: int = 20,
+        rolling: str | None = None,
+        max_unavailable: int = 1,
+        surge: str | None = None,
+        seed: int | None = None,
+        workers: int | None = None,
+        dask: str | None = None,
+        top: int = 10,
+    ) -> Sweep:
+        """Survive any node, any zone, K random nodes, a rolling upgrade? `fail`: `node` (each node
+        alone; `selector` restricts), `zone` (each value of topology.kubernetes.io/zone, or of
+        `fail_key`), `nodes=K` (`samples` random sets of K nodes, drawn with `seed`); or `rolling`:
+        a label selector of the node pool upgraded `max_unavailable` nodes at a time (`surge`: an
+        --add-node value, a node added first). Every scenario is applied to the one loaded
+        cluster and undone (whatif/sweep.py). `workers`: processes of a local pool (None: the
+        machine's cores; 1: this process); `dask`: a Dask scheduler's address to run them on.
+        The results are the same however they ran."""
+        from . import progress
+        from .inputs.sources import server_version
+        from .whatif import sweep as sw
+
+        if workers is not None and workers < 1:
+            raise InputError("must be at least 1", field="--workers")
+        if top < 0:
+            raise InputError("must be at least 0", field="--top")
+        o = self.options
+        with self._validating():
+            cluster, config, applied = self._inputs()
+            the_plan = sw.plan(
+                cluster,
+                fail=fail,
+                fail_key=fail_key,
+                selector=selector,
+                samples=samples,
+                seed=seed,
+                rolling=rolling,
+                max_unavailable=max_unavailable,
+                surge=surge,
+            )
+            zone_key = the_plan.key or sw.ZONE_LABEL
+            specs = the_plan.scenarios
+            n = workers if workers is not None else (os.cpu_count() or 1)
+            with progress.task("Sweeping", total=len(specs), unit="scenarios") as task:
+                if the_plan.family == "rolling":
+                    base = sw.Base.of(cluster, config, seed, zone_key)
+                    docs = sw.run_rolling(base, specs, surge=surge, on_step=task.update)
+                elif dask is not None or (n > 1 and len(specs) > 1):
+                    files = self.files()
+                    if "-" in files:
+                        raise InputError("a sweep over other processes cannot read stdin", field="--cluster")
+                    args = sw.LoadArgs(
+                        tuple(files),
+                        o.config,
+                        tuple(o.edits),
+                        o.kubernetes_version,
+                        server_version(files),
+                        o.no_extenders,
+                        o.cache,
+                        seed,
+                        zone_key,
+                    )
+                    if dask is not None:
+                        docs = sw.run_dask(dask, args, specs, on_done=task.update)
+                    else:
+                        docs = sw.run_pool(args, specs, n, on_done=task.update)
+                else:
+                    base = sw.Base.of(cluster, config, seed, zone_key)
+                    docs = sw.run_specs(base, specs, on_done=task.update)
+        return Sweep(the_plan, docs, sw.summary(docs, the_plan, top), cluster, applied)
 
     def diff(
         self,

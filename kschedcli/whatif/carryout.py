@@ -58,10 +58,12 @@ def run_carrying_out(
     seed: int | None = None,
     *,
     on_result: Callable[[CycleResult], None] | None = None,
+    with_details: bool = True,
 ) -> CarriedOutRun:
     """Schedule the pods in turn, carrying preemptions out (see the module's docstring).
     `on_result(result)` sees each result as it is decided, before its bind or evictions;
-    result.attempt is the pod's attempt number (1 for the first)."""
+    result.attempt is the pod's attempt number (1 for the first). with_details as
+    Scheduler.schedule's (False: no plugin explanations, nothing decided changes)."""
     run = CarriedOutRun()
     placement = {p.uid: Placement(p.key, None, 0) for p in pods}
     run.placements = list(placement.values())
@@ -70,7 +72,7 @@ def run_carrying_out(
     attempts_of: dict[str, int] = {}
 
     def attempt(pod: Pod) -> None:
-        r = scheduler.schedule(pod, seed)
+        r = scheduler.schedule(pod, seed, with_details=with_details)
         n = attempts_of[pod.uid] = attempts_of.get(pod.uid, 0) + 1
         r.attempt = n
         if on_result is not None:

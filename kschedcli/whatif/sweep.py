@@ -1,0 +1,615 @@
+"""`ksched sweep`: does everything come back when a node, a zone, or K random nodes fail, and can
+a node pool be upgraded one batch of nodes at a time?
+
+A sweep is a list of scenarios over ONE loaded cluster. Each scenario is a set of edits applied to
+that cluster and forgotten afterwards: never a reload, never a snapshot built again from scratch.
+
+A failure scenario (`--fail node|zone|nodes=K`):
+  1. the failed nodes and their pods leave the cluster; the scheduler's snapshot is derived from
+     the loaded one (Snapshot.derive): every untouched node keeps its NodeInfo, shared, and a
+     NodeInfo is copied only when a cycle binds to it or evicts from it;
+  2. a failed node's pods come back only where a controller recreates them: ReplicaSet,
+     StatefulSet, Job (any owner but a DaemonSet or a Node) pods get a replacement; DaemonSet pods
+     do not move (their node is gone, so is their place), a static (mirror) pod neither; a pod
+     without a controller is lost, a finding;
+  3. the replacements are scheduled highest priority first (PrioritySort), preemption carried out
+     as `schedule --preemption=carry-out` does (whatif/carryout.py).
+
+A rolling scenario (`--rolling SELECTOR`) is one step of a node-pool upgrade: a batch of nodes
+(`--max-unavailable`) drained as `ksched drain` drains (whatif/drain.py: kubectl's filters, the
+eviction API's PodDisruptionBudget checks, the replacements rescheduled), then the upgraded nodes
+come back empty and schedulable. Steps follow each other on the same cluster, as the upgrade does.
+
+A scenario's findings are plain data (`Scenario.doc`), so the scenarios can run in other
+processes (the local pool, Dask) and be put back in their order: results never depend on where or
+in how many workers they ran.
+"""
+
+from __future__ import annotations
+
+import copy
+import random
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..api.labels import parse_selector
+from ..api.model import Pod
+from ..backend.snapshot import Snapshot, free_of
+from ..config.scheduler import SchedulerConfig
+from ..errors import InputError
+from ..inputs.cluster import Cluster
+from ..scheduling.scheduler import Scheduler, queue_sort
+from .carryout import run_carrying_out
+from .drain import MIRROR_POD_ANNOTATION, budgets_of, replacement_of
+from .edits import is_daemonset_pod, owner_of
+
+ZONE_LABEL = "topology.kubernetes.io/zone"
+BARE = "bare pods (no controller)"
+
+
+@dataclass(frozen=True)
+class ScenarioSpec:
+    """One scenario: its family (node, zone, nodes, rolling), its name, the nodes it takes away."""
+
+    family: str
+    name: str
+    nodes: tuple[str, ...]
+
+    def label(self) -> str:
+        if self.family == "zone":
+            return f"zone {self.name}"
+        if self.family == "node":
+            return f"node {self.name}"
+        if self.family == "rolling":
+            return f"rolling step {self.name}"
+        return f"nodes {self.name}"
+
+
+@dataclass
+class SweepPlan:
+    """What to sweep: the scenarios, in their stable order, and how they were asked for."""
+
+    scenarios: list[ScenarioSpec]
+    family: str
+    key: str | None = None  # --fail zone: the node label whose values are the zones
+    seed: int | None = None
+    max_unavailable: int = 1
+    surge: str | None = None
+
+
+# ---------------------------------------------------------------------------- planning
+
+
+def _selected(cluster: Cluster, selector: str | None, flag: str) -> list[str]:
+    if not selector:
+        return [n.name for n in cluster.nodes]
+    try:
+        sel = parse_selector(selector)
+    except ValueError as e:
+        raise InputError(f"not a label selector: {e}", field=flag) from None
+    found = [n.name for n in cluster.nodes if sel.matches(n.labels)]
+    if not found:
+        raise InputError(f"no node matches {selector!r}", field=flag)
+    return found
+
+
+def plan(
+    cluster: Cluster,
+    *,
+    fail: str | None = None,
+    fail_key: str | None = None,
+    selector: str | None = None,
+    samples: int = 20,
+    seed: int | None = None,
+    rolling: str | None = None,
+    max_unavailable: int = 1,
+    surge: str | None = None,
+) -> SweepPlan:
+    """The scenarios a sweep runs, in a stable order (node order, zone values sorted, samples in
+    the order the seeded generator draws them, rolling steps in node order)."""
+    if (fail is None) == (rolling is None):
+        raise InputError("give one of --fail node|zone|nodes=K and --rolling SELECTOR", field="--fail")
+    if rolling is not None:
+        if max_unavailable < 1:
+            raise InputError("must be at least 1", field="--max-unavailable")
+        names = _selected(cluster, rolling, "--rolling")
+        steps = [tuple(names[i : i + max_unavailable]) for i in range(0, len(names), max_unavailable)]
+        specs = [ScenarioSpec("rolling", f"{i + 1}/{len(steps)}", s) for i, s in enumerate(steps)]
+        return SweepPlan(specs, "rolling", max_unavailable=max_unavailable, surge=surge)
+    assert fail is not None
+    names = _selected(cluster, selector, "--selector")
+    if fail == "node":
+        return SweepPlan([ScenarioSpec("node", n, (n,)) for n in names], "node")
+    if fail == "zone":
+        key = fail_key or ZONE_LABEL
+        by_value: dict[str, list[str]] = {}
+        labels = {n.name: n.labels for n in cluster.nodes}
+        for n in names:
+            v = labels[n].get(key)
+            if v is not None:
+                by_value.setdefault(v, []).append(n)
+        if not by_value:
+            raise InputError(f"no node carries the label {key}", field="--fail-key")
+        return SweepPlan([ScenarioSpec("zone", v, tuple(by_value[v])) for v in sorted(by_value)], "zone", key=key)
+    if fail.startswith("nodes="):
+        k_text = fail.split("=", 1)[1]
+        if not k_text.isdigit() or int(k_text) < 1:
+            raise InputError(f"nodes=K takes a whole number of nodes at least 1, not {k_text!r}", field="--fail")
+        k = int(k_text)
+        if k > len(names):
+            raise InputError(f"{k} nodes asked to fail, the cluster (or selection) has {len(names)}", field="--fail")
+        if samples < 1:
+            raise InputError("must be at least 1", field="--samples")
+        rng = random.Random(0 if seed is None else seed)
+        order = {n: i for i, n in enumerate(names)}
+        specs = []
+        for i in range(samples):
+            chosen = tuple(sorted(rng.sample(names, k), key=order.__getitem__))
+            specs.append(ScenarioSpec("nodes", f"#{i + 1} ({', '.join(chosen)})", chosen))
+        return SweepPlan(specs, "nodes", seed=seed)
+    raise InputError(f"expected node, zone or nodes=K, not {fail!r}", field="--fail")
+
+
+# ---------------------------------------------------------------------------- the loaded world
+
+
+@dataclass
+class Base:
+    """The loaded cluster and what every scenario reads of it, worked out once."""
+
+    cluster: Cluster
+    config: SchedulerConfig
+    snapshot: Snapshot  # never bound to or evicted from: scenarios derive theirs from it
+    owner: dict[int, str]  # id(pod) -> `Kind ns/name` ("" for a bare pod)
+    running: dict[str, int]  # owner -> its pods bound in the loaded cluster
+    desired: dict[str, int]  # owner -> its controller's desired replicas (else its running pods)
+    zone_of: dict[str, str]
+    zone_key: str
+    seed: int | None = None
+
+    @classmethod
+    def of(cls, cluster: Cluster, config: SchedulerConfig, seed: int | None = None, zone_key: str = ZONE_LABEL):
+        snapshot = Scheduler(cluster, config).snapshot
+        owner: dict[int, str] = {}
+        running: dict[str, int] = {}
+        for p in cluster.pods:
+            o = owner_of(p, cluster)
+            owner[id(p)] = o
+            running[o or BARE] = running.get(o or BARE, 0) + 1
+        desired = {o: _desired(cluster, o, n) for o, n in running.items()}
+        zone_of = {n.name: n.labels.get(zone_key, "") for n in cluster.nodes}
+        return cls(cluster, config, snapshot, owner, running, desired, zone_of, zone_key, seed)
+
+
+def _desired(cluster: Cluster, owner: str, running: int) -> int:
+    """spec.replicas of a Deployment, StatefulSet or ReplicaSet the snapshot holds (a Job's
+    parallelism); else the pods it runs now."""
+    kind, _, key = owner.partition(" ")
+    ns, _, name = key.partition("/")
+    obj = cluster.get(kind, ns, name) if kind in ("Deployment", "StatefulSet", "ReplicaSet", "Job") else None
+    spec = (obj or {}).get("spec") or {}
+    v = spec.get("parallelism" if kind == "Job" else "replicas")
+    if isinstance(v, int) and not isinstance(v, bool):
+        return v
+    return running
+
+
+def _moves(pod: Pod) -> str:
+    """What becomes of a failed node's pod: `daemonset`, `static`, `lost` (no controller) or
+    `recreated`."""
+    if is_daemonset_pod(pod):
+        return "daemonset"
+    ref = pod.controller_ref()
+    if MIRROR_POD_ANNOTATION in pod.annotations or (ref is not None and ref.get("kind") == "Node"):
+        return "static"
+    if ref is None:
+        return "lost"
+    return "recreated"
+
+
+# ---------------------------------------------------------------------------- one scenario
+
+
+@dataclass
+class Scenario:
+    spec: ScenarioSpec
+    doc: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return bool(self.doc.get("ok"))
+
+
+def _fit_reason(r: Any) -> str:
+    if r.preemption is not None and r.preemption.message and not r.schedulable:
+        return r.message or r.preemption.message
+    return r.message or r.error or "unschedulable"
+
+
+def run_failure(base: Base, spec: ScenarioSpec) -> dict[str, Any]:
+    """The scenario's findings: the failed nodes gone, their pods' replacements scheduled."""
+    failed = set(spec.nodes)
+    cluster = copy.copy(base.cluster)
+    cluster.prebuilt_snapshot = None
+    cluster.nodes = [n for n in base.cluster.nodes if n.name not in failed]
+    staying: list[Pod] = []
+    gone: list[Pod] = []
+    for p in base.cluster.pods:
+        (gone if p.node_name in failed else staying).append(p)
+    cluster.pods = staying
+    scheduler = Scheduler(cluster, base.config, base.snapshot.derive(cluster.nodes, staying))
+    replacements: list[Pod] = []
+    owner_of_new: dict[str, str] = {}
+    lost: list[dict[str, str]] = []
+    down: dict[str, int] = {}  # owner -> pods on the failed nodes
+    stayed_down = {"daemonset": 0, "static": 0}
+    for p in gone:
+        o = base.owner[id(p)]
+        what = _moves(p)
+        if what in stayed_down:
+            stayed_down[what] += 1
+            continue
+        down[o or BARE] = down.get(o or BARE, 0) + 1
+        if what == "lost":
+            lost.append({"pod": p.key, "node": p.node_name or ""})
+            continue
+        r = replacement_of(p, cluster)
+        owner_of_new[r.uid] = o
+        replacements.append(r)
+    queue = queue_sort(replacements)
+    run = run_carrying_out(scheduler, queue, base.seed, with_details=False)
+    return _findings(base, spec, scheduler, run, owner_of_new, lost, down, stayed_down, len(gone))
+
+
+def _findings(
+    base: Base,
+    spec: ScenarioSpec,
+    scheduler: Scheduler,
+    run: Any,
+    owner_of_new: dict[str, str],
+    lost: list[dict[str, str]],
+    down: dict[str, int],
+    stayed_down: dict[str, int],
+    pods_on_failed: int,
+    extra: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    last: dict[str, Any] = {}
+    for r in run.results:
+        last[r.pod.uid] = r
+    by_key = {p.pod: p for p in run.placements}
+    pending = []
+    for uid, r in last.items():
+        pl = by_key.get(r.pod.key)
+        if pl is not None and pl.node is None and not pl.evicted:
+            pending.append({"pod": r.pod.key, "owner": owner_of_new.get(uid, ""), "reason": _fit_reason(r)})
+    victims_of: dict[str, list[str]] = {}
+    for e in run.evictions:
+        victims_of.setdefault(e.preemptor, []).append(e.pod)
+    node_of = {p.pod: p.node for p in run.placements}
+    preempting = [
+        {"pod": pod, "node": node_of.get(pod) or "", "victims": sorted(v)} for pod, v in sorted(victims_of.items())
+    ]
+    victims = sorted({e.pod for e in run.evictions})
+    # workloads: pods taken down, pods back, the victims' owners losing theirs (a replacement
+    # preempted in turn is simply not back)
+    victim_owner: dict[str, int] = {}
+    new_keys = {r.pod.key for r in run.results}
+    wanted = {e.pod for e in run.evictions if e.pod not in new_keys}
+    if wanted:
+        for p in base.cluster.pods:
+            if p.key in wanted:
+                o = base.owner.get(id(p), "") or BARE
+                victim_owner[o] = victim_owner.get(o, 0) + 1
+    back: dict[str, int] = {}
+    for uid, r in last.items():
+        pl = by_key.get(r.pod.key)
+        if pl is not None and pl.node:
+            o = owner_of_new.get(uid, "") or BARE
+            back[o] = back.get(o, 0) + 1
+    workloads = []
+    for o in sorted(set(down) | set(victim_owner)):
+        running = base.running.get(o, 0)
+        after = running - down.get(o, 0) - victim_owner.get(o, 0) + back.get(o, 0)
+        workloads.append(
+            {
+                "workload": o,
+                "desired": base.desired.get(o, running),
+                "running": running,
+                "down": down.get(o, 0) + victim_owner.get(o, 0),
+                "after": after,
+                # made worse by the scenario: below its desired replicas and below what ran before
+                "belowDesired": after < running and after < base.desired.get(o, running),
+            }
+        )
+    pdbs = _budgets_after(base, scheduler)
+    headroom = _headroom(base, scheduler)
+    ok = not pending and not lost and not victims and not (extra or {}).get("blocked")
+    below = sum(1 for w in workloads if w["belowDesired"])
+    doc: dict[str, Any] = {
+        "family": spec.family,
+        "name": spec.name,
+        "nodes": list(spec.nodes),
+        "ok": ok,
+        "podsOnFailedNodes": pods_on_failed,
+        "recreated": len(owner_of_new),
+        "daemonSetPodsGone": stayed_down["daemonset"],
+        "staticPodsGone": stayed_down["static"],
+        "pending": pending,
+        "lost": lost,
+        "preempting": preempting,
+        "victims": victims,
+        "workloads": workloads,
+        "workloadsBelowDesired": below,
+        "budgetsBelowMinimum": pdbs,
+        "headroom": headroom,
+    }
+    if extra:
+        doc.update(extra)
+    doc["severity"] = [
+        len(pending) + len(lost) + len(victims) + len(doc.get("blocked") or []),
+        below,
+        len(pdbs),
+        len(preempting),
+    ]
+    return doc
+
+
+def _budgets_after(base: Base, scheduler: Scheduler) -> list[dict[str, Any]]:
+    """The PodDisruptionBudgets whose selected running pods fall below status.desiredHealthy."""
+    out = []
+    snap = scheduler.snapshot
+    for b in budgets_of(base.cluster):
+        if b.desired <= 0:
+            continue
+        count = sum(1 for p in snap.pods_matching(b.namespace, b.selector))
+        if count < b.desired:
+            out.append({"budget": b.key, "desiredHealthy": b.desired, "healthy": count})
+    return out
+
+
+def _headroom(base: Base, scheduler: Scheduler) -> list[dict[str, Any]]:
+    """Free allocatable left per zone (schedulable nodes only): cpu in millicores, memory in bytes,
+    room for pods."""
+    zones: dict[str, list[int]] = {}
+    for ni in scheduler.snapshot.node_infos:
+        if ni.node.unschedulable:
+            continue
+        pods, cpu, mem, _ = free_of(ni)
+        z = zones.setdefault(ni.node.labels.get(base.zone_key, ""), [0, 0, 0, 0])
+        z[0] += 1
+        z[1] += max(cpu, 0)
+        z[2] += max(mem, 0)
+        z[3] += max(pods, 0)
+    return [
+        {"zone": z, "nodes": v[0], "cpuMillis": v[1], "memoryBytes": v[2], "pods": v[3]}
+        for z, v in sorted(zones.items())
+    ]
+
+
+# ---------------------------------------------------------------------------- rolling upgrade
+
+
+def run_rolling(
+    base: Base, specs: Sequence[ScenarioSpec], *, surge: str | None = None, on_step: Callable[[int], None] | None = None
+) -> list[dict]:
+    """The steps of a node-pool upgrade, in order, on one copy of the cluster: each step's batch
+    cordoned and drained as `ksched drain` does, then the nodes back (upgraded), schedulable and
+    holding what stayed on them (DaemonSet and static pods, pods whose eviction was refused), for
+    the next steps. `surge`: an --add-node value, the node(s) added before the first step."""
+    from .drain import BLOCKED, DELETED, EVICTED, drain
+
+    cluster = copy.copy(base.cluster)
+    cluster.prebuilt_snapshot = None
+    cluster.nodes = list(base.cluster.nodes)
+    cluster.pods = list(base.cluster.pods)
+    if surge:
+        from .edits import Edit, apply_edits
+
+        apply_edits(cluster, [Edit("--add-node", surge)])
+    docs = []
+    for i, spec in enumerate(specs):
+        original = {n.name: n for n in cluster.nodes if n.name in spec.nodes}
+        report = drain(cluster, base.config, list(spec.nodes), seed=base.seed)
+        blocked, lost, refused = [], [], []
+        down: dict[str, int] = {}
+        owner_of_new: dict[str, str] = {}
+        for no in report.nodes:
+            refused += no.errors
+            for o in no.pods:
+                if o.action == BLOCKED:
+                    blocked.append({"pod": o.pod.key, "node": o.node, "budget": o.pdb, "message": o.message})
+                elif o.action == DELETED:
+                    lost.append({"pod": o.pod.key, "node": o.node})
+                if o.action in (EVICTED, DELETED):
+                    key = o.owner or BARE
+                    down[key] = down.get(key, 0) + 1
+                if o.action == EVICTED and o.replacement is not None:
+                    owner_of_new[o.replacement.uid] = o.owner
+        run = _DrainRun(report)
+        scheduler = Scheduler(cluster, base.config)
+        extra = {"blocked": blocked, "refused": refused}
+        on_nodes = sum(len(n.pods) for n in report.nodes)
+        gone = {"daemonset": 0, "static": 0}
+        docs.append(_findings(base, spec, scheduler, run, owner_of_new, lost, down, gone, on_nodes, extra))
+        # the upgraded nodes come back: their former objects, schedulable again
+        cluster.nodes = [original.get(n.name, n) for n in cluster.nodes]
+        if on_step is not None:
+            on_step(i + 1)
+    return docs
+
+
+class _DrainRun:
+    """A drain's evicted pods seen as a carried-out run (results, placements, evictions)."""
+
+    def __init__(self, report: Any) -> None:
+        from .carryout import Placement
+
+        self.results = [o.result for o in report.evicted if o.result is not None]
+        self.placements = [
+            Placement(o.replacement.key, o.result.selected_node if o.result.schedulable else None, 1)
+            for o in report.evicted
+            if o.replacement is not None and o.result is not None
+        ]
+        self.evictions: list = []
+
+
+# ---------------------------------------------------------------------------- the sweep
+
+
+def sort_key(doc: dict[str, Any], index: int) -> tuple:
+    return (*(-v for v in doc["severity"]), index)
+
+
+def summary(docs: list[dict[str, Any]], plan_: SweepPlan, top: int = 10) -> dict[str, Any]:
+    """The verdict, the worst scenarios first, and each workload's worst exposure (`top` of each,
+    0: all)."""
+    failing = [i for i, d in enumerate(docs) if not d["ok"]]
+    worst = sorted(range(len(docs)), key=lambda i: sort_key(docs[i], i))
+    worst = [i for i in worst if docs[i]["severity"] != [0, 0, 0, 0]]
+    exposure: dict[str, dict[str, Any]] = {}
+    for i, d in enumerate(docs):
+        for w in d["workloads"]:
+            o = w["workload"]
+            lost_after = w["running"] - w["after"]
+            key = (w["down"], lost_after)
+            cur = exposure.get(o)
+            if cur is None or key > (cur["down"], cur["lostAfterRescheduling"]):
+                exposure[o] = {
+                    "workload": o,
+                    "running": w["running"],
+                    "down": w["down"],
+                    "lostAfterRescheduling": max(lost_after, 0),
+                    "scenario": f"{d['family']} {d['name']}",
+                    "index": i,
+                }
+    exp = sorted(exposure.values(), key=lambda e: (-e["lostAfterRescheduling"], -e["down"], e["workload"]))
+    top = top or max(len(docs), len(exp))
+    n1 = {"node": "N-1", "zone": "zone-loss", "nodes": "K-node", "rolling": "rolling-upgrade"}[plan_.family]
+    return {
+        "family": plan_.family,
+        "scenarios": len(docs),
+        "failing": len(failing),
+        "verdict": f"{n1} safe" if not failing else f"not {n1} safe",
+        "safe": not failing,
+        "worst": [{"scenario": f"{docs[i]['family']} {docs[i]['name']}", "index": i} for i in worst[:top]],
+        "worstOmitted": max(len(worst) - top, 0),
+        "exposure": exp[:top],
+        "exposureOmitted": max(len(exp) - top, 0),
+    }
+
+
+def run_specs(base: Base, specs: Sequence[ScenarioSpec], on_done: Callable[[int], None] | None = None) -> list[dict]:
+    """Failure scenarios, one after another, in this process."""
+    out = []
+    for i, s in enumerate(specs):
+        out.append(run_failure(base, s))
+        if on_done is not None:
+            on_done(i + 1)
+    return out
+
+
+# ---------------------------------------------------------------------------- in other processes
+
+
+@dataclass(frozen=True)
+class LoadArgs:
+    """How a worker loads the very world the sweep's process loaded (whatif.world.load_inputs's
+    arguments, read through the snapshot cache), and the sweep's seed and zone label."""
+
+    files: tuple[str, ...]
+    config: str | None
+    edits: tuple[Any, ...]
+    kubernetes_version: str | None
+    server_version: str | None
+    no_extenders: bool
+    cache: bool
+    seed: int | None
+    zone_key: str = ZONE_LABEL
+
+    def load(self) -> Base:
+        from .world import load_inputs
+
+        cluster, config, _ = load_inputs(
+            list(self.files),
+            self.config,
+            list(self.edits) or None,
+            self.kubernetes_version,
+            self.server_version,
+            no_extenders=self.no_extenders,
+            cache=self.cache,
+        )
+        return Base.of(cluster, config, self.seed, self.zone_key)
+
+
+_LOADED: dict[LoadArgs, Base] = {}  # a worker process's world, loaded once
+
+
+def run_chunk(args: LoadArgs, specs: Sequence[ScenarioSpec]) -> list[dict]:
+    """A share of the scenarios, in a worker: the world loaded on its first share."""
+    base = _LOADED.get(args)
+    if base is None:
+        _LOADED.clear()
+        base = _LOADED[args] = args.load()
+    return run_specs(base, specs)
+
+
+def chunks(specs: Sequence[ScenarioSpec], workers: int) -> list[list[ScenarioSpec]]:
+    """Contiguous shares, several per worker (a slow share does not hold the others up)."""
+    n = max(1, min(len(specs), workers * 4))
+    size = -(-len(specs) // n)
+    return [list(specs[i : i + size]) for i in range(0, len(specs), size)]
+
+
+def run_pool(
+    args: LoadArgs, specs: Sequence[ScenarioSpec], workers: int, on_done: Callable[[int], None] | None = None
+) -> list[dict]:
+    """The scenarios over a local pool of `workers` processes (spawned: each loads the world once,
+    through the snapshot cache), put back in their order."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
+    parts = chunks(specs, workers)
+    out: list[list[dict] | None] = [None] * len(parts)
+    done = 0
+    ctx = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=min(workers, len(parts)), mp_context=ctx) as pool:
+        futures = {pool.submit(run_chunk, args, part): i for i, part in enumerate(parts)}
+        for f in as_completed(futures):
+            i = futures[f]
+            out[i] = f.result()
+            done += len(parts[i])
+            if on_done is not None:
+                on_done(done)
+    return [d for part in out for d in (part or [])]
+
+
+def run_dask(
+    address: str, args: LoadArgs, specs: Sequence[ScenarioSpec], on_done: Callable[[int], None] | None = None
+) -> list[dict]:
+    """The scenarios on an existing Dask distributed cluster (`pip install 'ksched[dask]'`), each
+    worker loading the world once; put back in their order."""
+    try:
+        from distributed import Client, as_completed  # type: ignore[import-not-found,unused-ignore]
+    except ImportError:
+        raise InputError("needs Dask: pip install 'ksched[dask]'", field="--dask") from None
+    try:
+        client = Client(address, timeout="10s")
+    except (OSError, TimeoutError, ValueError) as e:
+        raise InputError(f"cannot reach the Dask scheduler at {address}: {e}", field="--dask") from None
+    try:
+        workers = max(1, len(client.scheduler_info().get("workers") or {}))
+        parts = chunks(specs, workers)
+        futures = client.map(run_chunk, [args] * len(parts), parts, pure=False)
+        index = {f.key: i for i, f in enumerate(futures)}
+        out: list[list[dict] | None] = [None] * len(parts)
+        done = 0
+        for f in as_completed(futures):
+            i = index[f.key]
+            out[i] = f.result()
+            done += len(parts[i])
+            if on_done is not None:
+                on_done(done)
+    finally:
+        client.close()
+    return [d for part in out for d in (part or [])]

@@ -1,0 +1,265 @@
+"""`ksched sweep` (kschedcli/whatif/sweep.py, Session.sweep): failure scenarios and rolling
+upgrades over one loaded cluster, on hand-built clusters and the fixtures; the same findings as
+`schedule --preemption=carry-out` and `drain` for the same edit; the same results in any number of
+workers or on Dask."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from kschedcli import InputError, Session
+from kschedcli.cli.app import app
+from kschedcli.whatif.edits import Edit
+
+ROOT = Path(__file__).resolve().parents[2]
+PROD = str(ROOT / "fixtures" / "prod-cluster.yaml")
+EKS = str(ROOT / "fixtures" / "eks-cluster.yaml")
+ZONE = "topology.kubernetes.io/zone"
+
+
+def node(name, zone, cpu="4", labels=None):
+    alloc = {"cpu": cpu, "memory": "16Gi", "pods": "110"}
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name, ZONE: zone, **(labels or {})}},
+        "spec": {},
+        "status": {"allocatable": alloc, "capacity": alloc},
+    }
+
+
+def pod(name, node_name, cpu="1", owner=("ReplicaSet", "web-1"), labels=None, priority=None, selector=None, ns="shop"):
+    meta = {"name": name, "namespace": ns, "uid": f"{ns}-{name}", "labels": labels or {"app": "web"}}
+    if owner:
+        meta["ownerReferences"] = [
+            {"apiVersion": "apps/v1", "kind": owner[0], "name": owner[1], "uid": f"u-{owner[1]}", "controller": True}
+        ]
+    spec = {
+        "nodeName": node_name,
+        "containers": [{"name": "c", "image": "app:1", "resources": {"requests": {"cpu": cpu}}}],
+    }
+    if priority is not None:
+        spec["priority"] = priority
+    if selector:
+        spec["nodeSelector"] = selector
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec, "status": {"phase": "Running"}}
+
+
+def pdb(name, labels, allowed, desired, healthy, ns="shop"):
+    return {
+        "apiVersion": "policy/v1",
+        "kind": "PodDisruptionBudget",
+        "metadata": {"name": name, "namespace": ns},
+        "spec": {"selector": {"matchLabels": labels}},
+        "status": {"disruptionsAllowed": allowed, "desiredHealthy": desired, "currentHealthy": healthy},
+    }
+
+
+def write(tmp_path, objs, name="cluster.yaml"):
+    p = tmp_path / name
+    p.write_text(yaml.safe_dump_all(objs))
+    return str(p)
+
+
+def session(path, **kw):
+    return Session(path, cache=False, **kw)
+
+
+def test_a_zone_holding_the_only_replicas_loses_them(tmp_path):
+    zone_a = {ZONE: "a"}
+    objs = [
+        node("a1", "a"),
+        node("a2", "a"),
+        node("b1", "b"),
+        pod("pay-1", "a1", owner=("ReplicaSet", "pay-1"), labels={"app": "pay"}, selector=zone_a),
+        pod("pay-2", "a2", owner=("ReplicaSet", "pay-1"), labels={"app": "pay"}, selector=zone_a),
+        pod("web-1", "b1"),
+    ]
+    path = write(tmp_path, objs)
+    zones = session(path).sweep(fail="zone", workers=1)
+    doc = zones.to_dict()
+    assert [s["name"] for s in doc["scenarios"]] == ["a", "b"]
+    a, b = doc["scenarios"]
+    assert sorted(p["pod"] for p in a["pending"]) == ["shop/pay-1", "shop/pay-2"]
+    assert "node affinity/selector" in a["pending"][0]["reason"]
+    assert a["workloads"] == [
+        {"workload": "ReplicaSet shop/pay-1", "desired": 2, "running": 2, "down": 2, "after": 0, "belowDesired": True}
+    ]
+    assert b["ok"] and b["pending"] == [] and b["recreated"] == 1
+    assert zones.exit_code() == 1 and doc["summary"]["verdict"] == "not zone-loss safe"
+    assert doc["summary"]["worst"][0]["scenario"] == "zone a"
+    top = doc["summary"]["exposure"][0]
+    assert (top["workload"], top["down"], top["running"], top["scenario"]) == ("ReplicaSet shop/pay-1", 2, 2, "zone a")
+    # any one node: each replica finds the other node of its zone
+    nodes = session(path).sweep(fail="node", workers=1)
+    assert nodes.exit_code() == 0 and nodes.summary["verdict"] == "N-1 safe"
+    assert [s["name"] for s in nodes.scenarios] == ["a1", "a2", "b1"]
+    assert nodes.scenarios[0]["pending"] == [] and nodes.scenarios[0]["recreated"] == 1
+
+
+def test_a_failure_that_resolves_only_by_preemption(tmp_path):
+    objs = [
+        node("n1", "a", cpu="2"),
+        node("n2", "a", cpu="2"),
+        pod("critical", "n1", cpu="2", owner=("StatefulSet", "db"), labels={"app": "db"}, priority=1000),
+        pod("batch-1", "n2", cpu="1", owner=("Job", "etl"), labels={"app": "etl"}, priority=0),
+        pod("batch-2", "n2", cpu="1", owner=("Job", "etl"), labels={"app": "etl"}, priority=0),
+    ]
+    path = write(tmp_path, objs)
+    s = session(path).sweep(fail="node", workers=1)
+    n1 = s.scenarios[0]
+    assert n1["name"] == "n1" and not n1["ok"]
+    assert n1["pending"] == []
+    assert n1["preempting"] == [{"pod": "shop/critical", "node": "n2", "victims": ["shop/batch-1", "shop/batch-2"]}]
+    assert n1["victims"] == ["shop/batch-1", "shop/batch-2"]
+    etl = next(w for w in n1["workloads"] if w["workload"] == "Job shop/etl")
+    assert (etl["down"], etl["after"]) == (2, 0)
+    db = next(w for w in n1["workloads"] if w["workload"] == "StatefulSet shop/db")
+    assert (db["down"], db["after"], db["belowDesired"]) == (1, 1, False)
+    assert s.exit_code() == 1
+
+
+def test_daemonset_pods_stay_and_bare_pods_are_lost(tmp_path):
+    objs = [
+        node("n1", "a"),
+        node("n2", "a"),
+        pod("agent-x", "n1", owner=("DaemonSet", "agent")),
+        pod("bare", "n1", owner=None),
+        pod("web-x", "n1"),
+    ]
+    path = write(tmp_path, objs)
+    n1 = session(path).sweep(fail="node", workers=1).scenarios[0]
+    assert n1["daemonSetPodsGone"] == 1 and n1["recreated"] == 1
+    assert n1["lost"] == [{"pod": "shop/bare", "node": "n1"}]
+    assert not n1["ok"]
+
+
+def test_a_pdb_blocks_a_rolling_drain(tmp_path):
+    pool = {"pool": "general"}
+    objs = [
+        node("g1", "a", labels=pool),
+        node("g2", "a", labels=pool),
+        node("spare", "a"),
+        pod("api-1", "g1", labels={"app": "api"}, owner=("ReplicaSet", "api-1")),
+        pod("web-1", "g2"),
+        pdb("api", {"app": "api"}, allowed=0, desired=1, healthy=1),
+    ]
+    path = write(tmp_path, objs)
+    s = session(path).sweep(rolling="pool=general")
+    first, second = s.scenarios
+    assert (first["name"], first["nodes"]) == ("1/2", ["g1"])
+    assert [b["pod"] for b in first["blocked"]] == ["shop/api-1"]
+    assert first["blocked"][0]["budget"] == "shop/api"
+    assert not first["ok"] and second["ok"]
+    assert s.exit_code() == 1 and s.summary["verdict"] == "not rolling-upgrade safe"
+    # the same as `ksched drain g1` says
+    d = session(path).drain(["g1"]).to_dict()
+    refused = [p["pod"] for n in d["drain"]["nodes"] for p in n["pods"] if p["action"] == "blocked"]
+    assert refused == ["shop/api-1"]
+    # with a disruption allowed, the pool upgrades
+    objs[-1] = pdb("api", {"app": "api"}, allowed=1, desired=1, healthy=2)
+    ok = session(write(tmp_path, objs, "ok.yaml")).sweep(rolling="pool=general", max_unavailable=2)
+    assert [sc["nodes"] for sc in ok.scenarios] == [["g1", "g2"]]
+    assert ok.exit_code() == 0
+
+
+def _replacements_file(tmp_path, path, nodes):
+    """The failed nodes' recreated pods (controller-owned, not DaemonSet), as a pods file."""
+    w = session(path).world()
+    out = []
+    for p in w.cluster.pods:
+        ref = p.controller_ref()
+        if p.node_name in nodes and ref is not None and ref.get("kind") not in ("DaemonSet", "Node"):
+            raw = json.loads(json.dumps(p.raw))
+            raw.setdefault("kind", "Pod")
+            raw.setdefault("apiVersion", "v1")
+            raw["spec"].pop("nodeName", None)
+            raw["status"] = {"phase": "Pending"}
+            out.append(raw)
+    return write(tmp_path, out, "replacements.yaml")
+
+
+@pytest.mark.parametrize("family,name", [("zone", "us-east-1c"), ("zone", "us-east-1a"), ("node", "general-c-04")])
+def test_a_scenario_finds_what_schedule_carry_out_finds_for_the_same_edit(tmp_path, family, name):
+    s = Session(PROD, validate="ignore").sweep(fail=family, workers=1)
+    sc = next(x for x in s.scenarios if x["name"] == name)
+    pods = _replacements_file(tmp_path, PROD, set(sc["nodes"]))
+    edits = [Edit("--remove-node", n) for n in sc["nodes"]]
+    run = Session(PROD, validate="ignore", edits=edits).schedule(pods, preemption="carry-out", order="priority")
+    co = run.carried_out
+    assert co is not None
+    pending = sorted(p.pod for p in co.placements if p.node is None and not p.evicted)
+    assert sorted(p["pod"] for p in sc["pending"]) == pending
+    assert sc["victims"] == sorted({e.pod for e in co.evictions})
+    placed = {p.pod: p.node for p in co.placements if p.node}
+    assert {p["pod"]: p["node"] for p in sc["preempting"]} == {
+        e.preemptor: placed[e.preemptor] for e in co.evictions if e.preemptor in placed
+    }
+
+
+def test_results_do_not_depend_on_the_number_of_workers():
+    one = Session(PROD).sweep(fail="node", workers=1).to_dict()
+    two = Session(PROD).sweep(fail="node", workers=2).to_dict()
+    assert json.dumps(one, sort_keys=True) == json.dumps(two, sort_keys=True)
+
+
+def test_k_node_samples_are_seeded_and_stable():
+    a = Session(EKS).sweep(fail="nodes=2", samples=4, seed=7, workers=1)
+    b = Session(EKS).sweep(fail="nodes=2", samples=4, seed=7, workers=1)
+    assert a.to_dict() == b.to_dict()
+    assert len(a.scenarios) == 4 and all(len(s["nodes"]) == 2 for s in a.scenarios)
+    c = Session(EKS).sweep(fail="nodes=2", samples=4, seed=8, workers=1)
+    assert [s["nodes"] for s in c.scenarios] != [s["nodes"] for s in a.scenarios]
+
+
+def test_dask_gives_the_single_process_results(tmp_path):
+    distributed = pytest.importorskip("distributed", reason="dask distributed is not installed (ksched[dask])")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as lc:
+        on_dask = Session(PROD).sweep(fail="zone", dask=lc.scheduler_address).to_dict()
+    here = Session(PROD).sweep(fail="zone", workers=1).to_dict()
+    assert json.dumps(on_dask, sort_keys=True) == json.dumps(here, sort_keys=True)
+
+
+@pytest.mark.parametrize(
+    "kwargs,field",
+    [
+        ({"fail": "bogus"}, "--fail"),
+        ({"fail": "nodes=0"}, "--fail"),
+        ({"fail": "nodes=999"}, "--fail"),
+        ({"fail": "zone", "fail_key": "no/such"}, "--fail-key"),
+        ({"fail": "node", "selector": "nope=1"}, "--selector"),
+        ({}, "--fail"),
+        ({"rolling": "pool=x", "fail": "node"}, "--fail"),
+    ],
+)
+def test_bad_input_is_one_line(kwargs, field):
+    with pytest.raises(InputError) as e:
+        Session(PROD).sweep(workers=1, **kwargs)
+    assert e.value.field == field
+
+
+def test_the_command_prints_a_table_at_80_columns_and_json():
+    r = CliRunner().invoke(app, ["sweep", "--cluster", PROD, "--fail", "zone", "--workers", "1"], env={"COLUMNS": "80"})
+    assert r.exit_code == 1, r.output
+    assert "not zone-loss safe" in r.output
+    assert max(len(line) for line in r.output.splitlines()) <= 80
+    r = CliRunner().invoke(app, ["sweep", "--cluster", PROD, "--fail", "node", "--workers", "1", "-o", "json"])
+    doc = json.loads(r.stdout)
+    assert set(doc) >= {"scenarios", "summary"} and len(doc["scenarios"]) == 20
+    r = CliRunner().invoke(app, ["sweep", "--cluster", PROD, "--fail", "nope"])
+    assert r.exit_code == 2
+
+
+def test_long_node_names_stay_whole_at_80_columns():
+    args = ["sweep", "--cluster", EKS, "--fail", "node", "--workers", "1", "--top", "3"]
+    r = CliRunner().invoke(app, args, env={"COLUMNS": "80"})
+    assert r.exit_code == 1, r.output
+    lines = r.output.splitlines()
+    assert max(len(line) for line in lines) <= 80
+    assert any("ip-10-0-128-200.highmem-r6i-4xlarge1.us-east-1.compute.internal" in line for line in lines)
+    assert "38 more scenarios not shown" in r.output
