@@ -193,12 +193,21 @@ class ScheduleRun:
         from .render.document import carried_out_doc, run_doc
 
         doc = run_doc(self.results, self.world.edits, self.world.version, self.detail)
+        doc.update(self.to_dict_tail())
         if self.carried_out is not None:
             return {**doc, **carried_out_doc(self.carried_out)}
         summary = self.workloads()
         if summary is not None:
             doc["workloads"] = summary
         return doc
+
+    def to_dict_tail(self) -> dict[str, Any]:
+        """What the document holds after `results` besides the workloads: the run's node
+        sampling (`sampling`), when it sampled."""
+        sampling = self.world.scheduler.sampling
+        if sampling is None:
+            return {}
+        return {"sampling": sampling.run_doc(self.world.config.parallelism)}
 
     def exit_code(self, allow_preemption: bool = False) -> int:
         if self.carried_out is None:
@@ -553,6 +562,8 @@ class Session:
         on_start: Callable[[World], None] | None = None,
         on_result: Callable[[CycleResult], None] | None = None,
         keep: bool = True,
+        sampling: bool = False,
+        start_index: int = 0,
     ) -> ScheduleRun:
         """Several pods in turn, each bound to its node before the next: those of the file `pods`
         (Pods and workloads, '-' for stdin; workloads become the pods their controllers would
@@ -562,10 +573,13 @@ class Session:
         `analysis`: the parts of each result's analysis to compute (default: what `to_dict` at
         `detail` shows); `on_start` sees the world before the first cycle, `on_result` each result
         as it is decided; `keep=False` keeps in the run only the slimmed results (for callers that
-        stream them)."""
+        stream them). `sampling`: sample nodes as kube-scheduler does on clusters of 100 nodes or
+        more (docs/sampling.md), its next start index at `start_index` before the first cycle."""
         with self._validating():
             world = self._load(("PODS", pods))
             pod_list, expansion = self._pods(pods, namespace, replicas, world)
+            if sampling:
+                self._sample(world, start_index)
             return self._run(
                 world, pod_list, expansion, order, seed, preemption, detail, analysis, on_start, on_result, keep
             )
@@ -623,6 +637,16 @@ class Session:
             return sub._run(
                 world, pod_list, expansion, sc.order, seed, "report", detail, analysis, on_start, on_result, keep
             )
+
+    def _sample(self, world: World, start_index: int) -> None:
+        """Node sampling on for the world's scheduler; with more than one filter worker, say that
+        kube-scheduler's own nodes found depend on timing."""
+        if start_index < 0:
+            raise InputError(f"must not be negative, got {start_index}", field="--start-index")
+        world.scheduler.enable_sampling(start_index % max(1, len(world.scheduler.snapshot.names)))
+        note = world.scheduler.sampling.note if world.scheduler.sampling is not None else ""
+        if note:
+            self.messages(f"ksched: note: {note}")
 
     def _pods(
         self, pods: str | None, namespace: str | None, replicas: int | None, world: World

@@ -240,6 +240,21 @@ SeedOpt = typer.Option(
     help="Pick among tied top nodes as kube-scheduler's reservoir sampling "
     "would, with this seed (default: the first by name).",
 )
+SamplingOpt = typer.Option(
+    False,
+    "--sampling",
+    help="Sample nodes as kube-scheduler does on 100 nodes or more: stop filtering once "
+    "numFeasibleNodesToFind feasible nodes are found (percentageOfNodesToScore), starting where the "
+    "previous cycle stopped, in its node tree's order; score only those (docs/sampling.md).",
+)
+StartIndexOpt = typer.Option(
+    0,
+    "--start-index",
+    metavar="N",
+    min=0,
+    help="--sampling: the scheduler's next start index before the first cycle (0: a freshly started "
+    "kube-scheduler).",
+)
 AllowPreemptionOpt = typer.Option(False, "--allow-preemption", help="Exit 0 for a pod that preemption would place.")
 ReplicasOpt = typer.Option(
     None,

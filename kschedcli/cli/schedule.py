@@ -18,8 +18,10 @@ from .options import (
     PreemptionMode,
     ReadFlags,
     ReplicasOpt,
+    SamplingOpt,
     ScheduleOutput,
     SeedOpt,
+    StartIndexOpt,
     WorldFlags,
     pods_exit_status,
     read_flags,
@@ -72,6 +74,8 @@ def schedule(
         help="report: victims reported, the cluster left as it was; carry-out: victims deleted, the preemptor "
         "nominated (it counts on that node for the pods after it) and retried after the other pods.",
     ),
+    sampling: bool = SamplingOpt,
+    start_index: int = StartIndexOpt,
     reading: ReadFlags = ReadFlags(),
     edits: list[Edit] | None = None,
 ) -> None:
@@ -85,7 +89,14 @@ def schedule(
     show_run(
         session,
         lambda **kw: session.schedule(
-            path, namespace=pods_namespace, order=order.value, replicas=replicas, seed=seed, **kw
+            path,
+            namespace=pods_namespace,
+            order=order.value,
+            replicas=replicas,
+            seed=seed,
+            sampling=sampling,
+            start_index=start_index,
+            **kw,
         ),
         output,
         allow_preemption,
@@ -212,10 +223,13 @@ def _stream_json(ask, detail: Detail) -> ScheduleRun:
     run = ask(detail=detail.value, on_start=head, on_result=emit, keep=False)
     out.write("\n  ]" if written[0] else "]")
     summary = run.workloads()
-    if summary is None:
+    rest = run.to_dict_tail()
+    if summary is not None:
+        rest["workloads"] = summary
+    if not rest:
         out.write("\n}\n")
     else:
-        tail = json_text({"workloads": summary})
+        tail = json_text(rest)
         out.write(",\n" + tail[2:])
         out.write("\n")
     return run
