@@ -151,6 +151,10 @@ class Scheduler:
             # the pod never gets a cycle; report PreEnqueue's verdict in place of PreFilter
             res.pre_filter = gate
             res.message = gate.message()
+            if self.sampling is not None:
+                res.sampling = self.sampling.unchanged(
+                    self.snapshot, fw.profile.percentage_of_nodes_to_score, self.config.percentage_of_nodes_to_score
+                )
             return res
 
         self.cycles += 1
@@ -319,7 +323,14 @@ class Scheduler:
         pod's result holds its verdict and node only; a pod that fits nowhere, and any case the
         incremental mode does not cover (a seed, nominated pods, HTTP extenders, ...), get the full cycle."""
         fw = self.framework_for(pod)
-        if fw is not None and seed is None and not self.nominator and not self.batches and not self.extenders:
+        if (
+            fw is not None
+            and seed is None
+            and not self.nominator
+            and not self.batches
+            and not self.extenders
+            and self.sampling is None
+        ):
             node = self.alike[fw.name].place(pod)
             if node is not None and node != FALLBACK:
                 self.cycles += 1
