@@ -91,7 +91,12 @@ def test_failed_nodes_count_as_evaluated():
     sched.enable_sampling(start_index=0)
     r = sched.schedule(pod("p", requests={"cpu": "2"}))
     s = r.sampling
-    assert (s.num_feasible_nodes_to_find, s.evaluated_nodes, s.feasible_nodes, s.next_start_index) == (100, 110, 100, 110)
+    assert (s.num_feasible_nodes_to_find, s.evaluated_nodes, s.feasible_nodes, s.next_start_index) == (
+        100,
+        110,
+        100,
+        110,
+    )
     assert s.found[0] == _n(10) and s.found[-1] == _n(109)
 
 
@@ -230,7 +235,16 @@ def test_cli_sampling_document_and_parallelism_note(tmp_path, monkeypatch):
     monkeypatch.setenv("KSCHED_NO_CACHE", "1")
     _write_cluster(tmp_path / "c.json", 130)
     _pods(tmp_path / "p.json", 3)
-    args = ["schedule", str(tmp_path / "p.json"), "--cluster", str(tmp_path / "c.json"), "--order", "file", "-o", "json"]
+    args = [
+        "schedule",
+        str(tmp_path / "p.json"),
+        "--cluster",
+        str(tmp_path / "c.json"),
+        "--order",
+        "file",
+        "-o",
+        "json",
+    ]
     runner = CliRunner()
     plain = runner.invoke(app, args)
     assert plain.exit_code == 0, plain.output

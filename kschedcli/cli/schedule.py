@@ -18,13 +18,13 @@ from .options import (
     PreemptionMode,
     ReadFlags,
     ReplicasOpt,
-    SamplingOpt,
+    SamplingFlags,
     ScheduleOutput,
     SeedOpt,
-    StartIndexOpt,
     WorldFlags,
     pods_exit_status,
     read_flags,
+    sampling_flags,
     world_flags,
 )
 
@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 
 @world_flags()
 @read_flags
+@sampling_flags
 @pods_exit_status
 def schedule(
     pods: str | None = typer.Argument(
@@ -74,8 +75,7 @@ def schedule(
         help="report: victims reported, the cluster left as it was; carry-out: victims deleted, the preemptor "
         "nominated (it counts on that node for the pods after it) and retried after the other pods.",
     ),
-    sampling: bool = SamplingOpt,
-    start_index: int = StartIndexOpt,
+    sampling: SamplingFlags = SamplingFlags(),
     reading: ReadFlags = ReadFlags(),
     edits: list[Edit] | None = None,
 ) -> None:
@@ -89,14 +89,7 @@ def schedule(
     show_run(
         session,
         lambda **kw: session.schedule(
-            path,
-            namespace=pods_namespace,
-            order=order.value,
-            replicas=replicas,
-            seed=seed,
-            sampling=sampling,
-            start_index=start_index,
-            **kw,
+            path, namespace=pods_namespace, order=order.value, replicas=replicas, seed=seed, **sampling._asdict(), **kw
         ),
         output,
         allow_preemption,

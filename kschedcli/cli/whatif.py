@@ -2,13 +2,25 @@
 
 from __future__ import annotations
 
+import functools
 from typing import TYPE_CHECKING
 
 import typer
 
 from .common import dump, finish, open_session, print_release, show_edits
 from .completion import complete_node
-from .options import AllowPreemptionOpt, Output, OutputOpt, ReadFlags, SeedOpt, WorldFlags, read_flags, world_flags
+from .options import (
+    AllowPreemptionOpt,
+    Output,
+    OutputOpt,
+    ReadFlags,
+    SamplingFlags,
+    SeedOpt,
+    WorldFlags,
+    read_flags,
+    sampling_flags,
+    world_flags,
+)
 
 if TYPE_CHECKING:
     from ..session import Edit
@@ -16,6 +28,7 @@ if TYPE_CHECKING:
 
 @world_flags()
 @read_flags
+@sampling_flags
 def capacity(
     files: list[str] = typer.Argument(
         ...,
@@ -39,6 +52,7 @@ def capacity(
     output: Output = OutputOpt,
     top: int = typer.Option(10, "--top", metavar="N", min=0, help="Rows of the per-node table (0: all)."),
     seed: int | None = SeedOpt,
+    sampling: SamplingFlags = SamplingFlags(),
     reading: ReadFlags = ReadFlags(),
     edits: list[Edit] | None = None,
 ) -> None:
@@ -56,7 +70,8 @@ def capacity(
 
             stops.append(stop_explanation(template.label, r, w, no_color=reading.no_color))
 
-    c = session.capacity(list(files), max_copies=max_copies, group_by=group_by, seed=seed, on_stop=on_stop)
+    ask = functools.partial(session.capacity, max_copies=max_copies, group_by=group_by, seed=seed)
+    c = ask(list(files), on_stop=on_stop, **sampling._asdict())
     doc = c.to_dict()
     if output == Output.table:
         from ..render.terminal import make_console
@@ -72,6 +87,7 @@ def capacity(
 
 @world_flags()
 @read_flags
+@sampling_flags
 def drain(
     nodes: list[str] = typer.Argument(
         ...,
@@ -87,6 +103,7 @@ def drain(
     force: bool = typer.Option(False, "--force", help="Delete pods without a controller too (as kubectl drain)."),
     seed: int | None = SeedOpt,
     allow_preemption: bool = AllowPreemptionOpt,
+    sampling: SamplingFlags = SamplingFlags(),
     reading: ReadFlags = ReadFlags(),
     edits: list[Edit] | None = None,
 ) -> None:
@@ -103,6 +120,7 @@ def drain(
         force=force,
         seed=seed,
         allow_preemption=allow_preemption,
+        **sampling._asdict(),
     )
     if output == Output.table:
         from ..render.terminal import make_console
@@ -120,6 +138,7 @@ def drain(
 
 @world_flags()
 @read_flags
+@sampling_flags
 def diff(
     pods: str | None = typer.Argument(
         None, metavar="PODS", help="File of pods to schedule ('-' for stdin); default: the snapshot's pending pods."
@@ -138,6 +157,7 @@ def diff(
     ),
     output: Output = OutputOpt,
     seed: int | None = SeedOpt,
+    sampling: SamplingFlags = SamplingFlags(),
     reading: ReadFlags = ReadFlags(),
     edits: list[Edit] | None = None,
 ) -> None:
@@ -148,7 +168,14 @@ def diff(
     Exit status: 0 every pod gets the same verdict and node, 1 some pod differs, 2 bad input or usage.
     """
     session = open_session(world, reading, edits=edits or ())
-    d = session.diff(pods, against_config=against_config, against_cluster=against_cluster, all_pods=all_pods, seed=seed)
+    d = session.diff(
+        pods,
+        against_config=against_config,
+        against_cluster=against_cluster,
+        all_pods=all_pods,
+        seed=seed,
+        **sampling._asdict(),
+    )
     if output == Output.table:
         from ..render.terminal import make_console
         from ..render.terminal.diff import render_diff

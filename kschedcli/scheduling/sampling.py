@@ -97,7 +97,7 @@ class NodeSampling:
         return d
 
     def order(self, snapshot) -> list[int]:
-        names = snapshot.names
+        names: list[str] = snapshot.names
         if self._order is None or self._names is not names or len(self._order) != len(names):
             infos = snapshot.node_infos
             by_name = sorted(range(len(infos)), key=lambda i: names[i])
