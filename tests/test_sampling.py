@@ -263,3 +263,33 @@ def test_cli_sampling_document_and_parallelism_note(tmp_path, monkeypatch):
     doc = json.loads(r.stdout)
     assert "note" not in doc["sampling"] and "goroutine" not in r.stderr
     assert len(doc["results"][0]["sampling"]["nodesFound"]) == 100
+
+
+def test_session_questions_sample(tmp_path, monkeypatch):
+    from kschedcli import Session
+
+    monkeypatch.setenv("KSCHED_NO_CACHE", "1")
+    _write_cluster(tmp_path / "c.json", 130)
+    _pods(tmp_path / "p.json", 2)
+    notes: list[str] = []
+    s = Session(str(tmp_path / "c.json"), messages=notes.append)
+    run = s.schedule(str(tmp_path / "p.json"), order="file", sampling=True, start_index=10)
+    assert [r.sampling.start_index for r in run.results] == [10, 110]
+    assert any("goroutine timing" in n for n in notes)
+    assert all(r.sampling is None for r in s.schedule(str(tmp_path / "p.json")).results)
+    with pytest.raises(Exception, match="start-index"):
+        s.schedule(str(tmp_path / "p.json"), sampling=True, start_index=-1)
+    # a scenario's `sampling: true` and `startIndex`
+    sc = tmp_path / "s.yaml"
+    sc.write_text(
+        "apiVersion: ksched.io/v1alpha1\nkind: Scenario\nmetadata: {name: s}\ncluster: [c.json]\n"
+        "pods: [p.json]\norder: file\nsampling: true\nstartIndex: 120\n"
+    )
+    run = Session(messages=notes.append).run_scenario(str(sc))
+    assert [(r.sampling.start_index, r.sampling.next_start_index) for r in run.results] == [(120, 90), (90, 60)]
+    assert run.to_dict()["sampling"]["nextStartIndex"] == 60
+    # capacity: every copy (two templates, three copies each) takes a sampled cycle, the index
+    # moving by 100 each time
+    cap = s.capacity([str(tmp_path / "p.json")], max_copies=3, sampling=True)
+    sampled = cap.world.scheduler.sampling
+    assert sampled is not None and sampled.next_start == (6 * 100) % 130
