@@ -442,6 +442,13 @@ class Session:
                 world.scheduler.run_sequence(before, seed, keep=False)
             result = world.scheduler.schedule(p, seed)
             result.input_unbound = world.input_unbound
+            last = world.scheduler.last_scored
+            if last is not None and result.schedulable:
+                from .scheduling.sampling import outlook
+
+                result.sampling_outlook = outlook(world.scheduler, result, *last)
+                if result.sampling_outlook is not None:
+                    result.sampling_outlook.pop("spans", None)  # per start index: for tests
             from .scheduling.analysis import annotate
 
             annotate(result, world)

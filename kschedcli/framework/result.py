@@ -210,6 +210,8 @@ class CycleResult:
     # node sampling (scheduling/sampling.py SamplingInfo): the cycle's search, None when every
     # node is filtered and every feasible node scored
     sampling: Any = None
+    # explain on 100+ nodes: what sampling would select over every start index (sampling.outlook)
+    sampling_outlook: dict[str, Any] | None = None
 
 
 @runtime_checkable

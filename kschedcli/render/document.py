@@ -207,6 +207,8 @@ def result_doc(r: CycleResult) -> dict:
         doc["extendersLeftOut"] = [dict(e) for e in r.extenders_left_out]
     if r.sampling is not None:
         doc["sampling"] = r.sampling.doc(full=True)
+    elif r.sampling_outlook is not None:
+        doc["sampling"] = r.sampling_outlook
     return doc
 
 

@@ -178,3 +178,125 @@ class NodeSampling:
             note=self.note,
         )
         return found, info
+
+
+TOP_WINNERS = 10  # the nodes an outlook names; the others are counted (winnersOmitted)
+
+
+def outlook(scheduler, res, state, fw, allowed) -> dict[str, Any] | None:
+    """`explain` on a cluster of 100 nodes or more: over every start index kube-scheduler's search
+    could begin at, which node it would select, read from the one cycle `res` (every node
+    filtered, every feasible node scored; `state` its CycleState after PreScore, `fw` its
+    framework, `allowed` its PreFilterResult's node names or None) through the windows of feasible nodes each start finds. Each window's scores are
+    normalized by the plugins' own NormalizeScore over that window; PreScore ran once over every
+    feasible node (a plugin whose PreScore depends on the set scored, PodTopologySpread's topology
+    values, sees every zone in a window of 100+ zone-interleaved nodes all the same). None when
+    the cluster has fewer than 100 nodes, or the pod fit its nominated node, or HTTP extenders ran."""
+    from ..framework.result import FilterTable
+
+    snap = scheduler.snapshot
+    num_all = len(snap.names)
+    ft = res.filters
+    if num_all < MIN_FEASIBLE_NODES_TO_FIND or not isinstance(ft, FilterTable) or res.nominated_node_tried:
+        return None
+    if scheduler.extenders or res.error:
+        return None
+    order = NodeSampling().order(snap)
+    pf_names = None
+    if allowed is not None:
+        # a PreFilterResult narrows the search to its nodes
+        order = [i for i in order if snap.names[i] in allowed]
+        pf_names = len(order)
+    n = len(order)
+    profile_pct = fw.profile.percentage_of_nodes_to_score
+    global_pct = scheduler.config.percentage_of_nodes_to_score
+    k = num_feasible_nodes_to_find(profile_pct, global_pct, n)
+    if not fw.score_plugins:
+        k = 1
+    first = ft.first
+    fpos = [p for p in range(n) if first[order[p]] is None]
+    f = len(fpos)
+    out: dict[str, Any] = {
+        "nodes": num_all,
+        "searchedNodes": n,
+        "numFeasibleNodesToFind": k,
+        "percentageOfNodesToScore": effective_percentage(profile_pct, global_pct),
+        "feasibleNodes": f,
+        "startPositions": n,
+        "allNodesSelectedNode": res.selected_node,
+    }
+    if pf_names is not None:
+        out["preFilterResultNodes"] = pf_names
+    if f == 0:
+        out.update(evaluatedNodes={"min": n, "max": n, "mean": float(n)}, winners=[], winnersOmitted=0)
+        out["allNodesSelectedFromPercent"] = 0.0
+        return out
+    if f <= k:
+        # every start finds every feasible node: the all-nodes answer, every node evaluated
+        out.update(evaluatedNodes={"min": n, "max": n, "mean": float(n)})
+        winners = {res.selected_node: n}
+        out["spans"] = [(0, n, res.selected_node)]
+    else:
+        spans, evaluated = _windows(snap, res, state, fw, order, fpos, k, n)
+        winners = {}
+        for _, count, node in spans:
+            winners[node] = winners.get(node, 0) + count
+        out["evaluatedNodes"] = evaluated
+        out["spans"] = spans
+    ranked = sorted(winners.items(), key=lambda kv: (-kv[1], kv[0]))
+    out["winners"] = [
+        {"node": node, "startPositions": c, "percent": round(100 * c / n, 1)} for node, c in ranked[:TOP_WINNERS]
+    ]
+    out["winnersOmitted"] = max(0, len(ranked) - TOP_WINNERS)
+    out["distinctWinners"] = len(ranked)
+    out["allNodesSelectedFromPercent"] = round(100 * winners.get(res.selected_node, 0) / n, 1)
+    return out
+
+
+def _windows(snap, res, state, fw, order, fpos, k, n) -> tuple[list[tuple[int, int, str]], dict[str, Any]]:
+    """Per window of k feasible nodes (in search order, cyclic): (the first start index that
+    finds it, how many consecutive start indices do, the node selected); the nodes evaluated per
+    start (min, max, mean)."""
+    from ..framework.result import ScoreTable
+
+    f = len(fpos)
+    names_all = snap.names
+    fnames = [names_all[order[p]] for p in fpos]  # feasible nodes in search order
+    table = res.scores
+    fixed = [0] * f  # weighted scores that need no per-window normalization
+    varying: list[tuple[Any, list, int]] = []  # (normalizer, raw in search order, weight)
+    if isinstance(table, ScoreTable) and table.columns:
+        pos_of = table.index
+        at = [pos_of[nm] for nm in fnames]
+        for plugin, raw, normalized, w in table.columns:
+            raw_f = [raw[i] for i in at]
+            norm_f = [normalized[i] for i in at]
+            normalizer = fw.normalizers.get(plugin)
+            if normalizer is None:
+                fixed = [a + b * w for a, b in zip(fixed, norm_f)]
+            elif len(set(raw_f)) == 1 and len(set(norm_f)) == 1:
+                continue  # equal on every feasible node: equal on any window, the choice unchanged
+            else:
+                varying.append((normalizer, raw_f, w))
+    spans: list[tuple[int, int, str]] = []
+    ev_min, ev_max, ev_sum = n, 0, 0.0
+    for j in range(f):
+        # the starts that find window j: just after the previous feasible node, up to fpos[j]
+        prev = fpos[j - 1] if j else fpos[-1] - n
+        starts = fpos[j] - prev
+        # each evaluates from its start up to (not including) the feasible node one past the window
+        stop = fpos[(j + k) % f] + (n if j + k >= f else 0)
+        lo, hi = stop - fpos[j], stop - prev - 1  # evaluated from s = fpos[j] and s = prev + 1
+        ev_min, ev_max = min(ev_min, lo), max(ev_max, hi)
+        ev_sum += (lo + hi) * starts / 2  # lo..hi, one value per start
+        idx = [(j + t) % f for t in range(k)]
+        totals = [fixed[i] for i in idx]
+        for normalizer, raw_f, w in varying:
+            scores = {fnames[i]: raw_f[i] for i in idx}
+            normalizer.normalize_score(state, res.pod, scores)
+            vals = list(scores.values())
+            totals = [a + b * w for a, b in zip(totals, vals)]
+        best = max(totals)
+        winner = min(fnames[i] for i, t in zip(idx, totals) if t == best)
+        spans.append(((prev + 1) % n, starts, winner))
+    return spans, {"min": ev_min, "max": ev_max, "mean": round(ev_sum / n, 1)}

@@ -6,6 +6,7 @@ import gc
 import random
 from itertools import compress, repeat
 from operator import add, mul, not_
+from typing import Any
 
 from .. import progress
 from ..api.model import Pod
@@ -66,6 +67,9 @@ class Scheduler:
         self.cycles = 0
         # node sampling (enable_sampling): None filters and scores every feasible node
         self.sampling: NodeSampling | None = None
+        # the last cycle that scored: (its CycleState, framework, PreFilterResult's nodes or None),
+        # for the sampling outlook of `explain` (sampling.outlook)
+        self.last_scored: tuple[CycleState, Framework, Any] | None = None
         self.bind_observers: list[BindObserver] = [
             pl for fw in self.frameworks.values() for pl in fw.plugins.values() if isinstance(pl, BindObserver)
         ]
@@ -174,6 +178,8 @@ class Scheduler:
             res.message = pf.status.message()
             return res
         sampling = self.sampling
+        allowed = None
+        self.last_scored = None
         profile_pct = fw.profile.percentage_of_nodes_to_score
         global_pct = self.config.percentage_of_nodes_to_score
         if pf.status is not None:
@@ -184,7 +190,6 @@ class Scheduler:
                 res.sampling = sampling.unchanged(self.snapshot, profile_pct, global_pct)
         else:
             prefilter_msg = ""
-            allowed = None
             narrowing: list[str] = []
             if pf.result is not None and not pf.result.all_nodes():
                 allowed = pf.result.node_names
@@ -288,6 +293,7 @@ class Scheduler:
             if pre_score_st is not None:
                 raise PluginError(pre_score_st.plugin, pre_score_st.message())
             table = fw.run_score(state, pod, feasible, cached=not fresh, names=res.feasible)
+            self.last_scored = (state, fw, allowed)
         except PluginError as e:
             res.schedulable = False
             res.error = res.message = str(e)
