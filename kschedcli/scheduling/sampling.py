@@ -187,11 +187,12 @@ def outlook(scheduler, res, state, fw, allowed) -> dict[str, Any] | None:
     """`explain` on a cluster of 100 nodes or more: over every start index kube-scheduler's search
     could begin at, which node it would select, read from the one cycle `res` (every node
     filtered, every feasible node scored; `state` its CycleState after PreScore, `fw` its
-    framework, `allowed` its PreFilterResult's node names or None) through the windows of feasible nodes each start finds. Each window's scores are
-    normalized by the plugins' own NormalizeScore over that window; PreScore ran once over every
-    feasible node (a plugin whose PreScore depends on the set scored, PodTopologySpread's topology
-    values, sees every zone in a window of 100+ zone-interleaved nodes all the same). None when
-    the cluster has fewer than 100 nodes, or the pod fit its nominated node, or HTTP extenders ran."""
+    framework, `allowed` its PreFilterResult's node names or None) through the windows of
+    feasible nodes each start finds. Each window's scores are normalized by the plugins' own
+    NormalizeScore over that window; PreScore ran once over every feasible node (a plugin whose
+    PreScore depends on the set scored, PodTopologySpread's topology values, sees every zone in a
+    window of 100+ zone-interleaved nodes all the same). None when the cluster has fewer than 100
+    nodes, or the pod fit its nominated node, or HTTP extenders ran."""
     from ..framework.result import FilterTable
 
     snap = scheduler.snapshot
