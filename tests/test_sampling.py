@@ -293,3 +293,59 @@ def test_session_questions_sample(tmp_path, monkeypatch):
     cap = s.capacity([str(tmp_path / "p.json")], max_copies=3, sampling=True)
     sampled = cap.world.scheduler.sampling
     assert sampled is not None and sampled.next_start == (6 * 100) % 130
+
+
+def _varied_cluster():
+    # 160 nodes in two zones; free cpu and a preferred label vary, so both the non-normalized
+    # (NodeResourcesFit) and the normalized (NodeAffinity) scores differ from window to window
+    nodes = []
+    for i in range(160):
+        labels = {ZONE: f"z{i % 2}", "tier": str(i % 7)}
+        nodes.append(node(_n(i), cpu=str(2 + (i * 37) % 11), labels=labels))
+    busy = [pod(f"b{i}", requests={"cpu": "1"}, node_name=_n(i)) for i in range(0, 160, 3)]
+    return nodes, busy
+
+
+def test_outlook_matches_a_sampled_cycle_from_every_start_index():
+    from kschedcli.scheduling.sampling import outlook
+
+    spec = {
+        "affinity": {
+            "nodeAffinity": {
+                "preferredDuringSchedulingIgnoredDuringExecution": [
+                    {
+                        "weight": 5,
+                        "preference": {"matchExpressions": [{"key": "tier", "operator": "In", "values": ["3"]}]},
+                    },
+                    {
+                        "weight": 2,
+                        "preference": {"matchExpressions": [{"key": "tier", "operator": "In", "values": ["5"]}]},
+                    },
+                ]
+            }
+        }
+    }
+    p = pod("p", requests={"cpu": "4"}, spec=spec)  # fits only where 4 cpu are free: some nodes fail
+    profile = {"schedulerName": "default-scheduler"}
+    nodes, busy = _varied_cluster()
+    sched = scheduler(nodes, busy, profile=profile)
+    r = sched.schedule(p)
+    assert sched.last_scored is not None
+    o = outlook(sched, r, *sched.last_scored)
+    assert o is not None and o["feasibleNodes"] > o["numFeasibleNodesToFind"] == 100
+    by_start = {}
+    for first, count, name in o["spans"]:
+        for i in range(count):
+            by_start[(first + i) % o["searchedNodes"]] = name
+    assert len(by_start) == 160 and o["distinctWinners"] >= 2  # sampling changes the answer somewhere
+    evaluated = []
+    for start in range(160):
+        s2 = scheduler(*_varied_cluster(), profile=profile)
+        s2.enable_sampling(start)
+        r2 = s2.schedule(p)
+        assert r2.selected_node == by_start[start], start
+        evaluated.append(r2.sampling.evaluated_nodes)
+    assert (o["evaluatedNodes"]["min"], o["evaluatedNodes"]["max"]) == (min(evaluated), max(evaluated))
+    assert o["evaluatedNodes"]["mean"] == round(sum(evaluated) / 160, 1)
+    share = sum(1 for s in range(160) if by_start[s] == r.selected_node)
+    assert o["allNodesSelectedFromPercent"] == round(100 * share / 160, 1)
