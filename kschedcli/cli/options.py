@@ -226,6 +226,12 @@ def sampling_flags(fn: Callable) -> Callable:
     return option_group("sampling", params, SamplingFlags)(fn)
 
 
+def sampled_world_flags(fn: Callable) -> Callable:
+    """world_flags(), read_flags and sampling_flags together: the commands that schedule pods in a
+    cluster they read (schedule, capacity, drain, diff)."""
+    return world_flags()(read_flags(sampling_flags(fn)))
+
+
 def read_flags(fn: Callable) -> Callable:
     """--no-color, --verbose and --validate, handed to the command as `reading: ReadFlags`."""
     params = [

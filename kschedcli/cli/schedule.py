@@ -24,7 +24,7 @@ from .options import (
     WorldFlags,
     pods_exit_status,
     read_flags,
-    sampling_flags,
+    sampled_world_flags,
     world_flags,
 )
 
@@ -32,9 +32,7 @@ if TYPE_CHECKING:
     from ..session import Edit, ScheduleRun, Session
 
 
-@world_flags()
-@read_flags
-@sampling_flags
+@sampled_world_flags
 @pods_exit_status
 def schedule(
     pods: str | None = typer.Argument(

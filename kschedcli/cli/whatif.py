@@ -17,18 +17,14 @@ from .options import (
     SamplingFlags,
     SeedOpt,
     WorldFlags,
-    read_flags,
-    sampling_flags,
-    world_flags,
+    sampled_world_flags,
 )
 
 if TYPE_CHECKING:
     from ..session import Edit
 
 
-@world_flags()
-@read_flags
-@sampling_flags
+@sampled_world_flags
 def capacity(
     files: list[str] = typer.Argument(
         ...,
@@ -85,9 +81,7 @@ def capacity(
     finish(c.exit_code(min_copies))
 
 
-@world_flags()
-@read_flags
-@sampling_flags
+@sampled_world_flags
 def drain(
     nodes: list[str] = typer.Argument(
         ...,
@@ -136,9 +130,7 @@ def drain(
     finish(d.exit_code())
 
 
-@world_flags()
-@read_flags
-@sampling_flags
+@sampled_world_flags
 def diff(
     pods: str | None = typer.Argument(
         None, metavar="PODS", help="File of pods to schedule ('-' for stdin); default: the snapshot's pending pods."
@@ -168,14 +160,8 @@ def diff(
     Exit status: 0 every pod gets the same verdict and node, 1 some pod differs, 2 bad input or usage.
     """
     session = open_session(world, reading, edits=edits or ())
-    d = session.diff(
-        pods,
-        against_config=against_config,
-        against_cluster=against_cluster,
-        all_pods=all_pods,
-        seed=seed,
-        **sampling._asdict(),
-    )
+    ask = functools.partial(session.diff, against_config=against_config, against_cluster=against_cluster)
+    d = ask(pods, all_pods=all_pods, seed=seed, **sampling._asdict())
     if output == Output.table:
         from ..render.terminal import make_console
         from ..render.terminal.diff import render_diff
