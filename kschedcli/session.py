@@ -195,12 +195,21 @@ class ScheduleRun:
         from .render.document import carried_out_doc, run_doc
 
         doc = run_doc(self.results, self.world.edits, self.world.version, self.detail)
+        doc.update(self.to_dict_tail())
         if self.carried_out is not None:
             return {**doc, **carried_out_doc(self.carried_out)}
         summary = self.workloads()
         if summary is not None:
             doc["workloads"] = summary
         return doc
+
+    def to_dict_tail(self) -> dict[str, Any]:
+        """What the document holds after `results` besides the workloads: the run's node
+        sampling (`sampling`), when it sampled."""
+        sampling = self.world.scheduler.sampling
+        if sampling is None:
+            return {}
+        return {"sampling": sampling.run_doc(self.world.config.parallelism)}
 
     def exit_code(self, allow_preemption: bool = False) -> int:
         if self.carried_out is None:
@@ -465,6 +474,13 @@ class Session:
                 world.scheduler.run_sequence(before, seed, keep=False)
             result = world.scheduler.schedule(p, seed)
             result.input_unbound = world.input_unbound
+            last = world.scheduler.last_scored
+            if last is not None and result.schedulable:
+                from .scheduling.sampling import outlook
+
+                result.sampling_outlook = outlook(world.scheduler, result, *last)
+                if result.sampling_outlook is not None:
+                    result.sampling_outlook.pop("spans", None)  # per start index: for tests
             from .scheduling.analysis import annotate
 
             annotate(result, world)
@@ -585,6 +601,8 @@ class Session:
         on_start: Callable[[World], None] | None = None,
         on_result: Callable[[CycleResult], None] | None = None,
         keep: bool = True,
+        sampling: bool = False,
+        start_index: int = 0,
     ) -> ScheduleRun:
         """Several pods in turn, each bound to its node before the next: those of the file `pods`
         (Pods and workloads, '-' for stdin; workloads become the pods their controllers would
@@ -594,10 +612,13 @@ class Session:
         `analysis`: the parts of each result's analysis to compute (default: what `to_dict` at
         `detail` shows); `on_start` sees the world before the first cycle, `on_result` each result
         as it is decided; `keep=False` keeps in the run only the slimmed results (for callers that
-        stream them)."""
+        stream them). `sampling`: sample nodes as kube-scheduler does on clusters of 100 nodes or
+        more (docs/sampling.md), its next start index at `start_index` before the first cycle."""
         with self._validating():
             world = self._load(("PODS", pods))
             pod_list, expansion = self._pods(pods, namespace, replicas, world)
+            if sampling:
+                self._sample(world, start_index)
             return self._run(
                 world, pod_list, expansion, order, seed, preemption, detail, analysis, on_start, on_result, keep
             )
@@ -652,9 +673,36 @@ class Session:
                         "the scenario names no pods and the snapshot has no pending pod", source=scenario, field="pods"
                     )
                 pod_list = [world.cluster.parse_pod(o_, p, w) for o_, p, w in found]
+            if sc.sampling:
+                sub._sample(world, sc.start_index)
             return sub._run(
                 world, pod_list, expansion, sc.order, seed, "report", detail, analysis, on_start, on_result, keep
             )
+
+    def _sampling_start(self, sampling: bool, start_index: int, *configs: SchedulerConfig) -> int | None:
+        """For the questions that build their own schedulers: the start index (None: no sampling),
+        the parallelism note said once."""
+        if not sampling:
+            return None
+        if start_index < 0:
+            raise InputError(f"must not be negative, got {start_index}", field="--start-index")
+        from .scheduling.sampling import PARALLELISM_NOTE
+
+        for c in configs:
+            if c.parallelism != 1:
+                self.messages(f"ksched: note: {PARALLELISM_NOTE.format(workers=c.parallelism)}")
+                break
+        return start_index
+
+    def _sample(self, world: World, start_index: int) -> None:
+        """Node sampling on for the world's scheduler; with more than one filter worker, say that
+        kube-scheduler's own nodes found depend on timing."""
+        if start_index < 0:
+            raise InputError(f"must not be negative, got {start_index}", field="--start-index")
+        world.scheduler.enable_sampling(start_index % max(1, len(world.scheduler.snapshot.names)))
+        note = world.scheduler.sampling.note if world.scheduler.sampling is not None else ""
+        if note:
+            self.messages(f"ksched: note: {note}")
 
     def _pods(
         self, pods: str | None, namespace: str | None, replicas: int | None, world: World
@@ -735,17 +783,22 @@ class Session:
         group_by: Sequence[str] | None = None,
         seed: int | None = None,
         on_stop: Callable[[Template, CycleResult, World], None] | None = None,
+        sampling: bool = False,
+        start_index: int = 0,
     ) -> Capacity:
         """How many more copies of each template (a file of Pods and workloads, taken in turn) fit:
         copies scheduled one after another, each bound before the next, until one fits nowhere
         (or `max_copies`). Preemption is off. `on_stop` sees each template's copy that did not
-        fit, explained, before the next template changes the cluster."""
+        fit, explained, before the next template changes the cluster. `sampling`, `start_index`: node
+        sampling as `schedule`'s (every copy then takes a full cycle)."""
         from .render.document import explain_doc
         from .scheduling.analysis import annotate
         from .whatif.capacity import read_templates, run_capacity
 
         with self._validating():
             world = self._load()
+            if sampling:
+                self._sample(world, start_index)
             parsed = read_templates(list(templates))
             stop_docs: dict[int, dict] = {}
 
@@ -774,16 +827,25 @@ class Session:
         force: bool = False,
         seed: int | None = None,
         allow_preemption: bool = False,
+        sampling: bool = False,
+        start_index: int = 0,
     ) -> Drain:
         """Can these nodes (names or label selectors) be drained? Cordon them, evict what kubectl
         drain would (PodDisruptionBudgets honoured as the eviction API does), and reschedule the
-        evicted pods, highest priority first."""
+        evicted pods, highest priority first. `sampling`, `start_index`: node sampling as `schedule`'s."""
         from .whatif.drain import drain as run_drain
 
         with self._validating():
             cluster, config, applied = self._inputs()
+            start = self._sampling_start(sampling, start_index, config)
             report = run_drain(
-                cluster, config, list(nodes), delete_emptydir_data=delete_emptydir_data, force=force, seed=seed
+                cluster,
+                config,
+                list(nodes),
+                delete_emptydir_data=delete_emptydir_data,
+                force=force,
+                seed=seed,
+                sampling=start,
             )
         return Drain(report, cluster, applied, allow_preemption)
 
@@ -871,11 +933,14 @@ class Session:
         against_cluster: ClusterSource | str | Iterable[str] | None = None,
         all_pods: bool = False,
         seed: int | None = None,
+        sampling: bool = False,
+        start_index: int = 0,
     ) -> Diff:
         """The same pods in two worlds: A (this session's cluster and config, without its edits)
         and B (`against_config`, `against_cluster` and/or this session's edits). `pods`: a file of
         Pods and workloads; default: the snapshot's pending pods; `all_pods`: every bound pod,
-        placed again from an empty cluster."""
+        placed again from an empty cluster. `sampling`, `start_index`: node sampling in both worlds, as
+        `schedule`'s."""
         from .whatif.diff import diff as run_diff
 
         o = self.options
@@ -899,8 +964,14 @@ class Session:
             name_b = f"{_source_name(b.files())} --config {b.options.config or '(defaults)'}"
             if o.edits:
                 name_b += " " + " ".join(str(e) for e in o.edits)
+            start = self._sampling_start(sampling, start_index, config_a, config_b)
             report = run_diff(
-                (name_a, cluster_a, config_a), (name_b, cluster_b, config_b), pods_of, seed=seed, mode=mode
+                (name_a, cluster_a, config_a),
+                (name_b, cluster_b, config_b),
+                pods_of,
+                seed=seed,
+                mode=mode,
+                sampling=start,
             )
         return Diff(report, cluster_a, applied)
 

@@ -189,6 +189,49 @@ def world_flags(cluster_help: str = CLUSTER_HELP, config: bool = True) -> Callab
     return option_group("world", params, build)
 
 
+class SamplingFlags(NamedTuple):
+    """--sampling and --start-index, as Session.schedule and the what-if questions take them."""
+
+    sampling: bool = False
+    start_index: int = 0
+
+
+def sampling_flags(fn: Callable) -> Callable:
+    """--sampling and --start-index, handed to the command as `sampling: SamplingFlags`."""
+    params = [
+        _opt(
+            "sampling",
+            bool,
+            typer.Option(
+                False,
+                "--sampling",
+                help="Sample nodes as kube-scheduler does on 100 nodes or more: stop filtering once "
+                "numFeasibleNodesToFind feasible nodes are found (percentageOfNodesToScore), starting where the "
+                "previous cycle stopped, in its node tree's order; score only those (docs/sampling.md).",
+            ),
+        ),
+        _opt(
+            "start_index",
+            int,
+            typer.Option(
+                0,
+                "--start-index",
+                metavar="N",
+                min=0,
+                help="--sampling: the scheduler's next start index before the first cycle (0: a freshly "
+                "started kube-scheduler).",
+            ),
+        ),
+    ]
+    return option_group("sampling", params, SamplingFlags)(fn)
+
+
+def sampled_world_flags(fn: Callable) -> Callable:
+    """world_flags(), read_flags and sampling_flags together: the commands that schedule pods in a
+    cluster they read (schedule, capacity, drain, diff)."""
+    return world_flags()(read_flags(sampling_flags(fn)))
+
+
 def read_flags(fn: Callable) -> Callable:
     """--no-color, --verbose and --validate, handed to the command as `reading: ReadFlags`."""
     params = [

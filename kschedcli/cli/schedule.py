@@ -21,11 +21,13 @@ from .options import (
     PreemptionMode,
     ReadFlags,
     ReplicasOpt,
+    SamplingFlags,
     ScheduleOutput,
     SeedOpt,
     WorldFlags,
     pods_exit_status,
     read_flags,
+    sampled_world_flags,
     world_flags,
 )
 
@@ -33,8 +35,7 @@ if TYPE_CHECKING:
     from ..session import Edit, ScheduleRun, Session
 
 
-@world_flags()
-@read_flags
+@sampled_world_flags
 @pods_exit_status
 def schedule(
     pods: str | None = typer.Argument(
@@ -75,6 +76,7 @@ def schedule(
         help="report: victims reported, the cluster left as it was; carry-out: victims deleted, the preemptor "
         "nominated (it counts on that node for the pods after it) and retried after the other pods.",
     ),
+    sampling: SamplingFlags = SamplingFlags(),
     reading: ReadFlags = ReadFlags(),
     edits: list[Edit] | None = None,
 ) -> None:
@@ -88,7 +90,7 @@ def schedule(
     show_run(
         session,
         lambda **kw: session.schedule(
-            path, namespace=pods_namespace, order=order.value, replicas=replicas, seed=seed, **kw
+            path, namespace=pods_namespace, order=order.value, replicas=replicas, seed=seed, **sampling._asdict(), **kw
         ),
         output,
         allow_preemption,
@@ -215,10 +217,13 @@ def _stream_json(ask, detail: Detail) -> ScheduleRun:
     run = ask(detail=detail.value, on_start=head, on_result=emit, keep=False)
     out.write("\n  ]" if written[0] else "]")
     summary = run.workloads()
-    if summary is None:
+    rest = run.to_dict_tail()
+    if summary is not None:
+        rest["workloads"] = summary
+    if not rest:
         out.write("\n}\n")
     else:
-        tail = json_text({"workloads": summary})
+        tail = json_text(rest)
         out.write(",\n" + tail[2:])
         out.write("\n")
     return run

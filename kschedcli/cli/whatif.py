@@ -5,20 +5,29 @@ and shell completion load neither (start-up time, benchmarks/startup.py)."""
 
 from __future__ import annotations
 
+import functools
 from typing import TYPE_CHECKING
 
 import typer
 
 from .common import dump, finish, open_session, print_release, show_edits
 from .completion import complete_node
-from .options import AllowPreemptionOpt, Output, OutputOpt, ReadFlags, SeedOpt, WorldFlags, read_flags, world_flags
+from .options import (
+    AllowPreemptionOpt,
+    Output,
+    OutputOpt,
+    ReadFlags,
+    SamplingFlags,
+    SeedOpt,
+    WorldFlags,
+    sampled_world_flags,
+)
 
 if TYPE_CHECKING:
     from ..session import Edit
 
 
-@world_flags()
-@read_flags
+@sampled_world_flags
 def capacity(
     files: list[str] = typer.Argument(
         ...,
@@ -42,6 +51,7 @@ def capacity(
     output: Output = OutputOpt,
     top: int = typer.Option(10, "--top", metavar="N", min=0, help="Rows of the per-node table (0: all)."),
     seed: int | None = SeedOpt,
+    sampling: SamplingFlags = SamplingFlags(),
     reading: ReadFlags = ReadFlags(),
     edits: list[Edit] | None = None,
 ) -> None:
@@ -59,7 +69,8 @@ def capacity(
 
             stops.append(stop_explanation(template.label, r, w, no_color=reading.no_color))
 
-    c = session.capacity(list(files), max_copies=max_copies, group_by=group_by, seed=seed, on_stop=on_stop)
+    ask = functools.partial(session.capacity, max_copies=max_copies, group_by=group_by, seed=seed)
+    c = ask(list(files), on_stop=on_stop, **sampling._asdict())
     doc = c.to_dict()
     if output == Output.table:
         from ..render.terminal import make_console
@@ -73,8 +84,7 @@ def capacity(
     finish(c.exit_code(min_copies))
 
 
-@world_flags()
-@read_flags
+@sampled_world_flags
 def drain(
     nodes: list[str] = typer.Argument(
         ...,
@@ -90,6 +100,7 @@ def drain(
     force: bool = typer.Option(False, "--force", help="Delete pods without a controller too (as kubectl drain)."),
     seed: int | None = SeedOpt,
     allow_preemption: bool = AllowPreemptionOpt,
+    sampling: SamplingFlags = SamplingFlags(),
     reading: ReadFlags = ReadFlags(),
     edits: list[Edit] | None = None,
 ) -> None:
@@ -106,6 +117,7 @@ def drain(
         force=force,
         seed=seed,
         allow_preemption=allow_preemption,
+        **sampling._asdict(),
     )
     if output == Output.table:
         from ..render.terminal import make_console
@@ -121,8 +133,7 @@ def drain(
     finish(d.exit_code())
 
 
-@world_flags()
-@read_flags
+@sampled_world_flags
 def diff(
     pods: str | None = typer.Argument(
         None, metavar="PODS", help="File of pods to schedule ('-' for stdin); default: the snapshot's pending pods."
@@ -141,6 +152,7 @@ def diff(
     ),
     output: Output = OutputOpt,
     seed: int | None = SeedOpt,
+    sampling: SamplingFlags = SamplingFlags(),
     reading: ReadFlags = ReadFlags(),
     edits: list[Edit] | None = None,
 ) -> None:
@@ -151,7 +163,8 @@ def diff(
     Exit status: 0 every pod gets the same verdict and node, 1 some pod differs, 2 bad input or usage.
     """
     session = open_session(world, reading, edits=edits or ())
-    d = session.diff(pods, against_config=against_config, against_cluster=against_cluster, all_pods=all_pods, seed=seed)
+    ask = functools.partial(session.diff, against_config=against_config, against_cluster=against_cluster)
+    d = ask(pods, all_pods=all_pods, seed=seed, **sampling._asdict())
     if output == Output.table:
         from ..render.terminal import make_console
         from ..render.terminal.diff import render_diff

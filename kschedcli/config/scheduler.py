@@ -122,12 +122,16 @@ class Profile:
     args: dict[str, dict] = field(default_factory=dict)
     # the merged plugin sets before expansion, as `kube-scheduler --write-config-to` shows them
     merged: dict[str, dict] = field(default_factory=dict)
+    # the profile's own percentageOfNodesToScore (None: the global one applies)
+    percentage_of_nodes_to_score: int | None = None
 
 
 @dataclass
 class SchedulerConfig:
     profiles: list[Profile]
     percentage_of_nodes_to_score: int = 0
+    # the filter's worker count (kube-scheduler's default 16); only node sampling reads it
+    parallelism: int = 16
     source: str = ""
     release: Release = REFERENCE  # the kube-scheduler release whose defaults built it
     # the HTTP extenders in calling order (extender_config.py), and those --no-extenders left out
@@ -363,6 +367,7 @@ def load_config(path: str | None, registry, release: Release = REFERENCE) -> Sch
             )
         names.add(rp["schedulerName"])
         profiles.append(build_profile({**rp, "_path": f"profiles[{i}]"}, path, registry, release))
+        profiles[-1].percentage_of_nodes_to_score = ppct
 
     # validateCommonQueueSort: every profile's configured queueSort set (after merging with the
     # defaults, before multiPoint expansion) must equal the first profile's
@@ -387,5 +392,10 @@ def load_config(path: str | None, registry, release: Release = REFERENCE) -> Sch
                 )
             p.args["NodeResourcesFit"] = {**p.args["NodeResourcesFit"], "ignoredResources": list(ignored)}
     return SchedulerConfig(
-        profiles=profiles, percentage_of_nodes_to_score=pct or 0, source=path, release=release, extenders=extenders
+        profiles=profiles,
+        percentage_of_nodes_to_score=pct or 0,
+        parallelism=16 if doc.get("parallelism") is None else doc["parallelism"],
+        source=path,
+        release=release,
+        extenders=extenders,
     )

@@ -207,6 +207,11 @@ class CycleResult:
     # a bound pod given as input, scheduled as if created again (cli_common): its former node and
     # nominated node, and whether it was taken out of the snapshot
     input_unbound: dict[str, Any] | None = None
+    # node sampling (scheduling/sampling.py SamplingInfo): the cycle's search, None when every
+    # node is filtered and every feasible node scored
+    sampling: Any = None
+    # explain on 100+ nodes: what sampling would select over every start index (sampling.outlook)
+    sampling_outlook: dict[str, Any] | None = None
 
 
 @runtime_checkable

@@ -205,6 +205,10 @@ def result_doc(r: CycleResult) -> dict:
         doc["scoreExtenders"] = list(r.score_extenders)
     if r.extenders_left_out:
         doc["extendersLeftOut"] = [dict(e) for e in r.extenders_left_out]
+    if r.sampling is not None:
+        doc["sampling"] = r.sampling.doc(full=True)
+    elif r.sampling_outlook is not None:
+        doc["sampling"] = r.sampling_outlook
     return doc
 
 
@@ -244,6 +248,8 @@ def compact_result_doc(r: CycleResult) -> dict:
     if "nodeGroups" in ann:
         doc["nodeGroups"] = ann["nodeGroups"]
         doc["failingPlugins"] = ann["failingPlugins"]
+    if r.sampling is not None:
+        doc["sampling"] = r.sampling.doc()
     _add_retry_and_attempt(doc, r)
     return doc
 

@@ -6,6 +6,7 @@ import gc
 import random
 from itertools import compress, repeat
 from operator import add, mul, not_
+from typing import Any
 
 from .. import progress
 from ..api.model import Pod
@@ -25,6 +26,7 @@ from ..plugins import REGISTRY
 from .batching import OpportunisticBatch
 from .extender_client import ExtenderError
 from .extenders import ExtenderSet
+from .sampling import PARALLELISM_NOTE, NodeSampling
 
 
 class Scheduler:
@@ -63,12 +65,24 @@ class Scheduler:
             else {}
         )
         self.cycles = 0
+        # node sampling (enable_sampling): None filters and scores every feasible node
+        self.sampling: NodeSampling | None = None
+        # the last cycle that scored: (its CycleState, framework, PreFilterResult's nodes or None),
+        # for the sampling outlook of `explain` (sampling.outlook)
+        self.last_scored: tuple[CycleState, Framework, Any] | None = None
         self.bind_observers: list[BindObserver] = [
             pl for fw in self.frameworks.values() for pl in fw.plugins.values() if isinstance(pl, BindObserver)
         ]
         # per profile, the incremental state of a sequence of alike pods (schedule_alike)
         self.alike = {name: AlikeCycles(fw) for name, fw in self.frameworks.items()}
         self.nominate(getattr(cluster, "nominated_pods", ()))
+
+    def enable_sampling(self, start_index: int = 0) -> None:
+        """Sample nodes as kube-scheduler does (scheduling/sampling.py), its next start index at
+        `start_index` (0 for a freshly started kube-scheduler)."""
+        workers = self.config.parallelism
+        note = PARALLELISM_NOTE.format(workers=workers) if workers != 1 else ""
+        self.sampling = NodeSampling(start_index, note)
 
     def framework_for(self, pod: Pod) -> Framework | None:
         return self.frameworks.get(pod.scheduler_name)
@@ -141,6 +155,10 @@ class Scheduler:
             # the pod never gets a cycle; report PreEnqueue's verdict in place of PreFilter
             res.pre_filter = gate
             res.message = gate.message()
+            if self.sampling is not None:
+                res.sampling = self.sampling.unchanged(
+                    self.snapshot, fw.profile.percentage_of_nodes_to_score, self.config.percentage_of_nodes_to_score
+                )
             return res
 
         self.cycles += 1
@@ -159,13 +177,19 @@ class Scheduler:
             res.error = pf.status.message()
             res.message = pf.status.message()
             return res
+        sampling = self.sampling
+        allowed = None
+        self.last_scored = None
+        profile_pct = fw.profile.percentage_of_nodes_to_score
+        global_pct = self.config.percentage_of_nodes_to_score
         if pf.status is not None:
             res.pre_filter = pf.status
             statuses.absent = pf.status
             prefilter_msg = pf.status.message()
+            if sampling is not None:
+                res.sampling = sampling.unchanged(self.snapshot, profile_pct, global_pct)
         else:
             prefilter_msg = ""
-            allowed = None
             narrowing: list[str] = []
             if pf.result is not None and not pf.result.all_nodes():
                 allowed = pf.result.node_names
@@ -200,6 +224,9 @@ class Scheduler:
                     )
             if first_try is not None and first_try[0] is None:
                 feasible = [self.snapshot.by_name[nominated_node]]
+                if sampling is not None:
+                    res.sampling = sampling.unchanged(self.snapshot, profile_pct, global_pct)
+                    res.sampling.evaluated_nodes = res.sampling.feasible_nodes = 1
                 if self.extenders:
                     # the extenders judge it too; their error there is only logged
                     try:
@@ -213,6 +240,8 @@ class Scheduler:
                 )
                 for name, st in earlier.items():
                     statuses.explicit.setdefault(name, st)
+                if sampling is not None:
+                    feasible = self._sample(sampling, fw, res, feasible, allowed, first_try, nominated_node)
                 if self.extenders and not res.error:
                     try:
                         feasible, fresh = self._extender_filter(pod, feasible, statuses, res)
@@ -220,6 +249,8 @@ class Scheduler:
                         res.error = str(e)
         every_node = feasible is self.snapshot.node_infos
         res.feasible = list(self.snapshot.names) if every_node else [ni.node.name for ni in feasible]
+        if res.sampling is not None:
+            res.sampling.feasible_nodes = len(feasible)  # after the extenders, as ScheduleResult counts
         if res.error:
             res.message = res.error
             return res
@@ -262,6 +293,7 @@ class Scheduler:
             if pre_score_st is not None:
                 raise PluginError(pre_score_st.plugin, pre_score_st.message())
             table = fw.run_score(state, pod, feasible, cached=not fresh, names=res.feasible)
+            self.last_scored = (state, fw, allowed)
         except PluginError as e:
             res.schedulable = False
             res.error = res.message = str(e)
@@ -297,7 +329,14 @@ class Scheduler:
         pod's result holds its verdict and node only; a pod that fits nowhere, and any case the
         incremental mode does not cover (a seed, nominated pods, HTTP extenders, ...), get the full cycle."""
         fw = self.framework_for(pod)
-        if fw is not None and seed is None and not self.nominator and not self.batches and not self.extenders:
+        if (
+            fw is not None
+            and seed is None
+            and not self.nominator
+            and not self.batches
+            and not self.extenders
+            and self.sampling is None
+        ):
             node = self.alike[fw.name].place(pod)
             if node is not None and node != FALLBACK:
                 self.cycles += 1
@@ -376,6 +415,42 @@ class Scheduler:
             res.error = next(f for f in reversed(first) if f is not None and f.code == ERROR).message()
         res.filters = FilterTable(names, index_of, columns, first)
         return feasible
+
+    def _sample(
+        self,
+        sampling: NodeSampling,
+        fw: Framework,
+        res: CycleResult,
+        feasible: list,
+        allowed,
+        first_try,
+        nominated_node: str | None,
+    ) -> list:
+        """The nodes kube-scheduler's search keeps of the feasible ones (every node was filtered;
+        the verdicts are read in its order from its start index); the account goes into
+        `res.sampling`. They are returned in the snapshot's order (scoring does not depend on it)."""
+        ft = res.filters
+        if not isinstance(ft, FilterTable):
+            return feasible
+        tried = None
+        if first_try is not None and first_try[0] is not None and nominated_node:
+            tried = self.snapshot.index_of[nominated_node]
+        found, info = sampling.search(
+            self.snapshot,
+            ft.first,
+            allowed,
+            profile_pct=fw.profile.percentage_of_nodes_to_score,
+            global_pct=self.config.percentage_of_nodes_to_score,
+            has_filters=bool(fw.filter_plugins),
+            one_is_enough=not fw.score_plugins
+            and not (self.extenders and (self.extenders.has_filters() or self.extenders.has_prioritizers())),
+            tried=tried,
+        )
+        res.sampling = info
+        own = self.snapshot.node_infos
+        if len(found) == len(own):
+            return own
+        return [own[i] for i in sorted(found)]
 
     def _extender_filter(self, pod: Pod, feasible: list, statuses: NodeStatuses, res: CycleResult) -> tuple[list, bool]:
         """findNodesThatPassExtenders on the feasible nodes; their verdicts become columns of the

@@ -145,6 +145,7 @@ def run_world(
     *,
     replace_all: bool = False,
     seed: int | None = None,
+    sampling: int | None = None,
 ) -> tuple[WorldSummary, list[CycleResult]]:
     """Schedule `pods` (with replace_all: the cluster's bound pods, taken off their nodes) in
     priority order on `cluster`. The cluster's pod list is emptied first with replace_all."""
@@ -152,6 +153,8 @@ def run_world(
         pods = [unbound(p, cluster) for p in cluster.pods]
         cluster.pods = []
     sched = Scheduler(cluster, config)
+    if sampling is not None:  # node sampling from this start index
+        sched.enable_sampling(sampling % max(1, len(sched.snapshot.names)))
     results = sched.run_sequence(queue_sort(list(pods or [])), seed)
     return _summarise(name, sched, results), results
 
@@ -179,12 +182,14 @@ def diff(
     *,
     seed: int | None = None,
     mode: str = "pods",
+    sampling: int | None = None,
 ) -> DiffReport:
     """Both worlds run; `pods_of(cluster)` gives each world its pods (parsed against that world's
-    PriorityClasses); None with mode "all" re-places every bound pod."""
+    PriorityClasses); None with mode "all" re-places every bound pod. `sampling`: node sampling
+    in both worlds, from this start index (None: off)."""
     runs = []
     for name, cluster, config in (world_a, world_b):
         pods = pods_of(cluster) if pods_of is not None else None
-        runs.append(run_world(name, cluster, config, pods, replace_all=mode == "all", seed=seed))
+        runs.append(run_world(name, cluster, config, pods, replace_all=mode == "all", seed=seed, sampling=sampling))
     (sa, ra), (sb, rb) = runs
     return compare(sa, sb, ra, rb, mode)

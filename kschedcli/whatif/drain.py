@@ -274,10 +274,13 @@ def drain(
     force: bool = False,
     seed: int | None = None,
     on_round: Callable[[Scheduler, list[CycleResult]], None] | None = None,
+    sampling: int | None = None,
 ) -> DrainReport:
     """Drain the nodes named or selected by `targets` (in that order) on `cluster`, which this
     changes: the nodes cordoned, the evicted pods removed, their placed replacements bound.
-    `on_round(scheduler, results)` sees each round's results with the scheduler that decided them."""
+    `on_round(scheduler, results)` sees each round's results with the scheduler that decided them.
+    `sampling`: node sampling from this start index (None: off); one scheduler's index carries
+    from round to round, as a running kube-scheduler's does."""
     drained: list[Node] = []
     for t in targets:
         for n in select_nodes(cluster, t, "NODE"):
@@ -345,7 +348,11 @@ def drain(
         by_pod = {id(o.replacement): o for o in movers}
         queue = queue_sort([o.replacement for o in movers if o.replacement is not None])
         sched = Scheduler(cluster, config)
+        if sampling is not None:
+            sched.enable_sampling(sampling % max(1, len(sched.snapshot.names)))
         results = sched.run_sequence(queue, seed)
+        if sched.sampling is not None:
+            sampling = sched.sampling.next_start
         if on_round is not None:
             on_round(sched, results)
         healed = 0

@@ -13,6 +13,8 @@ edits and the pods to schedule — run by `ksched run scenario.yaml`.
     pods:                                 # optional: files, or Pods and workloads inline;
     - pods/rollout.yaml                   #   default: the snapshot's pending pods
     order: priority                       # or file
+    sampling: true                        # optional: node sampling as kube-scheduler's (docs/sampling.md)
+    startIndex: 0                         #   its next start index before the first cycle
 
 The file is validated against schemas/scenario.schema.json (`ksched schema --scenario`); its edits
 become the same edits.Edit values the flags do and go through the same edits.apply_edits.
@@ -41,6 +43,8 @@ class Scenario:
     inline_pods: list[tuple[dict, str]] = field(default_factory=list)  # (object, where)
     order: str = "priority"
     kubernetes_version: str | None = None  # as --kubernetes-version; the flag wins
+    sampling: bool = False  # node sampling as kube-scheduler does it (scheduling/sampling.py)
+    start_index: int = 0
 
 
 def _schema() -> dict:
@@ -120,6 +124,8 @@ def load_scenario(path: str) -> Scenario:
         inline_pods=inline,
         order=doc.get("order") or "priority",
         kubernetes_version=doc.get("kubernetesVersion"),
+        sampling=bool(doc.get("sampling")),
+        start_index=doc.get("startIndex") or 0,
     )
 
 

@@ -19,6 +19,7 @@ from .nodeaffinity import node_affinity_section
 from .nominated import nominated_lines
 from .preemption import preemption_summary
 from .resources import resources_section
+from .sampling import sampling_section
 from .scores import score_table
 from .spread import domain_nodes_of, spread_section
 from .taints import taints_section
@@ -46,6 +47,7 @@ def explain_renderables(
     blocks.append(filter_matrix(result, all_nodes=all_nodes, width=console.width))
     blocks.append(nominated_lines(result))
     blocks.append(score_table(result, console.width, top=top, raw=raw))
+    blocks.append(sampling_section(result))
     blocks.append(extenders_section(result))
     blocks.append(resources_section(result, all_nodes=all_nodes, width=console.width))
     blocks.append(taints_section(result))
