@@ -1,8 +1,5 @@
 """`ksched cache`: the cache of parsed snapshots (kschedcli/inputs/cache.py): where it is, what
-it holds, and emptying it. cli.py registers the group.
-
-The library and the views are imported inside the commands, not at module level: `ksched --help`
-and shell completion load neither (start-up time, benchmarks/startup.py)."""
+it holds, and emptying it. cli.py registers the group."""
 
 from __future__ import annotations
 

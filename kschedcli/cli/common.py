@@ -1,8 +1,5 @@
 """Where the commands meet the library: the Session their option groups describe, and what they
-print (documents, the release footer, the edits applied) and how they exit.
-
-The library and the views are imported inside the commands, not at module level: `ksched --help`
-and shell completion load neither (start-up time, benchmarks/startup.py)."""
+print (documents, the release footer, the edits applied) and how they exit."""
 
 from __future__ import annotations
 

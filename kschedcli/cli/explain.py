@@ -1,7 +1,4 @@
-"""`ksched explain` and `ksched preempt`: one pod, node by node and plugin by plugin.
-
-The library and the views are imported inside the commands, not at module level: `ksched --help`
-and shell completion load neither (start-up time, benchmarks/startup.py)."""
+"""`ksched explain` and `ksched preempt`: one pod, node by node and plugin by plugin."""
 
 from __future__ import annotations
 

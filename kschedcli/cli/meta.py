@@ -1,7 +1,4 @@
-"""`ksched schema`, `ksched completion` and `ksched version`: what ksched says of itself.
-
-The library and the views are imported inside the commands, not at module level: `ksched --help`
-and shell completion load neither (start-up time, benchmarks/startup.py)."""
+"""`ksched schema`, `ksched completion` and `ksched version`: what ksched says of itself."""
 
 from __future__ import annotations
 

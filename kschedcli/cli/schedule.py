@@ -1,7 +1,4 @@
-"""`ksched schedule` and `ksched run`: pods in turn, each bound before the next.
-
-The library and the views are imported inside the commands, not at module level: `ksched --help`
-and shell completion load neither (start-up time, benchmarks/startup.py)."""
+"""`ksched schedule` and `ksched run`: pods in turn, each bound before the next."""
 
 from __future__ import annotations
 

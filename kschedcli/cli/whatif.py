@@ -1,7 +1,4 @@
-"""The what-if commands over a changed cluster: `capacity`, `drain` and `diff`.
-
-The library and the views are imported inside the commands, not at module level: `ksched --help`
-and shell completion load neither (start-up time, benchmarks/startup.py)."""
+"""The what-if commands over a changed cluster: `capacity`, `drain` and `diff`."""
 
 from __future__ import annotations
 
