@@ -20,6 +20,7 @@ __all__ = [
     "Explanation",
     "InputError",
     "Options",
+    "ScaleUp",
     "ScheduleRun",
     "Session",
     "__version__",
@@ -27,7 +28,7 @@ __all__ = [
 
 if TYPE_CHECKING:
     from .errors import InputError
-    from .session import Capacity, ClusterSource, Diff, Drain, Explanation, Options, ScheduleRun, Session
+    from .session import Capacity, ClusterSource, Diff, Drain, Explanation, Options, ScaleUp, ScheduleRun, Session
 
 
 def __getattr__(name: str) -> Any:
