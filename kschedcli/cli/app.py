@@ -14,7 +14,7 @@ from typing import Any
 import typer
 
 from .. import KUBE_SCHEDULER_VERSION, __version__
-from . import explain, meta, schedule, whatif
+from . import autoscaler, explain, meta, schedule, whatif
 from .cache import cache_app
 from .common import GlobalFlags
 from .editflags import EditOrderCommand, with_edit_flags
@@ -86,7 +86,7 @@ def _global_options(
     ctx.obj = GlobalFlags(verbose=verbose, no_cache=no_cache)
 
 
-for command in (explain.explain, schedule.schedule, whatif.capacity, explain.preempt, whatif.drain, whatif.diff):
+for command in (explain.explain, schedule.schedule, whatif.capacity, explain.preempt, whatif.drain, whatif.diff, autoscaler.scale_up):
     app.command(cls=EditOrderCommand)(with_edit_flags(command))
 app.command()(schedule.run)
 app.command()(meta.schema)
