@@ -43,7 +43,10 @@ def pod(name, cpu="1", memory="1Gi", node_name=None, labels=None, spec=None, own
         "kind": "Pod",
         "metadata": meta,
         "spec": s,
-        "status": {"phase": "Running" if node_name else "Pending", **({"startTime": "2024-01-01T00:00:00Z"} if node_name else {})},
+        "status": {
+            "phase": "Running" if node_name else "Pending",
+            **({"startTime": "2024-01-01T00:00:00Z"} if node_name else {}),
+        },
     }
 
 
@@ -87,7 +90,9 @@ def test_binpacking_counts_nodes_and_stops_at_the_group_max(tmp_path):
     # a full node; 9 pods of 1.5 cpu: two a 4-cpu node, so 5 nodes; max 4, current 1: only 3 nodes
     cluster = [node("a-1"), pod("used", cpu="4", node_name="a-1")]
     pods = [pod(f"w-{i}", cpu="1500m") for i in range(9)]
-    su = run(tmp_path, cluster, pods, [group("a", "a-1", current=1, max_size=4), group("b", "a-1", current=1, max_size=20)])
+    su = run(
+        tmp_path, cluster, pods, [group("a", "a-1", current=1, max_size=4), group("b", "a-1", current=1, max_size=20)]
+    )
     d = su.to_dict()
     assert by_group(d)["a"]["newNodes"] == 3
     assert len(by_group(d)["a"]["podsHelped"]) == 6

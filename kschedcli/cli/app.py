@@ -86,7 +86,15 @@ def _global_options(
     ctx.obj = GlobalFlags(verbose=verbose, no_cache=no_cache)
 
 
-for command in (explain.explain, schedule.schedule, whatif.capacity, explain.preempt, whatif.drain, whatif.diff, autoscaler.scale_up):
+for command in (
+    explain.explain,
+    schedule.schedule,
+    whatif.capacity,
+    explain.preempt,
+    whatif.drain,
+    whatif.diff,
+    autoscaler.scale_up,
+):
     app.command(cls=EditOrderCommand)(with_edit_flags(command))
 app.command()(schedule.run)
 app.command()(meta.schema)

@@ -28,8 +28,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..api.model import Node, Pod
-from ..api.resources import parse_resource_list
 from ..api.quantity import milli_value, value
+from ..api.resources import parse_resource_list
 from ..config.scheduler import SchedulerConfig
 from ..errors import InputError
 from ..framework.cycle_state import CycleState
@@ -142,12 +142,23 @@ def read_node_groups(path: str, cluster: Cluster) -> list[NodeGroup]:
                 raise InputError(f"node group {name} is given twice", source=path, where=at, field="name")
             seen.add(name)
             at = f"node group {name}"
-            known = {"name", "templateNode", "template", "minSize", "maxSize", "currentSize", "pricePerHour", "priority"}
+            known = {
+                "name",
+                "templateNode",
+                "template",
+                "minSize",
+                "maxSize",
+                "currentSize",
+                "pricePerHour",
+                "priority",
+            }
             for k in g:
                 if k not in known:
                     raise InputError(f"unknown field {k!r}", source=path, where=at, field=str(k))
             if ("templateNode" in g) == ("template" in g):
-                raise InputError("give templateNode or template (one of them)", source=path, where=at, field="templateNode")
+                raise InputError(
+                    "give templateNode or template (one of them)", source=path, where=at, field="templateNode"
+                )
             if "templateNode" in g:
                 example = by_name.get(g["templateNode"]) if isinstance(g["templateNode"], str) else None
                 if example is None:
@@ -170,7 +181,9 @@ def read_node_groups(path: str, cluster: Cluster) -> list[NodeGroup]:
             if current is None:
                 current = sum(1 for n in cluster.nodes if n is example) if "templateNode" in g else 0
             if max_size is not None and max_size < min_size:
-                raise InputError(f"maxSize {max_size} is below minSize {min_size}", source=path, where=at, field="maxSize")
+                raise InputError(
+                    f"maxSize {max_size} is below minSize {min_size}", source=path, where=at, field="maxSize"
+                )
             price = g.get("pricePerHour")
             if price is not None and (isinstance(price, bool) or not isinstance(price, (int, float)) or price < 0):
                 raise InputError(f"pricePerHour: {price!r} is not a price", source=path, where=at, field="pricePerHour")
@@ -178,7 +191,9 @@ def read_node_groups(path: str, cluster: Cluster) -> list[NodeGroup]:
             if prio is not None and type(prio) is not int:
                 raise InputError(f"priority: {prio!r} is not a whole number", source=path, where=at, field="priority")
             groups.append(
-                NodeGroup(name, example, pods, min_size, max_size, current, None if price is None else float(price), prio)
+                NodeGroup(
+                    name, example, pods, min_size, max_size, current, None if price is None else float(price), prio
+                )
             )
     if not groups:
         raise InputError("no node group found", source=path, field="nodeGroups")
@@ -200,9 +215,7 @@ def infer_node_groups(cluster: Cluster) -> list[NodeGroup]:
         members.setdefault(key, []).append(n)
     groups = []
     for (label, name), nodes in sorted(members.items(), key=lambda kv: kv[0][1]):
-        groups.append(
-            NodeGroup(name, nodes[0], _pods_on(cluster, nodes[0].name), 0, None, len(nodes), source=label)
-        )
+        groups.append(NodeGroup(name, nodes[0], _pods_on(cluster, nodes[0].name), 0, None, len(nodes), source=label))
     if not groups:
         raise InputError(
             "no node group: the nodes carry no node-pool label nor an instance type (give --node-groups FILE)",
@@ -310,7 +323,7 @@ class Simulation:
             return fw, state, None, pf.status
         allowed = None
         if pf.result is not None and not pf.result.all_nodes():
-            allowed = set(pf.result.node_names)
+            allowed = set(pf.result.node_names or ())
         return fw, state, allowed, None
 
     def check(self, pod: Pod, node: str) -> Status | None:
@@ -478,7 +491,9 @@ def estimate(sim: Simulation, cluster: Cluster, group: NodeGroup, groups: list[l
                 if st is None:
                     found = True
                     track(pod, last)
-                elif _uses_hostname_spread(pod) and "node(s) didn't match pod topology spread constraints" in st.reasons:
+                elif (
+                    _uses_hostname_spread(pod) and "node(s) didn't match pod topology spread constraints" in st.reasons
+                ):
                     node = s.place_any(pod, lambda n, skip=last: n != skip)
                     if node is not None:
                         found = True
@@ -520,9 +535,8 @@ def _least_waste(options: list[GroupEstimate]) -> tuple[list[str], str]:
         mem = sum(pod_cpu_mem(p)[1] for p in o.helped)
         node_cpu, node_mem = _capacity(o.group.template)
         avail_cpu, avail_mem = node_cpu * o.new_nodes, node_mem * o.new_nodes
-        wasted = (
-            ((avail_cpu - cpu) / avail_cpu if avail_cpu else math.nan)
-            + ((avail_mem - mem) / avail_mem if avail_mem else math.nan)
+        wasted = ((avail_cpu - cpu) / avail_cpu if avail_cpu else math.nan) + (
+            (avail_mem - mem) / avail_mem if avail_mem else math.nan
         )
         scores.append(f"{o.group.name} {wasted * 50:.2f}%")
         if wasted == least and best:
@@ -678,8 +692,8 @@ def scale_up(
         # the scale-up pre-check: each group's first pod on the template node
         probe = sim.fork()
         name = f"template-node-for-{g.name}"
-        node, daemon = _template_for(probe, cluster, g, name)
-        probe.add_node(node, daemon)
+        template, daemon = _template_for(probe, cluster, g, name)
+        probe.add_node(template, daemon)
         fitting = []
         for eg in egs:
             st = probe.check(_copy_pod(eg[0]), name)

@@ -13,7 +13,7 @@ from .layout import Hang, TableOrStack, indent, make_console, new_table, plural,
 _ROWS = 10
 
 
-def _cut(names: list[str], limit: int = _ROWS) -> tuple[list[str], int]:
+def _cut(names: list, limit: int = _ROWS) -> tuple[list, int]:
     return names[:limit], max(0, len(names) - limit)
 
 
@@ -94,10 +94,10 @@ def scale_up_renderables(doc: dict) -> list[list]:
         t.add_row(name, chosen, prose(why))
         stacked += [Text.assemble((name, "bold"), " → ", (chosen, "node")), Hang(Text(why), 2, 4)]
     block.append(indent(TableOrStack(t, stacked), 2))
-    chosen = doc.get("chosen")
-    if chosen:
-        groups_text = ", ".join(chosen["groups"]) or "none"
-        block.append(Hang(Text.assemble(f"chain {chosen['expander']} → ", (groups_text, "node")), 2, 4))
+    chain = doc.get("chosen")
+    if chain:
+        groups_text = ", ".join(chain["groups"]) or "none"
+        block.append(Hang(Text.assemble(f"chain {chain['expander']} → ", (groups_text, "node")), 2, 4))
     blocks.append(block)
 
     unhelped = doc["unhelped"]
