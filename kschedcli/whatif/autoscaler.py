@@ -36,6 +36,7 @@ from ..framework.cycle_state import CycleState
 from ..framework.status import Status
 from ..inputs.cluster import Cluster
 from ..loader import iter_objects
+from ..plugins.podtopologyspread.plugin import ERR_REASON_CONSTRAINTS_NOT_MATCH
 from ..scheduling.scheduler import Scheduler
 
 HOSTNAME_LABEL = "kubernetes.io/hostname"
@@ -288,12 +289,14 @@ class Simulation:
         self.config = config
         self.nodes = list(nodes)
         self.pods = list(pods)
-        self.last_index = 0
+        # SchedulerPluginRunner's lastIndex: one runner serves the whole scale-up (filter-out-
+        # schedulable, then each group's estimate), so a fork shares it
+        self.cursor = [0]
         self._scheduler: Scheduler | None = None
 
     def fork(self) -> Simulation:
         s = Simulation(self.base, self.config, self.nodes, self.pods)
-        s.last_index = self.last_index
+        s.cursor = self.cursor
         return s
 
     @property
@@ -343,15 +346,16 @@ class Simulation:
             return None
         infos = self.scheduler.snapshot.list()
         n = len(infos)
+        start = self.cursor[0]
         for i in range(n):
-            ni = infos[(self.last_index + i) % n]
+            ni = infos[(start + i) % n]
             name = ni.node.name
             if allowed is not None and name not in allowed:
                 continue
             if ni.node.unschedulable or not matches(name):
                 continue
             if fw.run_filter_plugins(state, pod, ni) is None:
-                self.last_index = (self.last_index + i + 1) % n
+                self.cursor[0] = (start + i + 1) % n
                 self.bind(pod, name)
                 return name
         return None
@@ -492,7 +496,7 @@ def estimate(sim: Simulation, cluster: Cluster, group: NodeGroup, groups: list[l
                     found = True
                     track(pod, last)
                 elif (
-                    _uses_hostname_spread(pod) and "node(s) didn't match pod topology spread constraints" in st.reasons
+                    _uses_hostname_spread(pod) and ERR_REASON_CONSTRAINTS_NOT_MATCH in st.reasons
                 ):
                     node = s.place_any(pod, lambda n, skip=last: n != skip)
                     if node is not None:
