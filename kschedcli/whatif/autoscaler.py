@@ -101,6 +101,8 @@ class NodeGroup:
 
 
 def _is_template_pod(pod: Pod) -> bool:
+    if pod.deleting:
+        return False
     ref = pod.controller_ref()
     if ref is not None and ref.get("kind") == "DaemonSet":
         return True
@@ -495,9 +497,7 @@ def estimate(sim: Simulation, cluster: Cluster, group: NodeGroup, groups: list[l
                 if st is None:
                     found = True
                     track(pod, last)
-                elif (
-                    _uses_hostname_spread(pod) and ERR_REASON_CONSTRAINTS_NOT_MATCH in st.reasons
-                ):
+                elif _uses_hostname_spread(pod) and ERR_REASON_CONSTRAINTS_NOT_MATCH in st.reasons:
                     node = s.place_any(pod, lambda n, skip=last: n != skip)
                     if node is not None:
                         found = True
