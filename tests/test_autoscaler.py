@@ -310,3 +310,25 @@ def test_table_at_widths_with_long_names(tmp_path, width, monkeypatch):
     assert any(("group-" + "z" * 54) in x for x in lines)
     assert any(("w-" + "y" * 50) in x for x in lines) or "default/huge" in r.stdout
     assert "Unhelped" in r.stdout
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        ("nodeGroups: 3", "nodeGroups: expected a list under nodeGroups"),
+        ("nodeGroups: [{name: a, templateNode: a-1, maxSize: x}]", "node group a: maxSize: 'x' is not a whole number"),
+        ("nodeGroups: [{name: a, templateNode: a-1, colour: x}]", "node group a: colour: unknown field"),
+        ("nodeGroups: [{name: a, template: {metadata: {}}}]", "node group a: template.metadata.name: is required"),
+        ("nodeGroups: [{name: a, templateNode: a-1}, {name: a, templateNode: a-1}]", "given twice"),
+        ("nodeGroups: [{name: a}]", "give templateNode or template"),
+    ],
+)
+def test_bad_node_group_files_say_one_line(tmp_path, text, says):
+    c, p, _ = write(tmp_path, [node("a-1")], [pod("w")], [])
+    bad = tmp_path / "groups.yaml"
+    bad.write_text(text)
+    r = CliRunner().invoke(app, ["scale-up", p, "-c", c, "--node-groups", str(bad)])
+    assert r.exit_code == 2
+    assert says in r.output
+    assert len(r.output.strip().splitlines()) == 1
+    assert "Traceback" not in r.output

@@ -118,7 +118,7 @@ def _int_field(d: dict, key: str, path: str, where: str, default: int | None = N
     if v is None:
         return None
     if type(v) is not int or v < 0:
-        raise InputError(f"{key}: {v!r} is not a whole number of nodes, 0 or more", source=path, where=where, field=key)
+        raise InputError(f"{v!r} is not a whole number of nodes, 0 or more", source=path, where=where, field=key)
     return v
 
 
@@ -130,12 +130,13 @@ def read_node_groups(path: str, cluster: Cluster) -> list[NodeGroup]:
     groups: list[NodeGroup] = []
     seen: set[str] = set()
     by_name = {n.name: n for n in cluster.nodes}
-    for doc, where in docs:
+    for n, (doc, _) in enumerate(docs):
+        where = f"document {n + 1}" if len(docs) > 1 else ""
         items = doc.get("nodeGroups") if isinstance(doc, dict) else None
         if not isinstance(items, list):
             raise InputError("expected a list under nodeGroups", source=path, where=where, field="nodeGroups")
         for i, g in enumerate(items):
-            at = f"{where} nodeGroups[{i}]".strip()
+            at = f"{where} nodeGroups[{i}]".strip() if where else f"nodeGroups[{i}]"
             if not isinstance(g, dict):
                 raise InputError("expected a node group (a mapping)", source=path, where=at)
             name = g.get("name")
@@ -176,7 +177,8 @@ def read_node_groups(path: str, cluster: Cluster) -> list[NodeGroup]:
                 try:
                     example = Node({"apiVersion": "v1", "kind": "Node", **t})
                 except InputError as err:
-                    raise InputError(err.message, source=path, where=at, field="template") from None
+                    sub = f"template.{err.field}" if err.field else "template"
+                    raise InputError(err.message, source=path, where=at, field=sub) from None
                 pods = []
             min_size = _int_field(g, "minSize", path, at, 0) or 0
             max_size = _int_field(g, "maxSize", path, at)
@@ -189,10 +191,10 @@ def read_node_groups(path: str, cluster: Cluster) -> list[NodeGroup]:
                 )
             price = g.get("pricePerHour")
             if price is not None and (isinstance(price, bool) or not isinstance(price, (int, float)) or price < 0):
-                raise InputError(f"pricePerHour: {price!r} is not a price", source=path, where=at, field="pricePerHour")
+                raise InputError(f"{price!r} is not a price", source=path, where=at, field="pricePerHour")
             prio = g.get("priority")
             if prio is not None and type(prio) is not int:
-                raise InputError(f"priority: {prio!r} is not a whole number", source=path, where=at, field="priority")
+                raise InputError(f"{prio!r} is not a whole number", source=path, where=at, field="priority")
             groups.append(
                 NodeGroup(
                     name, example, pods, min_size, max_size, current, None if price is None else float(price), prio
