@@ -332,3 +332,20 @@ def test_bad_node_group_files_say_one_line(tmp_path, text, says):
     assert says in r.output
     assert len(r.output.strip().splitlines()) == 1
     assert "Traceback" not in r.output
+
+
+def test_equivalence_groups_ignore_token_volumes_hostname_and_env():
+    from kschedcli.api.model import Pod
+    from kschedcli.whatif.autoscaler import equivalence_groups
+
+    def replica(i, cpu="1"):
+        raw = pod(f"r-{i}", cpu=cpu, owner=("ReplicaSet", "web"), labels={"app": "web"})
+        raw["spec"]["volumes"] = [{"name": f"kube-api-access-{i}x", "projected": {"sources": []}}]
+        raw["spec"]["hostname"] = f"r-{i}"
+        c = raw["spec"]["containers"][0]
+        c["env"] = [{"name": "POD", "value": str(i)}]
+        c["volumeMounts"] = [{"name": f"kube-api-access-{i}x", "mountPath": "/var/run/secrets"}]
+        return Pod(raw)
+
+    groups = equivalence_groups([replica(0), replica(1), replica(2, cpu="2"), Pod(pod("alone")), replica(3)])
+    assert [[p.name for p in g] for g in groups] == [["r-0", "r-1", "r-3"], ["r-2"], ["alone"]]

@@ -395,7 +395,7 @@ def equivalence_groups(pods: list[Pod]) -> list[list[Pod]]:
         uid = str(ref.get("uid") or f"{ref.get('kind')}/{p.namespace}/{ref.get('name')}")
         egs = by_controller.setdefault(uid, [])
         found = next(
-            (gid for gid, rep in egs if rep.labels == p.labels and rep.raw.get("spec") == p.raw.get("spec")), None
+            (gid for gid, rep in egs if rep.labels == p.labels and _semantic_spec(rep) == _semantic_spec(p)), None
         )
         if found is not None:
             groups[found].append(p)
@@ -404,6 +404,39 @@ def equivalence_groups(pods: list[Pod]) -> list[list[Pod]]:
             egs.append((len(groups), p))
         groups.append([p])
     return groups
+
+
+def _semantic_spec(pod: Pod) -> Any:
+    """PodSpecSemanticallyEqual's view of a spec: projected volumes (the service account token's
+    kube-api-access-xxxxx, named differently in every pod) and their mounts, the hostname and the
+    containers' env left out."""
+    spec = pod.raw.get("spec")
+    if not isinstance(spec, dict):
+        return spec
+    volumes = spec.get("volumes") if isinstance(spec.get("volumes"), list) else []
+    projected = {v.get("name") for v in volumes if isinstance(v, dict) and v.get("projected") is not None}
+    out = {k: v for k, v in spec.items() if k not in ("hostname", "volumes")}
+    kept = [v for v in volumes if not (isinstance(v, dict) and v.get("name") in projected)]
+    if kept:
+        out["volumes"] = kept
+    for key in ("containers", "initContainers"):
+        cs = spec.get(key)
+        if not isinstance(cs, list):
+            continue
+        clean = []
+        for c in cs:
+            if isinstance(c, dict):
+                c = {k: v for k, v in c.items() if k != "env"}
+                mounts = c.get("volumeMounts")
+                if isinstance(mounts, list):
+                    mounts = [m for m in mounts if not (isinstance(m, dict) and m.get("name") in projected)]
+                    if mounts:
+                        c["volumeMounts"] = mounts
+                    else:
+                        c.pop("volumeMounts")
+            clean.append(c)
+        out[key] = clean
+    return out
 
 
 @dataclass
