@@ -413,7 +413,8 @@ def _semantic_spec(pod: Pod) -> Any:
     spec = pod.raw.get("spec")
     if not isinstance(spec, dict):
         return spec
-    volumes = spec.get("volumes") if isinstance(spec.get("volumes"), list) else []
+    raw_volumes = spec.get("volumes")
+    volumes: list = raw_volumes if isinstance(raw_volumes, list) else []
     projected = {v.get("name") for v in volumes if isinstance(v, dict) and v.get("projected") is not None}
     out = {k: v for k, v in spec.items() if k not in ("hostname", "volumes")}
     kept = [v for v in volumes if not (isinstance(v, dict) and v.get("name") in projected)]
