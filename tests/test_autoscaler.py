@@ -349,3 +349,21 @@ def test_equivalence_groups_ignore_token_volumes_hostname_and_env():
 
     groups = equivalence_groups([replica(0), replica(1), replica(2, cpu="2"), Pod(pod("alone")), replica(3)])
     assert [[p.name for p in g] for g in groups] == [["r-0", "r-1", "r-3"], ["r-2"], ["alone"]]
+
+
+def test_expendable_daemonset_and_nominated_pods_trigger_no_scale_up(tmp_path):
+    cluster = [node("a-1"), pod("used", cpu="3", node_name="a-1")]
+    low = pod("low", cpu="2", spec={"priority": -20})
+    daemon = pod("agent-x", cpu="2", owner=("DaemonSet", "agent"))
+    waiting = pod("waiting", cpu="1")
+    waiting["status"]["nominatedNodeName"] = "a-1"
+    after = pod("after", cpu="1")  # the nominated pod holds the last free cpu of a-1
+    su = run(tmp_path, cluster, [low, daemon, waiting, after], [group("a", "a-1")])
+    d = su.to_dict()
+    ignored = {u["pod"]: u["reason"] for u in d["ignored"]}
+    assert ignored["default/low"].startswith("expendable")
+    assert ignored["default/agent-x"].startswith("a DaemonSet's pod")
+    assert ignored["default/waiting"].startswith("waits for preemption on a-1")
+    assert d["fitsExistingNodes"] == []
+    assert by_group(d)["a"]["podsHelped"] == ["default/after"]
+    assert su.exit_code() == 1  # the expendable and the DaemonSet pod stay pending

@@ -42,6 +42,7 @@ from ..scheduling.scheduler import Scheduler
 HOSTNAME_LABEL = "kubernetes.io/hostname"
 MAX_NODES_PER_SCALE_UP = 1000  # --max-nodes-per-scaleup's default
 MAX_EQUIVALENCE_GROUPS_BY_CONTROLLER = 10
+EXPENDABLE_PRIORITY_CUTOFF = -10  # --expendable-pods-priority-cutoff's default
 EXPANDERS = ("least-waste", "most-pods", "least-nodes", "price", "priority", "random")
 # labels naming a node's group, in the order they are looked for (inferred groups)
 GROUP_LABELS = (
@@ -465,10 +466,12 @@ class ScaleUpReport:
     expanders: list[ExpanderChoice]
     unhelped: dict[str, dict[str, str]]  # pod key -> group -> reason
     inferred: bool = False
+    ignored: dict[str, str] = field(default_factory=dict)  # pod key -> why no scale-up is for it
 
     @property
     def all_placed(self) -> bool:
-        return not self.unhelped
+        """Every pod placed: on an existing node, on a new node, or waiting for its preemption."""
+        return not self.unhelped and all(why.startswith("waits for preemption") for why in self.ignored.values())
 
 
 def _template_for(sim: Simulation, cluster: Cluster, group: NodeGroup, name: str) -> tuple[Node, list[Pod]]:
@@ -708,10 +711,24 @@ def scale_up(
     """The scale-up cluster-autoscaler would plan for the pending pods (module docstring)."""
     existing = sorted(cluster.nodes, key=lambda n: n.name)
     sim = Simulation(cluster, config, existing, list(cluster.pods))
+    ignored: dict[str, str] = {}
+    names = {n.name for n in existing}
+    candidates: list[Pod] = []
+    for pod in pending:
+        # filterOutExpendable: pods below the expendable cutoff never trigger a scale-up; a pod
+        # nominated to an existing node waits there for its preemption (it holds that room)
+        if pod.priority < EXPENDABLE_PRIORITY_CUTOFF:
+            ignored[pod.key] = f"expendable: priority {pod.priority} is below {EXPENDABLE_PRIORITY_CUTOFF}"
+        elif pod.nominated_node_name and pod.nominated_node_name in names:
+            ignored[pod.key] = f"waits for preemption on {pod.nominated_node_name} (status.nominatedNodeName)"
+            p = _copy_pod(pod)
+            sim.bind(p, pod.nominated_node_name)
+        else:
+            candidates.append(pod)
     # filter-out-schedulable: highest priority first (stable among equals)
     fits: list[tuple[str, str]] = []
     left: list[Pod] = []
-    for pod in sorted(pending, key=lambda p: -p.priority):
+    for pod in sorted(candidates, key=lambda p: -p.priority):
         p = _copy_pod(pod)
         node = sim.place_any(p, lambda n: True)
         if node is None:
@@ -719,7 +736,16 @@ def scale_up(
         else:
             fits.append((pod.key, node))
     left_keys = {p.key for p in left}
-    left = [p for p in pending if p.key in left_keys]
+    left = []
+    for p in candidates:
+        if p.key not in left_keys:
+            continue
+        ref = p.controller_ref()
+        if ref is not None and ref.get("kind") == "DaemonSet":
+            # filterOutDaemonSetPods: a scale-up does not add nodes for a DaemonSet's pod
+            ignored[p.key] = "a DaemonSet's pod: no scale-up adds a node for it"
+        else:
+            left.append(p)
     egs = equivalence_groups(left)
     estimates: list[GroupEstimate] = []
     for g in groups:
@@ -761,7 +787,7 @@ def scale_up(
     unhelped = {
         p.key: {e.group.name: e.not_helped.get(p.key, "") for e in estimates} for p in left if p.key not in helped_any
     }
-    return ScaleUpReport(fits, left, estimates, choices, unhelped, inferred)
+    return ScaleUpReport(fits, left, estimates, choices, unhelped, inferred, ignored)
 
 
 def scale_up_doc(report: ScaleUpReport, chain: ExpanderChoice | None = None) -> dict:
@@ -799,6 +825,7 @@ def scale_up_doc(report: ScaleUpReport, chain: ExpanderChoice | None = None) -> 
         "expanders": expanders,
         "expanderReasons": reasons,
         "unhelped": [{"pod": k, "reasons": r} for k, r in report.unhelped.items()],
+        "ignored": [{"pod": k, "reason": r} for k, r in report.ignored.items()],
     }
     if chain is not None:
         doc["chosen"] = {"expander": chain.name, "groups": chain.best, "reason": chain.reason}

@@ -100,6 +100,15 @@ def scale_up_renderables(doc: dict) -> list[list]:
         block.append(Hang(Text.assemble(f"chain {chain['expander']} → ", (groups_text, "node")), 2, 4))
     blocks.append(block)
 
+    ignored = doc.get("ignored") or []
+    if ignored:
+        block = [section("Left out", f"{plural(len(ignored), 'pod')} no scale-up is for")]
+        for u in ignored[:_ROWS]:
+            block.append(Text(f"  {u['pod']}", style="pod"))
+            block.append(Hang(Text(u["reason"]), 4, 6))
+        if len(ignored) > _ROWS:
+            block.append(Text(f"  … {len(ignored) - _ROWS} more pods (-o json lists all)", style="muted"))
+        blocks.append(block)
     unhelped = doc["unhelped"]
     if unhelped:
         block = [section("Unhelped", f"{plural(len(unhelped), 'pod')} no node group can take")]
