@@ -20,6 +20,7 @@ __all__ = [
     "Explanation",
     "InputError",
     "Options",
+    "ScaleDown",
     "ScaleUp",
     "ScheduleRun",
     "Session",
@@ -28,7 +29,18 @@ __all__ = [
 
 if TYPE_CHECKING:
     from .errors import InputError
-    from .session import Capacity, ClusterSource, Diff, Drain, Explanation, Options, ScaleUp, ScheduleRun, Session
+    from .session import (
+        Capacity,
+        ClusterSource,
+        Diff,
+        Drain,
+        Explanation,
+        Options,
+        ScaleDown,
+        ScaleUp,
+        ScheduleRun,
+        Session,
+    )
 
 
 def __getattr__(name: str) -> Any:

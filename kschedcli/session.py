@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from .whatif.drain import DrainReport
     from .whatif.edits import Applied, Edit
     from .whatif.fixes.model import Suggestion
+    from .whatif.scaledown import ScaleDownReport
     from .whatif.world import World
     from .workloads.results import Expansion
 
@@ -258,6 +259,28 @@ class ScaleUp:
     def exit_code(self) -> int:
         """0 when every pod is placed (on an existing node or a new one), else 1."""
         return 0 if self.report.all_placed else 1
+
+
+@dataclass
+class ScaleDown:
+    """The nodes cluster-autoscaler's scale-down would find unneeded (`scale-down`)."""
+
+    report: ScaleDownReport
+    world: World
+
+    def to_dict(self) -> dict[str, Any]:
+        from .render.document import version_fields
+        from .whatif.scaledown import scale_down_doc
+
+        return {
+            **version_fields(self.world.version),
+            **({"edits": [a.doc() for a in self.world.edits]} if self.world.edits else {}),
+            **scale_down_doc(self.report),
+        }
+
+    def exit_code(self) -> int:
+        """0 when some node can be removed, else 1."""
+        return 0 if self.report.removable else 1
 
 
 @dataclass
@@ -792,6 +815,23 @@ class Session:
                 options = [e for e in report.groups if e.helped and e.new_nodes > 0]
                 chain = chain_expanders(options, names, len(cluster.nodes))
         return ScaleUp(report, world, chain)
+
+    def scale_down(self, *, node_groups: str | None = None, threshold: float | None = None) -> ScaleDown:
+        """Which nodes cluster-autoscaler (v1.34) would find unneeded: those at or below the
+        utilization threshold (default 0.5) whose pods can all move to other nodes, one after
+        another, within the node groups' minimum sizes (`node_groups`, a file; default:
+        inferred from the nodes' labels)."""
+        from .whatif.autoscaler import infer_node_groups, read_node_groups
+        from .whatif.scaledown import DEFAULT_THRESHOLD, scale_down
+
+        if threshold is not None and not 0 <= threshold <= 1:
+            raise InputError(f"{threshold}: a utilization between 0 and 1", field="--utilization-threshold")
+        with self._validating():
+            world = self._load()
+            cluster = world.cluster
+            groups = read_node_groups(node_groups, cluster) if node_groups else infer_node_groups(cluster)
+            report = scale_down(cluster, world.config, groups, DEFAULT_THRESHOLD if threshold is None else threshold)
+        return ScaleDown(report, world)
 
     def drain(
         self,

@@ -367,3 +367,82 @@ def test_expendable_daemonset_and_nominated_pods_trigger_no_scale_up(tmp_path):
     assert d["fitsExistingNodes"] == []
     assert by_group(d)["a"]["podsHelped"] == ["default/after"]
     assert su.exit_code() == 1  # the expendable and the DaemonSet pod stay pending
+
+
+# ---------------------------------------------------------------------------- scale-down
+
+
+def down(tmp_path, cluster, groups=None, threshold=None):
+    c, _, g = write(tmp_path, cluster, [pod("unused")], groups or [])
+    return Session([c], kubernetes_version="v1.34").scale_down(node_groups=g if groups else None, threshold=threshold)
+
+
+def verdicts(d):
+    return {n["node"]: n for n in d["nodes"]}
+
+
+POOL = {"eks.amazonaws.com/nodegroup": "pool"}
+
+
+def test_scale_down_takes_nodes_one_after_another(tmp_path):
+    # three 4-cpu nodes: n-1 busy; n-2 and n-3 hold 1.5 cpu each: n-2's pod moves to n-3, then
+    # n-3's pod has nowhere to go (n-1 full, n-2 gone)
+    rs = ("ReplicaSet", "web")
+    cluster = [
+        node("n-1", labels=POOL),
+        node("n-2", labels=POOL),
+        node("n-3", labels=POOL),
+        pod("busy", cpu="3500m", node_name="n-1", owner=rs),
+        pod("a", cpu="1500m", node_name="n-2", owner=rs),
+        pod("b", cpu="1500m", node_name="n-3", owner=rs),
+    ]
+    su = down(tmp_path, cluster)
+    d = su.to_dict()
+    v = verdicts(d)
+    assert d["removable"] == ["n-2"]
+    assert v["n-2"]["moves"] == [{"pod": "default/a", "node": "n-3"}]
+    assert v["n-1"]["reason"] == "above the 50% utilization threshold"
+    assert v["n-3"]["reason"] == "no place to move pod default/b"
+    assert su.exit_code() == 0
+    _validator().validate(d)
+
+
+def test_scale_down_blocking_pods_and_min_size(tmp_path):
+    rs = ("ReplicaSet", "web")
+    cluster = [node(f"n-{i}", labels=POOL) for i in range(1, 6)] + [
+        pod("bare", node_name="n-1"),
+        pod("sys", node_name="n-2", owner=rs),
+        pod("scratch", node_name="n-3", owner=rs, spec={"volumes": [{"name": "s", "emptyDir": {}}]}),
+        pod("pinned", node_name="n-4", owner=rs, labels={"app": "pinned"}),
+        {
+            "apiVersion": "policy/v1",
+            "kind": "PodDisruptionBudget",
+            "metadata": {"name": "pinned", "namespace": "default"},
+            "spec": {"selector": {"matchLabels": {"app": "pinned"}}, "minAvailable": 1},
+            "status": {"disruptionsAllowed": 0, "desiredHealthy": 1, "currentHealthy": 1, "expectedPods": 1},
+        },
+    ]
+    cluster[6]["metadata"]["namespace"] = "kube-system"
+    d = down(tmp_path, cluster).to_dict()
+    v = verdicts(d)
+    assert "not replicated" in v["n-1"]["reason"] and v["n-1"]["blockingPod"] == "default/bare"
+    assert "kube-system pod without a PodDisruptionBudget" in v["n-2"]["reason"]
+    assert "local storage" in v["n-3"]["reason"]
+    assert "PodDisruptionBudget" in v["n-4"]["reason"]
+    assert d["removable"] == ["n-5"]
+    # a minimum size of 5 keeps every node
+    groups = [{"name": "pool", "templateNode": "n-1", "minSize": 5, "maxSize": 10, "currentSize": 5}]
+    d = down(tmp_path, cluster, groups).to_dict()
+    assert d["removable"] == []
+    assert verdicts(d)["n-5"]["reason"] == "node group pool at its minimum size (5)"
+
+
+def test_scale_down_cli(tmp_path):
+    c, _, _ = write(tmp_path, [node("n-1", labels=POOL), pod("busy", cpu="4", node_name="n-1")], [pod("x")], [])
+    r = CliRunner().invoke(app, ["scale-down", "-c", c, "-o", "json"])
+    assert r.exit_code == 1
+    assert json.loads(r.stdout)["removable"] == []
+    r = CliRunner().invoke(app, ["scale-down", "-c", c, "--utilization-threshold", "2"])
+    assert r.exit_code == 2 and "between 0 and 1" in r.output
+    r = CliRunner().invoke(app, ["scale-down", "-c", c, "--no-color"], terminal_width=80)
+    assert r.exit_code == 1 and "n-1" in r.stdout and "above the 50% utilization threshold" in r.stdout

@@ -94,6 +94,7 @@ for command in (
     whatif.drain,
     whatif.diff,
     autoscaler.scale_up,
+    autoscaler.scale_down,
 ):
     app.command(cls=EditOrderCommand)(with_edit_flags(command))
 app.command()(schedule.run)

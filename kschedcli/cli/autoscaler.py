@@ -61,3 +61,46 @@ def scale_up(
     else:
         dump(doc, output)
     finish(s.exit_code())
+
+
+@world_flags()
+@read_flags
+def scale_down(
+    world: WorldFlags = WorldFlags(),
+    node_groups: str | None = typer.Option(
+        None,
+        "--node-groups",
+        metavar="FILE",
+        help="The node groups (docs/autoscaler.md); default: inferred from the nodes' node-pool labels, "
+        "else instance type and zone.",
+    ),
+    threshold: float | None = typer.Option(
+        None,
+        "--utilization-threshold",
+        metavar="RATIO",
+        help="A node is a candidate at or below this utilization (0-1; default 0.5, cluster-autoscaler's).",
+    ),
+    output: Output = OutputOpt,
+    reading: ReadFlags = ReadFlags(),
+    edits: list[Edit] | None = None,
+) -> None:
+    """Which nodes cluster-autoscaler (v1.34) would find unneeded: utilization at or below the
+    threshold, every pod movable (PodDisruptionBudgets, kube-system, local storage, no controller)
+    and placed on another node, nodes taken one after another, node groups' minimum sizes kept.
+
+    Exit status: 0 some node can be removed, 1 none, 2 bad input.
+    """
+    session = open_session(world, reading, edits=edits or ())
+    s = session.scale_down(node_groups=node_groups, threshold=threshold)
+    doc = s.to_dict()
+    if output == Output.table:
+        from ..render.terminal import make_console
+        from ..render.terminal.autoscaler import render_scale_down
+
+        show_edits(s.world, reading.no_color)
+        console = make_console(reading.no_color)
+        render_scale_down(doc, console)
+        print_release(console, s.world)
+    else:
+        dump(doc, output)
+    finish(s.exit_code())

@@ -377,8 +377,13 @@ class Simulation:
 
 
 def _copy_pod(pod: Pod) -> Pod:
+    """The pod again, unbound (a bound pod's spec.nodeName dropped, as the removal simulation
+    drops it before placing the pod elsewhere)."""
     c = copy.copy(pod)
     c.node_name = ""
+    spec = pod.raw.get("spec")
+    if isinstance(spec, dict) and spec.get("nodeName"):
+        c.raw = {**pod.raw, "spec": {k: v for k, v in spec.items() if k != "nodeName"}}
     return c
 
 

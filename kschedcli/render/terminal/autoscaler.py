@@ -129,3 +129,44 @@ def scale_up_renderables(doc: dict) -> list[list]:
 def render_scale_up(doc: dict, console: Console | None = None, *, no_color: bool = False) -> None:
     console = console or make_console(no_color)
     print_blocks(console, scale_up_renderables(doc))
+
+
+def scale_down_renderables(doc: dict) -> list[list]:
+    t = new_table()
+    t.add_column("Node", style="node", no_wrap=True)
+    t.add_column("Group", no_wrap=True)
+    t.add_column("Use", justify="right", no_wrap=True)
+    t.add_column("Verdict")
+    stacked: list = []
+    for n in doc["nodes"]:
+        use = "–" if n["utilization"] is None else f"{n['utilization']:.0%} {n['resource']}"
+        if n["removable"]:
+            moved = len(n["moves"])
+            verdict = f"removable ({plural(moved, 'pod')} move)" if moved else "removable (empty)"
+        else:
+            verdict = n["reason"] or "stays"
+        t.add_row(n["node"], n["nodeGroup"] or "–", use, prose(verdict))
+        stacked += [Text(n["node"], style="node"), Hang(Text(f"{n['nodeGroup'] or '–'}, {use}: {verdict}"), 2, 4)]
+    head = section(
+        "Scale-down",
+        f"nodes at or below {doc['threshold']:.0%} utilization whose pods can all move, taken one after another",
+    )
+    blocks: list[list] = [[head, indent(TableOrStack(t, stacked), 2)]]
+    removable = doc["removable"]
+    style = "ok" if removable else "muted"
+    blocks.append([Text(f"{plural(len(removable), 'node')} cluster-autoscaler would remove", style=style)])
+    for n in doc["nodes"]:
+        if n["removable"] and n["moves"]:
+            block: list = [Text.assemble(("  " + n["node"], "node"), ": its pods go to")]
+            shown, cut = _cut(n["moves"])
+            for m in shown:
+                block.append(Hang(Text.assemble((m["pod"], "pod"), " → ", (m["node"], "node")), 4, 6))
+            if cut:
+                block.append(Text(f"    … {cut} more pods (-o json lists all)", style="muted"))
+            blocks.append(block)
+    return blocks
+
+
+def render_scale_down(doc: dict, console: Console | None = None, *, no_color: bool = False) -> None:
+    console = console or make_console(no_color)
+    print_blocks(console, scale_down_renderables(doc))
