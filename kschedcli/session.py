@@ -238,6 +238,14 @@ class Capacity:
         return 1 if min_copies is not None and self.report.replicas < min_copies else 0
 
 
+def _world_doc(world: World, body: dict[str, Any]) -> dict[str, Any]:
+    """A document: the versions, the cluster edits applied (when any), then the answer's own fields."""
+    from .render.document import version_fields
+
+    edits = {"edits": [a.doc() for a in world.edits]} if world.edits else {}
+    return {**version_fields(world.version), **edits, **body}
+
+
 @dataclass
 class ScaleUp:
     """What cluster-autoscaler's scale-up would do for the pods (`scale-up`)."""
@@ -247,14 +255,9 @@ class ScaleUp:
     chain: ExpanderChoice | None = None  # --expander a,b: the chain's answer
 
     def to_dict(self) -> dict[str, Any]:
-        from .render.document import version_fields
         from .whatif.autoscaler import scale_up_doc
 
-        return {
-            **version_fields(self.world.version),
-            **({"edits": [a.doc() for a in self.world.edits]} if self.world.edits else {}),
-            **scale_up_doc(self.report, self.chain),
-        }
+        return _world_doc(self.world, scale_up_doc(self.report, self.chain))
 
     def exit_code(self) -> int:
         """0 when every pod is placed (on an existing node or a new one), else 1."""
@@ -269,14 +272,9 @@ class ScaleDown:
     world: World
 
     def to_dict(self) -> dict[str, Any]:
-        from .render.document import version_fields
         from .whatif.scaledown import scale_down_doc
 
-        return {
-            **version_fields(self.world.version),
-            **({"edits": [a.doc() for a in self.world.edits]} if self.world.edits else {}),
-            **scale_down_doc(self.report),
-        }
+        return _world_doc(self.world, scale_down_doc(self.report))
 
     def exit_code(self) -> int:
         """0 when some node can be removed, else 1."""

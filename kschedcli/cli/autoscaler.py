@@ -10,7 +10,32 @@ from .common import dump, finish, open_session, print_release, show_edits
 from .options import Output, OutputOpt, ReadFlags, WorldFlags, read_flags, world_flags
 
 if TYPE_CHECKING:
-    from ..session import Edit
+    from ..session import Edit, ScaleDown, ScaleUp
+
+NodeGroupsOpt = typer.Option(
+    None,
+    "--node-groups",
+    metavar="FILE",
+    help="The node groups (docs/autoscaler.md); default: inferred from the nodes' node-pool labels, "
+    "else instance type and zone.",
+)
+
+
+def _show(answer: ScaleUp | ScaleDown, output: Output, reading: ReadFlags) -> None:
+    """The answer as a table (its view in render/terminal/autoscaler.py) or a document, then its exit status."""
+    doc = answer.to_dict()
+    if output == Output.table:
+        from ..render.terminal import make_console
+        from ..render.terminal.autoscaler import render_scale_down, render_scale_up
+
+        show_edits(answer.world, reading.no_color)
+        console = make_console(reading.no_color)
+        render = render_scale_down if "removable" in doc else render_scale_up
+        render(doc, console)
+        print_release(console, answer.world)
+    else:
+        dump(doc, output)
+    finish(answer.exit_code())
 
 
 @world_flags()
@@ -22,13 +47,7 @@ def scale_up(
         help="Pods and workloads waiting for nodes ('-' for stdin); default: the snapshot's pending pods.",
     ),
     world: WorldFlags = WorldFlags(),
-    node_groups: str | None = typer.Option(
-        None,
-        "--node-groups",
-        metavar="FILE",
-        help="The node groups (docs/autoscaler.md); default: inferred from the nodes' node-pool labels, "
-        "else instance type and zone.",
-    ),
+    node_groups: str | None = NodeGroupsOpt,
     expander: list[str] | None = typer.Option(
         None,
         "--expander",
@@ -48,32 +67,14 @@ def scale_up(
     """
     names = [n.strip() for v in expander or () for n in v.split(",") if n.strip()]
     session = open_session(world, reading, edits=edits or ())
-    s = session.scale_up(pods, node_groups=node_groups, expanders=names or None)
-    doc = s.to_dict()
-    if output == Output.table:
-        from ..render.terminal import make_console
-        from ..render.terminal.autoscaler import render_scale_up
-
-        show_edits(s.world, reading.no_color)
-        console = make_console(reading.no_color)
-        render_scale_up(doc, console)
-        print_release(console, s.world)
-    else:
-        dump(doc, output)
-    finish(s.exit_code())
+    _show(session.scale_up(pods, node_groups=node_groups, expanders=names or None), output, reading)
 
 
 @world_flags()
 @read_flags
 def scale_down(
     world: WorldFlags = WorldFlags(),
-    node_groups: str | None = typer.Option(
-        None,
-        "--node-groups",
-        metavar="FILE",
-        help="The node groups (docs/autoscaler.md); default: inferred from the nodes' node-pool labels, "
-        "else instance type and zone.",
-    ),
+    node_groups: str | None = NodeGroupsOpt,
     threshold: float | None = typer.Option(
         None,
         "--utilization-threshold",
@@ -91,16 +92,4 @@ def scale_down(
     Exit status: 0 some node can be removed, 1 none, 2 bad input.
     """
     session = open_session(world, reading, edits=edits or ())
-    s = session.scale_down(node_groups=node_groups, threshold=threshold)
-    doc = s.to_dict()
-    if output == Output.table:
-        from ..render.terminal import make_console
-        from ..render.terminal.autoscaler import render_scale_down
-
-        show_edits(s.world, reading.no_color)
-        console = make_console(reading.no_color)
-        render_scale_down(doc, console)
-        print_release(console, s.world)
-    else:
-        dump(doc, output)
-    finish(s.exit_code())
+    _show(session.scale_down(node_groups=node_groups, threshold=threshold), output, reading)
