@@ -152,7 +152,7 @@ def _daemon(name, node_name, cpu):
 
 
 def test_daemonset_pods_of_the_example_node_take_room_on_every_new_node(tmp_path):
-    # 4 cpu nodes; the agent takes 1 cpu: pods of 1.5 cpu fit two a node with it, not... one
+    # 4-cpu nodes; the agent's 1 cpu leaves 3: two pods of 1.5 cpu a new node
     cluster = [node("a-1"), _daemon("agent-a1", "a-1", "1"), pod("full", cpu="3", node_name="a-1")]
     pods = [pod(f"w-{i}", cpu="1500m") for i in range(4)]
     d = run(tmp_path, cluster, pods, [group("a", "a-1")]).to_dict()
@@ -207,7 +207,7 @@ def test_least_nodes_most_pods_and_least_waste(tmp_path):
     assert by_group(d)["small"]["newNodes"] == 4 and by_group(d)["large"]["newNodes"] == 1
     assert d["expanders"]["least-nodes"] == "large"
     assert d["expanders"]["most-pods"] == ["large", "small"]  # both help all 8: a tie
-    # the same cpu waste (0) and memory waste (8/16 on small vs 16/32 on large... equal): tie too
+    # no cpu wasted on either (8 cpu asked of 4 × 2 and of 1 × 8), memory 16Gi of 32Gi on both: a tie
     assert d["expanders"]["least-waste"] == ["large", "small"]
     assert d["expanders"]["random"] == ["large", "small"]
     # with pods that leave more room on the large node, least-waste prefers small
@@ -220,7 +220,7 @@ def test_least_nodes_most_pods_and_least_waste(tmp_path):
 
 def test_price_prefers_the_cheaper_group_and_priority_the_highest(tmp_path):
     d = _two_groups(tmp_path, small_price=0.2, large_price=0.8, small_prio=1, large_prio=5)
-    assert d["expanders"]["price"] == "small"  # 4 × 0.2 < 1 × 0.8 ... with unfitness
+    assert d["expanders"]["price"] == "small"  # the 2-cpu node is the preferred size here (4 nodes)
     assert d["expanders"]["priority"] == "large"
     d = _two_groups(tmp_path, small_price=0.5, large_price=0.4, small_prio=5, large_prio=5)
     assert d["expanders"]["price"] == "large"
