@@ -220,7 +220,7 @@ def test_least_nodes_most_pods_and_least_waste(tmp_path):
 
 def test_price_prefers_the_cheaper_group_and_priority_the_highest(tmp_path):
     d = _two_groups(tmp_path, small_price=0.2, large_price=0.8, small_prio=1, large_prio=5)
-    assert d["expanders"]["price"] == "small"  # the 2-cpu node is the preferred size here (4 nodes)
+    assert d["expanders"]["price"] == "small"  # a 2-node cluster prefers 1-cpu nodes: 2 cpu fit it better than 8
     assert d["expanders"]["priority"] == "large"
     d = _two_groups(tmp_path, small_price=0.5, large_price=0.4, small_prio=5, large_prio=5)
     assert d["expanders"]["price"] == "large"
