@@ -20,6 +20,8 @@ __all__ = [
     "Explanation",
     "InputError",
     "Options",
+    "ScaleDown",
+    "ScaleUp",
     "ScheduleRun",
     "Session",
     "__version__",
@@ -27,7 +29,18 @@ __all__ = [
 
 if TYPE_CHECKING:
     from .errors import InputError
-    from .session import Capacity, ClusterSource, Diff, Drain, Explanation, Options, ScheduleRun, Session
+    from .session import (
+        Capacity,
+        ClusterSource,
+        Diff,
+        Drain,
+        Explanation,
+        Options,
+        ScaleDown,
+        ScaleUp,
+        ScheduleRun,
+        Session,
+    )
 
 
 def __getattr__(name: str) -> Any:

@@ -35,12 +35,14 @@ if TYPE_CHECKING:
     from .config.scheduler import SchedulerConfig
     from .framework.result import CycleResult
     from .inputs.cluster import Cluster
+    from .whatif.autoscaler import ExpanderChoice, ScaleUpReport
     from .whatif.capacity import CapacityReport, Template
     from .whatif.carryout import CarriedOutRun
     from .whatif.diff import DiffReport
     from .whatif.drain import DrainReport
     from .whatif.edits import Applied, Edit
     from .whatif.fixes.model import Suggestion
+    from .whatif.scaledown import ScaleDownReport
     from .whatif.sweep import SweepPlan
     from .whatif.world import World
     from .workloads.results import Expansion
@@ -245,6 +247,49 @@ class Capacity:
 
     def exit_code(self, min_copies: int | None = None) -> int:
         return 1 if min_copies is not None and self.report.replicas < min_copies else 0
+
+
+def _world_doc(world: World, body: dict[str, Any]) -> dict[str, Any]:
+    """A document: the versions, the cluster edits applied (when any), then the answer's own fields."""
+    from .render.document import version_fields
+
+    edits = {"edits": [a.doc() for a in world.edits]} if world.edits else {}
+    return {**version_fields(world.version), **edits, **body}
+
+
+@dataclass
+class ScaleUp:
+    """What cluster-autoscaler's scale-up would do for the pods (`scale-up`)."""
+
+    report: ScaleUpReport
+    world: World
+    chain: ExpanderChoice | None = None  # --expander a,b: the chain's answer
+
+    def to_dict(self) -> dict[str, Any]:
+        from .whatif.autoscaler import scale_up_doc
+
+        return _world_doc(self.world, scale_up_doc(self.report, self.chain))
+
+    def exit_code(self) -> int:
+        """0 when every pod is placed (on an existing node or a new one), else 1."""
+        return 0 if self.report.all_placed else 1
+
+
+@dataclass
+class ScaleDown:
+    """The nodes cluster-autoscaler's scale-down would find unneeded (`scale-down`)."""
+
+    report: ScaleDownReport
+    world: World
+
+    def to_dict(self) -> dict[str, Any]:
+        from .whatif.scaledown import scale_down_doc
+
+        return _world_doc(self.world, scale_down_doc(self.report))
+
+    def exit_code(self) -> int:
+        """0 when some node can be removed, else 1."""
+        return 0 if self.report.removable else 1
 
 
 @dataclass
@@ -818,6 +863,58 @@ class Session:
                 on_stop=stopped,
             )
         return Capacity(report, world, stop_docs)
+
+    def scale_up(
+        self,
+        pods: str | None = None,
+        *,
+        node_groups: str | None = None,
+        expanders: Sequence[str] | None = None,
+        namespace: str | None = None,
+    ) -> ScaleUp:
+        """What cluster-autoscaler (v1.34) would do for these pods (a file of Pods and workloads;
+        default: the snapshot's pending pods): those that fit existing nodes placed first, then per
+        node group (`node_groups`, a file; default: inferred from the nodes' labels) the
+        binpacking estimate, and what each expander would choose. `expanders`: the expanders to
+        report (default: all); more than one also reports their chain's answer."""
+        from .whatif.autoscaler import (
+            EXPANDERS,
+            chain_expanders,
+            check_expanders,
+            infer_node_groups,
+            read_node_groups,
+            scale_up,
+        )
+
+        names = check_expanders(list(expanders)) if expanders else list(EXPANDERS)
+        with self._validating():
+            world = self._load(("PODS", pods))
+            pod_list, _ = self._pods(pods, namespace, None, world)
+            cluster = world.cluster
+            groups = read_node_groups(node_groups, cluster) if node_groups else infer_node_groups(cluster)
+            report = scale_up(cluster, world.config, pod_list, groups, names, inferred=node_groups is None)
+            chain = None
+            if expanders and len(names) > 1:
+                options = [e for e in report.groups if e.helped and e.new_nodes > 0]
+                chain = chain_expanders(options, names, len(cluster.nodes))
+        return ScaleUp(report, world, chain)
+
+    def scale_down(self, *, node_groups: str | None = None, threshold: float | None = None) -> ScaleDown:
+        """Which nodes cluster-autoscaler (v1.34) would find unneeded: those at or below the
+        utilization threshold (default 0.5) whose pods can all move to other nodes, one after
+        another, within the node groups' minimum sizes (`node_groups`, a file; default:
+        inferred from the nodes' labels)."""
+        from .whatif.autoscaler import infer_node_groups, read_node_groups
+        from .whatif.scaledown import DEFAULT_THRESHOLD, scale_down
+
+        if threshold is not None and not 0 <= threshold <= 1:
+            raise InputError(f"{threshold}: a utilization between 0 and 1", field="--utilization-threshold")
+        with self._validating():
+            world = self._load()
+            cluster = world.cluster
+            groups = read_node_groups(node_groups, cluster) if node_groups else infer_node_groups(cluster)
+            report = scale_down(cluster, world.config, groups, DEFAULT_THRESHOLD if threshold is None else threshold)
+        return ScaleDown(report, world)
 
     def drain(
         self,

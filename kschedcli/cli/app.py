@@ -14,7 +14,7 @@ from typing import Any
 import typer
 
 from .. import KUBE_SCHEDULER_VERSION, __version__
-from . import explain, meta, schedule, sweep, whatif
+from . import autoscaler, explain, meta, schedule, sweep, whatif
 from .cache import cache_app
 from .common import GlobalFlags
 from .editflags import EditOrderCommand, with_edit_flags
@@ -94,6 +94,8 @@ for command in (
     whatif.drain,
     whatif.diff,
     sweep.sweep,
+    autoscaler.scale_up,
+    autoscaler.scale_down,
 ):
     app.command(cls=EditOrderCommand)(with_edit_flags(command))
 app.command()(schedule.run)

@@ -1,0 +1,223 @@
+"""cluster-autoscaler's scale-down, simulated offline: `ksched scale-down`.
+
+Reimplemented from cluster-autoscaler v1.34 (core/scaledown/planner, core/scaledown/eligibility,
+simulator/cluster.go, simulator/drainability/rules, simulator/utilization): the nodes it would find
+unneeded, and why each other node stays.
+
+1. eligibility, per node in name order: a node with the annotation
+   cluster-autoscaler.kubernetes.io/scale-down-disabled=true, or in no node group, stays; its
+   utilization is the larger of its pods' cpu and memory requests over its allocatable (a GPU
+   node's: GPU requests over allocatable GPUs), DaemonSet and mirror pods counted (the defaults);
+   above the threshold (0.5 by default), it stays;
+2. the removal simulation, per eligible node in turn: its pods to move (drainability rules:
+   mirror and DaemonSet pods stay behind; a pod annotated safe-to-evict=true moves; a pod whose
+   PodDisruptionBudget allows no disruption, a kube-system pod without a budget, a pod without a
+   controller, a pod with local storage (hostPath, emptyDir not in memory) and a pod annotated
+   safe-to-evict=false block the node); then each pod, in the node's order, placed on another
+   node still in the cluster (filters only, round-robin); the first that fits nowhere keeps the
+   node. A removable node leaves the cluster with its pods moved, before
+   the next node is tried; its budgets' disruptions are spent;
+3. a node group's minimum size: removable nodes beyond it stay (nodes dropped in name order).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..api.model import Node, Pod
+from ..config.scheduler import SchedulerConfig
+from ..inputs.cluster import Cluster
+from .autoscaler import GPU_RESOURCES, NodeGroup, Simulation, _copy_pod, _has_gpu
+from .drain import Budget, budgets_of
+
+SCALE_DOWN_DISABLED = "cluster-autoscaler.kubernetes.io/scale-down-disabled"
+SAFE_TO_EVICT = "cluster-autoscaler.kubernetes.io/safe-to-evict"
+SAFE_TO_EVICT_LOCAL_VOLUMES = "cluster-autoscaler.kubernetes.io/safe-to-evict-local-volumes"
+MIRROR = "kubernetes.io/config.mirror"
+DEFAULT_THRESHOLD = 0.5  # --scale-down-utilization-threshold and --scale-down-gpu-utilization-threshold
+
+
+@dataclass
+class NodeVerdict:
+    node: str
+    group: str | None
+    utilization: float | None  # the larger of cpu and memory (GPU on a GPU node)
+    resource: str  # which one
+    removable: bool = False
+    reason: str = ""  # why it stays
+    blocking_pod: str | None = None
+    moves: list[tuple[str, str]] = field(default_factory=list)  # (pod, destination)
+
+
+@dataclass
+class ScaleDownReport:
+    nodes: list[NodeVerdict]
+    threshold: float
+
+    @property
+    def removable(self) -> list[NodeVerdict]:
+        return [v for v in self.nodes if v.removable]
+
+
+def _membership(cluster: Cluster, groups: list[NodeGroup]) -> dict[str, NodeGroup]:
+    """Node -> its group: the template node's own group, and every node sharing the template's
+    node-pool label value (or instance type and zone)."""
+    from .autoscaler import GROUP_LABELS, INSTANCE_TYPE, ZONE
+
+    def key(n: Node) -> tuple | None:
+        for k in GROUP_LABELS:
+            if n.labels.get(k):
+                return (k, n.labels[k])
+        it = n.labels.get(INSTANCE_TYPE)
+        return (INSTANCE_TYPE, it, n.labels.get(ZONE)) if it else None
+
+    out: dict[str, NodeGroup] = {}
+    for g in groups:
+        k = key(g.template)
+        for n in cluster.nodes:
+            if n.name == g.template.name or (k is not None and key(n) == k):
+                out.setdefault(n.name, g)
+    return out
+
+
+def _is_daemonset(pod: Pod) -> bool:
+    ref = pod.controller_ref()
+    return ref is not None and ref.get("kind") == "DaemonSet"
+
+
+def utilization(node: Node, pods: list[Pod]) -> tuple[float, str]:
+    """utilization.Calculate with the default flags."""
+    if _has_gpu(node):
+        name = next((r for r in GPU_RESOURCES if node.allocatable.scalars.get(r, 0) > 0), GPU_RESOURCES[0])
+        alloc = node.allocatable.scalars.get(name, 0)
+        used = sum(p.requests.scalars.get(name, 0) for p in pods)
+        return (used / alloc if alloc else 0.0), name
+    cpu = sum(p.requests.milli_cpu for p in pods) / node.allocatable.milli_cpu if node.allocatable.milli_cpu else 0.0
+    mem = sum(p.requests.memory for p in pods) / node.allocatable.memory if node.allocatable.memory else 0.0
+    return (cpu, "cpu") if cpu > mem else (mem, "memory")
+
+
+def _local_storage(pod: Pod) -> bool:
+    allowed = {v.strip() for v in (pod.annotations.get(SAFE_TO_EVICT_LOCAL_VOLUMES) or "").split(",") if v.strip()}
+    for v in (pod.raw.get("spec") or {}).get("volumes") or []:
+        if not isinstance(v, dict) or v.get("name") in allowed:
+            continue
+        if v.get("hostPath") is not None:
+            return True
+        ed = v.get("emptyDir")
+        if ed is not None and (ed or {}).get("medium") != "Memory":
+            return True
+    return False
+
+
+def pods_to_move(pods: list[Pod], budgets: list[Budget]) -> tuple[list[Pod], str | None, str | None]:
+    """GetPodsToMove with the default drainability rules: (pods to move, blocking pod, reason)."""
+    move = []
+    for p in pods:
+        if MIRROR in p.annotations or p.deleting or _is_daemonset(p) or p.phase in ("Succeeded", "Failed"):
+            continue
+        if p.annotations.get(SAFE_TO_EVICT) == "true":
+            move.append(p)
+            continue
+        matching = [b for b in budgets if b.namespace == p.namespace and b.selector.matches(p.labels)]
+        if any(b.allowed < 1 for b in matching):
+            return [], p.key, "not enough PodDisruptionBudget disruptions"
+        if p.namespace == "kube-system" and not matching:
+            return [], p.key, "a kube-system pod without a PodDisruptionBudget"
+        if p.controller_ref() is None:
+            return [], p.key, "not replicated (no controller)"
+        if _local_storage(p):
+            return [], p.key, "local storage (hostPath or emptyDir)"
+        if p.annotations.get(SAFE_TO_EVICT) == "false":
+            return [], p.key, f"annotated {SAFE_TO_EVICT}=false"
+        move.append(p)
+    # the budgets together: no budget may lose more pods than it allows
+    for b in budgets:
+        n = sum(1 for p in move if b.namespace == p.namespace and b.selector.matches(p.labels))
+        if n > b.allowed:
+            blocking = next(p for p in move if b.namespace == p.namespace and b.selector.matches(p.labels))
+            return [], blocking.key, f"PodDisruptionBudget {b.key} allows {b.allowed} disruption(s)"
+    return move, None, None
+
+
+def scale_down(
+    cluster: Cluster, config: SchedulerConfig, groups: list[NodeGroup], threshold: float = DEFAULT_THRESHOLD
+) -> ScaleDownReport:
+    member = _membership(cluster, groups)
+    nodes = sorted(cluster.nodes, key=lambda n: n.name)
+    on: dict[str, list[Pod]] = {}
+    for p in cluster.pods:
+        if p.node_name:
+            on.setdefault(p.node_name, []).append(p)
+    verdicts: list[NodeVerdict] = []
+    candidates: list[NodeVerdict] = []
+    for n in nodes:
+        g = member.get(n.name)
+        util, res = utilization(n, on.get(n.name, []))
+        v = NodeVerdict(n.name, g.name if g else None, util, res)
+        verdicts.append(v)
+        if (n.raw.get("metadata") or {}).get("annotations", {}).get(SCALE_DOWN_DISABLED) == "true":
+            v.reason = f"annotated {SCALE_DOWN_DISABLED}=true"
+        elif g is None:
+            v.reason = "in no node group (not autoscaled)"
+        elif util > threshold:
+            v.reason = f"above the {threshold:.0%} utilization threshold"
+        else:
+            candidates.append(v)
+    budgets = budgets_of(cluster)
+    sim = Simulation(cluster, config, list(nodes), list(cluster.pods))
+    for v in candidates:
+        move, blocking, why = pods_to_move(on.get(v.node, []), budgets)
+        if blocking is not None:
+            v.reason, v.blocking_pod = f"blocked by pod {blocking}: {why}", blocking
+            continue
+        # the node's pods off it, the node tainted out of reach: its pods placed elsewhere
+        trial_nodes = [n for n in sim.nodes if n.name != v.node]
+        trial_pods = [p for p in sim.pods if p.node_name != v.node]
+        trial = Simulation(cluster, config, trial_nodes, trial_pods)
+        trial.cursor = sim.cursor
+        moves = []
+        for p in move:
+            c = _copy_pod(p)
+            dest = trial.place_any(c, lambda name: True)
+            if dest is None:
+                v.reason = f"no place to move pod {p.key}"
+                break
+            moves.append((p.key, dest))
+        else:
+            v.removable, v.moves = True, moves
+            sim = trial
+            for b in budgets:
+                b.allowed -= sum(1 for p in move if b.namespace == p.namespace and b.selector.matches(p.labels))
+    # a node group's minimum size
+    by_group: dict[str, int] = {}
+    for v in verdicts:
+        if v.removable and v.group is not None:
+            g = next(gr for gr in groups if gr.name == v.group)
+            size = g.current_size if g.current_size else sum(1 for x in verdicts if x.group == g.name)
+            if size - by_group.get(g.name, 0) <= g.min_size:
+                v.removable = False
+                v.reason = f"node group {g.name} at its minimum size ({g.min_size})"
+                continue
+            by_group[g.name] = by_group.get(g.name, 0) + 1
+    return ScaleDownReport(verdicts, threshold)
+
+
+def scale_down_doc(report: ScaleDownReport) -> dict:
+    return {
+        "threshold": report.threshold,
+        "removable": [v.node for v in report.removable],
+        "nodes": [
+            {
+                "node": v.node,
+                "nodeGroup": v.group,
+                "utilization": None if v.utilization is None else round(v.utilization, 6),
+                "resource": v.resource,
+                "removable": v.removable,
+                "reason": v.reason or None,
+                "blockingPod": v.blocking_pod,
+                "moves": [{"pod": p, "node": n} for p, n in v.moves],
+            }
+            for v in report.nodes
+        ],
+    }
