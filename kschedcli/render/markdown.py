@@ -177,7 +177,7 @@ def _explain_blocks(doc: dict) -> list[Block]:
         if doc.get("selectedScore") is not None:
             what += f" (score {doc['selectedScore']})"
     else:
-        what = f"{pod} is **{esc(verdict)}**"
+        what = f"{pod} needs **preemption**" if verdict == "preemption" else f"{pod} is **{esc(verdict)}**"
         nominated = (doc.get("preemption") or {}).get("nominatedNode")
         if nominated:
             what += f"; preemption would nominate {_code(nominated)}"
@@ -196,7 +196,12 @@ def _explain_blocks(doc: dict) -> list[Block]:
         Table(
             ["Nodes", "Count", "Feasible", "First failure"],
             [
-                [_names(g.get("nodes") or []), g.get("count", 0), "yes" if g.get("feasible") else "no", _failure(g.get("firstFailure"))]
+                [
+                    _names(g.get("nodes") or []),
+                    g.get("count", 0),
+                    "yes" if g.get("feasible") else "no",
+                    _failure(g.get("firstFailure")),
+                ]
                 for g in groups
             ],
             what="node groups",
@@ -206,7 +211,12 @@ def _explain_blocks(doc: dict) -> list[Block]:
     if pre:
         cands = pre.get("candidates") or []
         rows = [
-            [esc(c.get("node")), _names(c.get("victims") or []), c.get("pdbViolations", 0), esc(c.get("lostOn") or "chosen")]
+            [
+                esc(c.get("node")),
+                _names(c.get("victims") or []),
+                c.get("pdbViolations", 0),
+                esc(c.get("lostOn") or "chosen"),
+            ]
             for c in cands
         ]
         blocks.append(
@@ -225,6 +235,7 @@ def _explain_blocks(doc: dict) -> list[Block]:
         blocks.append(Details(f"Filters: {len(rows)} node(s)", [Table(["Node", "First failure"], rows, what="nodes")]))
     scores = doc.get("scores")
     if isinstance(scores, dict) and scores:
+
         def total(v: Any) -> Any:
             return v.get("total", "") if isinstance(v, dict) else v
 
@@ -271,7 +282,9 @@ def schedule_run_markdown(doc: dict, limit: int = GITHUB_COMMENT_LIMIT) -> str:
         [esc(r.get("pod")), esc(r.get("verdict")), esc(r.get("selectedNode") or "-"), r.get("selectedScore", "")]
         for r in results
     ]
-    blocks.append(Details(f"Every pod: {len(results)}", [Table(["Pod", "Verdict", "Node", "Score"], rows, what="pods")]))
+    blocks.append(
+        Details(f"Every pod: {len(results)}", [Table(["Pod", "Verdict", "Node", "Score"], rows, what="pods")])
+    )
     workloads = doc.get("workloads") or []
     if workloads:
         rows = [[esc(w.get("workload") or w.get("name")), esc(_short(w))] for w in workloads]
@@ -344,11 +357,19 @@ def drain_markdown(doc: dict, limit: int = GITHUB_COMMENT_LIMIT) -> str:
     problems = [[esc(n.get("node")), esc(p)] for n in nodes for p in n.get("problems") or []]
     blocks.append(Details(f"Problems: {len(problems)}", [Table(["Node", "Problem"], problems, what="problems")]))
     rows = [
-        [esc(e.get("pod")), esc(e.get("fromNode")), esc(e.get("verdict")), esc(e.get("node") or "-"), esc(e.get("message"))]
+        [
+            esc(e.get("pod")),
+            esc(e.get("fromNode")),
+            esc(e.get("verdict")),
+            esc(e.get("node") or "-"),
+            esc(e.get("message")),
+        ]
         for e in sorted(evicted, key=lambda e: (e.get("verdict") == "schedulable", e.get("pod", "")))
     ]
     blocks.append(
-        Details(f"Evicted pods: {len(evicted)}", [Table(["Pod", "From", "Verdict", "Node", "Message"], rows, what="pods")])
+        Details(
+            f"Evicted pods: {len(evicted)}", [Table(["Pod", "From", "Verdict", "Node", "Message"], rows, what="pods")]
+        )
     )
     return assemble([*blocks, _release(doc)], limit)
 
@@ -373,7 +394,12 @@ def diff_markdown(doc: dict, limit: int = GITHUB_COMMENT_LIMIT) -> str:
         return f"{esc(x.get('verdict'))} {esc(x.get('node') or '')}".strip()
 
     rows = [
-        [esc(c.get("pod")), side(c.get("a") or {}), side(c.get("b") or {}), esc((c.get("b") or {}).get("message") or "")]
+        [
+            esc(c.get("pod")),
+            side(c.get("a") or {}),
+            side(c.get("b") or {}),
+            esc((c.get("b") or {}).get("message") or ""),
+        ]
         for c in changes
     ]
     blocks.append(Details(f"Changes: {len(changes)}", [Table(["Pod", "A", "B", "Message in B"], rows, what="pods")]))
@@ -389,14 +415,22 @@ def sweep_markdown(doc: dict, limit: int = GITHUB_COMMENT_LIMIT) -> str:
     scenarios = doc.get("scenarios") or []
     blocks: list[Block] = [
         "### ksched sweep",
-        _verdict(f"{esc(s.get('verdict'))}: {s.get('failing', 0)} of {s.get('scenarios', len(scenarios))} scenario(s) fail"),
+        _verdict(
+            f"{esc(s.get('verdict'))}: {s.get('failing', 0)} of {s.get('scenarios', len(scenarios))} scenario(s) fail"
+        ),
     ]
     exposure = s.get("exposure") or []
     blocks.append(
         Table(
             ["Workload", "Running", "Down", "Lost after rescheduling", "Scenario"],
             [
-                [esc(e.get("workload")), e.get("running", ""), e.get("down", ""), e.get("lostAfterRescheduling", ""), esc(e.get("scenario"))]
+                [
+                    esc(e.get("workload")),
+                    e.get("running", ""),
+                    e.get("down", ""),
+                    e.get("lostAfterRescheduling", ""),
+                    esc(e.get("scenario")),
+                ]
                 for e in exposure
             ],
             what="workloads",
@@ -425,7 +459,9 @@ def sweep_markdown(doc: dict, limit: int = GITHUB_COMMENT_LIMIT) -> str:
         for sc in scenarios
         for p in sc.get("pending") or []
     ]
-    blocks.append(Details(f"Pending pods: {len(pending)}", [Table(["Scenario", "Pod", "Reason"], pending, what="pods")]))
+    blocks.append(
+        Details(f"Pending pods: {len(pending)}", [Table(["Scenario", "Pod", "Reason"], pending, what="pods")])
+    )
     return assemble([*blocks, _release(doc)], limit)
 
 
@@ -438,10 +474,9 @@ def scale_up_markdown(doc: dict, limit: int = GITHUB_COMMENT_LIMIT) -> str:
     fits = doc.get("fitsExistingNodes") or []
     unhelped = doc.get("unhelped") or []
     expanders = doc.get("expanders") or {}
-    best = next(iter(expanders.values()), [])
+    best = next(iter(expanders.values()), None) or []
     verdict = (
-        f"{len(pending)} pending pod(s) need new nodes"
-        + (f"; first choice {_code(best[0])}" if best else "")
+        f"{len(pending)} pending pod(s) need new nodes" + (f"; first choice {_code(best[0])}" if best else "")
         if pending
         else "no pod needs a new node"
     )
@@ -452,20 +487,30 @@ def scale_up_markdown(doc: dict, limit: int = GITHUB_COMMENT_LIMIT) -> str:
         Table(
             ["Expander", "Choice", "Why"],
             [
-                [esc(name), _names(groups[:1]), esc((doc.get("expanderReasons") or {}).get(name, ""))]
+                [esc(name), _names((groups or [])[:1]), esc((doc.get("expanderReasons") or {}).get(name, ""))]
                 for name, groups in expanders.items()
             ],
             what="expanders",
         ),
     ]
-    rows = [[esc(u.get("pod") if isinstance(u, dict) else u), esc(_short(u) if isinstance(u, dict) else "")] for u in unhelped]
+    rows = [
+        [esc(u.get("pod") if isinstance(u, dict) else u), esc(_short(u) if isinstance(u, dict) else "")]
+        for u in unhelped
+    ]
     blocks.append(Details(f"No node group helps: {len(unhelped)}", [Table(["Pod", "Why"], rows, what="pods")]))
     groups = doc.get("nodeGroups") or []
     rows = [
-        [esc(g.get("name")), g.get("currentSize", ""), g.get("maxSize") if g.get("maxSize") is not None else "-", esc(g.get("templateNode"))]
+        [
+            esc(g.get("name")),
+            g.get("currentSize", ""),
+            g.get("maxSize") if g.get("maxSize") is not None else "-",
+            esc(g.get("templateNode")),
+        ]
         for g in groups
     ]
-    blocks.append(Details(f"Node groups: {len(groups)}", [Table(["Group", "Size", "Max", "Template node"], rows, what="groups")]))
+    blocks.append(
+        Details(f"Node groups: {len(groups)}", [Table(["Group", "Size", "Max", "Template node"], rows, what="groups")])
+    )
     rows = [[esc(p.get("pod")), esc(p.get("node"))] for p in doc.get("placements") or []]
     blocks.append(Details(f"Placed on existing nodes: {len(rows)}", [Table(["Pod", "Node"], rows, what="pods")]))
     return assemble([*blocks, _release(doc)], limit)
@@ -491,7 +536,10 @@ def scale_down_markdown(doc: dict, limit: int = GITHUB_COMMENT_LIMIT) -> str:
         for n in nodes
     ]
     blocks.append(
-        Details(f"Every node: {len(nodes)}", [Table(["Node", "Group", "Utilization", "Removable", "Why"], rows, what="nodes")])
+        Details(
+            f"Every node: {len(nodes)}",
+            [Table(["Node", "Group", "Utilization", "Removable", "Why"], rows, what="nodes")],
+        )
     )
     return assemble([*blocks, _release(doc)], limit)
 
