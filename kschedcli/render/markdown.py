@@ -52,7 +52,7 @@ class Table:
     """A GitHub table; `keep` rows of it are shown (all when None), the rest counted as `+N more`."""
 
     headers: Sequence[str]
-    rows: list[Sequence[Any]]
+    rows: Sequence[Sequence[Any]]
     what: str = "rows"
     keep: int | None = None
 
@@ -124,19 +124,19 @@ def assemble(blocks: list[Block], limit: int = GITHUB_COMMENT_LIMIT) -> str:
         out = text()
     if len(out) > limit:  # the prose alone is too long: whole lines go, and say how many
         lines = out.splitlines()
-        note = lambda n: f"+{n} more lines ({JSON_POINTER})"  # noqa: E731
         kept = len(lines)
-        while kept > 0 and len("\n".join(lines[:kept]) + "\n\n" + note(len(lines) - kept) + "\n") > limit:
+        while kept > 0 and len(_cut_lines(lines, kept)) > limit:
             kept -= 1
-        out = "\n".join(lines[:kept]) + "\n\n" + note(len(lines) - kept) + "\n"
-        out = _balance(out)
+        out = _cut_lines(lines, kept)
     return out
 
 
-def _balance(text: str) -> str:
-    """Close the <details> a cut left open (the closing tags fit: each is shorter than a dropped line)."""
-    opened = text.count("<details>") - text.count("</details>")
-    return text + "</details>\n" * max(opened, 0)
+def _cut_lines(lines: list[str], kept: int) -> str:
+    """The first `kept` lines, the count of the others, and the </details> the cut left open."""
+    head = lines[:kept]
+    opened = sum(line == "<details>" for line in head) - sum(line == "</details>" for line in head)
+    note = f"+{len(lines) - kept} more lines ({JSON_POINTER})"
+    return "\n".join([*head, "", note, *["</details>"] * opened]) + "\n"
 
 
 def _code(value: Any) -> str:
