@@ -148,6 +148,8 @@ def _names(values: Iterable[Any]) -> str:
 
 
 def _release(doc: dict) -> str:
+    if not doc.get("kubernetesVersion"):
+        return ""
     chosen = doc.get("kubernetesVersionChosenBy") or {}
     line = f"kube-scheduler {esc(doc.get('kubernetesVersion', ''))}"
     if chosen.get("reason"):
