@@ -287,6 +287,16 @@ def schedule_run_markdown(doc: dict, limit: int = GITHUB_COMMENT_LIMIT) -> str:
     blocks.append(
         Details(f"Every pod: {len(results)}", [Table(["Pod", "Verdict", "Node", "Score"], rows, what="pods")])
     )
+    if "evictions" in doc:  # --preemption carry-out
+        evictions = doc.get("evictions") or []
+        placements = doc.get("placements") or []
+        blocks.insert(3, f"Preemption carried out: {len(evictions)} pod(s) evicted, {len(placements)} placed")
+        rows = [[esc(e.get("pod")), esc(e.get("node")), esc(e.get("preemptor"))] for e in evictions]
+        blocks.append(Details(f"Evictions: {len(evictions)}", [Table(["Pod", "Node", "Preemptor"], rows, what="pods")]))
+        rows = [[esc(p.get("pod")), esc(p.get("node") or "-"), p.get("attempts", "")] for p in placements]
+        blocks.append(
+            Details(f"Placements: {len(placements)}", [Table(["Pod", "Node", "Attempts"], rows, what="pods")])
+        )
     workloads = doc.get("workloads") or []
     if workloads:
         rows = [[esc(w.get("workload") or w.get("name")), esc(_short(w))] for w in workloads]

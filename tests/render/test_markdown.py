@@ -24,6 +24,7 @@ COMMANDS = {
     "preempt": ["preempt", "-c", PROD, "-f", str(PODS / "payments.yaml")],
     "schedule": ["schedule", "-c", PROD, "-f", str(PODS / "rollout.yaml")],
     "run": ["run", str(FIX / "scenarios" / "lose-zone-a.yaml")],
+    "schedule-carry-out": ["schedule", "-c", PROD, "-f", str(PODS / "rollout.yaml"), "--preemption", "carry-out"],
     "capacity": ["capacity", "-c", PROD, str(PODS / "web.yaml")],
     "drain": ["drain", "-c", PROD, "general-a-01"],
     "diff": ["diff", "-c", PROD, "--against-cluster", str(FIX / "small-cluster.yaml"), str(PODS / "cart.yaml")],
@@ -100,7 +101,7 @@ def test_command_markdown(kind: str, documents) -> None:
     r = invoke([*COMMANDS[kind], "-o", "markdown"])
     assert r.exit_code == code, r.output  # the command's exit status
     text = r.stdout
-    assert text == markdown_text(kind, doc)  # built from the -o json document
+    assert text == markdown_text(kind.removesuffix("-carry-out"), doc)  # built from the -o json document
     assert text == invoke([*COMMANDS[kind], "-o", "markdown"]).stdout  # deterministic
     first = [line for line in text.split("\n") if line and not line.startswith("#")][0]
     assert first.startswith("**Verdict:** "), first
@@ -117,6 +118,9 @@ def test_verdicts_follow_the_documents(documents) -> None:
     assert "**Verdict:** **not** drainable" in markdown_text("drain", documents["drain"][0])
     assert "**Verdict:** 1 pod(s) differ" in markdown_text("diff", documents["diff"][0])
     assert "**Verdict:** not zone-loss safe: 3 of 3" in markdown_text("sweep", documents["sweep"][0])
+    carried = markdown_text("schedule", documents["schedule-carry-out"][0])
+    assert "Preemption carried out: 1 pod(s) evicted" in carried
+    assert "| batch/etl-adhoc-024 | general-c-02 | payments/payments-worker-7f6d5c4b3-9xk2p |" in carried
 
 
 HOSTILE = "a|b<script>`*_[x]"
@@ -130,7 +134,7 @@ def test_hostile_names_escaped(kind: str, documents) -> None:
     for name in ("general-a-01", "general-c-02", "shop/web-7d9f8b6c5d", "ip-10-0-32-10.us-east-1.compute.internal"):
         raw = raw.replace(name, HOSTILE)
     hostile = json.loads(raw)
-    text = markdown_text(kind, hostile)
+    text = markdown_text(kind.removesuffix("-carry-out"), hostile)
     if HOSTILE in raw:
         assert esc(HOSTILE) in text, kind  # whole, escaped
     assert "<script>" not in text
