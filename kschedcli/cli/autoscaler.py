@@ -34,7 +34,7 @@ def _show(answer: ScaleUp | ScaleDown, output: Output, reading: ReadFlags) -> No
         render(doc, console)
         print_release(console, answer.world)
     else:
-        dump(doc, output)
+        dump(doc, output, "scale-down" if "removable" in doc else "scale-up")
     finish(answer.exit_code())
 
 

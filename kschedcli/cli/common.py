@@ -64,9 +64,13 @@ def open_session(
     return Session(source, options=options, messages=_say)
 
 
-def dump(doc: dict, output: Output | str) -> None:
-    """A document as -o json or -o yaml prints it."""
-    if output == Output.yaml:
+def dump(doc: dict, output: Output | str, kind: str) -> None:
+    """A document of command `kind` as -o json, -o yaml or -o markdown prints it."""
+    if output == Output.markdown:
+        from ..render.markdown import markdown_text
+
+        sys.stdout.write(markdown_text(kind, doc))
+    elif output == Output.yaml:
         from ..render.yamltext import yaml_text
 
         sys.stdout.write(yaml_text(doc))

@@ -92,7 +92,7 @@ def explain(
         show_edits(e.world, reading.no_color)
         render_explain(e.result, e.world, node=node, all_nodes=all_nodes, top=top, raw=raw, no_color=reading.no_color)
     else:
-        dump(e.to_dict(), output)
+        dump(e.to_dict(), output, "explain")
     finish(e.exit_code(allow_preemption))
 
 
@@ -113,5 +113,5 @@ def preempt(
         show_edits(e.world, reading.no_color)
         render_preempt(e.result, e.world, no_color=reading.no_color)
     else:
-        dump(e.to_dict(), output)
+        dump(e.to_dict(), output, "preempt")
     finish(e.exit_code(allow_preemption))

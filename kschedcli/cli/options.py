@@ -21,6 +21,7 @@ class Output(StrEnum):
     table = "table"
     json = "json"
     yaml = "yaml"
+    markdown = "markdown"
 
 
 class ScheduleOutput(StrEnum):
@@ -29,6 +30,7 @@ class ScheduleOutput(StrEnum):
     name = "name"
     json = "json"
     yaml = "yaml"
+    markdown = "markdown"
 
 
 class Order(StrEnum):
@@ -269,7 +271,8 @@ OutputOpt = typer.Option(
     Output.table,
     "--output",
     "-o",
-    help="table: the explanation; json / yaml: everything, for scripts (`ksched schema`).",
+    help="table: the explanation; json / yaml: everything, for scripts (`ksched schema`); markdown: a "
+    "summary and <details> for a pull-request comment or $GITHUB_STEP_SUMMARY (docs/reports.md).",
 )
 DetailOpt = typer.Option(
     Detail.compact,

@@ -60,7 +60,8 @@ def schedule(
         "--output",
         "-o",
         help="table: a row per pod; wide: also score, feasible nodes, nominated node, victims; name: the pods "
-        "that are not schedulable, namespace/name a line; json / yaml: a document per pod (--detail).",
+        "that are not schedulable, namespace/name a line; json / yaml: a document per pod (--detail); markdown: "
+        "a summary and <details> for a pull-request comment or $GITHUB_STEP_SUMMARY (docs/reports.md).",
     ),
     no_headers: bool = typer.Option(False, "--no-headers", help="table / wide: the rows only."),
     detail: Detail = DetailOpt,
@@ -145,7 +146,7 @@ def show_run(
     from ..session import analysis_parts
 
     if preemption == PreemptionMode.carry_out:
-        as_document = output in (ScheduleOutput.json, ScheduleOutput.yaml)
+        as_document = output in (ScheduleOutput.json, ScheduleOutput.yaml, ScheduleOutput.markdown)
         compact = as_document and detail == Detail.compact
         run = ask(preemption="carry-out", detail=detail.value, analysis=None if compact else analysis_parts("all"))
         if not as_document:
@@ -154,14 +155,14 @@ def show_run(
             show_edits(run.world, no_color)
             render_carried_out(run.carried_out, run.world, no_color=no_color)
         else:
-            dump(run.to_dict(), Output(output.value))
+            dump(run.to_dict(), Output(output.value), "schedule")
         finish(run.exit_code(allow_preemption))
     if output == ScheduleOutput.json:
         run = _stream_json(ask, detail)
         finish(run.exit_code(allow_preemption))
-    if output == ScheduleOutput.yaml:
+    if output in (ScheduleOutput.yaml, ScheduleOutput.markdown):
         run = ask(detail=detail.value)
-        dump(run.to_dict(), Output.yaml)
+        dump(run.to_dict(), Output(output.value), "schedule")
         finish(run.exit_code(allow_preemption))
     parts = analysis_parts("none" if output == ScheduleOutput.name else "first-failures")
     run = ask(detail="compact", analysis=parts)

@@ -83,5 +83,5 @@ def sweep(
         render_sweep(doc, console, top)
         print_release(console, s.cluster)
     else:
-        dump(doc, output)
+        dump(doc, output, "sweep")
     finish(s.exit_code())

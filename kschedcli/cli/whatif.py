@@ -77,7 +77,7 @@ def capacity(
         render_capacity(doc, stops, top=top, no_color=reading.no_color)
         print_release(make_console(reading.no_color), c.world)
     else:
-        dump(doc, output)
+        dump(doc, output, "capacity")
     finish(c.exit_code(min_copies))
 
 
@@ -126,7 +126,7 @@ def drain(
         render_drain(d.report, console, allow_preemption)
         print_release(console, d.cluster)
     else:
-        dump(d.to_dict(), output)
+        dump(d.to_dict(), output, "drain")
     finish(d.exit_code())
 
 
@@ -172,5 +172,5 @@ def diff(
         render_diff(d.report, console)
         print_release(console, d.cluster)
     else:
-        dump(d.to_dict(), output)
+        dump(d.to_dict(), output, "diff")
     finish(d.exit_code())
