@@ -68,16 +68,13 @@ _OPEN_READ = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOC
 _OPEN_NEW = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 _OPEN_DIR = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
 
-_DISABLED = {"flag": False}  # `ksched --no-cache`
 _WARNED: set[str] = set()
 
 
-def disable() -> None:
-    _DISABLED["flag"] = True
-
-
 def enabled() -> bool:
-    return not _DISABLED["flag"] and os.environ.get("KSCHED_NO_CACHE", "") in ("", "0")
+    """The cache is on unless KSCHED_NO_CACHE is set (`--no-cache`, Options.cache=False, reaches
+    `cached` as its `use` argument instead)."""
+    return os.environ.get("KSCHED_NO_CACHE", "") in ("", "0")
 
 
 def _warn(message: str) -> None:

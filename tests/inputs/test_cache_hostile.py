@@ -44,7 +44,6 @@ def env(tmp_path, monkeypatch):
         monkeypatch.setenv(k, v)
     for k in ("KSCHED_NO_CACHE", "KSCHED_CACHE_MAX_MB"):
         monkeypatch.delenv(k, raising=False)
-    monkeypatch.setattr(snapshot_cache, "_DISABLED", {"flag": False})
     monkeypatch.setattr(snapshot_cache, "_WARNED", set(), raising=False)
     return {**os.environ, **values, "COLUMNS": "100", "KSCHED_NO_PROGRESS": "1"}
 

@@ -35,7 +35,6 @@ def cache(tmp_path, monkeypatch):
     folder = tmp_path / "cache"
     monkeypatch.setenv("KSCHED_CACHE_DIR", str(folder))
     monkeypatch.delenv("KSCHED_NO_CACHE", raising=False)
-    monkeypatch.setattr(snapshot_cache, "_DISABLED", {"flag": False})
     return folder
 
 
