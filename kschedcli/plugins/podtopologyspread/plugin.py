@@ -19,6 +19,7 @@ from ...framework.cycle_state import NotFound
 from ...framework.interface import (
     AlikeAware,
     BatchFilterPlugin,
+    BatchNormalizePlugin,
     BatchScorePlugin,
     CacheHolder,
     ClusterEvent,
@@ -28,11 +29,10 @@ from ...framework.interface import (
     PreFilterPlugin,
     PreFilterResult,
     PreScorePlugin,
-    ScoreExtensions,
 )
 from ...framework.result import Explainer
 from ...framework.status import error, skip, unresolvable, unschedulable
-from ..helper import map_scores
+from ..helper import map_list, map_scores
 from ..nodeaffinity import required_node_affinity_column
 from .alike import SpreadTracker, normalized_spread_score
 from .common import (
@@ -84,7 +84,7 @@ class PodTopologySpread(
     BatchFilterPlugin,
     PreScorePlugin,
     BatchScorePlugin,
-    ScoreExtensions,
+    BatchNormalizePlugin,
     EnqueueExtensions,
     Explainer,
     CacheHolder,
@@ -359,11 +359,19 @@ class PodTopologySpread(
                         s.counts[i][value] = 0
                         sizes[i] += 1
         else:
-            # every node counts: each constraint's domains, in the order the nodes meet them
+            # every node counts: each constraint's domains, in the order the nodes meet them (read
+            # off the snapshot's label columns when the nodes are its own, at known positions)
+            positions = state.score_positions
             for i, c in enumerate(constraints):
                 if c.topology_key != HOSTNAME_KEY:  # per-node counts are taken in Score
                     key = c.topology_key
-                    s.counts[i] = dict.fromkeys([ni.node.labels.get(key, "") for ni in nodes], 0)
+                    if positions is not None:
+                        values = list(map(self.handle.snapshot.label_column(key).__getitem__, positions))
+                        if None in values:
+                            values = ["" if v is None else v for v in values]
+                    else:
+                        values = [ni.node.labels.get(key, "") for ni in nodes]
+                    s.counts[i] = dict.fromkeys(values, 0)
                     sizes[i] = len(s.counts[i])
         for i, c in enumerate(constraints):
             size = len(nodes) - len(s.ignored_nodes) if c.topology_key == HOSTNAME_KEY else sizes[i]
@@ -530,6 +538,23 @@ class PodTopologySpread(
         for name, sc in scores.items():
             scores[name] = 0 if name in ignored else normalized_spread_score(sc, lowest, max_score)
         return None
+
+    def normalize_scores(
+        self, state: CycleState, pod: Pod, scores: list[int], names: list[str]
+    ) -> tuple[list[int], Status | None]:
+        """normalize_score on a list (the scores of `names`, in their order)."""
+        try:
+            s = state.read(PRE_SCORE_KEY)
+        except NotFound as e:
+            return list(scores), error(f'error reading "{PRE_SCORE_KEY}" from cycleState: {e}')
+        if s is None:
+            return list(scores), None
+        if not s.ignored_nodes and scores:
+            lowest, highest = min(scores), max(0, max(scores))
+            return map_list(scores, lambda sc: normalized_spread_score(sc, lowest, highest)), None
+        table = dict(zip(names, scores))
+        st = self.normalize_score(state, pod, table)
+        return (list(table.values()) if len(table) == len(names) else [table[n] for n in names]), st
 
     # -- a sequence of alike pods (framework/alike.py) -------------------------------------
     def alike_tracker(self, state: CycleState, pod: Pod) -> SpreadTracker | None:
