@@ -86,6 +86,16 @@ class Scheduler:
         note = PARALLELISM_NOTE.format(workers=workers) if workers != 1 else ""
         self.sampling = NodeSampling(start_index, note)
 
+    def enable_preemption_sampling(self, seed: int = 0) -> None:
+        """Bound preemption's dry run as kube-scheduler does (DefaultPreemption's
+        minCandidateNodesPercentage / minCandidateNodesAbsolute from a random offset), the offsets
+        drawn from a source seeded with `seed`; by default every potential node is evaluated."""
+        for fw in self.frameworks.values():
+            for pl in fw.plugins.values():
+                sample = getattr(pl, "sample_candidates", None)
+                if sample is not None:
+                    sample(seed)
+
     def framework_for(self, pod: Pod) -> Framework | None:
         return self.frameworks.get(pod.scheduler_name)
 
