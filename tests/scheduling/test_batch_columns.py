@@ -448,3 +448,44 @@ def test_resource_scores_over_many_nodes_at_the_edges_of_float64():
             assert batch == [pl.score(state, p, ni)[0] for ni in nis], (name, p.name)
             compared += 1
     assert compared == 6
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_resource_scores_from_the_requested_columns_follow_binds(seed):
+    """The resource scorers read the snapshot's requested columns at the feasible nodes'
+    positions (CycleState.score_positions): after every bind they score as node by node, on every
+    node and on a subset."""
+    nodes, existing, pending = _cluster(seed)
+    sched = scheduler(nodes, existing)
+    snap = sched.snapshot
+    fw = sched.frameworks["default-scheduler"]
+    snap.requested_columns()  # built before the binds, then brought up to date
+    checked = 0
+    for p in pending:
+        r = sched.schedule(p)
+        if r.schedulable:
+            sched.bind(p, r.selected_node)
+        nis = snap.node_infos
+        assert snap.requested_columns() == (
+            [ni.node.allocatable.milli_cpu for ni in nis],
+            [ni.node.allocatable.memory for ni in nis],
+            [ni.requested.milli_cpu for ni in nis],
+            [ni.requested.memory for ni in nis],
+            [ni.non0_cpu for ni in nis],
+            [ni.non0_mem for ni in nis],
+        )
+        state = CycleState()
+        if fw.run_pre_filter(state, p).status is not None or fw.run_pre_score(state, p, nis) is not None:
+            continue
+        for positions in (list(range(len(nis))), list(range(1, len(nis), 2))):
+            subset = [nis[i] for i in positions]
+            for name in ("NodeResourcesFit", "NodeResourcesBalancedAllocation"):
+                pl = fw.plugins[name]
+                if name in state.skip_score_plugins:
+                    continue
+                state.score_positions = positions
+                batch, _ = pl.score_nodes(state, p, subset)
+                state.score_positions = None
+                assert batch == [pl.score(state, p, ni)[0] for ni in subset], (name, p.name)
+                checked += 1
+    assert checked > 10
