@@ -274,10 +274,10 @@ class DefaultPreemption(Plugin, PreEnqueuePlugin, PostFilterPlugin, Explainer):
         budgets = self.budgets()
         less = more_important(now_ns)
         n = len(potential)
-        order = [*range(offset, n), *range(offset)]
-        rotated = [potential[k] for k in order]
-        rotated_names = [names[k] for k in order]
-        rotated_at = [positions[k] for k in order] if positions is not None else None
+        # the lists from the offset on, around (slices: no Python step per node)
+        rotated = potential[offset:] + potential[:offset]
+        rotated_names = names[offset:] + names[:offset]
+        rotated_at = positions[offset:] + positions[:offset] if positions is not None else None
         non_violating: list[Candidate] = []
         violating: list[Candidate] = []
         errors: list[str] = []
