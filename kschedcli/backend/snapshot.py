@@ -590,6 +590,7 @@ class Snapshot:
                     return []
                 if best is None or len(cand) < len(best):
                     best, best_at = cand, at
+            assert best is not None  # every pair had candidates (else returned above)
             # every candidate carries the rarest pair: only the other requirements are checked
             rest = selector.without_requirement(pairs[best_at])
             if not rest:

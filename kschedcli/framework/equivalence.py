@@ -131,9 +131,9 @@ class Column:
         partial = self._partial
         if partial is not None:
             positions, raw, n = partial
-            vals = [UNKNOWN] * n
-            deque(map(vals.__setitem__, positions, raw), 0)  # vals[positions[k]] = raw[k]
-            self.values = vals
+            laid: list = [UNKNOWN] * n
+            deque(map(laid.__setitem__, positions, raw), 0)  # laid[positions[k]] = raw[k]
+            self.values = laid
             self._partial = None
         vals = self.values
         if vals is None:
