@@ -305,8 +305,6 @@ class Snapshot:
         self._taint_groups: tuple[list[int], list[NodeInfo]] | None = None
         self._free: tuple[list, list, list, list] | None = None
         self._free_seen = 0  # how much of `changes` the free columns include
-        self._requested: tuple[list, list, list, list, list, list] | None = None
-        self._requested_seen = 0  # how much of `changes` the requested columns include
         # the free columns and the allocatable ones as int64 arrays (vectors.py): None until
         # asked for, False when a value does not fit in int64
         self._free_arrays: Any = None
@@ -487,35 +485,6 @@ class Snapshot:
                     col[i] = v
         self._free_seen = len(self.changes)
         return free
-
-    def requested_columns(self) -> tuple[list[int], list[int], list[int], list[int], list[int], list[int]]:
-        """Each node's allocatable milli-cpu and memory, requested milli-cpu and memory, and
-        requested milli-cpu and memory with the non-zero defaults (the resource scorers'), up to
-        date with every bind."""
-        cols = self._requested
-        if cols is None:
-            nis = self.node_infos
-            allocs = [ni.node.allocatable for ni in nis]
-            used = [ni.requested for ni in nis]
-            cols = self._requested = (
-                [a.milli_cpu for a in allocs],
-                [a.memory for a in allocs],
-                [u.milli_cpu for u in used],
-                [u.memory for u in used],
-                [ni.non0_cpu for ni in nis],
-                [ni.non0_mem for ni in nis],
-            )
-        elif self._requested_seen < len(self.changes):
-            nis = self.node_infos
-            _, _, used_cpu, used_mem, non0_cpu, non0_mem = cols
-            for i in set(self.changes[self._requested_seen :]):
-                ni = nis[i]
-                used_cpu[i] = ni.requested.milli_cpu
-                used_mem[i] = ni.requested.memory
-                non0_cpu[i] = ni.non0_cpu
-                non0_mem[i] = ni.non0_mem
-        self._requested_seen = len(self.changes)
-        return cols
 
     def free_arrays(self, np) -> tuple | None:
         """free_columns, then each node's allocatable milli-cpu, memory and ephemeral storage,

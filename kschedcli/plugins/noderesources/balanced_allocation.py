@@ -56,12 +56,6 @@ class NodeResourcesBalancedAllocation(Plugin, PreScorePlugin, BatchScorePlugin):
         if reqs is None or self.scores_change or [r["name"] for r in self.resources] != ["cpu", "memory"]:
             return [self.score(state, pod, ni)[0] for ni in nodes], None
         pc, pm = reqs
-        positions = state.score_positions
-        snapshot = getattr(self.handle, "snapshot", None)
-        if positions is not None and snapshot is not None:
-            fast = _balanced_columns(snapshot.requested_columns(), positions, pc, pm)
-            if fast is not None:
-                return fast, None
         out: list[int] = []
         append = out.append
         for ni in nodes:
@@ -89,36 +83,3 @@ class NodeResourcesBalancedAllocation(Plugin, PreScorePlugin, BatchScorePlugin):
             else:
                 append(100)  # fewer than two fractions: no deviation
         return out, None
-
-
-_EXACT = 1 << 53  # below it (in magnitude) an int converts to float64 exactly
-
-
-def _balanced_columns(columns, positions: list[int], pc: int, pm: int) -> list[int] | None:
-    """score_nodes on cpu and memory for the snapshot's nodes at `positions`, read off its
-    requested columns; None when some node needs the careful path (an allocatable of 0, a value
-    that does not convert exactly)."""
-    alloc_cpu, alloc_mem, used_cpu, used_mem, _, _ = columns
-    ca = list(map(alloc_cpu.__getitem__, positions))
-    ma = list(map(alloc_mem.__getitem__, positions))
-    uc = list(map(used_cpu.__getitem__, positions))
-    um = list(map(used_mem.__getitem__, positions))
-    if not ca or 0 in ca or 0 in ma:
-        return None
-    if (
-        max(map(abs, ca)) >= _EXACT
-        or max(map(abs, ma)) >= _EXACT
-        or max(uc) + pc >= _EXACT
-        or min(uc) + pc <= -_EXACT
-        or max(um) + pm >= _EXACT
-        or min(um) + pm <= -_EXACT
-    ):
-        return None
-    # as the node-by-node loop: each fraction capped at 1, then 1 - |difference| / 2, in float64
-    return [
-        int(
-            (1 - abs(((fc if (fc := (c + pc) / a) <= 1 else 1.0) - (fm if (fm := (m + pm) / b) <= 1 else 1.0)) / 2))
-            * 100.0
-        )
-        for a, b, c, m in zip(ca, ma, uc, um)
-    ]

@@ -312,24 +312,6 @@ class NodeResourcesFit(Plugin, PreFilterPlugin, BatchFilterPlugin, PreScorePlugi
         pc, pm = reqs
         wc, wm = self.resources[0]["weight"], self.resources[1]["weight"]
         unit = wc == 1 and wm == 1
-        positions = state.score_positions
-        snapshot = getattr(self.handle, "snapshot", None)
-        if unit and positions is not None and snapshot is not None:
-            # the snapshot's nodes at known positions: read off its requested columns
-            alloc_cpu, alloc_mem, _, _, non0_cpu, non0_mem = snapshot.requested_columns()
-            ca = list(map(alloc_cpu.__getitem__, positions))
-            ma = list(map(alloc_mem.__getitem__, positions))
-            if 0 not in ca and 0 not in ma:
-                nc = map(non0_cpu.__getitem__, positions)
-                nm = map(non0_mem.__getitem__, positions)
-                return [
-                    (
-                        ((a - r) * 100 // a if (r := c + pc) <= a else 0)
-                        + ((b - q) * 100 // b if (q := m + pm) <= b else 0)
-                    )
-                    // 2
-                    for a, b, c, m in zip(ca, ma, nc, nm)
-                ], None
         out: list[int] = []
         append = out.append
         for ni in nodes:
