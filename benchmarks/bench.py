@@ -478,6 +478,17 @@ def rows_of(raw: dict, base: dict | None, nodes: int) -> list[tuple[str, str, st
                 TARGETS["cycle"],
             )
         )
+        with_numpy = cyc.get("cycles_numpy", {}).get(cat)
+        if with_numpy:
+            rows.append(
+                (
+                    f"  the same with numpy's columns (a sequence or search past {cyc.get('numpy_after')} cycles)",
+                    fmt_ms(with_numpy),
+                    "",
+                    kube_col(f"cycle:{cat}", est, "ms"),
+                    TARGETS["cycle"],
+                )
+            )
         if cat == "preempt" and o.get("candidates_evaluated"):
             # the dry run's cost per node it evaluates, beside kube-scheduler's (which samples)
             per = [t / o["candidates_evaluated"] for t in cyc["cycles"][cat]]
@@ -500,17 +511,6 @@ def rows_of(raw: dict, base: dict | None, nodes: int) -> list[tuple[str, str, st
                     "",
                     kube["preempt_sampled"][1],
                     "1.5x faster than kube-scheduler",
-                )
-            )
-        with_numpy = cyc.get("cycles_numpy", {}).get(cat)
-        if with_numpy:
-            rows.append(
-                (
-                    f"  the same with numpy's columns (a sequence or search past {cyc.get('numpy_after')} cycles)",
-                    fmt_ms(with_numpy),
-                    "",
-                    kube_col(f"cycle:{cat}", est, "ms"),
-                    TARGETS["cycle"],
                 )
             )
     seq = cyc["sequence"]
