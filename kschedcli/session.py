@@ -502,15 +502,20 @@ class Session:
         seed: int | None = None,
         fixes: int = 3,
         as_bound: bool = False,
+        preemption_sampling: bool = False,
     ) -> Explanation:
         """What kube-scheduler would do with one pod: `pod` is a file ('-' for stdin) holding a Pod
         or one workload (of which new pod `replica` is explained, the ones before it bound first),
         or NAMESPACE/NAME of a pending pod of the snapshot. `node`: a node the caller will look
         at (checked to exist). `fixes`: for a pod that does not fit, the N best verified changes
         that would place it (0: none). A bound Pod (spec.nodeName set, as `kubectl get pod -o yaml`
-        prints a running one) is explained as if created again now, unless `as_bound`."""
+        prints a running one) is explained as if created again now, unless `as_bound`.
+        `preemption_sampling`: bound preemption's dry run as kube-scheduler does, its offset
+        seeded by `seed` (docs/preemption-sampling.md); by default every potential node is tried."""
         with self._validating():
             world = self._load(("POD", pod))
+            if preemption_sampling:
+                world.scheduler.enable_preemption_sampling(seed or 0)
             p, before = self._one_pod(pod, world, replicas, replica, is_file, as_bound)
             self._use_profile((*before, p), world)
             if node is not None and world.scheduler.snapshot.get(node) is None:
@@ -648,6 +653,7 @@ class Session:
         keep: bool = True,
         sampling: bool = False,
         start_index: int = 0,
+        preemption_sampling: bool = False,
     ) -> ScheduleRun:
         """Several pods in turn, each bound to its node before the next: those of the file `pods`
         (Pods and workloads, '-' for stdin; workloads become the pods their controllers would
@@ -658,12 +664,16 @@ class Session:
         `detail` shows); `on_start` sees the world before the first cycle, `on_result` each result
         as it is decided; `keep=False` keeps in the run only the slimmed results (for callers that
         stream them). `sampling`: sample nodes as kube-scheduler does on clusters of 100 nodes or
-        more (docs/sampling.md), its next start index at `start_index` before the first cycle."""
+        more (docs/sampling.md), its next start index at `start_index` before the first cycle.
+        `preemption_sampling`: bound preemption's dry runs as kube-scheduler does, their offsets
+        drawn from a source seeded by `seed` (docs/preemption-sampling.md)."""
         with self._validating():
             world = self._load(("PODS", pods))
             pod_list, expansion = self._pods(pods, namespace, replicas, world)
             if sampling:
                 self._sample(world, start_index)
+            if preemption_sampling:
+                world.scheduler.enable_preemption_sampling(seed or 0)
             return self._run(
                 world, pod_list, expansion, order, seed, preemption, detail, analysis, on_start, on_result, keep
             )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import TypeGuard
+from typing import Any, TypeGuard
 
 from ..errors import FieldError
 
@@ -164,6 +164,19 @@ class LabelSelector:
     def equality_pairs(self) -> list[tuple[str, str]]:
         """key=value requirements usable to narrow candidates by a label index."""
         return [(r.key, next(iter(r.values))) for r in self.requirements if r.op == "In" and len(r.values) == 1]
+
+    def without_requirement(self, pair: tuple[str, str]) -> list[tuple[str, str, Any]]:
+        """(key, operator, values) of every requirement but the first key=value one equal to
+        `pair` (one of equality_pairs()): what is left to check of a label set carrying `pair`."""
+        out = []
+        dropped = False
+        key, value = pair
+        for r in self.requirements:
+            if not dropped and r.op == "In" and len(r.values) == 1 and r.key == key and value in r.values:
+                dropped = True
+                continue
+            out.append((r.key, r.op, r.values))
+        return out
 
 
 NOTHING = LabelSelector(is_nothing=True)

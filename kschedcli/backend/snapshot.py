@@ -552,12 +552,25 @@ class Snapshot:
         best: Sequence[Pod] | None = None
         pairs = selector.equality_pairs()
         if pairs:
-            for k, v in pairs:
+            best_at = 0
+            for at, (k, v) in enumerate(pairs):
                 cand = self._key_index(namespace, k).get(v)
                 if cand is None:
                     return []
                 if best is None or len(cand) < len(best):
-                    best = cand
+                    best, best_at = cand, at
+            assert best is not None  # every pair had candidates (else returned above)
+            # every candidate carries the rarest pair: only the other requirements are checked
+            rest = selector.without_requirement(pairs[best_at])
+            if not rest:
+                return builtins.list(best)
+            if all(op == "In" and len(values) == 1 for _, op, values in rest):
+                if len(rest) == 1:
+                    key, _, values = rest[0]
+                    (value,) = values
+                    return [p for p in best if p.labels.get(key) == value]
+                wanted = [(key, next(iter(values))) for key, _, values in rest]
+                return [p for p in best if all(p.labels.get(k) == v for k, v in wanted)]
         else:
             best = self._pods_by_namespace.get(namespace, ())
         match = selector.matches

@@ -12,6 +12,7 @@ from .options import (
     AllowPreemptionOpt,
     Output,
     OutputOpt,
+    PreemptionSamplingOpt,
     ReadFlags,
     SeedOpt,
     WorldFlags,
@@ -78,6 +79,7 @@ def explain(
         "cluster that would place it, each verified by a cycle (0: none).",
     ),
     seed: int | None = SeedOpt,
+    preemption_sampling: bool = PreemptionSamplingOpt,
     allow_preemption: bool = AllowPreemptionOpt,
     reading: ReadFlags = ReadFlags(),
     edits: list[Edit] | None = None,
@@ -85,7 +87,7 @@ def explain(
     """Explain, node by node and plugin by plugin, what kube-scheduler would do with one pod."""
     # the fixes are not shown with --node's table
     wanted = fixes if not (node is not None and output == Output.table) else 0
-    e = _ask(pod, world, reading, edits, node=node, seed=seed, fixes=wanted)
+    e = _ask(pod, world, reading, edits, node=node, seed=seed, fixes=wanted, preemption_sampling=preemption_sampling)
     if output == Output.table:
         from ..render.terminal import render_explain
 

@@ -286,6 +286,13 @@ SeedOpt = typer.Option(
     help="Pick among tied top nodes as kube-scheduler's reservoir sampling "
     "would, with this seed (default: the first by name).",
 )
+PreemptionSamplingOpt = typer.Option(
+    False,
+    "--preemption-sampling",
+    help="Bound preemption's dry run as kube-scheduler does: from a random offset (seeded by --seed, "
+    "default 0), stop once minCandidateNodesPercentage / minCandidateNodesAbsolute candidates are found "
+    "(default: every potential node is tried; docs/preemption-sampling.md).",
+)
 AllowPreemptionOpt = typer.Option(False, "--allow-preemption", help="Exit 0 for a pod that preemption would place.")
 ReplicasOpt = typer.Option(
     None,

@@ -16,6 +16,7 @@ from .options import (
     Output,
     OutputOpt,
     PreemptionMode,
+    PreemptionSamplingOpt,
     ReadFlags,
     ReplicasOpt,
     SamplingFlags,
@@ -67,6 +68,7 @@ def schedule(
     detail: Detail = DetailOpt,
     replicas: int | None = ReplicasOpt,
     seed: int | None = SeedOpt,
+    preemption_sampling: bool = PreemptionSamplingOpt,
     allow_preemption: bool = AllowPreemptionOpt,
     preemption: PreemptionMode = typer.Option(
         PreemptionMode.report,
@@ -88,7 +90,14 @@ def schedule(
     show_run(
         session,
         lambda **kw: session.schedule(
-            path, namespace=pods_namespace, order=order.value, replicas=replicas, seed=seed, **sampling._asdict(), **kw
+            path,
+            namespace=pods_namespace,
+            order=order.value,
+            replicas=replicas,
+            seed=seed,
+            preemption_sampling=preemption_sampling,
+            **sampling._asdict(),
+            **kw,
         ),
         output,
         allow_preemption,

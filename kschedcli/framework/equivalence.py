@@ -15,6 +15,7 @@ registry replaced the in-tree implementation, runs on every node as usual.
 from __future__ import annotations
 
 import json
+from collections import deque
 from collections.abc import Callable
 from typing import Any
 
@@ -114,16 +115,26 @@ class Column:
     `values` is replaced, never changed in place, once handed out: results of earlier cycles
     keep the list they were given. `seen` is how many of the snapshot's changes it reflects."""
 
-    __slots__ = ("values", "seen", "static")
+    __slots__ = ("values", "seen", "static", "_partial")
 
     def __init__(self, static: bool):
         self.values: list | None = None
         self.seen = 0
         self.static = static
+        # (positions, values there, length): a store of some nodes only, laid out on first read
+        # (a single cycle never reads it back)
+        self._partial: tuple[list[int], list, int] | None = None
 
     def current(self, snapshot) -> list | None:
         """The values brought up to date: entries of nodes changed since are UNKNOWN again
         (for results that depend on the pods on the node)."""
+        partial = self._partial
+        if partial is not None:
+            positions, raw, n = partial
+            laid: list = [UNKNOWN] * n
+            deque(map(laid.__setitem__, positions, raw), 0)  # laid[positions[k]] = raw[k]
+            self.values = laid
+            self._partial = None
         vals = self.values
         if vals is None:
             return None
@@ -138,6 +149,14 @@ class Column:
 
     def store(self, snapshot, values: list) -> None:
         self.values = values
+        self._partial = None
+        self.seen = len(snapshot.changes)
+
+    def store_at(self, snapshot, positions: list[int], values: list, n: int) -> None:
+        """store() of a column of `n` entries known only at `positions` (UNKNOWN elsewhere);
+        neither list is changed from here on."""
+        self.values = None
+        self._partial = (positions, values, n)
         self.seen = len(snapshot.changes)
 
 

@@ -203,6 +203,16 @@ class ScoreExtensions(NamedPlugin, Protocol):
 
 
 @runtime_checkable
+class BatchNormalizePlugin(ScoreExtensions, Protocol):
+    """A NormalizeScore that also works on a list: the scores of `names` in their order, a new
+    list returned (what normalize_score would leave in a dict of them, in the same order)."""
+
+    def normalize_scores(
+        self, state: CycleState, pod: Pod, scores: list[int], names: list[str]
+    ) -> tuple[list[int], Status | None]: ...
+
+
+@runtime_checkable
 class ReservePlugin(NamedPlugin, Protocol):
     """ReservePlugin: assumes what the pod will use on the chosen node. (A what-if run never fails
     after Reserve, so no Unreserve is ever called.)"""

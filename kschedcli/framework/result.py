@@ -40,11 +40,19 @@ class NominatedOnNode:
 class _NodeTable(Mapping):
     """A read-only mapping over node names (in `names` order), the values made when read."""
 
-    __slots__ = ("names", "index")
+    __slots__ = ("names", "_index")
 
-    def __init__(self, names: list[str], index: dict[str, int]):
+    def __init__(self, names: list[str], index: dict[str, int] | None):
+        """`index`: name -> position in `names` (None: made on first use)."""
         self.names = names
-        self.index = index
+        self._index = index
+
+    @property
+    def index(self) -> dict[str, int]:
+        index = self._index
+        if index is None:
+            index = self._index = {n: i for i, n in enumerate(self.names)}
+        return index
 
     def __contains__(self, name) -> bool:
         return name in self.index
@@ -95,7 +103,7 @@ class ScoreTable(_NodeTable):
         self, names: list[str], columns: list[tuple[str, list, list, int]], index: dict[str, int] | None = None
     ):
         """`index`: name -> position in `names`, when the caller has it (the snapshot's)."""
-        super().__init__(names, {n: i for i, n in enumerate(names)} if index is None else index)
+        super().__init__(names, index)
         self.columns = columns
 
     def __getitem__(self, name: str) -> dict[str, PluginScore]:
@@ -149,6 +157,8 @@ class PreemptionResult:
     potential_nodes: int | None = None
     num_candidates: int = 0
     evaluated_nodes: int = 0
+    # with kube-scheduler's candidate sampling on (--preemption-sampling): the dry run's offset
+    sampling_offset: int | None = None
 
 
 @dataclass

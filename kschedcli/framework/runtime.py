@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections import deque
 from itertools import compress
 from typing import TYPE_CHECKING, Any, cast
 
@@ -12,6 +11,7 @@ from .equivalence import UNKNOWN, EquivalenceCache
 from .interface import (
     MAX_NODE_SCORE,
     BatchFilterPlugin,
+    BatchNormalizePlugin,
     BatchScorePlugin,
     FilterPlugin,
     Plugin,
@@ -108,6 +108,9 @@ class Framework:
         }
         self.normalizers: dict[str, ScoreExtensions] = {
             pl.name: pl for pl in self.score_plugins if isinstance(pl, ScoreExtensions)
+        }
+        self.batch_normalizers: dict[str, BatchNormalizePlugin] = {
+            pl.name: pl for pl in self.score_plugins if isinstance(pl, BatchNormalizePlugin)
         }
         self.weights = profile.score_weights
         # node-local plugin results shared between cycles of equivalent pods (see equivalence.py)
@@ -370,8 +373,19 @@ class Framework:
         return result, Status(UNSCHEDULABLE, *reasons, plugin=rejector), details
 
     # -- Score ---------------------------------------------------------------------------
-    def run_pre_score(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> Status | None:
+    def run_pre_score(
+        self, state: CycleState, pod: Pod, nodes: list[NodeInfo], positions: list[int] | None = None
+    ) -> Status | None:
+        """`positions`: the nodes' positions in the snapshot's node order, when they are its own
+        NodeInfos (CycleState.score_positions for the plugins, during their calls)."""
         skip: set[str] = set()
+        state.score_positions = positions
+        try:
+            return self._run_pre_score(state, pod, nodes, skip)
+        finally:
+            state.score_positions = None
+
+    def _run_pre_score(self, state: CycleState, pod: Pod, nodes: list[NodeInfo], skip: set[str]) -> Status | None:
         for pl in self.pre_score_plugins:
             st = pl.pre_score(state, pod, nodes)
             if st is not None and st.is_skip():
@@ -384,13 +398,20 @@ class Framework:
         return None
 
     def run_score(
-        self, state: CycleState, pod: Pod, nodes: list[NodeInfo], *, cached: bool = True, names: list | None = None
+        self,
+        state: CycleState,
+        pod: Pod,
+        nodes: list[NodeInfo],
+        *,
+        cached: bool = True,
+        names: list | None = None,
+        positions: list[int] | None = None,
     ) -> list[tuple[str, list, list, int]]:
         """Per plugin that did not Skip: (name, raw scores, normalized scores, weight), the lists in
         the order of `nodes`; raises PluginError. Node-local plugins' raw scores come from their
         equivalence-class columns when known (cached=False: never, for nodes that are not the
         snapshot's); a plugin with `score_nodes` scores the nodes in one call. `names`: the nodes'
-        names, when the caller has them."""
+        names, `positions` their positions in the snapshot's order, when the caller has them."""
         snapshot = self.handle.snapshot
         index_of = snapshot.index_of
         own = snapshot.node_infos
@@ -401,9 +422,12 @@ class Framework:
         if names is None:
             names = snapshot.names if every_node else [ni.node.name for ni in nodes]
         out = []
-        positions = None
-        if cached:
-            positions = list(range(len(own))) if every_node else list(map(index_of.__getitem__, names))
+        if not cached:
+            positions = None
+        elif every_node:
+            positions = list(range(len(own)))
+        elif positions is None:
+            positions = list(map(index_of.__getitem__, names))
         for pl in self.score_plugins:
             if pl.name in state.skip_score_plugins:
                 continue
@@ -418,9 +442,7 @@ class Framework:
                         cache.store(snapshot, raw)
                     else:
                         assert positions is not None
-                        vals = [UNKNOWN] * len(own)
-                        deque(map(vals.__setitem__, positions, raw), 0)  # vals[positions[k]] = raw[k]
-                        cache.store(snapshot, vals)
+                        cache.store_at(snapshot, positions, raw, len(own))
                     out.append(self._normalized(pl, state, pod, nodes, raw, names))
                     continue
                 assert positions is not None
@@ -442,8 +464,15 @@ class Framework:
     ) -> tuple[str, list, list, int]:
         """(name, raw scores, normalized scores, weight) of one plugin; raises PluginError.
         `names`: the nodes' names."""
+        batch = self.batch_normalizers.get(pl.name)
         normalizer = self.normalizers.get(pl.name)
-        if normalizer is not None:
+        if batch is not None:
+            normalized, st = batch.normalize_scores(state, pod, raw, names)
+            if st is not None and not st.is_success():
+                raise PluginError(
+                    pl.name, f'running Normalize on Score plugins: plugin "{pl.name}" failed with: {st.message()}'
+                )
+        elif normalizer is not None:
             scores = dict(zip(names, raw))
             st = normalizer.normalize_score(state, pod, scores)
             if st is not None and not st.is_success():

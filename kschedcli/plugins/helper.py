@@ -21,6 +21,25 @@ def default_normalize_score(scores: dict[str, int], reverse: bool, max_priority:
     map_scores(scores, scaled)
 
 
+def default_normalize_list(scores: list[int], reverse: bool, max_priority: int = MAX_NODE_SCORE) -> list[int]:
+    """default_normalize_score on a list of scores: a new list."""
+    max_count = max(0, max(scores, default=0))
+    if max_count == 0:
+        return [max_priority] * len(scores) if reverse else list(scores)
+
+    def scaled(s: int) -> int:
+        s = max_priority * s // max_count if s >= 0 else -((max_priority * -s) // max_count)
+        return max_priority - s if reverse else s
+
+    return map_list(scores, scaled)
+
+
+def map_list(scores: list[int], fn) -> list[int]:
+    """[fn(s) for s in scores], fn called once per distinct score (nodes share few)."""
+    memo = {v: fn(v) for v in set(scores)}
+    return list(map(memo.__getitem__, scores))
+
+
 def map_scores(scores: dict[str, int], fn) -> None:
     """scores[k] = fn(scores[k]) for every node, in place (the keys keep their order); fn is
     called once per distinct score (nodes share few)."""

@@ -57,7 +57,7 @@ class ImageLocality(Plugin, BatchScorePlugin):
         else:
             held = list(zip(*[[ni.image_states.get(name) for ni in nodes] for name in names]))
         memo = {h: score_of(h) for h in set(held)}
-        return [memo[h] for h in held], None
+        return list(map(memo.__getitem__, held)), None
 
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]:
         total = len(self.handle.snapshot.node_infos)

@@ -7,15 +7,15 @@ from typing import TYPE_CHECKING
 from ..api.model import taint_signature
 from ..framework.interface import (
     BatchFilterPlugin,
+    BatchNormalizePlugin,
     BatchScorePlugin,
     ClusterEvent,
     EnqueueExtensions,
     Plugin,
     PreScorePlugin,
-    ScoreExtensions,
 )
 from ..framework.status import unresolvable
-from .helper import default_normalize_score, find_untolerated_taint
+from .helper import default_normalize_list, default_normalize_score, find_untolerated_taint
 
 if TYPE_CHECKING:
     from ..api.model import Pod
@@ -52,7 +52,9 @@ def _per_taint_set(nodes, decide, untainted, snapshot=None, positions=None) -> l
     return out
 
 
-class TaintToleration(Plugin, BatchFilterPlugin, PreScorePlugin, BatchScorePlugin, ScoreExtensions, EnqueueExtensions):
+class TaintToleration(
+    Plugin, BatchFilterPlugin, PreScorePlugin, BatchScorePlugin, BatchNormalizePlugin, EnqueueExtensions
+):
     name = "TaintToleration"
 
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
@@ -91,6 +93,11 @@ class TaintToleration(Plugin, BatchFilterPlugin, PreScorePlugin, BatchScorePlugi
     def normalize_score(self, state: CycleState, pod: Pod, scores: dict[str, int]) -> Status | None:
         default_normalize_score(scores, reverse=True)
         return None
+
+    def normalize_scores(
+        self, state: CycleState, pod: Pod, scores: list[int], names: list[str]
+    ) -> tuple[list[int], Status | None]:
+        return default_normalize_list(scores, reverse=True), None
 
     def events_to_register(self) -> list[ClusterEvent]:
         return [

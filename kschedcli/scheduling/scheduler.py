@@ -65,6 +65,8 @@ class Scheduler:
             else {}
         )
         self.cycles = 0
+        # (the filter pass's feasible list, their positions in the snapshot): for the cycle's scoring
+        self._feasible_at: tuple[list, list[int]] | None = None
         # node sampling (enable_sampling): None filters and scores every feasible node
         self.sampling: NodeSampling | None = None
         # the last cycle that scored: (its CycleState, framework, PreFilterResult's nodes or None),
@@ -83,6 +85,16 @@ class Scheduler:
         workers = self.config.parallelism
         note = PARALLELISM_NOTE.format(workers=workers) if workers != 1 else ""
         self.sampling = NodeSampling(start_index, note)
+
+    def enable_preemption_sampling(self, seed: int = 0) -> None:
+        """Bound preemption's dry run as kube-scheduler does (DefaultPreemption's
+        minCandidateNodesPercentage / minCandidateNodesAbsolute from a random offset), the offsets
+        drawn from a source seeded with `seed`; by default every potential node is evaluated."""
+        for fw in self.frameworks.values():
+            for pl in fw.plugins.values():
+                sample = getattr(pl, "sample_candidates", None)
+                if sample is not None:
+                    sample(seed)
 
     def framework_for(self, pod: Pod) -> Framework | None:
         return self.frameworks.get(pod.scheduler_name)
@@ -180,6 +192,7 @@ class Scheduler:
         sampling = self.sampling
         allowed = None
         self.last_scored = None
+        self._feasible_at = None
         profile_pct = fw.profile.percentage_of_nodes_to_score
         global_pct = self.config.percentage_of_nodes_to_score
         if pf.status is not None:
@@ -248,7 +261,16 @@ class Scheduler:
                     except ExtenderError as e:
                         res.error = str(e)
         every_node = feasible is self.snapshot.node_infos
-        res.feasible = list(self.snapshot.names) if every_node else [ni.node.name for ni in feasible]
+        known_at = self._feasible_at
+        self._feasible_at = None
+        # the feasible nodes' snapshot positions, when they are the filter pass's (or sampling's) own list
+        positions = known_at[1] if known_at is not None and known_at[0] is feasible and not fresh else None
+        if every_node:
+            res.feasible = list(self.snapshot.names)
+        elif positions is not None:
+            res.feasible = list(map(self.snapshot.names.__getitem__, positions))
+        else:
+            res.feasible = [ni.node.name for ni in feasible]
         if res.sampling is not None:
             res.sampling.feasible_nodes = len(feasible)  # after the extenders, as ScheduleResult counts
         if res.error:
@@ -285,14 +307,14 @@ class Scheduler:
                 self._collect_details(fw, state, pod, res)
             return res
         # kube-scheduler runs no PreScore at all for a profile without Score plugins and without extenders
-        pre_score_st = fw.run_pre_score(state, pod, feasible) if fw.score_plugins or self.extenders else None
+        pre_score_st = fw.run_pre_score(state, pod, feasible, positions) if fw.score_plugins or self.extenders else None
         if fw.score_plugins or self.extenders:
             res.pre_score_skipped = sorted(state.skip_score_plugins)
             res.pre_score = pre_score_st
         try:
             if pre_score_st is not None:
                 raise PluginError(pre_score_st.plugin, pre_score_st.message())
-            table = fw.run_score(state, pod, feasible, cached=not fresh, names=res.feasible)
+            table = fw.run_score(state, pod, feasible, cached=not fresh, names=res.feasible, positions=positions)
             self.last_scored = (state, fw, allowed)
         except PluginError as e:
             res.schedulable = False
@@ -402,10 +424,12 @@ class Scheduler:
         if allowed is not None:
             # a node the PreFilter result leaves out keeps the status of the first try, if it had one
             first = [f if n in allowed or n == tried else absent for n, f in zip(names, first)]
-        # C-level passes over the nodes (a status is never false, None always is)
-        feasible = list(compress(nodes, map(not_, first)))
-        if len(feasible) == len(nodes):
-            feasible = nodes  # every node: the snapshot's own list, which plugins recognise
+        # C-level passes over the nodes (a status is never false, None always is); the feasible
+        # nodes' snapshot positions are kept for scoring (their names and columns read off by them)
+        at = list(compress(range(len(nodes)), map(not_, first)))
+        # (every node: the snapshot's own list, which plugins recognise)
+        feasible = nodes if len(at) == len(nodes) else list(map(nodes.__getitem__, at))
+        self._feasible_at = (feasible, at)
         if allowed is None:
             statuses.set_in_order(names, first)
         else:
@@ -449,8 +473,12 @@ class Scheduler:
         res.sampling = info
         own = self.snapshot.node_infos
         if len(found) == len(own):
+            self._feasible_at = (own, list(range(len(own))))
             return own
-        return [own[i] for i in sorted(found)]
+        at = sorted(found)
+        feasible = [own[i] for i in at]
+        self._feasible_at = (feasible, at)
+        return feasible
 
     def _extender_filter(self, pod: Pod, feasible: list, statuses: NodeStatuses, res: CycleResult) -> tuple[list, bool]:
         """findNodesThatPassExtenders on the feasible nodes; their verdicts become columns of the

@@ -448,3 +448,41 @@ def test_resource_scores_over_many_nodes_at_the_edges_of_float64():
             assert batch == [pl.score(state, p, ni)[0] for ni in nis], (name, p.name)
             compared += 1
     assert compared == 6
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_normalize_on_lists_agrees_with_normalize_on_dicts(seed):
+    """NormalizeScore on a list (BatchNormalizePlugin: TaintToleration, PodTopologySpread) leaves
+    what normalize_score leaves in a dict of the same scores, on every node and on a subset, with
+    and without PodTopologySpread's ignored nodes."""
+    nodes, existing, pending = _cluster(seed)
+    sched = scheduler(nodes, existing)
+    fw = sched.frameworks["default-scheduler"]
+    nis = sched.snapshot.node_infos
+    checked = 0
+    for p in pending:
+        state = CycleState()
+        if fw.run_pre_filter(state, p).status is not None or fw.run_pre_score(state, p, nis) is not None:
+            continue
+        for name in ("TaintToleration", "PodTopologySpread"):
+            if name in state.skip_score_plugins:
+                continue
+            pl = fw.plugins[name]
+            for subset in (nis, nis[1::2]):
+                names = [ni.node.name for ni in subset]
+                raw, _ = pl.score_nodes(state, p, subset)
+                table = dict(zip(names, raw))
+                assert pl.normalize_score(state, p, table) is None
+                listed, st = pl.normalize_scores(state, p, list(raw), names)
+                assert st is None
+                assert listed == list(table.values()), (name, p.name)
+                checked += 1
+            if name == "PodTopologySpread":
+                s = state.read("PreScorePodTopologySpread")
+                s.ignored_nodes.add(nis[0].node.name)
+                names = [ni.node.name for ni in nis]
+                raw, _ = pl.score_nodes(state, p, nis)
+                table = dict(zip(names, raw))
+                pl.normalize_score(state, p, table)
+                assert pl.normalize_scores(state, p, list(raw), names)[0] == list(table.values())
+    assert checked > 10

@@ -12,7 +12,9 @@ The steps follow kube-scheduler's preemption Evaluator:
      important victims, then the first.
 kube-scheduler stops the dry run once it has enough candidates (minCandidateNodesPercentage /
 minCandidateNodesAbsolute, from a random offset); ksched evaluates every potential node, as the
-conformance corpus does, and reports the count kube-scheduler would have aimed for.
+conformance corpus does, and reports the count kube-scheduler would have aimed for. With
+sample_candidates(seed) (`--preemption-sampling`) it bounds the dry run as kube-scheduler does,
+the offset drawn from a source seeded by --seed, the nodes taken one at a time from it.
 The victims' order of importance, the PDB budgets and each node's ordered pods live in
 preemption_victims.
 """
@@ -21,6 +23,7 @@ from __future__ import annotations
 
 import math
 import operator
+import random
 import time
 from bisect import bisect_right
 from itertools import compress
@@ -109,6 +112,15 @@ class DefaultPreemption(Plugin, PreEnqueuePlugin, PostFilterPlugin, Explainer):
             n = num_nodes
         return n
 
+    # kube-scheduler's bounded dry run (opt-in): a random source for the offsets, None to
+    # evaluate every potential node (ksched's default, the conformance corpus's convention)
+    candidate_sampling: random.Random | None = None
+
+    def sample_candidates(self, seed: int) -> None:
+        """Bound the dry run as kube-scheduler does: from a random offset (drawn from a source
+        seeded with `seed`, one draw per preemption), stop once numCandidates candidates are found."""
+        self.candidate_sampling = random.Random(seed)
+
     # -- PostFilter
     def pre_enqueue(self, pod: Pod) -> Status | None:
         # v1.34 registers DefaultPreemption at PreEnqueue to hold pods whose async preemption is
@@ -156,9 +168,18 @@ class DefaultPreemption(Plugin, PreEnqueuePlugin, PostFilterPlugin, Explainer):
         dry = NodeStatuses(Status(UNRESOLVABLE, NOT_HELPFUL_MSG))
         candidates: list[Candidate] = []
         if potential:
-            non_violating, violating, errors = self.dry_run(state, pod, potential, dry, now_ns, potential_names, at)
+            rng = self.candidate_sampling
+            if rng is None:
+                non_violating, violating, errors = self.dry_run(state, pod, potential, dry, now_ns, potential_names, at)
+                detail.evaluated_nodes = len(potential)
+            else:
+                # GetOffsetAndNumCandidates: a random offset among the potential nodes
+                offset = rng.randrange(len(potential))
+                detail.sampling_offset = offset
+                non_violating, violating, errors, detail.evaluated_nodes = self.sampled_dry_run(
+                    state, pod, potential, dry, now_ns, potential_names, at, offset, detail.num_candidates
+                )
             candidates = non_violating + violating
-            detail.evaluated_nodes = len(potential)
             for name, st in dry.explicit.items():
                 detail.not_helpful[name] = _dry_run_why(st)
             if errors and not candidates:
@@ -225,6 +246,66 @@ class DefaultPreemption(Plugin, PreEnqueuePlugin, PostFilterPlugin, Explainer):
         non_violating: list[Candidate] = []
         violating: list[Candidate] = []
         errors: list[str] = []
+        outcomes = self._outcomes(state, pod, potential, budgets, less, positions)
+        if names is None:
+            names = [ni.node.name for ni in potential]
+        # (the names come from the snapshot's list: a candidate keeps one without reading the node)
+        for name, (victims, n_violating, st) in zip(names, outcomes):
+            if st is None and victims:
+                c = Candidate(name, victims, n_violating)
+                (non_violating if n_violating == 0 else violating).append(c)
+                continue
+            if st is None:
+                st = Status(ERROR, f'expected at least one victim pod on node "{name}"')
+            if st.code == ERROR:
+                errors.append(st.message())
+            dry.set(name, st)
+        return non_violating, violating, errors
+
+    def sampled_dry_run(
+        self, state, pod, potential, dry: NodeStatuses, now_ns: int, names, positions, offset: int, wanted: int
+    ):
+        """DryRunPreemption as kube-scheduler bounds it, its nodes taken one at a time: from
+        `offset` on, around the potential nodes, stopping once `wanted` candidates are found with
+        at least one that violates no PDB (each kind kept to `wanted`, as its candidateList).
+        Returns (candidates without PDB violations, with some, error messages, nodes evaluated);
+        the evaluated nodes' other statuses go into `dry`. The nodes are worked out in chunks of
+        `wanted` (the chunk's nodes past the stop are not looked at)."""
+        budgets = self.budgets()
+        less = more_important(now_ns)
+        n = len(potential)
+        # the lists from the offset on, around (slices: no Python step per node)
+        rotated = potential[offset:] + potential[:offset]
+        rotated_names = names[offset:] + names[:offset]
+        rotated_at = positions[offset:] + positions[:offset] if positions is not None else None
+        non_violating: list[Candidate] = []
+        violating: list[Candidate] = []
+        errors: list[str] = []
+        evaluated = 0
+        chunk = max(1, wanted)
+        for start in range(0, n, chunk):
+            end = start + chunk
+            at = rotated_at[start:end] if rotated_at is not None else None
+            outcomes = self._outcomes(state, pod, rotated[start:end], budgets, less, at)
+            for name, (victims, n_violating, st) in zip(rotated_names[start:end], outcomes):
+                evaluated += 1
+                if st is None and victims:
+                    kind = non_violating if n_violating == 0 else violating
+                    if len(kind) < wanted:
+                        kind.append(Candidate(name, victims, n_violating))
+                    if non_violating and len(non_violating) + len(violating) >= wanted:
+                        return non_violating, violating, errors, evaluated
+                    continue
+                if st is None:
+                    st = Status(ERROR, f'expected at least one victim pod on node "{name}"')
+                if st.code == ERROR:
+                    errors.append(st.message())
+                dry.set(name, st)
+        return non_violating, violating, errors, evaluated
+
+    def _outcomes(self, state, pod, potential, budgets: Budgets, less, positions):
+        """SelectVictimsOnNode's (victims, PDB-violating victims, status or None) per potential
+        node, in their order (a list, or an iterator working them out as it goes)."""
         # nodes with nominated pods of at least the pod's priority: the exact dry run, those pods
         # counted in both passes; the others by the quicker paths
         counted = self.handle.nominator.counted_by_node(pod)
@@ -242,20 +323,7 @@ class DefaultPreemption(Plugin, PreEnqueuePlugin, PostFilterPlugin, Explainer):
                 else self.select_victims_with_nominated(state, pod, ni, budgets, less, counted[ni.node.name])
                 for ni in potential
             ]
-        if names is None:
-            names = [ni.node.name for ni in potential]
-        # (the names come from the snapshot's list: a candidate keeps one without reading the node)
-        for name, (victims, n_violating, st) in zip(names, outcomes):
-            if st is None and victims:
-                c = Candidate(name, victims, n_violating)
-                (non_violating if n_violating == 0 else violating).append(c)
-                continue
-            if st is None:
-                st = Status(ERROR, f'expected at least one victim pod on node "{name}"')
-            if st.code == ERROR:
-                errors.append(st.message())
-            dry.set(name, st)
-        return non_violating, violating, errors
+        return outcomes
 
     def _resource_only_dry_run(self, state, pod, potential, budgets: Budgets, less, positions=None):
         """SelectVictimsOnNode on every potential node at once, when only NodeResourcesFit among
@@ -646,6 +714,7 @@ class DefaultPreemption(Plugin, PreEnqueuePlugin, PostFilterPlugin, Explainer):
             "numCandidates": p.num_candidates,
             "evaluatedNodes": p.evaluated_nodes,
             "candidatesFound": len(p.candidates),
+            **({"samplingOffset": p.sampling_offset} if p.sampling_offset is not None else {}),
         }
 
 

@@ -19,6 +19,7 @@ from ...framework.cycle_state import NotFound
 from ...framework.interface import (
     AlikeAware,
     BatchFilterPlugin,
+    BatchNormalizePlugin,
     BatchScorePlugin,
     CacheHolder,
     ClusterEvent,
@@ -28,11 +29,10 @@ from ...framework.interface import (
     PreFilterPlugin,
     PreFilterResult,
     PreScorePlugin,
-    ScoreExtensions,
 )
 from ...framework.result import Explainer
 from ...framework.status import error, skip, unresolvable, unschedulable
-from ..helper import map_scores
+from ..helper import map_list, map_scores
 from ..nodeaffinity import required_node_affinity_column
 from .alike import SpreadTracker, normalized_spread_score
 from .common import (
@@ -84,7 +84,7 @@ class PodTopologySpread(
     BatchFilterPlugin,
     PreScorePlugin,
     BatchScorePlugin,
-    ScoreExtensions,
+    BatchNormalizePlugin,
     EnqueueExtensions,
     Explainer,
     CacheHolder,
@@ -359,11 +359,19 @@ class PodTopologySpread(
                         s.counts[i][value] = 0
                         sizes[i] += 1
         else:
-            # every node counts: each constraint's domains, in the order the nodes meet them
+            # every node counts: each constraint's domains, in the order the nodes meet them (read
+            # off the snapshot's label columns when the nodes are its own, at known positions)
+            positions = state.score_positions
             for i, c in enumerate(constraints):
                 if c.topology_key != HOSTNAME_KEY:  # per-node counts are taken in Score
                     key = c.topology_key
-                    s.counts[i] = dict.fromkeys([ni.node.labels.get(key, "") for ni in nodes], 0)
+                    if positions is not None:
+                        values = list(map(self.handle.snapshot.label_column(key).__getitem__, positions))
+                        if None in values:
+                            values = ["" if v is None else v for v in values]
+                    else:
+                        values = [ni.node.labels.get(key, "") for ni in nodes]
+                    s.counts[i] = dict.fromkeys(values, 0)
                     sizes[i] = len(s.counts[i])
         for i, c in enumerate(constraints):
             size = len(nodes) - len(s.ignored_nodes) if c.topology_key == HOSTNAME_KEY else sizes[i]
@@ -454,9 +462,14 @@ class PodTopologySpread(
         # a node's score follows from its count per constraint (None: no such label), worked
         # out a column per constraint; nodes sharing those counts (most: same zone, no match on
         # the node) share the arithmetic
-        names = [ni.node.name for ni in nodes]
         snapshot = self.handle.snapshot
         positions: list | None = state.score_positions
+        # (the snapshot's own nodes at known positions: their names read off its list)
+        names = (
+            list(map(snapshot.names.__getitem__, positions))
+            if positions is not None
+            else [ni.node.name for ni in nodes]
+        )
         if positions is None and snapshot is not None:
             positions = list(map(snapshot.index_of.get, names))
         if (
@@ -531,6 +544,23 @@ class PodTopologySpread(
             scores[name] = 0 if name in ignored else normalized_spread_score(sc, lowest, max_score)
         return None
 
+    def normalize_scores(
+        self, state: CycleState, pod: Pod, scores: list[int], names: list[str]
+    ) -> tuple[list[int], Status | None]:
+        """normalize_score on a list (the scores of `names`, in their order)."""
+        try:
+            s = state.read(PRE_SCORE_KEY)
+        except NotFound as e:
+            return list(scores), error(f'error reading "{PRE_SCORE_KEY}" from cycleState: {e}')
+        if s is None:
+            return list(scores), None
+        if not s.ignored_nodes and scores:
+            lowest, highest = min(scores), max(0, max(scores))
+            return map_list(scores, lambda sc: normalized_spread_score(sc, lowest, highest)), None
+        table = dict(zip(names, scores))
+        st = self.normalize_score(state, pod, table)
+        return (list(table.values()) if len(table) == len(names) else [table[n] for n in names]), st
+
     # -- a sequence of alike pods (framework/alike.py) -------------------------------------
     def alike_tracker(self, state: CycleState, pod: Pod) -> SpreadTracker | None:
         pf = state.get(PRE_FILTER_KEY)
@@ -581,9 +611,9 @@ class PodTopologySpread(
             col = columns.get(NAME)
             if col is None:
                 return [n for n in result.filters if n in feasible]
-            return [
-                n for n, st in zip(result.filters, col) if n in feasible or (st is not None and not st.is_success())
-            ]
+            # the statuses failing a node, each distinct one looked at once
+            failing = {st for st in set(col) if st is not None and not st.is_success()}
+            return [n for n, st in zip(result.filters, col) if st in failing or n in feasible]
         for name, nf in result.filters.items() if result is not None else ():
             st = nf.plugins.get(NAME) if nf.plugins else None
             if name in feasible or (st is not None and not st.is_success()):
@@ -605,27 +635,32 @@ class PodTopologySpread(
             d["criticalPaths"] = s.critical_paths[i].as_list()
             d["minDomainsApplies"] = len(counts) < c.min_domains
             d["minMatch"] = min_match
-            col = snapshot.label_column(c.topology_key)
-            relevant = [v for p in positions if p is not None and (v := col[p]) is not None]
-            relevant += [p["domain"] for p in d["criticalPaths"]]
+            relevant: list = []
+            if len(counts) > _EXPLAIN_LIMIT:  # the domains to keep in a cut table
+                col = snapshot.label_column(c.topology_key)
+                relevant = [v for p in positions if p is not None and (v := col[p]) is not None]
+                relevant += [p["domain"] for p in d["criticalPaths"]]
             d["domains"], omitted = _domain_table(counts, relevant)
             if omitted:
                 d["domainsOmitted"] = omitted
             cons_out.append(d)
         per_node: dict[str, list] = {}
-        for name in nodes[:_EXPLAIN_LIMIT]:
-            ni = snapshot.get(name)
-            if ni is None:
+        # per constraint: its key, the nodes' values of it (the snapshot's label column), its counts,
+        # self-match and minimum match
+        per_constraint = [
+            (c, snapshot.label_column(c.topology_key), s.counts[i], cons_out[i]["selfMatch"], cons_out[i]["minMatch"])
+            for i, c in enumerate(s.constraints)
+        ]
+        for name, pos in zip(nodes[:_EXPLAIN_LIMIT], positions):
+            if pos is None:
                 continue
             rows = []
-            for i, c in enumerate(s.constraints):
-                value = ni.node.labels.get(c.topology_key)
+            for c, values, counts, self_match, min_match in per_constraint:
+                value = values[pos]
                 if value is None:
                     rows.append({"topologyKey": c.topology_key, "missingLabel": True, "passes": False})
                     continue
-                match = s.counts[i].get(value, 0)
-                self_match = cons_out[i]["selfMatch"]
-                min_match = cons_out[i]["minMatch"]
+                match = counts.get(value, 0)
                 skew = match + self_match - min_match
                 rows.append(
                     {
@@ -656,14 +691,17 @@ class PodTopologySpread(
                 counts = {}
                 known = s.node_counts[i] if s.node_counts else None  # PreScore's counts, when it kept them
                 by_name = snapshot.by_name
+                index_of = snapshot.index_of
+                hosts = snapshot.label_column(HOSTNAME_KEY)  # each node's hostname label (None: none)
                 ignored = s.ignored_nodes
                 for name in feasible[:_EXPLAIN_LIMIT]:
-                    ni = by_name.get(name)
-                    if ni is None or name in ignored or HOSTNAME_KEY not in ni.node.labels:
+                    pos = index_of.get(name)
+                    if pos is None or name in ignored or hosts[pos] is None:
                         continue
                     if known is not None:
                         counts[name] = known.get(name, 0)
                     else:
+                        ni = by_name[name]
                         counts[name] = (
                             s.counters[i](ni) if s.counters else _count_matching(ni, pod.namespace, c.selector)
                         )
