@@ -6,18 +6,26 @@ its node tree's order (backend/node_tree.py) from where its previous cycle stopp
 only those. The start then advances by the number of nodes it processed (feasible ones kept plus
 those with a failure status), modulo the number of nodes in the cluster.
 
-Every node's filter verdict is independent of the others', so ksched filters every node as it
-always does and reads the search off the verdicts: which nodes a single worker (`parallelism: 1`)
-would have visited, which it would have kept. With more workers the nodes kept depend on goroutine
-timing; the single-worker order is the reference."""
+ksched filters as a single worker (`parallelism: 1`) does: the nodes in node-tree order from the
+start index, in chunks (each filter plugin's verdicts on a chunk in one call, node-local ones read
+from their equivalence-class columns), until the feasible node one past the number to find; only
+the nodes found are scored (`NodeSampling.filter_search`). With more workers the nodes kept depend
+on goroutine timing; the single-worker order is the reference. The cycles this path does not take
+(a PreFilterResult, HTTP extenders, a nominated node that failed its first try) filter every node
+and read the search off the verdicts (`NodeSampling.search`): the same nodes found."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from itertools import compress, repeat
+from operator import is_, itemgetter
 from typing import Any
 
 from ..backend.node_tree import node_tree_order
+from ..framework.equivalence import UNKNOWN
+from ..framework.runtime import first_failures
+from ..framework.status import ERROR
 
 # schedule_one.go's constants
 MIN_FEASIBLE_NODES_TO_FIND = 100
@@ -84,6 +92,7 @@ class NodeSampling:
         self.note = note
         self._order: list[int] | None = None
         self._names: Sequence[str] | None = None
+        self._ratio = 1.0  # the share of feasible nodes the last filter_search met
 
     def run_doc(self, parallelism: int) -> dict[str, Any]:
         """The run's account: where the search started and where the next cycle would start."""
@@ -157,10 +166,13 @@ class NodeSampling:
         else:
             for k in range(n):
                 i = order[(start + k) % n]
-                if first[i] is None:
+                st = first[i]
+                if st is None:
                     if len(found) == to_find:
                         break  # the feasible node one past the number to find: neither counted nor kept
                     found.append(i)
+                elif st.code == ERROR:
+                    break  # the search is cancelled there; the node is not counted
                 else:
                     failed += 1
                     tried_seen = tried_seen or i == tried
@@ -178,6 +190,182 @@ class NodeSampling:
             note=self.note,
         )
         return found, info
+
+
+    def to_find(self, n: int, profile_pct: int | None, global_pct: int, one_is_enough: bool) -> int:
+        return 1 if one_is_enough else num_feasible_nodes_to_find(profile_pct, global_pct, n)
+
+    def filter_search(
+        self,
+        fw,
+        state,
+        pod,
+        snapshot,
+        counted: dict[str, list],
+        res,
+        *,
+        profile_pct: int | None,
+        global_pct: int,
+        one_is_enough: bool,
+    ) -> SampledFilter:
+        """findNodesThatPassFilters with one worker over every node of the snapshot: the nodes
+        in node-tree order from the start index, filtered chunk by chunk (every filter plugin
+        that did not Skip, on each node of the chunk) until the feasible node one past the number
+        to find, or a node whose filters end in an error (the search is cancelled there, the node
+        not counted), or the last node. `counted`: the nodes with nominated pods of at least the
+        pod's priority (their two passes; `res.nominated` records them). The start index advances."""
+        order = self.order(snapshot)
+        n = len(order)
+        to_find = self.to_find(n, profile_pct, global_pct, one_is_enough)
+        start = self.next_start
+        s = start % n
+        seq = order[s:] + order[:s]  # the visiting order
+        infos = snapshot.node_infos
+        names = snapshot.names
+        plugins = [pl for pl in fw.filter_plugins if pl.name not in state.skip_filter_plugins]
+        columns: dict[str, list] = {pl.name: [] for pl in plugins}  # verdicts, in visiting order
+        first: list = []
+        found: list[int] = []
+        failed = 0
+        stop: int | None = None  # the visiting position the search ended at (not counted)
+        error = None
+        done = 0
+        ratio = self._ratio  # the share of feasible nodes the last search met: the first chunk's size
+        while done < n and stop is None:
+            need = to_find + 1 - len(found)  # the one past the number to find is filtered too
+            if done and found:
+                ratio = len(found) / done
+            size = min(n - done, int(need / max(ratio, 0.01) * 1.1) + 16)
+            positions = seq[done : done + size]
+            cols, chunk_first = _chunk_verdicts(fw, state, pod, snapshot, plugins, positions)
+            if counted:
+                for k, i in enumerate(positions):
+                    nominated = counted.get(names[i])
+                    if nominated is None:
+                        continue
+                    alone = {p: col[k] for p, col in cols.items()}
+                    f, per_plugin, second = fw.filter_node_with_nominated_pods(state, pod, infos[i], nominated, alone)
+                    chunk_first[k] = f
+                    for p, st in per_plugin.items():
+                        cols[p][k] = st
+                    res.nominated[names[i]] = _nominated_on(nominated, second)
+            # the chunk's feasible nodes (None: no failure), read at C level
+            ok = list(compress(range(len(chunk_first)), map(is_, chunk_first, repeat(None))))
+            if any(st.code == ERROR for st in set(chunk_first) if st is not None):
+                cut = next(k for k, st in enumerate(chunk_first) if st is not None and st.code == ERROR)
+                ok = [k for k in ok if k < cut]
+                stop, error = done + cut, chunk_first[cut]
+            if len(ok) > need - 1:
+                cut = ok[need - 1]  # the feasible node one past: neither counted nor kept
+                ok = ok[: need - 1]
+                stop, error = done + cut, None
+            end = len(chunk_first) if stop is None else stop - done
+            found.extend(map(positions.__getitem__, ok))
+            failed += end - len(ok)
+            for p, col in cols.items():
+                columns[p].extend(col)
+            first.extend(chunk_first)
+            done += len(positions)
+        self._ratio = len(found) / (stop if stop is not None else n) if found else 1.0
+        processed = len(found) + failed
+        num_all = len(names)
+        self.next_start = (start + processed) % num_all
+        info = SamplingInfo(
+            start,
+            self.next_start,
+            to_find,
+            effective_percentage(profile_pct, global_pct),
+            processed,
+            len(found),
+            [names[i] for i in found],
+            searched_nodes=n,
+            note=self.note,
+        )
+        if stop is None:
+            # every node filtered: the table in the snapshot's order, as without sampling
+            at = [0] * n  # each node's visiting position
+            for k, i in enumerate(seq):
+                at[i] = k
+            get = itemgetter(*at) if n > 1 else (lambda col: tuple(col[a] for a in at))
+            in_order = {p: list(get(col)) for p, col in columns.items()}
+            return SampledFilter(found, info, list(names), snapshot.index_of, in_order, list(get(first)), True, None)
+        # the nodes the search counted, in visiting order
+        table_names = [names[i] for i in seq[:stop]]
+        return SampledFilter(
+            found,
+            info,
+            table_names,
+            dict(zip(table_names, range(stop))),
+            {p: col[:stop] for p, col in columns.items()},
+            first[:stop],
+            False,
+            error,
+        )
+
+
+@dataclass
+class SampledFilter:
+    """filter_search's outcome: the positions of the nodes found (search order), the account, and
+    the filter table of the nodes the search counted (`every_node`: all of them, in the snapshot's
+    order), the error that cancelled the search (None)."""
+
+    found: list[int]
+    info: SamplingInfo
+    names: list[str]
+    index: dict[str, int]
+    columns: dict[str, list]
+    first: list
+    every_node: bool
+    error: Any
+
+
+def _nominated_on(nominated: list, second: bool):
+    from ..framework.result import NominatedOnNode
+
+    return NominatedOnNode([p.key for p in nominated], second, False)
+
+
+def _chunk_verdicts(fw, state, pod, snapshot, plugins: list, positions: list[int]) -> tuple[dict[str, list], list]:
+    """Every plugin's verdicts on the nodes at `positions` (the framework's tagging), and each
+    node's first failure. A node-local plugin's are read from its equivalence-class column (the
+    entries not known yet computed and stored)."""
+    infos = snapshot.node_infos
+    chunk = [infos[i] for i in positions]
+    cols: dict[str, list] = {}
+    for pl in plugins:
+        cache = fw.equivalence.column("filter", pl, pod)
+        known = cache.current(snapshot) if cache is not None else None
+        if cache is None:
+            cols[pl.name] = fw.filter_column(pl, state, pod, chunk)
+            continue
+        if known is None:
+            col = fw.filter_column(pl, state, pod, chunk)
+            if not _has_error(col):
+                known = [UNKNOWN] * len(infos)
+                for i, st in zip(positions, col):
+                    known[i] = st
+                cache.store(snapshot, known)
+            cols[pl.name] = col
+            continue
+        col = list(itemgetter(*positions)(known)) if len(positions) > 1 else [known[i] for i in positions]
+        missing = (
+            list(compress(range(len(col)), map(is_, col, repeat(UNKNOWN)))) if any(map(is_, col, repeat(UNKNOWN))) else ()
+        )
+        if missing:
+            fresh = fw.filter_column(pl, state, pod, [chunk[k] for k in missing])
+            for k, st in zip(missing, fresh):
+                col[k] = st
+            if not _has_error(fresh):
+                known = list(known)  # stored lists are replaced, never changed
+                for k, st in zip(missing, fresh):
+                    known[positions[k]] = st
+                cache.store(snapshot, known)
+        cols[pl.name] = col
+    return cols, first_failures(list(cols.values()), len(positions))
+
+
+def _has_error(col: list) -> bool:
+    return any(st.code == ERROR for st in set(filter(None, col)))
 
 
 TOP_WINNERS = 10  # the nodes an outlook names; the others are counted (winnersOmitted)
