@@ -191,7 +191,6 @@ class NodeSampling:
         )
         return found, info
 
-
     def to_find(self, n: int, profile_pct: int | None, global_pct: int, one_is_enough: bool) -> int:
         return 1 if one_is_enough else num_feasible_nodes_to_find(profile_pct, global_pct, n)
 
@@ -348,9 +347,9 @@ def _chunk_verdicts(fw, state, pod, snapshot, plugins: list, positions: list[int
             cols[pl.name] = col
             continue
         col = list(itemgetter(*positions)(known)) if len(positions) > 1 else [known[i] for i in positions]
-        missing = (
-            list(compress(range(len(col)), map(is_, col, repeat(UNKNOWN)))) if any(map(is_, col, repeat(UNKNOWN))) else ()
-        )
+        missing: Sequence[int] = ()
+        if any(map(is_, col, repeat(UNKNOWN))):
+            missing = list(compress(range(len(col)), map(is_, col, repeat(UNKNOWN))))
         if missing:
             fresh = fw.filter_column(pl, state, pod, [chunk[k] for k in missing])
             for k, st in zip(missing, fresh):

@@ -349,3 +349,74 @@ def test_outlook_matches_a_sampled_cycle_from_every_start_index():
     assert o["evaluatedNodes"]["mean"] == round(sum(evaluated) / 160, 1)
     share = sum(1 for s in range(160) if by_start[s] == r.selected_node)
     assert o["allNodesSelectedFromPercent"] == round(100 * share / 160, 1)
+
+
+def _mixed_cluster(n: int = 300):
+    # three zones; every fifth node too small for 2 cpu, every seventh tainted: failures of two
+    # plugins along the search, and free cpu varying so that the scores differ
+    nodes = []
+    for i in range(n):
+        taints = [{"key": "dedicated", "value": "x", "effect": "NoSchedule"}] if i % 7 == 3 else None
+        cpu = "1" if i % 5 == 0 else str(3 + (i * 13) % 9)
+        nodes.append(node(_n(i), cpu=cpu, labels={ZONE: f"z{i % 3}"}, taints=taints))
+    return nodes
+
+
+def test_the_sampled_cycle_filters_only_the_nodes_its_search_counts():
+    sched = scheduler(_mixed_cluster())
+    sched.enable_sampling(start_index=250)
+    calls: list[str] = []
+    fit = sched.frameworks["default-scheduler"].plugins["NodeResourcesFit"]
+    original = fit.filter_nodes
+
+    def counting(state, pod_, nodes):
+        calls.extend(ni.node.name for ni in nodes)
+        return original(state, pod_, nodes)
+
+    fit.filter_nodes = counting
+    r = sched.schedule(pod("p", requests={"cpu": "2"}))
+    s = r.sampling
+    assert s.num_feasible_nodes_to_find == 144 and s.feasible_nodes == 144
+    # the table holds the nodes the search counted, no other: kept ones and failed ones
+    assert len(r.filters) == s.evaluated_nodes < 300
+    assert sorted(n for n in r.filters if r.filters[n].first_failure is None) == sorted(s.found)
+    assert {r.filters[n].first_failure.plugin for n in r.filters if r.filters[n].first_failure} == {
+        "NodeResourcesFit",
+        "TaintToleration",
+    }
+    # the filters ran on a chunk of nodes past the stop at most, never on every node
+    assert s.evaluated_nodes < len(set(calls)) < 300
+    assert sorted(r.feasible) == sorted(s.found)
+
+
+def test_the_sampled_search_equals_every_node_filtered_and_read_off(monkeypatch):
+    from kschedcli.scheduling.scheduler import Scheduler
+
+    def run(alone: bool):
+        monkeypatch.setattr(Scheduler, "_samples_alone", lambda self, fw, allowed, first_try: alone)
+        sched = scheduler(_mixed_cluster())
+        sched.enable_sampling(start_index=17)
+        out = []
+        for i in range(60):
+            p = pod(f"p{i}", requests={"cpu": "12" if i % 10 == 9 else ("2" if i % 3 else "5")})
+            r = sched.schedule(p)
+            s = r.sampling
+            out.append((r.selected_node, s.start_index, s.next_start_index, s.evaluated_nodes, s.found, r.message))
+            if r.selected_node:
+                sched.bind(p, r.selected_node)
+        return out
+
+    fast, every = run(True), run(False)
+    assert fast == every
+    assert any(x[0] is None for x in fast)  # some pods fit nowhere: every node searched
+
+
+def test_a_pod_that_fits_nowhere_gets_every_nodes_verdict_under_sampling():
+    plain = scheduler(_mixed_cluster())
+    sampled = scheduler(_mixed_cluster())
+    sampled.enable_sampling(start_index=99)
+    p = pod("big", requests={"cpu": "64"})
+    a, b = plain.schedule(p), sampled.schedule(p)
+    assert not b.schedulable and b.message == a.message
+    assert list(b.filters) == list(a.filters) and len(b.filters) == 300
+    assert b.sampling.evaluated_nodes == 300 and b.sampling.next_start_index == 99
