@@ -16,6 +16,8 @@ and read the search off the verdicts (`NodeSampling.search`): the same nodes fou
 
 from __future__ import annotations
 
+import operator
+from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import compress, repeat
@@ -466,6 +468,7 @@ def _windows(snap, res, state, fw, order, fpos, k, n) -> tuple[list[tuple[int, i
                 continue  # equal on every feasible node: equal on any window, the choice unchanged
             else:
                 varying.append((normalizer, raw_f, w))
+    winners = _window_winners(fnames, fixed, varying, k, state, res.pod)
     spans: list[tuple[int, int, str]] = []
     ev_min, ev_max, ev_sum = n, 0, 0.0
     for j in range(f):
@@ -477,14 +480,103 @@ def _windows(snap, res, state, fw, order, fpos, k, n) -> tuple[list[tuple[int, i
         lo, hi = stop - fpos[j], stop - prev - 1  # evaluated from s = fpos[j] and s = prev + 1
         ev_min, ev_max = min(ev_min, lo), max(ev_max, hi)
         ev_sum += (lo + hi) * starts / 2  # lo..hi, one value per start
-        idx = [(j + t) % f for t in range(k)]
-        totals = [fixed[i] for i in idx]
-        for normalizer, raw_f, w in varying:
-            scores = {fnames[i]: raw_f[i] for i in idx}
-            normalizer.normalize_score(state, res.pod, scores)
-            vals = list(scores.values())
-            totals = [a + b * w for a, b in zip(totals, vals)]
-        best = max(totals)
-        winner = min(fnames[i] for i, t in zip(idx, totals) if t == best)
+        if winners is not None:
+            winner = winners[j]
+        else:
+            idx = [(j + t) % f for t in range(k)]
+            totals = [fixed[i] for i in idx]
+            for normalizer, raw_f, w in varying:
+                scores = {fnames[i]: raw_f[i] for i in idx}
+                normalizer.normalize_score(state, res.pod, scores)
+                vals = list(scores.values())
+                totals = [a + b * w for a, b in zip(totals, vals)]
+            best = max(totals)
+            winner = min(fnames[i] for i, t in zip(idx, totals) if t == best)
         spans.append(((prev + 1) % n, starts, winner))
     return spans, {"min": ev_min, "max": ev_max, "mean": round(ev_sum / n, 1)}
+
+
+# NormalizeScore of these in-tree plugins is a function of the node's raw score and of the lowest
+# and highest raw scores of the nodes normalized together (DefaultNormalizeScore reads the
+# highest only; PodTopologySpread leaves its ignored nodes out of both and sets them to 0)
+RANGE_NORMALIZED = frozenset(
+    {"TaintToleration", "NodeAffinity", "InterPodAffinity", "DynamicResources", "PodTopologySpread"}
+)
+
+
+def _by_range(normalizer, state, fnames: list[str]) -> bool:
+    name = getattr(normalizer, "name", "")
+    if name not in RANGE_NORMALIZED or not type(normalizer).__module__.startswith("kschedcli.plugins."):
+        return False
+    if name == "PodTopologySpread":
+        from ..plugins.podtopologyspread.plugin import PRE_SCORE_KEY
+
+        ignored = getattr(state.get(PRE_SCORE_KEY), "ignored_nodes", None)
+        return not ignored or ignored.isdisjoint(fnames)
+    return True
+
+
+def _sliding(vals: list, k: int, better) -> list[int]:
+    """For each window of k consecutive values (vals[j:j+k], j = 0 .. len(vals)-k), the position of
+    its best value by `better(a, b)` (a at least as good as b; of equals, the later one): a
+    monotonic queue, each position entering and leaving it once."""
+    q: deque[int] = deque()
+    out: list[int] = []
+    for i, v in enumerate(vals):
+        while q and better(v, vals[q[-1]]):
+            q.pop()
+        q.append(i)
+        if q[0] <= i - k:
+            q.popleft()
+        if i >= k - 1:
+            out.append(q[0])
+    return out
+
+
+def _window_winners(fnames: list[str], fixed: list[int], varying: list, k: int, state, pod) -> list[str] | None:
+    """The node selected in each window of k feasible nodes (window j: fnames[j .. j+k-1],
+    cyclic), found without normalizing each window: when every plugin whose normalized scores
+    vary normalizes by range (RANGE_NORMALIZED), a window's normalized scores depend on its
+    lowest and highest raw scores only (sliding minima and maxima). Consecutive windows with the
+    same ranges form a run; every node of a run's windows has its raw score inside those ranges,
+    so one NormalizeScore over the run's nodes gives each of them the score it gets in any of the
+    windows; the best node per window (highest total, then lowest name) is a sliding maximum over
+    the run. None when a plugin normalizes otherwise (each window is then normalized on its own)."""
+    f = len(fnames)
+    if any(not _by_range(normalizer, state, fnames) for normalizer, _, _ in varying):
+        return None
+    # per window, each varying plugin's (lowest, highest) raw score
+    keys: list[tuple] = [()] * f
+    for _, raw, _ in varying:
+        ext = raw + raw[: k - 1]
+        lows = _sliding(ext, k, operator.le)
+        highs = _sliding(ext, k, operator.ge)
+        keys = [(*key, ext[a], ext[b]) for key, a, b in zip(keys, lows, highs)]
+    # a node's rank by name: of equal totals the lowest name wins, so the larger the better
+    by_name = sorted(range(f), key=fnames.__getitem__)
+    tiebreak = [0] * f
+    for r, i in enumerate(by_name):
+        tiebreak[i] = f - r
+    scale = f + 1
+    winners: list[str] = [""] * f
+    j = 0
+    while j < f:
+        key = keys[j]
+        end = j
+        while end + 1 < f and keys[end + 1] == key:
+            end += 1
+        pos = [(j + t) % f for t in range(end - j + k)]  # the nodes of windows j .. end
+        totals = [fixed[i] for i in pos]
+        for normalizer, raw, w in varying:
+            reps: dict[int, str] = {}
+            for i in pos:
+                reps.setdefault(raw[i], fnames[i])
+            scores = {name: v for v, name in reps.items()}
+            normalizer.normalize_score(state, pod, scores)
+            norm = {v: scores[name] for v, name in reps.items()}
+            totals = [t + w * norm[raw[i]] for t, i in zip(totals, pos)]
+        ranked = [t * scale + tiebreak[i] for t, i in zip(totals, pos)]
+        for t, best in enumerate(_sliding(ranked, k, operator.ge)):
+            winners[j + t] = fnames[pos[best]]
+        j = end + 1
+    return winners

@@ -420,3 +420,33 @@ def test_a_pod_that_fits_nowhere_gets_every_nodes_verdict_under_sampling():
     assert not b.schedulable and b.message == a.message
     assert list(b.filters) == list(a.filters) and len(b.filters) == 300
     assert b.sampling.evaluated_nodes == 300 and b.sampling.next_start_index == 99
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_window_winners_by_range_equal_each_window_normalized(seed):
+    import random
+
+    from kschedcli.framework.cycle_state import CycleState
+    from kschedcli.scheduling.sampling import _window_winners
+
+    rng = random.Random(seed)
+    f, k = rng.randint(20, 60), rng.randint(1, 19)
+    sched = scheduler(_cluster(3))
+    fw = sched.frameworks["default-scheduler"]
+    names = [f"m{rng.randrange(10**6):06d}-{i}" for i in range(f)]
+    fixed = [rng.randrange(0, 300, 7) for _ in range(f)]  # coarse: ties between nodes happen
+    varying = [
+        (fw.normalizers["NodeAffinity"], [rng.choice([0, 0, 3, 5, 8]) for _ in range(f)], 2),
+        (fw.normalizers["TaintToleration"], [rng.choice([0, 0, 0, 1, 2]) for _ in range(f)], 3),
+    ]
+    state, p = CycleState(), pod("p")
+    got = _window_winners(names, fixed, varying, k, state, p)
+    for j in range(f):
+        idx = [(j + t) % f for t in range(k)]
+        totals = [fixed[i] for i in idx]
+        for normalizer, raw, w in varying:
+            scores = {names[i]: raw[i] for i in idx}
+            normalizer.normalize_score(state, p, scores)
+            totals = [a + w * b for a, b in zip(totals, scores.values())]
+        best = max(totals)
+        assert got[j] == min(names[i] for i, t in zip(idx, totals) if t == best), (j, k)
