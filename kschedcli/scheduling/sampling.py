@@ -328,32 +328,39 @@ def _nominated_on(nominated: list, second: bool):
 
 def _chunk_verdicts(fw, state, pod, snapshot, plugins: list, positions: list[int]) -> tuple[dict[str, list], list]:
     """Every plugin's verdicts on the nodes at `positions` (the framework's tagging), and each
-    node's first failure. A node-local plugin's are read from its equivalence-class column (the
-    entries not known yet computed and stored)."""
+    node's first failure. A node-local plugin's are read from its equivalence-class column: a
+    class met for the first time is filtered on every node, as without sampling (the next pods of
+    the class read it); entries of nodes changed since are filtered again. Another plugin filters
+    the chunk, or every node in one call when the chunk holds a quarter of them or more (the
+    plugins' passes over the snapshot's own list are the cheaper then; the verdicts of the nodes
+    not visited are dropped)."""
     infos = snapshot.node_infos
     chunk = [infos[i] for i in positions]
+    get = itemgetter(*positions) if len(positions) > 1 else (lambda col: [col[i] for i in positions])
+    whole = len(positions) * 4 >= len(infos)
     cols: dict[str, list] = {}
     for pl in plugins:
         cache = fw.equivalence.column("filter", pl, pod)
         known = cache.current(snapshot) if cache is not None else None
         if cache is None:
-            cols[pl.name] = fw.filter_column(pl, state, pod, chunk)
+            cols[pl.name] = (
+                list(get(fw.filter_column(pl, state, pod, infos))) if whole else fw.filter_column(pl, state, pod, chunk)
+            )
             continue
         if known is None:
-            col = fw.filter_column(pl, state, pod, chunk)
-            if not _has_error(col):
-                known = [UNKNOWN] * len(infos)
-                for i, st in zip(positions, col):
-                    known[i] = st
-                cache.store(snapshot, known)
-            cols[pl.name] = col
+            full = fw.filter_column(pl, state, pod, infos)
+            if not _has_error(full):
+                cache.store(snapshot, full)
+            cols[pl.name] = list(get(full))
             continue
-        col = list(itemgetter(*positions)(known)) if len(positions) > 1 else [known[i] for i in positions]
-        missing: Sequence[int] = ()
+        col = list(get(known))
         if any(map(is_, col, repeat(UNKNOWN))):
             missing = list(compress(range(len(col)), map(is_, col, repeat(UNKNOWN))))
-        if missing:
-            fresh = fw.filter_column(pl, state, pod, [chunk[k] for k in missing])
+            if len(missing) <= 16:
+                one = fw._filter_one
+                fresh = [one(pl, state, pod, chunk[k]) for k in missing]
+            else:
+                fresh = fw.filter_column(pl, state, pod, [chunk[k] for k in missing])
             for k, st in zip(missing, fresh):
                 col[k] = st
             if not _has_error(fresh):

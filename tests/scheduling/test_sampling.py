@@ -365,15 +365,6 @@ def _mixed_cluster(n: int = 300):
 def test_the_sampled_cycle_filters_only_the_nodes_its_search_counts():
     sched = scheduler(_mixed_cluster())
     sched.enable_sampling(start_index=250)
-    calls: list[str] = []
-    fit = sched.frameworks["default-scheduler"].plugins["NodeResourcesFit"]
-    original = fit.filter_nodes
-
-    def counting(state, pod_, nodes):
-        calls.extend(ni.node.name for ni in nodes)
-        return original(state, pod_, nodes)
-
-    fit.filter_nodes = counting
     r = sched.schedule(pod("p", requests={"cpu": "2"}))
     s = r.sampling
     assert s.num_feasible_nodes_to_find == 144 and s.feasible_nodes == 144
@@ -384,9 +375,38 @@ def test_the_sampled_cycle_filters_only_the_nodes_its_search_counts():
         "NodeResourcesFit",
         "TaintToleration",
     }
-    # the filters ran on a chunk of nodes past the stop at most, never on every node
-    assert s.evaluated_nodes < len(set(calls)) < 300
     assert sorted(r.feasible) == sorted(s.found)
+
+
+def test_a_plugin_without_shared_results_filters_the_chunks_visited():
+    # 1,000 nodes, 10 % to find: the search visits a few chunks of ~150 nodes; InterPodAffinity's
+    # verdicts are not shared between pods, so it filters those chunks only
+    sched = scheduler(_mixed_cluster(1000))
+    sched.config.percentage_of_nodes_to_score = 10
+    sched.enable_sampling(start_index=900)
+    ipa = sched.frameworks["default-scheduler"].plugins["InterPodAffinity"]
+    seen: list[str] = []
+    original = ipa.filter_nodes
+
+    def counting(state, pod_, nodes):
+        seen.extend(ni.node.name for ni in nodes)
+        return original(state, pod_, nodes)
+
+    ipa.filter_nodes = counting
+    anti = {
+        "affinity": {
+            "podAntiAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": [
+                    {"labelSelector": {"matchLabels": {"app": "x"}}, "topologyKey": "kubernetes.io/hostname"}
+                ]
+            }
+        }
+    }
+    r = sched.schedule(pod("p", requests={"cpu": "2"}, labels={"app": "x"}, spec=anti))
+    s = r.sampling
+    assert (s.num_feasible_nodes_to_find, s.feasible_nodes) == (100, 100)
+    assert s.evaluated_nodes <= len(seen) == len(set(seen)) < 400
+    assert set(r.filters) <= set(seen)
 
 
 def test_the_sampled_search_equals_every_node_filtered_and_read_off(monkeypatch):
