@@ -65,7 +65,8 @@ def outlook_figures(data: str, pods: int) -> None:
             continue
         print(
             f"{pod.name:<44} {cycle * 1000:>6.1f}ms {took * 1000:>6.1f}ms {o['feasibleNodes']:>8} "
-            f"{o['numFeasibleNodesToFind']:>7} {o.get('distinctWinners', 1):>7} {o['allNodesSelectedFromPercent']:>8.1f}%"
+            f"{o['numFeasibleNodesToFind']:>7} {o.get('distinctWinners', 1):>7} "
+            f"{o['allNodesSelectedFromPercent']:>8.1f}%"
         )
 
 
@@ -87,13 +88,12 @@ def first_plain_pod(data: str, out: str) -> str:
 
 def child_cycles(data: str, template: str, max_copies: int) -> dict:
     """One process, one tree: each measurement on a fresh scheduler over the cluster loaded once."""
+    import kschedcli
     from kschedcli.config.scheduler import default_config
     from kschedcli.inputs.cluster import load_cluster, load_pending_pods
     from kschedcli.plugins import REGISTRY
     from kschedcli.scheduling.scheduler import Scheduler
     from kschedcli.whatif.capacity import read_templates, run_capacity
-
-    import kschedcli
 
     cluster = load_cluster([os.path.join(data, "cluster.json")])
     config = default_config(REGISTRY)
@@ -153,7 +153,7 @@ def cycles_figures(a) -> dict:
         }
     first = raw[trees[0][0]][0]
     print(f"{first['nodes']} nodes, {a.runs} run(s), median CPU seconds (load average {os.getloadavg()[0]:.1f})")
-    header = f"{'':<34}" + "".join(f"{name:>12}" for name, _ in trees)
+    header = f"{'':<40}" + "".join(f"{name:>12}" for name, _ in trees)
     print(header)
     for k in medians[trees[0][0]]:
         detail = first[k].get("pods", first[k].get("copies"))
