@@ -33,6 +33,13 @@ from ..framework.status import ERROR
 MIN_FEASIBLE_NODES_TO_FIND = 100
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
 
+# findNodesThatFitPod builds the nodes of a PreFilterResult by ranging over its node-name set, a
+# Go map: their order is random, drawn anew each cycle
+PRE_FILTER_ORDER_NOTE = (
+    "kube-scheduler visits the PreFilterResult's {n} nodes in Go map order, random each cycle, and "
+    "stopped before the last: which of them it finds varies; ksched visits them in node-tree order"
+)
+
 PARALLELISM_NOTE = (
     "the config does not set parallelism: 1; with {workers} filter workers kube-scheduler's nodes "
     "found depend on goroutine timing: the single-worker search is shown"
@@ -68,6 +75,8 @@ class SamplingInfo:
     found: list[str] = field(default_factory=list)
     searched_nodes: int = 0  # the nodes the search could visit (a PreFilterResult's when there is one)
     note: str = ""
+    # a PreFilterResult's nodes whose order decided the nodes found (PRE_FILTER_ORDER_NOTE)
+    order_note: str = ""
 
     def doc(self, full: bool = False) -> dict[str, Any]:
         d: dict[str, Any] = {
@@ -81,6 +90,8 @@ class SamplingInfo:
         }
         if full:
             d["nodesFound"] = list(self.found)
+        if self.order_note:
+            d["note"] = self.order_note
         return d
 
 
@@ -163,6 +174,7 @@ class NodeSampling:
         found: list[int] = []
         failed = 0
         tried_seen = False
+        stopped = False  # at the feasible node one past the number to find
         if not has_filters:
             found = [order[(start + i) % n] for i in range(min(to_find, n))] if n else []
         else:
@@ -171,6 +183,7 @@ class NodeSampling:
                 st = first[i]
                 if st is None:
                     if len(found) == to_find:
+                        stopped = True
                         break  # the feasible node one past the number to find: neither counted nor kept
                     found.append(i)
                 elif st.code == ERROR:
@@ -191,6 +204,8 @@ class NodeSampling:
             searched_nodes=n,
             note=self.note,
         )
+        if allowed is not None and (stopped or (not has_filters and to_find < n)):
+            info.order_note = PRE_FILTER_ORDER_NOTE.format(n=n)
         return found, info
 
     def to_find(self, n: int, profile_pct: int | None, global_pct: int, one_is_enough: bool) -> int:

@@ -142,6 +142,29 @@ def test_prefilter_result_searches_its_nodes_and_advances_over_all():
     assert (s.searched_nodes, s.num_feasible_nodes_to_find, s.evaluated_nodes, s.feasible_nodes) == (5, 5, 5, 4)
     assert s.found == [_n(4), _n(5), _n(1), _n(2)]
     assert s.next_start_index == (7 + 5) % 120
+    # every node of the set visited: their order (Go map order in kube-scheduler) changes nothing
+    assert "note" not in s.doc() and not s.order_note
+
+
+def _by_name_affinity(names):
+    terms = [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": [n]}]} for n in names]
+    return {
+        "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": terms}}}
+    }
+
+
+def test_a_large_prefilter_result_cut_short_says_its_order_is_kube_schedulers_map_order():
+    sched = scheduler(_cluster(300, zones=3))
+    sched.enable_sampling(start_index=40)
+    names = [_n(i) for i in range(0, 300, 2)]  # 150 nodes: 100 to find, the search stops inside the set
+    r = sched.schedule(pod("p", requests={"cpu": "1"}, spec=_by_name_affinity(names)))
+    s = r.sampling
+    assert (s.searched_nodes, s.num_feasible_nodes_to_find, s.evaluated_nodes) == (150, 100, 100)
+    assert s.next_start_index == 140
+    # the set in node-tree order from 40 % 150: ksched's deterministic reference
+    order = [n for n in node_tree_order((_n(i), {ZONE: f"z{i % 3}"}) for i in range(300)) if n in set(names)]
+    assert s.found == (order[40:] + order[:40])[:100]
+    assert "Go map order" in s.doc()["note"] and "150 nodes" in s.order_note
 
 
 def test_prefilter_rejection_and_gates_keep_the_start_index():
@@ -470,3 +493,30 @@ def test_window_winners_by_range_equal_each_window_normalized(seed):
             totals = [a + w * b for a, b in zip(totals, scores.values())]
         best = max(totals)
         assert got[j] == min(names[i] for i, t in zip(idx, totals) if t == best), (j, k)
+
+
+@pytest.mark.parametrize("question", ["capacity", "drain", "diff"])
+def test_the_parallelism_note_on_every_sampled_question(tmp_path, monkeypatch, question):
+    from kschedcli import Options, Session
+
+    monkeypatch.setenv("KSCHED_NO_CACHE", "1")
+    _write_cluster(tmp_path / "c.json", 130)
+    _pods(tmp_path / "p.json", 2)
+    one = tmp_path / "one.yaml"
+    one.write_text("apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nparallelism: 1\n")
+
+    def ask(config, sampling):
+        notes: list[str] = []
+        s = Session(str(tmp_path / "c.json"), options=Options(config=config, cache=False), messages=notes.append)
+        if question == "capacity":
+            s.capacity([str(tmp_path / "p.json")], max_copies=2, sampling=sampling)
+        elif question == "drain":
+            s.drain([_n(0)], sampling=sampling)
+        else:
+            s.diff(str(tmp_path / "p.json"), against_config=str(one), sampling=sampling)
+        return [n for n in notes if "goroutine timing" in n]
+
+    # the default parallelism (16): said once; with parallelism: 1 or without sampling: not at all
+    assert len(ask(None, True)) == 1 and "16 filter workers" in ask(None, True)[0]
+    assert ask(None, False) == []
+    assert ask(str(one), True) == []  # (diff: both sides with parallelism 1)
