@@ -247,6 +247,7 @@ class NodeSampling:
         error = None
         done = 0
         ratio = self._ratio  # the share of feasible nodes the last search met: the first chunk's size
+        passes: list[tuple[int, dict]] = []  # nodes with nominated pods: their verdicts without them
         while done < n and stop is None:
             need = to_find + 1 - len(found)  # the one past the number to find is filtered too
             if done and found:
@@ -265,6 +266,7 @@ class NodeSampling:
                     for p, st in per_plugin.items():
                         cols[p][k] = st
                     res.nominated[names[i]] = _nominated_on(nominated, second)
+                    passes.append((i, alone))
             # the chunk's feasible nodes (None: no failure), read at C level
             ok = list(compress(range(len(chunk_first)), map(is_, chunk_first, repeat(None))))
             if any(st.code == ERROR for st in set(chunk_first) if st is not None):
@@ -304,7 +306,14 @@ class NodeSampling:
                 at[i] = k
             get = itemgetter(*at) if n > 1 else (lambda col: tuple(col[a] for a in at))
             in_order = {p: list(get(col)) for p, col in columns.items()}
-            return SampledFilter(found, info, list(names), snapshot.index_of, in_order, list(get(first)), True, None)
+            # the cycle's own verdicts (as preemption reads them): without the nominated pods
+            alone_in_order = {p: list(col) for p, col in in_order.items()} if passes else in_order
+            for i, alone in passes:
+                for p, st in alone.items():
+                    alone_in_order[p][i] = st
+            return SampledFilter(
+                found, info, list(names), snapshot.index_of, in_order, list(get(first)), True, None, alone_in_order
+            )
         # the nodes the search counted, in visiting order
         table_names = [names[i] for i in seq[:stop]]
         return SampledFilter(
@@ -323,7 +332,8 @@ class NodeSampling:
 class SampledFilter:
     """filter_search's outcome: the positions of the nodes found (search order), the account, and
     the filter table of the nodes the search counted (`every_node`: all of them, in the snapshot's
-    order), the error that cancelled the search (None)."""
+    order), the error that cancelled the search (None); with every node, the plugins' own columns
+    (the nodes with nominated pods hold their verdicts without them, as without sampling)."""
 
     found: list[int]
     info: SamplingInfo
@@ -333,6 +343,8 @@ class SampledFilter:
     first: list
     every_node: bool
     error: Any
+    # every_node: the plugins' verdicts in the snapshot's order without the nominated pods
+    alone_columns: dict[str, list] | None = None
 
 
 def _nominated_on(nominated: list, second: bool):

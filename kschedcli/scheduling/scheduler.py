@@ -453,7 +453,7 @@ class Scheduler:
         res.sampling = out.info
         res.filters = FilterTable(out.names, out.index, out.columns, out.first)
         if out.every_node:
-            state.filter_columns = out.columns  # in the snapshot's order, as preemption reads them
+            state.filter_columns = out.alone_columns  # in the snapshot's order, as preemption reads them
             statuses.set_in_order(out.names, out.first)
         else:
             statuses.explicit = {name: f for name, f in zip(out.names, out.first) if f is not None}

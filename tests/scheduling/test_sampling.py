@@ -520,3 +520,41 @@ def test_the_parallelism_note_on_every_sampled_question(tmp_path, monkeypatch, q
     assert len(ask(None, True)) == 1 and "16 filter workers" in ask(None, True)[0]
     assert ask(None, False) == []
     assert ask(str(one), True) == []  # (diff: both sides with parallelism 1)
+
+
+def test_nominated_pods_and_preemption_under_the_sampled_search(monkeypatch):
+    from kschedcli.scheduling.scheduler import Scheduler
+
+    nodes = _mixed_cluster()
+    roomy = [i for i in range(300) if i % 5 and 3 + (i * 13) % 9 >= 10]
+    busy = [pod(f"b{i}", requests={"cpu": "2"}, node_name=_n(i), priority=1) for i in roomy]
+
+    def run(alone: bool):
+        monkeypatch.setattr(Scheduler, "_samples_alone", lambda self, fw, allowed, first_try: alone)
+        sched = scheduler(nodes, busy)
+        sched.enable_sampling(start_index=123)
+        waiting = pod("w", requests={"cpu": "3"}, priority=100)
+        waiting.raw["status"]["nominatedNodeName"] = _n(roomy[0])
+        waiting = type(waiting)(waiting.raw)
+        sched.nominate([waiting])
+        out = []
+        for name, cpu in (("big", "10"), ("small", "2")):
+            r = sched.schedule(pod(name, requests={"cpu": cpu}, priority=50))
+            pre = r.preemption
+            out.append(
+                (
+                    r.selected_node,
+                    r.message,
+                    sorted((n, x.second_pass) for n, x in r.nominated.items()),
+                    (pre.nominated_node, pre.victims) if pre else None,
+                    r.sampling.evaluated_nodes,
+                    r.sampling.next_start_index,
+                )
+            )
+        return out
+
+    fast, every = run(True), run(False)
+    assert fast == every
+    big, small = fast
+    assert big[0] is None and big[3] is not None and big[3][0]  # preemption found a node
+    assert big[4] == 300 and small[4] < 300
