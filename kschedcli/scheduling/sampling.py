@@ -166,10 +166,7 @@ class NodeSampling:
             names = snapshot.names
             order = [i for i in order if names[i] in allowed]
         n = len(order)
-        num_all = len(snapshot.names)
-        to_find = num_feasible_nodes_to_find(profile_pct, global_pct, n)
-        if one_is_enough:
-            to_find = 1
+        to_find = self.to_find(n, profile_pct, global_pct, one_is_enough)
         start = self.next_start
         found: list[int] = []
         failed = 0
@@ -192,21 +189,31 @@ class NodeSampling:
                     failed += 1
                     tried_seen = tried_seen or i == tried
         processed = len(found) + failed + (1 if tried is not None and not tried_seen else 0)
-        self.next_start = (start + processed) % num_all if num_all else 0
-        info = SamplingInfo(
-            start,
-            self.next_start,
-            to_find,
-            effective_percentage(profile_pct, global_pct),
-            processed,
-            len(found),
-            [snapshot.names[i] for i in found],
-            searched_nodes=n,
-            note=self.note,
+        info = self._advance(
+            snapshot, start, processed, found, to_find, n, effective_percentage(profile_pct, global_pct)
         )
         if allowed is not None and (stopped or (not has_filters and to_find < n)):
             info.order_note = PRE_FILTER_ORDER_NOTE.format(n=n)
         return found, info
+
+    def _advance(
+        self, snapshot, start: int, processed: int, found: list[int], to_find: int, searched: int, pct: int
+    ) -> SamplingInfo:
+        """The start index moves by the nodes processed, modulo every node; the cycle's account."""
+        num_all = len(snapshot.names)
+        self.next_start = (start + processed) % num_all if num_all else 0
+        names = snapshot.names
+        return SamplingInfo(
+            start,
+            self.next_start,
+            to_find,
+            pct,
+            processed,
+            len(found),
+            [names[i] for i in found],
+            searched_nodes=searched,
+            note=self.note,
+        )
 
     def to_find(self, n: int, profile_pct: int | None, global_pct: int, one_is_enough: bool) -> int:
         return 1 if one_is_enough else num_feasible_nodes_to_find(profile_pct, global_pct, n)
@@ -285,19 +292,8 @@ class NodeSampling:
             first.extend(chunk_first)
             done += len(positions)
         self._ratio = len(found) / (stop if stop is not None else n) if found else 1.0
-        processed = len(found) + failed
-        num_all = len(names)
-        self.next_start = (start + processed) % num_all
-        info = SamplingInfo(
-            start,
-            self.next_start,
-            to_find,
-            effective_percentage(profile_pct, global_pct),
-            processed,
-            len(found),
-            [names[i] for i in found],
-            searched_nodes=n,
-            note=self.note,
+        info = self._advance(
+            snapshot, start, len(found) + failed, found, to_find, n, effective_percentage(profile_pct, global_pct)
         )
         if stop is None:
             # every node filtered: the table in the snapshot's order, as without sampling
