@@ -246,7 +246,9 @@ class Scheduler:
                         feasible, fresh = self._extender_filter(pod, feasible, statuses, res)
                     except ExtenderError:
                         feasible = []
-            if not feasible:
+            if not feasible and sampling is not None and self._samples_alone(fw, allowed, first_try):
+                feasible = self._filter_sampled(sampling, fw, state, pod, statuses, counted, res)
+            elif not feasible:
                 earlier = dict(statuses.explicit)  # the nominated node's extender verdict stays
                 feasible = self._filter_all(
                     fw, state, pod, allowed, statuses, counted, res, nominated_node if first_try is not None else None
@@ -439,6 +441,52 @@ class Scheduler:
             res.error = next(f for f in reversed(first) if f is not None and f.code == ERROR).message()
         res.filters = FilterTable(names, index_of, columns, first)
         return feasible
+
+    # -- node sampling (scheduling/sampling.py) -------------------------------------------------
+    def _samples_alone(self, fw: Framework, allowed, first_try) -> bool:
+        """Whether the sampled cycle filters only the nodes its search visits: not with a
+        PreFilterResult, HTTP extenders or a nominated node that failed its first try (those
+        cycles filter every node and read the search off the verdicts, `_sample`)."""
+        return allowed is None and first_try is None and not self.extenders and bool(fw.filter_plugins)
+
+    def _filter_sampled(
+        self,
+        sampling: NodeSampling,
+        fw: Framework,
+        state: CycleState,
+        pod: Pod,
+        statuses: NodeStatuses,
+        counted: dict[str, list[Pod]],
+        res: CycleResult,
+    ) -> list:
+        """findNodesThatPassFilters with one worker: the nodes in node-tree order from the start
+        index until enough are found (NodeSampling.filter_search); the filter table and the
+        statuses hold the nodes the search counted (every node when it found too few). The nodes
+        found, in the snapshot's order."""
+        out = sampling.filter_search(
+            fw,
+            state,
+            pod,
+            self.snapshot,
+            counted,
+            res,
+            profile_pct=fw.profile.percentage_of_nodes_to_score,
+            global_pct=self.config.percentage_of_nodes_to_score,
+            one_is_enough=not fw.score_plugins,
+        )
+        res.sampling = out.info
+        res.filters = FilterTable(out.names, out.index, out.columns, out.first)
+        if out.every_node:
+            state.filter_columns = out.alone_columns  # in the snapshot's order, as preemption reads them
+            statuses.set_in_order(out.names, out.first)
+        else:
+            statuses.explicit = {name: f for name, f in zip(out.names, out.first) if f is not None}
+        if out.error is not None:
+            res.error = out.error.message()
+        own = self.snapshot.node_infos
+        if len(out.found) == len(own):
+            return own
+        return [own[i] for i in sorted(out.found)]
 
     def _sample(
         self,

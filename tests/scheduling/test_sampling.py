@@ -142,6 +142,29 @@ def test_prefilter_result_searches_its_nodes_and_advances_over_all():
     assert (s.searched_nodes, s.num_feasible_nodes_to_find, s.evaluated_nodes, s.feasible_nodes) == (5, 5, 5, 4)
     assert s.found == [_n(4), _n(5), _n(1), _n(2)]
     assert s.next_start_index == (7 + 5) % 120
+    # every node of the set visited: their order (Go map order in kube-scheduler) changes nothing
+    assert "note" not in s.doc() and not s.order_note
+
+
+def _by_name_affinity(names):
+    terms = [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": [n]}]} for n in names]
+    return {
+        "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": terms}}}
+    }
+
+
+def test_a_large_prefilter_result_cut_short_says_its_order_is_kube_schedulers_map_order():
+    sched = scheduler(_cluster(300, zones=3))
+    sched.enable_sampling(start_index=40)
+    names = [_n(i) for i in range(0, 300, 2)]  # 150 nodes: 100 to find, the search stops inside the set
+    r = sched.schedule(pod("p", requests={"cpu": "1"}, spec=_by_name_affinity(names)))
+    s = r.sampling
+    assert (s.searched_nodes, s.num_feasible_nodes_to_find, s.evaluated_nodes) == (150, 100, 100)
+    assert s.next_start_index == 140
+    # the set in node-tree order from 40 % 150: ksched's deterministic reference
+    order = [n for n in node_tree_order((_n(i), {ZONE: f"z{i % 3}"}) for i in range(300)) if n in set(names)]
+    assert s.found == (order[40:] + order[:40])[:100]
+    assert "Go map order" in s.doc()["note"] and "150 nodes" in s.order_note
 
 
 def test_prefilter_rejection_and_gates_keep_the_start_index():
@@ -349,3 +372,189 @@ def test_outlook_matches_a_sampled_cycle_from_every_start_index():
     assert o["evaluatedNodes"]["mean"] == round(sum(evaluated) / 160, 1)
     share = sum(1 for s in range(160) if by_start[s] == r.selected_node)
     assert o["allNodesSelectedFromPercent"] == round(100 * share / 160, 1)
+
+
+def _mixed_cluster(n: int = 300):
+    # three zones; every fifth node too small for 2 cpu, every seventh tainted: failures of two
+    # plugins along the search, and free cpu varying so that the scores differ
+    nodes = []
+    for i in range(n):
+        taints = [{"key": "dedicated", "value": "x", "effect": "NoSchedule"}] if i % 7 == 3 else None
+        cpu = "1" if i % 5 == 0 else str(3 + (i * 13) % 9)
+        nodes.append(node(_n(i), cpu=cpu, labels={ZONE: f"z{i % 3}"}, taints=taints))
+    return nodes
+
+
+def test_the_sampled_cycle_filters_only_the_nodes_its_search_counts():
+    sched = scheduler(_mixed_cluster())
+    sched.enable_sampling(start_index=250)
+    r = sched.schedule(pod("p", requests={"cpu": "2"}))
+    s = r.sampling
+    assert s.num_feasible_nodes_to_find == 144 and s.feasible_nodes == 144
+    # the table holds the nodes the search counted, no other: kept ones and failed ones
+    assert len(r.filters) == s.evaluated_nodes < 300
+    assert sorted(n for n in r.filters if r.filters[n].first_failure is None) == sorted(s.found)
+    assert {r.filters[n].first_failure.plugin for n in r.filters if r.filters[n].first_failure} == {
+        "NodeResourcesFit",
+        "TaintToleration",
+    }
+    assert sorted(r.feasible) == sorted(s.found)
+
+
+def test_a_plugin_without_shared_results_filters_the_chunks_visited():
+    # 1,000 nodes, 10 % to find: the search visits a few chunks of ~150 nodes; InterPodAffinity's
+    # verdicts are not shared between pods, so it filters those chunks only
+    sched = scheduler(_mixed_cluster(1000))
+    sched.config.percentage_of_nodes_to_score = 10
+    sched.enable_sampling(start_index=900)
+    ipa = sched.frameworks["default-scheduler"].plugins["InterPodAffinity"]
+    seen: list[str] = []
+    original = ipa.filter_nodes
+
+    def counting(state, pod_, nodes):
+        seen.extend(ni.node.name for ni in nodes)
+        return original(state, pod_, nodes)
+
+    ipa.filter_nodes = counting
+    anti = {
+        "affinity": {
+            "podAntiAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": [
+                    {"labelSelector": {"matchLabels": {"app": "x"}}, "topologyKey": "kubernetes.io/hostname"}
+                ]
+            }
+        }
+    }
+    r = sched.schedule(pod("p", requests={"cpu": "2"}, labels={"app": "x"}, spec=anti))
+    s = r.sampling
+    assert (s.num_feasible_nodes_to_find, s.feasible_nodes) == (100, 100)
+    assert s.evaluated_nodes <= len(seen) == len(set(seen)) < 400
+    assert set(r.filters) <= set(seen)
+
+
+def test_the_sampled_search_equals_every_node_filtered_and_read_off(monkeypatch):
+    from kschedcli.scheduling.scheduler import Scheduler
+
+    def run(alone: bool):
+        monkeypatch.setattr(Scheduler, "_samples_alone", lambda self, fw, allowed, first_try: alone)
+        sched = scheduler(_mixed_cluster())
+        sched.enable_sampling(start_index=17)
+        out = []
+        for i in range(60):
+            p = pod(f"p{i}", requests={"cpu": "12" if i % 10 == 9 else ("2" if i % 3 else "5")})
+            r = sched.schedule(p)
+            s = r.sampling
+            out.append((r.selected_node, s.start_index, s.next_start_index, s.evaluated_nodes, s.found, r.message))
+            if r.selected_node:
+                sched.bind(p, r.selected_node)
+        return out
+
+    fast, every = run(True), run(False)
+    assert fast == every
+    assert any(x[0] is None for x in fast)  # some pods fit nowhere: every node searched
+
+
+def test_a_pod_that_fits_nowhere_gets_every_nodes_verdict_under_sampling():
+    plain = scheduler(_mixed_cluster())
+    sampled = scheduler(_mixed_cluster())
+    sampled.enable_sampling(start_index=99)
+    p = pod("big", requests={"cpu": "64"})
+    a, b = plain.schedule(p), sampled.schedule(p)
+    assert not b.schedulable and b.message == a.message
+    assert list(b.filters) == list(a.filters) and len(b.filters) == 300
+    assert b.sampling.evaluated_nodes == 300 and b.sampling.next_start_index == 99
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_window_winners_by_range_equal_each_window_normalized(seed):
+    import random
+
+    from kschedcli.framework.cycle_state import CycleState
+    from kschedcli.scheduling.sampling import _window_winners
+
+    rng = random.Random(seed)
+    f, k = rng.randint(20, 60), rng.randint(1, 19)
+    sched = scheduler(_cluster(3))
+    fw = sched.frameworks["default-scheduler"]
+    names = [f"m{rng.randrange(10**6):06d}-{i}" for i in range(f)]
+    fixed = [rng.randrange(0, 300, 7) for _ in range(f)]  # coarse: ties between nodes happen
+    varying = [
+        (fw.normalizers["NodeAffinity"], [rng.choice([0, 0, 3, 5, 8]) for _ in range(f)], 2),
+        (fw.normalizers["TaintToleration"], [rng.choice([0, 0, 0, 1, 2]) for _ in range(f)], 3),
+    ]
+    state, p = CycleState(), pod("p")
+    got = _window_winners(names, fixed, varying, k, state, p)
+    for j in range(f):
+        idx = [(j + t) % f for t in range(k)]
+        totals = [fixed[i] for i in idx]
+        for normalizer, raw, w in varying:
+            scores = {names[i]: raw[i] for i in idx}
+            normalizer.normalize_score(state, p, scores)
+            totals = [a + w * b for a, b in zip(totals, scores.values())]
+        best = max(totals)
+        assert got[j] == min(names[i] for i, t in zip(idx, totals) if t == best), (j, k)
+
+
+@pytest.mark.parametrize("question", ["capacity", "drain", "diff"])
+def test_the_parallelism_note_on_every_sampled_question(tmp_path, monkeypatch, question):
+    from kschedcli import Options, Session
+
+    monkeypatch.setenv("KSCHED_NO_CACHE", "1")
+    _write_cluster(tmp_path / "c.json", 130)
+    _pods(tmp_path / "p.json", 2)
+    one = tmp_path / "one.yaml"
+    one.write_text("apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nparallelism: 1\n")
+
+    def ask(config, sampling):
+        notes: list[str] = []
+        s = Session(str(tmp_path / "c.json"), options=Options(config=config, cache=False), messages=notes.append)
+        if question == "capacity":
+            s.capacity([str(tmp_path / "p.json")], max_copies=2, sampling=sampling)
+        elif question == "drain":
+            s.drain([_n(0)], sampling=sampling)
+        else:
+            s.diff(str(tmp_path / "p.json"), against_config=str(one), sampling=sampling)
+        return [n for n in notes if "goroutine timing" in n]
+
+    # the default parallelism (16): said once; with parallelism: 1 or without sampling: not at all
+    assert len(ask(None, True)) == 1 and "16 filter workers" in ask(None, True)[0]
+    assert ask(None, False) == []
+    assert ask(str(one), True) == []  # (diff: both sides with parallelism 1)
+
+
+def test_nominated_pods_and_preemption_under_the_sampled_search(monkeypatch):
+    from kschedcli.scheduling.scheduler import Scheduler
+
+    nodes = _mixed_cluster()
+    roomy = [i for i in range(300) if i % 5 and 3 + (i * 13) % 9 >= 10]
+    busy = [pod(f"b{i}", requests={"cpu": "2"}, node_name=_n(i), priority=1) for i in roomy]
+
+    def run(alone: bool):
+        monkeypatch.setattr(Scheduler, "_samples_alone", lambda self, fw, allowed, first_try: alone)
+        sched = scheduler(nodes, busy)
+        sched.enable_sampling(start_index=123)
+        waiting = pod("w", requests={"cpu": "3"}, priority=100)
+        waiting.raw["status"]["nominatedNodeName"] = _n(roomy[0])
+        waiting = type(waiting)(waiting.raw)
+        sched.nominate([waiting])
+        out = []
+        for name, cpu in (("big", "10"), ("small", "2")):
+            r = sched.schedule(pod(name, requests={"cpu": cpu}, priority=50))
+            pre = r.preemption
+            out.append(
+                (
+                    r.selected_node,
+                    r.message,
+                    sorted((n, x.second_pass) for n, x in r.nominated.items()),
+                    (pre.nominated_node, pre.victims) if pre else None,
+                    r.sampling.evaluated_nodes,
+                    r.sampling.next_start_index,
+                )
+            )
+        return out
+
+    fast, every = run(True), run(False)
+    assert fast == every
+    big, small = fast
+    assert big[0] is None and big[3] is not None and big[3][0]  # preemption found a node
+    assert big[4] == 300 and small[4] < 300
