@@ -263,3 +263,49 @@ def test_long_node_names_stay_whole_at_80_columns():
     assert max(len(line) for line in lines) <= 80
     assert any("ip-10-0-128-200.highmem-r6i-4xlarge1.us-east-1.compute.internal" in line for line in lines)
     assert "38 more scenarios not shown" in r.output
+
+
+def _findings_both_ways(path, family):
+    """Every scenario's findings with the shortcuts (whatif/sweep.py Cycles) and with every cycle run,
+    and how many cycles the shortcuts answered."""
+    from kschedcli.whatif import sweep as sw
+
+    s = session(path, validate="ignore")
+    cluster, config, _ = s._inputs()
+    specs = sw.plan(cluster, fail=family).scenarios
+    fast = sw.Base.of(cluster, config)
+    plain = sw.Base.of(cluster, config)
+    plain.shortcuts = False
+    a = [sw.run_failure(fast, spec) for spec in specs]
+    b = [sw.run_failure(plain, spec) for spec in specs]
+    assert plain.saved_cycles == 0
+    return json.dumps(a, sort_keys=True), json.dumps(b, sort_keys=True), fast.saved_cycles
+
+
+def test_unschedulable_replicas_of_one_template_give_the_plain_findings(tmp_path):
+    """Replicas of one template that a cycle found unschedulable, nothing changed since: their
+    findings (reasons, preemption, workloads) are those of running every cycle; a bind in between
+    (another workload placed) makes the next replica take its cycle again."""
+    zone_a = {ZONE: "a"}
+    objs = [node("a1", "a"), node("a2", "a"), node("b1", "b", cpu="3"), node("b2", "b", cpu="2")]
+    for i in range(4):
+        pay = {"owner": ("ReplicaSet", "pay-1"), "labels": {"app": "pay"}, "selector": zone_a}
+        objs.append(pod(f"pay-{i}", f"a{i % 2 + 1}", **pay))
+        objs.append(pod(f"web-{i}", f"a{i % 2 + 1}", cpu="500m"))
+    # a template too big for any node left: its replicas fail in a row with preemption tried
+    for i in range(3):
+        objs.append(pod(f"big-{i}", "a1", cpu="3", owner=("ReplicaSet", "big-1"), labels={"app": "big"}, priority=10))
+    objs.append(pod("filler", "b2", cpu="2", owner=("Job", "etl"), labels={"app": "etl"}, priority=0))
+    path = write(tmp_path, objs)
+    fast, plain, saved = _findings_both_ways(path, "zone")
+    assert fast == plain
+    assert saved >= 2  # pay replicas after the first, between two binds of web
+    doc = json.loads(fast)[0]
+    assert {p["pod"] for p in doc["pending"]} >= {f"shop/pay-{i}" for i in range(4)}
+
+
+def test_the_shortcuts_give_the_plain_findings_on_the_fixtures():
+    for path in (PROD, EKS):
+        for family in ("zone", "node"):
+            fast, plain, _ = _findings_both_ways(path, family)
+            assert fast == plain, (path, family)
