@@ -171,6 +171,9 @@ class Base:
     position: dict[int, int] = field(default_factory=dict)  # id(pod) -> its place in cluster.pods
     shortcuts: bool = True  # Cycles' answers from an earlier cycle (False: every cycle runs)
     saved_cycles: int = 0  # cycles Cycles answered from an earlier one, over the scenarios run here
+    # node sampling: each scenario's scheduler a freshly started kube-scheduler whose next start
+    # index is this one (None: every node filtered, every feasible node scored)
+    sampling: int | None = None
     _templates: dict[int, Any] = field(default_factory=dict)
 
     def template_of(self, pod: Pod) -> Any:
@@ -184,7 +187,14 @@ class Base:
         return self._templates[k]
 
     @classmethod
-    def of(cls, cluster: Cluster, config: SchedulerConfig, seed: int | None = None, zone_key: str = ZONE_LABEL):
+    def of(
+        cls,
+        cluster: Cluster,
+        config: SchedulerConfig,
+        seed: int | None = None,
+        zone_key: str = ZONE_LABEL,
+        sampling: int | None = None,
+    ):
         snapshot = Scheduler(cluster, config).snapshot
         owner: dict[int, str] = {}
         running: dict[str, int] = {}
@@ -195,7 +205,9 @@ class Base:
         desired = {o: _desired(cluster, o, n) for o, n in running.items()}
         zone_of = {n.name: n.labels.get(zone_key, "") for n in cluster.nodes}
         position = {id(p): i for i, p in enumerate(cluster.pods)}
-        return cls(cluster, config, snapshot, owner, running, desired, zone_of, zone_key, seed, position)
+        base = cls(cluster, config, snapshot, owner, running, desired, zone_of, zone_key, seed, position)
+        base.sampling = sampling
+        return base
 
 
 def _template_key(pod: Pod) -> Any:
@@ -301,6 +313,8 @@ def run_failure(base: Base, spec: ScenarioSpec) -> dict[str, Any]:
         key=lambda p: base.position[id(p)],
     )
     scheduler = Scheduler(cluster, base.config, base.snapshot.without_nodes(failed))
+    if base.sampling is not None:
+        scheduler.enable_sampling(base.sampling % max(1, len(scheduler.snapshot.names)))
     replacements: list[Pod] = []
     owner_of_new: dict[str, str] = {}
     lost: list[dict[str, str]] = []
@@ -330,7 +344,10 @@ def run_failure(base: Base, spec: ScenarioSpec) -> dict[str, Any]:
     cycles = Cycles(scheduler, base.shortcuts)
     run = run_carrying_out(scheduler, queue, base.seed, with_details=False, cycle=cycles)
     base.saved_cycles += cycles.saved
-    return _findings(base, spec, scheduler, run, owner_of_new, lost, down, stayed_down, len(gone))
+    doc = _findings(base, spec, scheduler, run, owner_of_new, lost, down, stayed_down, len(gone))
+    if scheduler.sampling is not None:
+        doc["sampling"] = scheduler.sampling.run_doc(base.config.parallelism)
+    return doc
 
 
 class Cycles:
@@ -529,9 +546,16 @@ def run_rolling(
 
         apply_edits(cluster, [Edit("--add-node", surge)])
     docs = []
+    next_start = [base.sampling]  # one kube-scheduler through the upgrade: its index carries
     for i, spec in enumerate(specs):
         original = {n.name: n for n in cluster.nodes if n.name in spec.nodes}
-        report = drain(cluster, base.config, list(spec.nodes), seed=base.seed)
+        start = next_start[0]
+
+        def carried(sched: Scheduler, _results: Any) -> None:
+            if sched.sampling is not None:
+                next_start[0] = sched.sampling.next_start
+
+        report = drain(cluster, base.config, list(spec.nodes), seed=base.seed, sampling=start, on_round=carried)
         blocked, lost, refused = [], [], []
         down: dict[str, int] = {}
         owner_of_new: dict[str, str] = {}
@@ -552,7 +576,10 @@ def run_rolling(
         extra = {"blocked": blocked, "refused": refused}
         on_nodes = sum(len(n.pods) for n in report.nodes)
         gone = {"daemonset": 0, "static": 0}
-        docs.append(_findings(base, spec, scheduler, run, owner_of_new, lost, down, gone, on_nodes, extra))
+        doc = _findings(base, spec, scheduler, run, owner_of_new, lost, down, gone, on_nodes, extra)
+        if start is not None:
+            doc["sampling"] = {"startIndex": start, "nextStartIndex": next_start[0]}
+        docs.append(doc)
         # the upgraded nodes come back: their former objects, schedulable again
         cluster.nodes = [original.get(n.name, n) for n in cluster.nodes]
         if on_step is not None:
@@ -647,6 +674,7 @@ class LoadArgs:
     cache: bool
     seed: int | None
     zone_key: str = ZONE_LABEL
+    sampling: int | None = None
 
     def load(self) -> Base:
         from .world import load_inputs
@@ -660,7 +688,7 @@ class LoadArgs:
             no_extenders=self.no_extenders,
             cache=self.cache,
         )
-        return Base.of(cluster, config, self.seed, self.zone_key)
+        return Base.of(cluster, config, self.seed, self.zone_key, self.sampling)
 
 
 _LOADED: dict[LoadArgs, Base] = {}  # a worker process's world, loaded once

@@ -309,3 +309,53 @@ def test_the_shortcuts_give_the_plain_findings_on_the_fixtures():
         for family in ("zone", "node"):
             fast, plain, _ = _findings_both_ways(path, family)
             assert fast == plain, (path, family)
+
+
+def _wide_cluster(tmp_path, nodes=120):
+    """`nodes` nodes in three zones, each running two web replicas and a db replica: past 100
+    nodes, kube-scheduler samples."""
+    objs = []
+    for i in range(nodes):
+        name = f"n-{i:03d}"
+        objs.append(node(name, "abc"[i % 3], cpu="4"))
+        objs.append(pod(f"web-{i}-a", name, cpu="1"))
+        objs.append(pod(f"web-{i}-b", name, cpu="1"))
+        objs.append(pod(f"db-{i}", name, cpu="500m", owner=("StatefulSet", "db"), labels={"app": "db"}))
+    return write(tmp_path, objs)
+
+
+def test_sampling_runs_each_scenario_as_a_fresh_scheduler_from_the_start_index(tmp_path):
+    path = _wide_cluster(tmp_path)
+    s = session(path).sweep(fail="node", selector="kubernetes.io/hostname in (n-004,n-050)", workers=1)
+    assert all("sampling" not in sc for sc in s.scenarios)
+    sampled = session(path).sweep(
+        fail="node", selector="kubernetes.io/hostname in (n-004,n-050)", workers=1, sampling=True, start_index=7
+    )
+    for sc in sampled.scenarios:
+        # the same cycles as `schedule --preemption=carry-out --sampling --start-index 7` on the
+        # cluster without that node
+        pods = _replacements_file(tmp_path, path, set(sc["nodes"]))
+        run = session(path, edits=[Edit("--remove-node", sc["nodes"][0])]).schedule(
+            pods, preemption="carry-out", order="priority", sampling=True, start_index=7
+        )
+        want = run.to_dict()["sampling"]
+        assert sc["sampling"]["startIndex"] == 7
+        assert sc["sampling"]["nextStartIndex"] == want["nextStartIndex"] != 7
+        placed = {p.pod: p.node for p in run.carried_out.placements}
+        assert sorted(p["pod"] for p in sc["pending"]) == sorted(k for k, v in placed.items() if v is None)
+    two = session(path).sweep(
+        fail="node", selector="kubernetes.io/hostname in (n-004,n-050)", workers=2, sampling=True, start_index=7
+    )
+    assert json.dumps(two.to_dict(), sort_keys=True) == json.dumps(sampled.to_dict(), sort_keys=True)
+
+
+def test_sampling_carries_the_index_through_a_rolling_upgrade(tmp_path):
+    path = _wide_cluster(tmp_path)
+    s = session(path).sweep(rolling="kubernetes.io/hostname in (n-001,n-002)", sampling=True, start_index=3)
+    first, second = s.scenarios
+    assert first["sampling"]["startIndex"] == 3
+    assert second["sampling"]["startIndex"] == first["sampling"]["nextStartIndex"] != 3
+    r = CliRunner().invoke(
+        app, ["sweep", "--cluster", path, "--fail", "zone", "--workers", "1", "--sampling", "--start-index", "-1"]
+    )
+    assert r.exit_code == 2 and "--start-index" in r.output
