@@ -578,7 +578,12 @@ def run_rolling(
         gone = {"daemonset": 0, "static": 0}
         doc = _findings(base, spec, scheduler, run, owner_of_new, lost, down, gone, on_nodes, extra)
         if start is not None:
-            doc["sampling"] = {"startIndex": start, "nextStartIndex": next_start[0]}
+            from ..scheduling.sampling import PARALLELISM_NOTE, NodeSampling
+
+            workers = base.config.parallelism
+            account = NodeSampling(start, PARALLELISM_NOTE.format(workers=workers) if workers != 1 else "")
+            account.next_start = next_start[0] if next_start[0] is not None else start
+            doc["sampling"] = account.run_doc(workers)
         docs.append(doc)
         # the upgraded nodes come back: their former objects, schedulable again
         cluster.nodes = [original.get(n.name, n) for n in cluster.nodes]

@@ -20,6 +20,7 @@ ROOT = Path(__file__).resolve().parents[2]
 PROD = str(ROOT / "fixtures" / "prod-cluster.yaml")
 EKS = str(ROOT / "fixtures" / "eks-cluster.yaml")
 ZONE = "topology.kubernetes.io/zone"
+EKS_NODE = "ip-10-0-32-1.us-east-1.compute.internal"
 
 
 def node(name, zone, cpu="4", labels=None):
@@ -359,3 +360,42 @@ def test_sampling_carries_the_index_through_a_rolling_upgrade(tmp_path):
         app, ["sweep", "--cluster", path, "--fail", "zone", "--workers", "1", "--sampling", "--start-index", "-1"]
     )
     assert r.exit_code == 2 and "--start-index" in r.output
+
+
+def test_sweep_documents_validate_against_the_result_schema(tmp_path):
+    """Real sweep output, every family (rolling with a blocked eviction and sampling, a K-node
+    sample with an edit), validates against kschedcli/schemas/result.schema.json as the sweep
+    document and no other; a field the schema does not know fails it."""
+    import importlib.resources as ilres
+
+    import jsonschema
+
+    schema = json.loads(ilres.files("kschedcli.schemas").joinpath("result.schema.json").read_text())
+    check = jsonschema.Draft202012Validator(schema)
+    sweep_only = jsonschema.Draft202012Validator({**schema, "oneOf": [{"$ref": "#/$defs/sweep"}]})
+    pool = {"pool": "general"}
+    objs = [
+        node("g1", "a", labels=pool),
+        node("g2", "a", labels=pool),
+        node("spare", "b"),
+        pod("api-1", "g1", labels={"app": "api"}, owner=("ReplicaSet", "api-1")),
+        pod("web-1", "g2"),
+        pod("bare", "g2", owner=None),
+        pdb("api", {"app": "api"}, allowed=0, desired=1, healthy=1),
+    ]
+    path = write(tmp_path, objs)
+    docs = [
+        Session(PROD).sweep(fail="zone", workers=1).to_dict(),
+        Session(EKS).sweep(fail="node", workers=1, top=0).to_dict(),
+        session(path).sweep(rolling="pool=general", sampling=True, start_index=1).to_dict(),
+        Session(EKS, edits=[Edit("--cordon", EKS_NODE)]).sweep(fail="nodes=2", samples=3, workers=1).to_dict(),
+        session(path).sweep(fail="node", workers=1, sampling=True).to_dict(),
+    ]
+    assert docs[2]["scenarios"][0]["blocked"] and docs[2]["scenarios"][0]["sampling"]["startIndex"] == 1
+    assert docs[3]["edits"] and docs[4]["scenarios"][0]["sampling"]["parallelism"] == 16
+    for doc in docs:
+        assert not list(check.iter_errors(doc))
+        assert not list(sweep_only.iter_errors(doc))
+    bad = json.loads(json.dumps(docs[0]))
+    bad["scenarios"][0]["surprise"] = 1
+    assert list(check.iter_errors(bad))
