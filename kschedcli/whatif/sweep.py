@@ -174,17 +174,14 @@ class Base:
     # node sampling: each scenario's scheduler a freshly started kube-scheduler whose next start
     # index is this one (None: every node filtered, every feasible node scored)
     sampling: int | None = None
-    _templates: dict[int, Any] = field(default_factory=dict)
 
     def template_of(self, pod: Pod) -> Any:
         """A key equal for pods whose replacements differ in name and uid only (the service
         account token's projected volume, whose name the API server makes up per pod, aside);
         None for a pod whose name reaches what the scheduler reads (generic ephemeral volumes,
-        whose claims are named after the pod; resource claims)."""
-        k = id(pod)
-        if k not in self._templates:
-            self._templates[k] = _template_key(pod)
-        return self._templates[k]
+        whose claims are named after the pod; resource claims). Worked out per scenario: a
+        memo of every pod's key would hold a copy of every spec for the sweep's length."""
+        return _template_key(pod)
 
     @classmethod
     def of(
@@ -655,11 +652,40 @@ def summary(docs: list[dict[str, Any]], plan_: SweepPlan, top: int = 10) -> dict
 def run_specs(base: Base, specs: Sequence[ScenarioSpec], on_done: Callable[[int], None] | None = None) -> list[dict]:
     """Failure scenarios, one after another, in this process."""
     out = []
+    heap = FrozenHeap()
     for i, s in enumerate(specs):
         out.append(run_failure(base, s))
+        heap.scenario_done()
         if on_done is not None:
             on_done(i + 1)
     return out
+
+
+class FrozenHeap:
+    """A scenario's scheduler freezes the heap on its first cycle on a large cluster (Scheduler.schedule:
+    what it builds lives as long as its snapshot), and the scenario's own objects with it; those
+    that hold reference cycles are never freed once the scenario is over. Over thousands of
+    scenarios in one worker that grows without bound, so once the frozen objects have grown by a
+    quarter since the last look (and by at least `floor`), they are thawed, collected once and
+    frozen again: a full collection every few dozen scenarios, not one per scenario."""
+
+    def __init__(self, floor: int = 200_000):
+        import gc
+
+        self.floor = floor
+        self.mark = gc.get_freeze_count()
+        self.collections = 0
+
+    def scenario_done(self) -> None:
+        import gc
+
+        count = gc.get_freeze_count()
+        if count - self.mark > max(self.floor, self.mark // 4):
+            gc.unfreeze()
+            gc.collect()
+            gc.freeze()
+            self.mark = gc.get_freeze_count()
+            self.collections += 1
 
 
 # ---------------------------------------------------------------------------- in other processes
