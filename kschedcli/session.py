@@ -970,6 +970,8 @@ class Session:
         workers: int | None = None,
         dask: str | None = None,
         top: int = 10,
+        sampling: bool = False,
+        start_index: int = 0,
     ) -> Sweep:
         """Survive any node, any zone, K random nodes, a rolling upgrade? `fail`: `node` (each node
         alone; `selector` restricts), `zone` (each value of topology.kubernetes.io/zone, or of
@@ -978,7 +980,9 @@ class Session:
         --add-node value, a node added first). Every scenario is applied to the one loaded
         cluster and undone (whatif/sweep.py). `workers`: processes of a local pool (None: the
         machine's cores; 1: this process); `dask`: a Dask scheduler's address to run them on.
-        The results are the same however they ran."""
+        `sampling`, `start_index`: node sampling as `schedule`'s, each scenario's cycles those of a
+        kube-scheduler started afresh at `start_index` (a rolling upgrade's index carries from
+        step to step, as one kube-scheduler's does). The results are the same however they ran."""
         from . import progress
         from .inputs.sources import server_version
         from .whatif import sweep as sw
@@ -1003,10 +1007,11 @@ class Session:
             )
             zone_key = the_plan.key or sw.ZONE_LABEL
             specs = the_plan.scenarios
+            start = self._sampling_start(sampling, start_index, config)
             n = workers if workers is not None else (os.cpu_count() or 1)
             with progress.task("Sweeping", total=len(specs), unit="scenarios") as task:
                 if the_plan.family == "rolling":
-                    base = sw.Base.of(cluster, config, seed, zone_key)
+                    base = sw.Base.of(cluster, config, seed, zone_key, start)
                     docs = sw.run_rolling(base, specs, surge=surge, on_step=task.update)
                 elif dask is not None or (n > 1 and len(specs) > 1):
                     files = self.files()
@@ -1022,13 +1027,14 @@ class Session:
                         o.cache,
                         seed,
                         zone_key,
+                        start,
                     )
                     if dask is not None:
                         docs = sw.run_dask(dask, args, specs, on_done=task.update)
                     else:
                         docs = sw.run_pool(args, specs, n, on_done=task.update)
                 else:
-                    base = sw.Base.of(cluster, config, seed, zone_key)
+                    base = sw.Base.of(cluster, config, seed, zone_key, start)
                     docs = sw.run_specs(base, specs, on_done=task.update)
         return Sweep(the_plan, docs, sw.summary(docs, the_plan, top), cluster, applied)
 

@@ -73,6 +73,11 @@ class Nominator:
     def node_of(self, pod: Pod) -> str | None:
         return self._node_of.get(pod.uid)
 
+    def signature(self) -> tuple:
+        """The pods held per node, comparable: equal signatures, the same nominations in the same
+        order (what a cycle's filters count; a pod's own status is `status_node`)."""
+        return tuple((node, tuple(p.uid for p in held)) for node, held in self._by_node.items())
+
     def pods_for_node(self, node_name: str) -> list[Pod]:
         return list(self._by_node.get(node_name, ()))
 

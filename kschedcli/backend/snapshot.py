@@ -268,6 +268,14 @@ def _group_pods(
     return placed, by_ns, unplaced
 
 
+def _first_size(node: Node, name: str) -> int:
+    """The size the node lists image `name` with (its first listing of the name)."""
+    for names, size in node.images:
+        if name in names:
+            return size
+    return 0
+
+
 class Snapshot:
     """Every node's NodeInfo in the cluster's node order, with the indexes plugins share."""
 
@@ -374,6 +382,78 @@ class Snapshot:
             ni.image_states = states
         new._init_indexes()
         return new
+
+    def without_nodes(self, removed: Container[str]) -> Snapshot:
+        """`derive` of this snapshot's nodes less those named in `removed`, with every pod but
+        theirs, in work proportional to what the removed nodes held (their pods' namespaces,
+        their images), not to the cluster: for `ksched sweep`, one derived snapshot per scenario.
+        Every kept NodeInfo is shared (borrowed: copied before a bind or eviction); a node whose
+        image states change (a removed node listed one of its images) gets a shallow copy holding
+        the new states, borrowed too. This snapshot must not have been bound to or evicted from."""
+        gone_pods: set[int] = set()
+        gone_positions: list[int] = []
+        for i, ni in enumerate(self.node_infos):
+            if ni.node.name in removed:
+                gone_positions.append(i)
+                gone_pods.update(map(id, ni.pods))
+        new = Snapshot.__new__(Snapshot)
+        gone_set = set(gone_positions)
+        new.node_infos = [ni for i, ni in enumerate(self.node_infos) if i not in gone_set]
+        new.by_name = {ni.node.name: ni for ni in new.node_infos}
+        new._borrowed = set(range(len(new.node_infos)))
+        new.unplaced_pods = list(self.unplaced_pods)
+        touched = {p.namespace for i in gone_positions for p in self.node_infos[i].pods}
+        new._pods_by_namespace = {
+            ns: [p for p in lst if id(p) not in gone_pods] if ns in touched else list(lst)
+            for ns, lst in self._pods_by_namespace.items()
+        }
+        new.generation = _next_generation()
+        new.derived_from = self
+        new.copies = {}
+        # image states: only the names a removed node lists count differently (one node fewer
+        # each, the size that of the first node left listing it)
+        names: set[str] = set()
+        for i in gone_positions:
+            for listed, _ in self.node_infos[i].node.images:
+                names.update(listed)
+        if names:
+            holders = self._image_holders()
+            state_of: dict[str, tuple[int, int]] = {}
+            on: dict[int, list[str]] = {}
+            for name in names:
+                kept = [i for i in holders.get(name, ()) if i not in gone_set]
+                if not kept:
+                    continue
+                count = self.node_infos[kept[0]].image_states[name][1] - sum(1 for i in holders[name] if i in gone_set)
+                state_of[name] = (_first_size(self.node_infos[kept[0]].node, name), count)
+                for i in kept:
+                    on.setdefault(i, []).append(name)
+            position = {id(ni): k for k, ni in enumerate(new.node_infos)}
+            for i, names_here in on.items():
+                old = self.node_infos[i]
+                states = {**old.image_states, **{name: state_of[name] for name in names_here}}
+                if states == old.image_states:
+                    continue
+                c = NodeInfo.__new__(NodeInfo)
+                for slot in NodeInfo.__slots__:
+                    setattr(c, slot, getattr(old, slot))
+                c.image_states = states
+                c.derived = None
+                k = position[id(old)]
+                new.node_infos[k] = new.by_name[old.node.name] = c
+        new._init_indexes()
+        return new
+
+    def _image_holders(self) -> dict[str, builtins.list[int]]:
+        """image name -> the positions of the nodes listing it, in node order (built once)."""
+        held = self.__dict__.get("_holders")
+        if held is None:
+            held = {}
+            for i, ni in enumerate(self.node_infos):
+                for name in {name for names, _ in ni.node.images for name in names}:
+                    held.setdefault(name, []).append(i)
+            self.__dict__["_holders"] = held
+        return held
 
     def _derived_image_states(self, old: Snapshot) -> Iterable[tuple[int, dict[str, tuple[int, int]]]]:
         """(position, image states) of the nodes whose image states may differ from those their

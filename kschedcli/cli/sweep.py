@@ -7,14 +7,13 @@ from typing import TYPE_CHECKING
 import typer
 
 from .common import dump, finish, open_session, print_release, show_edits
-from .options import Output, OutputOpt, ReadFlags, SeedOpt, WorldFlags, read_flags, world_flags
+from .options import Output, OutputOpt, ReadFlags, SamplingFlags, SeedOpt, WorldFlags, sampled_world_flags
 
 if TYPE_CHECKING:
     from ..session import Edit
 
 
-@world_flags()
-@read_flags
+@sampled_world_flags
 def sweep(
     world: WorldFlags = WorldFlags(),
     fail: str | None = typer.Option(
@@ -49,6 +48,7 @@ def sweep(
     output: Output = OutputOpt,
     seed: int | None = SeedOpt,
     reading: ReadFlags = ReadFlags(),
+    sampling: SamplingFlags = SamplingFlags(),
     edits: list[Edit] | None = None,
 ) -> None:
     """Does everything come back when a node, a zone or K nodes fail, or while a node pool is
@@ -72,6 +72,7 @@ def sweep(
         workers=workers,
         dask=dask,
         top=top,
+        **sampling._asdict(),
     )
     doc = s.to_dict()
     if output == Output.table:

@@ -59,20 +59,23 @@ def run_carrying_out(
     *,
     on_result: Callable[[CycleResult], None] | None = None,
     with_details: bool = True,
+    cycle: Callable[..., CycleResult] | None = None,
 ) -> CarriedOutRun:
     """Schedule the pods in turn, carrying preemptions out (see the module's docstring).
     `on_result(result)` sees each result as it is decided, before its bind or evictions;
     result.attempt is the pod's attempt number (1 for the first). with_details as
-    Scheduler.schedule's (False: no plugin explanations, nothing decided changes)."""
+    Scheduler.schedule's (False: no plugin explanations, nothing decided changes). `cycle`: what
+    runs a cycle, called as Scheduler.schedule is (default: the scheduler's own)."""
     run = CarriedOutRun()
     placement = {p.uid: Placement(p.key, None, 0) for p in pods}
     run.placements = list(placement.values())
     scheduler.nominate(pods)
     retries: deque[Pod] = deque()
+    schedule = cycle if cycle is not None else scheduler.schedule
     attempts_of: dict[str, int] = {}
 
     def attempt(pod: Pod) -> None:
-        r = scheduler.schedule(pod, seed, with_details=with_details)
+        r = schedule(pod, seed, with_details=with_details)
         n = attempts_of[pod.uid] = attempts_of.get(pod.uid, 0) + 1
         r.attempt = n
         if on_result is not None:

@@ -38,6 +38,7 @@ from ..api.model import Pod
 from ..backend.snapshot import Snapshot, free_of
 from ..config.scheduler import SchedulerConfig
 from ..errors import InputError
+from ..framework.result import CycleResult
 from ..inputs.cluster import Cluster
 from ..scheduling.scheduler import Scheduler, queue_sort
 from .carryout import run_carrying_out
@@ -167,9 +168,30 @@ class Base:
     zone_of: dict[str, str]
     zone_key: str
     seed: int | None = None
+    position: dict[int, int] = field(default_factory=dict)  # id(pod) -> its place in cluster.pods
+    shortcuts: bool = True  # Cycles' answers from an earlier cycle (False: every cycle runs)
+    saved_cycles: int = 0  # cycles Cycles answered from an earlier one, over the scenarios run here
+    # node sampling: each scenario's scheduler a freshly started kube-scheduler whose next start
+    # index is this one (None: every node filtered, every feasible node scored)
+    sampling: int | None = None
+
+    def template_of(self, pod: Pod) -> Any:
+        """A key equal for pods whose replacements differ in name and uid only (the service
+        account token's projected volume, whose name the API server makes up per pod, aside);
+        None for a pod whose name reaches what the scheduler reads (generic ephemeral volumes,
+        whose claims are named after the pod; resource claims). Worked out per scenario: a
+        memo of every pod's key would hold a copy of every spec for the sweep's length."""
+        return _template_key(pod)
 
     @classmethod
-    def of(cls, cluster: Cluster, config: SchedulerConfig, seed: int | None = None, zone_key: str = ZONE_LABEL):
+    def of(
+        cls,
+        cluster: Cluster,
+        config: SchedulerConfig,
+        seed: int | None = None,
+        zone_key: str = ZONE_LABEL,
+        sampling: int | None = None,
+    ):
         snapshot = Scheduler(cluster, config).snapshot
         owner: dict[int, str] = {}
         running: dict[str, int] = {}
@@ -179,7 +201,55 @@ class Base:
             running[o or BARE] = running.get(o or BARE, 0) + 1
         desired = {o: _desired(cluster, o, n) for o, n in running.items()}
         zone_of = {n.name: n.labels.get(zone_key, "") for n in cluster.nodes}
-        return cls(cluster, config, snapshot, owner, running, desired, zone_of, zone_key, seed)
+        position = {id(p): i for i, p in enumerate(cluster.pods)}
+        base = cls(cluster, config, snapshot, owner, running, desired, zone_of, zone_key, seed, position)
+        base.sampling = sampling
+        return base
+
+
+def _template_key(pod: Pod) -> Any:
+    spec = pod.raw.get("spec") or {}
+    if spec.get("resourceClaims"):
+        return None
+    renamed: dict[str, str] = {}
+    volumes = []
+    for v in spec.get("volumes") or ():
+        if not isinstance(v, dict) or "ephemeral" in v:
+            return None
+        if "projected" in v and isinstance(v.get("name"), str):
+            renamed[v["name"]] = f"projected-{len(renamed)}"
+            v = {**v, "name": renamed[v["name"]]}
+        volumes.append(v)
+    if renamed:
+        spec = {**spec, "volumes": volumes}
+        for field_ in ("containers", "initContainers", "ephemeralContainers"):
+            cs = spec.get(field_)
+            if not isinstance(cs, list):
+                continue
+            spec[field_] = [
+                {
+                    **c,
+                    "volumeMounts": [
+                        {**m, "name": renamed.get(str(m.get("name")), m.get("name"))} if isinstance(m, dict) else m
+                        for m in c.get("volumeMounts") or ()
+                    ],
+                }
+                if isinstance(c, dict) and c.get("volumeMounts")
+                else c
+                for c in cs
+            ]
+    spec = {k: v for k, v in spec.items() if k != "nodeName"}
+    meta = pod.raw.get("metadata") or {}
+    return repr(
+        (
+            pod.namespace,
+            sorted(pod.labels.items()),
+            sorted(pod.annotations.items()),
+            pod.owner_refs,
+            spec,
+            meta.get("deletionGracePeriodSeconds"),
+        )
+    )
 
 
 def _desired(cluster: Cluster, owner: str, running: int) -> int:
@@ -233,17 +303,21 @@ def run_failure(base: Base, spec: ScenarioSpec) -> dict[str, Any]:
     cluster = copy.copy(base.cluster)
     cluster.prebuilt_snapshot = None
     cluster.nodes = [n for n in base.cluster.nodes if n.name not in failed]
-    staying: list[Pod] = []
-    gone: list[Pod] = []
-    for p in base.cluster.pods:
-        (gone if p.node_name in failed else staying).append(p)
-    cluster.pods = staying
-    scheduler = Scheduler(cluster, base.config, base.snapshot.derive(cluster.nodes, staying))
+    cluster.pods = [p for p in base.cluster.pods if p.node_name not in failed]
+    # the failed nodes' pods, in the cluster's order (the queue's ties keep it)
+    gone = sorted(
+        (p for n in spec.nodes if (ni := base.snapshot.by_name.get(n)) is not None for p in ni.pods),
+        key=lambda p: base.position[id(p)],
+    )
+    scheduler = Scheduler(cluster, base.config, base.snapshot.without_nodes(failed))
+    if base.sampling is not None:
+        scheduler.enable_sampling(base.sampling % max(1, len(scheduler.snapshot.names)))
     replacements: list[Pod] = []
     owner_of_new: dict[str, str] = {}
     lost: list[dict[str, str]] = []
     down: dict[str, int] = {}  # owner -> pods on the failed nodes
     stayed_down = {"daemonset": 0, "static": 0}
+    shared: dict[Any, dict] = {}  # a template's key -> the `_cache` its replacements share
     for p in gone:
         o = base.owner[id(p)]
         what = _moves(p)
@@ -255,11 +329,72 @@ def run_failure(base: Base, spec: ScenarioSpec) -> dict[str, Any]:
             lost.append({"pod": p.key, "node": p.node_name or ""})
             continue
         r = replacement_of(p, cluster)
+        key = base.template_of(p)
+        if key is not None:
+            # what plugins derive from a pod's fields (requests, spread constraints and their
+            # default selector, affinity terms, equivalence signatures) is worked out once for
+            # the replacements of one template
+            r._cache = shared.setdefault(key, r._cache)
         owner_of_new[r.uid] = o
         replacements.append(r)
     queue = queue_sort(replacements)
-    run = run_carrying_out(scheduler, queue, base.seed, with_details=False)
-    return _findings(base, spec, scheduler, run, owner_of_new, lost, down, stayed_down, len(gone))
+    cycles = Cycles(scheduler, base.shortcuts)
+    run = run_carrying_out(scheduler, queue, base.seed, with_details=False, cycle=cycles)
+    base.saved_cycles += cycles.saved
+    doc = _findings(base, spec, scheduler, run, owner_of_new, lost, down, stayed_down, len(gone))
+    if scheduler.sampling is not None:
+        doc["sampling"] = scheduler.sampling.run_doc(base.config.parallelism)
+    return doc
+
+
+class Cycles:
+    """`Scheduler.schedule` for a scenario's queue, with kube-scheduler's outcome for a pod known
+    without its cycle in one case: a pod of the same template (the replacements sharing their
+    `_cache`) as a pod whose cycle found it unschedulable and nominated no node, when nothing a
+    cycle reads has changed since (no bind, no eviction, the same nominations, the same sampling
+    start index). The cycle is a function of those and of the pod's fields, which the two pods
+    share but for name and uid, which no plugin reads: its result is the earlier one's, for this
+    pod. Off with HTTP extenders (their answers are not ours to repeat) and under
+    OpportunisticBatching (a cycle moves its batch). Each result is slimmed as it is decided: the
+    findings read the verdict, the node, the message and the preemption only."""
+
+    def __init__(self, scheduler: Scheduler, shortcuts: bool = True):
+        self.scheduler = scheduler
+        self.on = shortcuts and not scheduler.extenders and not scheduler.batches
+        self.failed: dict[int, tuple[tuple, CycleResult]] = {}  # id(_cache) -> (state, result)
+        self.saved = 0  # cycles answered from an earlier one
+
+    def _state(self) -> tuple:
+        s = self.scheduler
+        nominated = s.nominator.signature()
+        start = s.sampling.next_start if s.sampling is not None else None
+        return (len(s.snapshot.changes), s.snapshot.generation, nominated, start)
+
+    def __call__(self, pod: Pod, seed: int | None = None, *, with_details: bool = True) -> CycleResult:
+        s = self.scheduler
+        if not self.on:
+            return _slim(s.schedule(pod, seed, with_details=with_details))
+        key = id(pod._cache)
+        before = self._state()
+        known = self.failed.get(key)
+        if known is not None and known[0] == before and not s.nominator.status_node(pod):
+            self.saved += 1
+            s.cycles += 1
+            r = copy.copy(known[1])
+            r.pod = pod
+            return r
+        r = _slim(s.schedule(pod, seed, with_details=with_details))
+        p = r.preemption
+        unschedulable = not r.schedulable and not r.error and (p is None or not p.nominated_node)
+        if unschedulable and not s.nominator.status_node(pod) and self._state() == before:
+            self.failed[key] = (before, r)
+        return r
+
+
+def _slim(r: CycleResult) -> CycleResult:
+    """A result without its per-node tables (a scenario keeps every result until its findings)."""
+    r.filters, r.scores, r.feasible, r.totals = {}, {}, [], {}
+    return r
 
 
 def _findings(
@@ -408,9 +543,16 @@ def run_rolling(
 
         apply_edits(cluster, [Edit("--add-node", surge)])
     docs = []
+    next_start = [base.sampling]  # one kube-scheduler through the upgrade: its index carries
     for i, spec in enumerate(specs):
         original = {n.name: n for n in cluster.nodes if n.name in spec.nodes}
-        report = drain(cluster, base.config, list(spec.nodes), seed=base.seed)
+        start = next_start[0]
+
+        def carried(sched: Scheduler, _results: Any) -> None:
+            if sched.sampling is not None:
+                next_start[0] = sched.sampling.next_start
+
+        report = drain(cluster, base.config, list(spec.nodes), seed=base.seed, sampling=start, on_round=carried)
         blocked, lost, refused = [], [], []
         down: dict[str, int] = {}
         owner_of_new: dict[str, str] = {}
@@ -431,7 +573,15 @@ def run_rolling(
         extra = {"blocked": blocked, "refused": refused}
         on_nodes = sum(len(n.pods) for n in report.nodes)
         gone = {"daemonset": 0, "static": 0}
-        docs.append(_findings(base, spec, scheduler, run, owner_of_new, lost, down, gone, on_nodes, extra))
+        doc = _findings(base, spec, scheduler, run, owner_of_new, lost, down, gone, on_nodes, extra)
+        if start is not None:
+            from ..scheduling.sampling import PARALLELISM_NOTE, NodeSampling
+
+            workers = base.config.parallelism
+            account = NodeSampling(start, PARALLELISM_NOTE.format(workers=workers) if workers != 1 else "")
+            account.next_start = next_start[0] if next_start[0] is not None else start
+            doc["sampling"] = account.run_doc(workers)
+        docs.append(doc)
         # the upgraded nodes come back: their former objects, schedulable again
         cluster.nodes = [original.get(n.name, n) for n in cluster.nodes]
         if on_step is not None:
@@ -502,11 +652,40 @@ def summary(docs: list[dict[str, Any]], plan_: SweepPlan, top: int = 10) -> dict
 def run_specs(base: Base, specs: Sequence[ScenarioSpec], on_done: Callable[[int], None] | None = None) -> list[dict]:
     """Failure scenarios, one after another, in this process."""
     out = []
+    heap = FrozenHeap()
     for i, s in enumerate(specs):
         out.append(run_failure(base, s))
+        heap.scenario_done()
         if on_done is not None:
             on_done(i + 1)
     return out
+
+
+class FrozenHeap:
+    """A scenario's scheduler freezes the heap on its first cycle on a large cluster (Scheduler.schedule:
+    what it builds lives as long as its snapshot), and the scenario's own objects with it; those
+    that hold reference cycles are never freed once the scenario is over. Over thousands of
+    scenarios in one worker that grows without bound, so once the frozen objects have grown by a
+    quarter since the last look (and by at least `floor`), they are thawed, collected once and
+    frozen again: a full collection every few dozen scenarios, not one per scenario."""
+
+    def __init__(self, floor: int = 200_000):
+        import gc
+
+        self.floor = floor
+        self.mark = gc.get_freeze_count()
+        self.collections = 0
+
+    def scenario_done(self) -> None:
+        import gc
+
+        count = gc.get_freeze_count()
+        if count - self.mark > max(self.floor, self.mark // 4):
+            gc.unfreeze()
+            gc.collect()
+            gc.freeze()
+            self.mark = gc.get_freeze_count()
+            self.collections += 1
 
 
 # ---------------------------------------------------------------------------- in other processes
@@ -526,6 +705,7 @@ class LoadArgs:
     cache: bool
     seed: int | None
     zone_key: str = ZONE_LABEL
+    sampling: int | None = None
 
     def load(self) -> Base:
         from .world import load_inputs
@@ -539,7 +719,7 @@ class LoadArgs:
             no_extenders=self.no_extenders,
             cache=self.cache,
         )
-        return Base.of(cluster, config, self.seed, self.zone_key)
+        return Base.of(cluster, config, self.seed, self.zone_key, self.sampling)
 
 
 _LOADED: dict[LoadArgs, Base] = {}  # a worker process's world, loaded once

@@ -173,3 +173,49 @@ def test_an_added_node_with_an_image_copies_the_nodes_whose_image_count_moved():
     assert shared == [False, True, False, True, True]
     assert snap.get("a1").image_states["registry/app:1"][1] == 3
     assert base.snapshot.get("a1").image_states["registry/app:1"][1] == 2
+
+
+def _nodes_with_image_sizes():
+    small = [{"names": ["registry/app:1", "registry/app@sha256:1"], "sizeBytes": 500 * 1024 * 1024}]
+    other = [{"names": ["registry/other:2"], "sizeBytes": 300 * 1024 * 1024}]
+    return [
+        node("a1", labels={"zone": "a"}, images=BIG_IMAGE + other),
+        node("a2", labels={"zone": "a"}, unschedulable=True, images=other),
+        node("b1", labels={"zone": "b"}, images=small),
+        node("b2", labels={"zone": "b"}, images=small + other),
+        node("c1", cpu="2", labels={"zone": "c"}),
+    ]
+
+
+def _state(snap):
+    return (
+        snap.names,
+        [(ni.node.name, [p.key for p in ni.pods], ni.image_states, ni.requested.milli_cpu) for ni in snap.list()],
+        {ns: [p.key for p in pods] for ns, pods in snap._pods_by_namespace.items() if pods},
+        [p.key for p in snap.unplaced_pods],
+    )
+
+
+@pytest.mark.parametrize("removed", [{"a1"}, {"b1"}, {"a1", "b2"}, {"c1"}, {"a1", "a2", "b1", "b2"}])
+def test_without_nodes_is_the_snapshot_of_the_cluster_without_them(removed):
+    """Snapshot.without_nodes (ksched sweep's scenario snapshot) equals a snapshot built from scratch
+    of the cluster less those nodes and their pods: image sizes from the first node left listing
+    a name, counts one fewer per removed holder; the base is never changed."""
+    base = scheduler(_nodes_with_image_sizes(), cluster_pods())
+    before = _state(base.snapshot)
+    edited = copy.copy(base.cluster)
+    edited.nodes = [n for n in base.cluster.nodes if n.name not in removed]
+    edited.pods = [p for p in base.cluster.pods if p.node_name not in removed]
+    rebuilt = Scheduler(edited, base.config)
+    snap = base.snapshot.without_nodes(removed)
+    assert _state(snap) == _state(rebuilt.snapshot)
+    derived = Scheduler(edited, base.config, snap)
+    assert _doc(derived) == _doc(rebuilt)
+    # binds and evictions on the scenario's snapshot stay there
+    derived.bind(pod("x", requests={"cpu": "1"}), snap.names[0])
+    for ni in list(snap.list()):
+        for p in list(ni.pods):
+            snap.evict(p)
+    assert _state(base.snapshot) == before
+    if removed == {"a1"}:  # the first holder gone: the size is the next one's
+        assert snap.get("b1").image_states["registry/app:1"] == (500 * 1024 * 1024, 2)

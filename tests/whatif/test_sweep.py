@@ -20,6 +20,7 @@ ROOT = Path(__file__).resolve().parents[2]
 PROD = str(ROOT / "fixtures" / "prod-cluster.yaml")
 EKS = str(ROOT / "fixtures" / "eks-cluster.yaml")
 ZONE = "topology.kubernetes.io/zone"
+EKS_NODE = "ip-10-0-32-1.us-east-1.compute.internal"
 
 
 def node(name, zone, cpu="4", labels=None):
@@ -263,3 +264,138 @@ def test_long_node_names_stay_whole_at_80_columns():
     assert max(len(line) for line in lines) <= 80
     assert any("ip-10-0-128-200.highmem-r6i-4xlarge1.us-east-1.compute.internal" in line for line in lines)
     assert "38 more scenarios not shown" in r.output
+
+
+def _findings_both_ways(path, family):
+    """Every scenario's findings with the shortcuts (whatif/sweep.py Cycles) and with every cycle run,
+    and how many cycles the shortcuts answered."""
+    from kschedcli.whatif import sweep as sw
+
+    s = session(path, validate="ignore")
+    cluster, config, _ = s._inputs()
+    specs = sw.plan(cluster, fail=family).scenarios
+    fast = sw.Base.of(cluster, config)
+    plain = sw.Base.of(cluster, config)
+    plain.shortcuts = False
+    a = [sw.run_failure(fast, spec) for spec in specs]
+    b = [sw.run_failure(plain, spec) for spec in specs]
+    assert plain.saved_cycles == 0
+    return json.dumps(a, sort_keys=True), json.dumps(b, sort_keys=True), fast.saved_cycles
+
+
+def test_unschedulable_replicas_of_one_template_give_the_plain_findings(tmp_path):
+    """Replicas of one template that a cycle found unschedulable, nothing changed since: their
+    findings (reasons, preemption, workloads) are those of running every cycle; a bind in between
+    (another workload placed) makes the next replica take its cycle again."""
+    zone_a = {ZONE: "a"}
+    objs = [node("a1", "a"), node("a2", "a"), node("b1", "b", cpu="3"), node("b2", "b", cpu="2")]
+    for i in range(4):
+        pay = {"owner": ("ReplicaSet", "pay-1"), "labels": {"app": "pay"}, "selector": zone_a}
+        objs.append(pod(f"pay-{i}", f"a{i % 2 + 1}", **pay))
+        objs.append(pod(f"web-{i}", f"a{i % 2 + 1}", cpu="500m"))
+    # a template too big for any node left: its replicas fail in a row with preemption tried
+    for i in range(3):
+        objs.append(pod(f"big-{i}", "a1", cpu="3", owner=("ReplicaSet", "big-1"), labels={"app": "big"}, priority=10))
+    objs.append(pod("filler", "b2", cpu="2", owner=("Job", "etl"), labels={"app": "etl"}, priority=0))
+    path = write(tmp_path, objs)
+    fast, plain, saved = _findings_both_ways(path, "zone")
+    assert fast == plain
+    assert saved >= 2  # pay replicas after the first, between two binds of web
+    doc = json.loads(fast)[0]
+    assert {p["pod"] for p in doc["pending"]} >= {f"shop/pay-{i}" for i in range(4)}
+
+
+def test_the_shortcuts_give_the_plain_findings_on_the_fixtures():
+    for path in (PROD, EKS):
+        for family in ("zone", "node"):
+            fast, plain, _ = _findings_both_ways(path, family)
+            assert fast == plain, (path, family)
+
+
+def _wide_cluster(tmp_path, nodes=120):
+    """`nodes` nodes in three zones, each running two web replicas and a db replica: past 100
+    nodes, kube-scheduler samples."""
+    objs = []
+    for i in range(nodes):
+        name = f"n-{i:03d}"
+        objs.append(node(name, "abc"[i % 3], cpu="4"))
+        objs.append(pod(f"web-{i}-a", name, cpu="1"))
+        objs.append(pod(f"web-{i}-b", name, cpu="1"))
+        objs.append(pod(f"db-{i}", name, cpu="500m", owner=("StatefulSet", "db"), labels={"app": "db"}))
+    return write(tmp_path, objs)
+
+
+def test_sampling_runs_each_scenario_as_a_fresh_scheduler_from_the_start_index(tmp_path):
+    path = _wide_cluster(tmp_path)
+    s = session(path).sweep(fail="node", selector="kubernetes.io/hostname in (n-004,n-050)", workers=1)
+    assert all("sampling" not in sc for sc in s.scenarios)
+    sampled = session(path).sweep(
+        fail="node", selector="kubernetes.io/hostname in (n-004,n-050)", workers=1, sampling=True, start_index=7
+    )
+    for sc in sampled.scenarios:
+        # the same cycles as `schedule --preemption=carry-out --sampling --start-index 7` on the
+        # cluster without that node
+        pods = _replacements_file(tmp_path, path, set(sc["nodes"]))
+        run = session(path, edits=[Edit("--remove-node", sc["nodes"][0])]).schedule(
+            pods, preemption="carry-out", order="priority", sampling=True, start_index=7
+        )
+        want = run.to_dict()["sampling"]
+        assert sc["sampling"]["startIndex"] == 7
+        assert sc["sampling"]["nextStartIndex"] == want["nextStartIndex"] != 7
+        placed = {p.pod: p.node for p in run.carried_out.placements}
+        assert sorted(p["pod"] for p in sc["pending"]) == sorted(k for k, v in placed.items() if v is None)
+    two = session(path).sweep(
+        fail="node", selector="kubernetes.io/hostname in (n-004,n-050)", workers=2, sampling=True, start_index=7
+    )
+    assert json.dumps(two.to_dict(), sort_keys=True) == json.dumps(sampled.to_dict(), sort_keys=True)
+
+
+def test_sampling_carries_the_index_through_a_rolling_upgrade(tmp_path):
+    path = _wide_cluster(tmp_path)
+    s = session(path).sweep(rolling="kubernetes.io/hostname in (n-001,n-002)", sampling=True, start_index=3)
+    first, second = s.scenarios
+    assert first["sampling"]["startIndex"] == 3
+    assert second["sampling"]["startIndex"] == first["sampling"]["nextStartIndex"] != 3
+    r = CliRunner().invoke(
+        app, ["sweep", "--cluster", path, "--fail", "zone", "--workers", "1", "--sampling", "--start-index", "-1"]
+    )
+    assert r.exit_code == 2 and "--start-index" in r.output
+
+
+def test_sweep_documents_validate_against_the_result_schema(tmp_path):
+    """Real sweep output, every family (rolling with a blocked eviction and sampling, a K-node
+    sample with an edit), validates against kschedcli/schemas/result.schema.json as the sweep
+    document and no other; a field the schema does not know fails it."""
+    import importlib.resources as ilres
+
+    import jsonschema
+
+    schema = json.loads(ilres.files("kschedcli.schemas").joinpath("result.schema.json").read_text())
+    check = jsonschema.Draft202012Validator(schema)
+    sweep_only = jsonschema.Draft202012Validator({**schema, "oneOf": [{"$ref": "#/$defs/sweep"}]})
+    pool = {"pool": "general"}
+    objs = [
+        node("g1", "a", labels=pool),
+        node("g2", "a", labels=pool),
+        node("spare", "b"),
+        pod("api-1", "g1", labels={"app": "api"}, owner=("ReplicaSet", "api-1")),
+        pod("web-1", "g2"),
+        pod("bare", "g2", owner=None),
+        pdb("api", {"app": "api"}, allowed=0, desired=1, healthy=1),
+    ]
+    path = write(tmp_path, objs)
+    docs = [
+        Session(PROD).sweep(fail="zone", workers=1).to_dict(),
+        Session(EKS).sweep(fail="node", workers=1, top=0).to_dict(),
+        session(path).sweep(rolling="pool=general", sampling=True, start_index=1).to_dict(),
+        Session(EKS, edits=[Edit("--cordon", EKS_NODE)]).sweep(fail="nodes=2", samples=3, workers=1).to_dict(),
+        session(path).sweep(fail="node", workers=1, sampling=True).to_dict(),
+    ]
+    assert docs[2]["scenarios"][0]["blocked"] and docs[2]["scenarios"][0]["sampling"]["startIndex"] == 1
+    assert docs[3]["edits"] and docs[4]["scenarios"][0]["sampling"]["parallelism"] == 16
+    for doc in docs:
+        assert not list(check.iter_errors(doc))
+        assert not list(sweep_only.iter_errors(doc))
+    bad = json.loads(json.dumps(docs[0]))
+    bad["scenarios"][0]["surprise"] = 1
+    assert list(check.iter_errors(bad))
