@@ -96,9 +96,8 @@ def measure(argv: list[str] | None, trees: list[tuple[str, dict]], runs: int, wa
     out = []
     for rows in got:
         walls, cpus = zip(*rows, strict=True)
-        out.append(
-            {"min": min(walls), "median": statistics.median(walls), "cpu": statistics.median(cpus), "cpu_min": min(cpus)}
-        )
+        cpu, wall = statistics.median(cpus), statistics.median(walls)
+        out.append({"min": min(walls), "median": wall, "cpu": cpu, "cpu_min": min(cpus)})
     return out
 
 
@@ -157,7 +156,9 @@ def main() -> None:
     print(f"{'command':<70}{head}")
     for label, argv in COMMANDS.items():
         figures = measure(argv, trees, args.runs, args.warmup)
-        cells = "".join(f" {f['cpu'] * 1000:7.0f}ms {f['cpu_min'] * 1000:4.0f}ms {f['median'] * 1000:5.0f}ms" for f in figures)
+        cells = "".join(
+            f" {f['cpu'] * 1000:7.0f}ms {f['cpu_min'] * 1000:4.0f}ms {f['median'] * 1000:5.0f}ms" for f in figures
+        )
         print(f"{label:<70}{cells}")
     if args.imports:
         for name, (tree, env) in zip(names, trees, strict=True):

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     import http.client
     import socket
     import ssl
+
     from ..api.model import Pod
     from ..backend.snapshot import NodeInfo
 

@@ -265,6 +265,29 @@ def test_the_background_writer_lets_go_of_the_commands_output(cache, tmp_path, m
     assert json.loads(seen.read_text()) == [os.devnull] * 3
 
 
+@pytest.mark.skipif(not (hasattr(os, "fork") and hasattr(os, "nice")), reason="needs fork and nice")
+def test_the_background_writer_gives_way_to_commands(cache, tmp_path, monkeypatch):
+    # a command started while an entry is written parses the files itself: the writer must not
+    # compete with it for the CPU (issue 35), so it writes at the lowest priority
+    seen = tmp_path / "nice.json"
+
+    def record(cache, key, obj, limit):
+        seen.write_text(json.dumps(os.nice(0)))
+
+    monkeypatch.setattr(snapshot_cache, "_write", record)
+    opened = snapshot_cache._Cache.open()
+    assert opened is not None
+    before = os.nice(0)
+    snapshot_cache._write_in_background(opened, b"key", object(), None, 2**20)
+    opened.close()
+    for _ in range(200):  # the grandchild writes on its own; wait for it, at most 10 s
+        if seen.exists() and seen.read_text():
+            break
+        time.sleep(0.05)
+    assert json.loads(seen.read_text()) == 19
+    assert os.nice(0) == before  # the command itself keeps its priority
+
+
 def test_a_live_read_is_keyed_by_the_bytes_kubectl_printed(cache, fake):
     # each live read writes a new temporary file: the same bytes are the same snapshot, parsed once
     first = run("-v", "explain", POD, "-o", "json")
