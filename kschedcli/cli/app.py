@@ -130,11 +130,32 @@ def _invoked(args: list[str]) -> str | None:
     the group's own flags names one. None (every command built) otherwise: no command, an unknown
     one (its error lists the others), shell completion."""
     if os.environ.get("_KSCHED_COMPLETE"):
-        return None
+        return _completed(os.environ)
     for a in args:
         if a in _GLOBAL_FLAGS:
             continue
         return a if a in _NAMES else None
+    return None
+
+
+def _completed(env: Any) -> str | None:
+    """In shell completion: the command of the words being completed, once a word after it is
+    (bash: COMP_WORDS and COMP_CWORD; zsh and fish: _TYPER_COMPLETE_ARGS, the last word completed).
+    None while the command's own name is completed."""
+    if "COMP_WORDS" in env:
+        words = env["COMP_WORDS"].split()
+        try:
+            current = int(env.get("COMP_CWORD", ""))
+        except ValueError:
+            return None
+    else:
+        text = env.get("_TYPER_COMPLETE_ARGS", "")
+        words = text.split()
+        current = len(words) if text.endswith(" ") else len(words) - 1
+    for i, word in enumerate(words[1:current], start=1):
+        if word in _GLOBAL_FLAGS:
+            continue
+        return word if word in _NAMES and i < current else None
     return None
 
 

@@ -177,6 +177,18 @@ def test_which_command_is_built():
     assert _invoked(["--help"]) is None and _invoked([]) is None
 
 
+def test_completion_builds_the_command_whose_words_it_completes(monkeypatch):
+    from kschedcli.cli.app import _completed
+
+    bash = {"COMP_WORDS": "ksched explain x.yaml --node ", "COMP_CWORD": "3"}
+    assert _completed(bash) == "explain"
+    assert _completed({"COMP_WORDS": "ksched expl", "COMP_CWORD": "1"}) is None  # the command's name itself
+    assert _completed({"COMP_WORDS": "ksched --no-cache drain ", "COMP_CWORD": "3"}) == "drain"
+    assert _completed({"_TYPER_COMPLETE_ARGS": "ksched sweep --"}) == "sweep"
+    assert _completed({"_TYPER_COMPLETE_ARGS": "ksched sw"}) is None
+    assert _completed({"_TYPER_COMPLETE_ARGS": "ksched "}) is None
+
+
 def test_a_mistyped_command_is_still_told_apart_from_the_others():
     r = subprocess.run(
         [sys.executable, "-m", "kschedcli", "explian", "pod.yaml"],
