@@ -36,8 +36,9 @@ marks = []
 def mark(label):
     marks.append((label, time.perf_counter() - T0, time.process_time() - C0))
 import kschedcli.cli.app as cli
-from kschedcli import engine, snapshot_cache
+from kschedcli.inputs import cache as snapshot_cache
 from kschedcli.scheduling import scheduler as sched_mod
+from kschedcli.whatif import world
 mark("imports")
 read_entry = snapshot_cache._read
 def timed_read(*args):
@@ -55,7 +56,7 @@ class Timed(sched_mod.Scheduler):
         r = super().schedule(*a, **k)
         mark("the cycle")
         return r
-engine.Scheduler = Timed
+sched_mod.Scheduler = world.Scheduler = Timed
 cli.exit_after = lambda entry: entry()
 sys.argv = ["ksched", *sys.argv[1:]]
 try:

@@ -9,21 +9,20 @@ changes a verdict, and a plain run does not pay for importing one."""
 
 from __future__ import annotations
 
-import http.client
 import io
 import json
 import os
 import re
-import socket
-import ssl
-import tempfile
 import time
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
 
 from ..config.extenders import ExtenderConfig
 
 if TYPE_CHECKING:
+    import http.client
+    import socket
+    import ssl
+
     from ..api.model import Pod
     from ..backend.snapshot import NodeInfo
 
@@ -355,6 +354,12 @@ class HTTPExtender:
         body is read until its first JSON value is complete (json.Decoder reads no further: what
         follows, an endless stream included, is never read) and at most answer_bound(request)
         bytes (ksched's bound; kube-scheduler sets none)."""
+        # the network's modules imported when an extender is called, not with every command
+        import http.client
+        import socket
+        import ssl
+        from urllib.parse import urlsplit
+
         url = self.url(verb)
         parts = urlsplit(url)
         scheme = parts.scheme.lower()
@@ -425,6 +430,8 @@ class HTTPExtender:
         tlsConfig.insecure, or enableHTTPS without a CA; a client certificate when given."""
         if self._context is not None:
             return self._context
+        import ssl
+
         tls = self.cfg.tls
         insecure = tls is not None and tls.insecure
         if self.cfg.enable_https and (tls is None or not tls.has_ca()):
@@ -456,6 +463,8 @@ def _load_client_cert(ctx: ssl.SSLContext, tls) -> None:
             return data
         with open(path, "rb") as f:
             return f.read()
+
+    import tempfile
 
     with tempfile.TemporaryDirectory() as d:  # ssl reads certificates from files only
         cert = os.path.join(d, "cert.pem")
@@ -633,6 +642,8 @@ class _FirstValueScanner:
 def _read_first_value(resp: http.client.HTTPResponse, sock: _DeadlineSocket, bound: int, url: str) -> bytes:
     """The body up to the end of its first JSON value (or all of it, when it ends first), within
     the deadline and `bound` bytes; an error worded as Go's decoder reports a failed read."""
+    import http.client
+
     scanner = _FirstValueScanner()
     data = bytearray()
     check_at = 1 << 16  # a syntax error within a long value: looked for at doubling sizes

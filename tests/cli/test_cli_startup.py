@@ -141,3 +141,61 @@ def test_help_reads_no_snapshot_code_and_draws_nothing():
     for heavy in ("yaml", "rich", "json", "jsonschema", "pydantic", "orjson"):
         assert heavy not in loaded, heavy
     assert not {m for m in mods if m.startswith(("kschedcli.loader", "kschedcli.plugins", "kschedcli.inputs.cluster"))}
+
+
+def test_explain_builds_only_its_own_command_and_no_network_code():
+    # the other commands' modules (and their Typer parameters) are not loaded for `ksched explain`,
+    # nor the HTTP client an extender would need (issue 35)
+    mods = modules_loaded_by(*EXPLAIN)
+    assert "kschedcli.cli.explain" in mods
+    others = ("kschedcli.cli.whatif", "kschedcli.cli.sweep", "kschedcli.cli.autoscaler", "kschedcli.cli.cache")
+    assert loaded_under(mods, others) == set()
+    assert not {"http", "ssl", "socket", "email"} & top_level(mods)
+    assert "kschedcli.scheduling.extender_client" in mods  # it is loaded, its network modules are not
+
+
+def test_the_app_still_has_every_command():
+    # `ksched --help`, tests and completion see every command, in the help's order
+    from kschedcli.cli import app as app_module
+
+    names = [name for name, *_ in app_module.COMMANDS]
+    import typer.main
+
+    group = typer.main.get_command(app_module.app)
+    assert list(group.commands) == names  # type: ignore[attr-defined]
+    only = typer.main.get_command(app_module.build_app("drain"))
+    assert list(only.commands) == ["drain"]  # type: ignore[attr-defined]
+
+
+def test_which_command_is_built():
+    from kschedcli.cli.app import _invoked
+
+    assert _invoked(["explain", "pod.yaml"]) == "explain"
+    assert _invoked(["--no-cache", "-v", "scale-up", "x"]) == "scale-up"
+    assert _invoked(["cache", "clear"]) == "cache"
+    assert _invoked(["explian", "pod.yaml"]) is None  # an unknown word: its error names the commands
+    assert _invoked(["--help"]) is None and _invoked([]) is None
+
+
+def test_completion_builds_the_command_whose_words_it_completes(monkeypatch):
+    from kschedcli.cli.app import _completed
+
+    bash = {"COMP_WORDS": "ksched explain x.yaml --node ", "COMP_CWORD": "3"}
+    assert _completed(bash) == "explain"
+    assert _completed({"COMP_WORDS": "ksched expl", "COMP_CWORD": "1"}) is None  # the command's name itself
+    assert _completed({"COMP_WORDS": "ksched --no-cache drain ", "COMP_CWORD": "3"}) == "drain"
+    assert _completed({"_TYPER_COMPLETE_ARGS": "ksched sweep --"}) == "sweep"
+    assert _completed({"_TYPER_COMPLETE_ARGS": "ksched sw"}) is None
+    assert _completed({"_TYPER_COMPLETE_ARGS": "ksched "}) is None
+
+
+def test_a_mistyped_command_is_still_told_apart_from_the_others():
+    r = subprocess.run(
+        [sys.executable, "-m", "kschedcli", "explian", "pod.yaml"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env={"PATH": "/usr/bin:/bin", "NO_COLOR": "1", "COLUMNS": "120"},
+        timeout=120,
+    )
+    assert r.returncode == 2 and "Did you mean 'explain'?" in r.stderr, r.stderr

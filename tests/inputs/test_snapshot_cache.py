@@ -243,6 +243,20 @@ def test_the_default_folder_is_under_xdg_cache_home(monkeypatch, tmp_path):
     assert snapshot_cache.cache_dir() == tmp_path / "home" / ".cache" / "ksched"
 
 
+def _in_the_background_writer(record, seen: Path, monkeypatch):
+    """What `record` (run as the background writer's _write) wrote to `seen`, as JSON."""
+    monkeypatch.setattr(snapshot_cache, "_write", record)
+    opened = snapshot_cache._Cache.open()
+    assert opened is not None
+    snapshot_cache._write_in_background(opened, b"key", object(), None, 2**20)
+    opened.close()
+    for _ in range(200):  # the grandchild writes on its own; wait for it, at most 10 s
+        if seen.exists() and seen.read_text():
+            break
+        time.sleep(0.05)
+    return json.loads(seen.read_text())
+
+
 @pytest.mark.skipif(not (hasattr(os, "fork") and os.path.isdir("/proc/self/fd")), reason="needs fork and /proc")
 def test_the_background_writer_lets_go_of_the_commands_output(cache, tmp_path, monkeypatch):
     # a reader of the command's output (`$(ksched ...)`, a pipe) waits until every process holding
@@ -253,16 +267,21 @@ def test_the_background_writer_lets_go_of_the_commands_output(cache, tmp_path, m
         targets = [os.readlink(f"/proc/self/fd/{fd}") for fd in (0, 1, 2)]
         seen.write_text(json.dumps(targets))
 
-    monkeypatch.setattr(snapshot_cache, "_write", record)
-    opened = snapshot_cache._Cache.open()
-    assert opened is not None
-    snapshot_cache._write_in_background(opened, b"key", object(), None, 2**20)
-    opened.close()
-    for _ in range(200):  # the grandchild writes on its own; wait for it, at most 10 s
-        if seen.exists() and seen.read_text():
-            break
-        time.sleep(0.05)
-    assert json.loads(seen.read_text()) == [os.devnull] * 3
+    assert _in_the_background_writer(record, seen, monkeypatch) == [os.devnull] * 3
+
+
+@pytest.mark.skipif(not (hasattr(os, "fork") and hasattr(os, "nice")), reason="needs fork and nice")
+def test_the_background_writer_gives_way_to_commands(cache, tmp_path, monkeypatch):
+    # a command started while an entry is written parses the files itself: the writer must not
+    # compete with it for the CPU (issue 35), so it writes at the lowest priority
+    seen = tmp_path / "nice.json"
+
+    def record(cache, key, obj, limit):
+        seen.write_text(json.dumps(os.nice(0)))
+
+    before = os.nice(0)
+    assert _in_the_background_writer(record, seen, monkeypatch) == 19
+    assert os.nice(0) == before  # the command itself keeps its priority
 
 
 def test_a_live_read_is_keyed_by_the_bytes_kubectl_printed(cache, fake):
