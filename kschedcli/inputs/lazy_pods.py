@@ -20,7 +20,6 @@ there, the same objects the stored indexes refer to (InterPodAffinity's PodTerms
 
 from __future__ import annotations
 
-import gc
 import io
 import pickle
 from array import array
@@ -29,7 +28,7 @@ from typing import Any
 
 from ..api.model import Pod
 from ..backend.snapshot import NodeInfo
-from ..loader import no_gc
+from ..loader import freeze_lasting, no_gc
 from .cache_pickle import Unpickler  # the records come from a cache entry: its globals only
 
 # the slots a record holds, in order; `_raw` is the store's (raws, index), `_key` made when asked for
@@ -106,7 +105,7 @@ class PodStore:
                     n += 1
                 out.append(pod)
             if n > _FREEZE_AFTER:
-                gc.freeze()
+                freeze_lasting()
         return out
 
     def all(self) -> list[Pod]:

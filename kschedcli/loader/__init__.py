@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from .documents import iter_located, iter_objects, load_documents, parse_documents
 from .json_stream import decode_json_items
-from .objects import Location, Transform, describe, is_list, no_gc, where
+from .objects import Location, Transform, describe, freeze_lasting, is_list, no_gc, transient, where
 from .sources import is_stream, read_bytes, read_once_check, read_text
 
 __all__ = [
@@ -33,6 +33,7 @@ __all__ = [
     "Transform",
     "decode_json_items",
     "describe",
+    "freeze_lasting",
     "is_list",
     "is_stream",
     "iter_located",
@@ -43,5 +44,6 @@ __all__ = [
     "read_bytes",
     "read_once_check",
     "read_text",
+    "transient",
     "where",
 ]

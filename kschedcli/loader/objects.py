@@ -24,6 +24,30 @@ def no_gc():
             gc.enable()
 
 
+_TRANSIENT = [0]  # how many `transient()` blocks are open
+
+
+@contextmanager
+def transient():
+    """What is built inside lives for one what-if scenario, not for the process (`ksched sweep`
+    runs thousands in one worker): `freeze_lasting` leaves the heap as it is. A frozen object is
+    never looked at by the cyclic collector again, so a scenario's scheduler, whose framework,
+    handle and plugins refer to each other, would stay in memory for good once frozen."""
+    _TRANSIENT[0] += 1
+    try:
+        yield
+    finally:
+        _TRANSIENT[0] -= 1
+
+
+def freeze_lasting() -> None:
+    """gc.freeze(): what is alive now lives as long as the process (a loaded snapshot, the
+    indexes its first cycle builds), so the cyclic collector need not pass over it again. Not
+    inside a `transient()` block, whose objects die with their scenario."""
+    if not _TRANSIENT[0]:
+        gc.freeze()
+
+
 def is_list(doc: dict) -> bool:
     kind = doc.get("kind")
     return kind == "List" or (isinstance(kind, str) and kind.endswith("List") and "items" in doc)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import gc
 import random
 from itertools import compress, repeat
 from operator import add, mul, not_
@@ -21,7 +20,7 @@ from ..framework.result import NOT_ASKED, CycleResult, Explainer, FilterTable, N
 from ..framework.runtime import Framework, Handle, NodeStatuses, PluginError
 from ..framework.status import ERROR, UNRESOLVABLE, Status
 from ..inputs.cluster import Cluster
-from ..loader import no_gc
+from ..loader import freeze_lasting, no_gc
 from ..plugins import REGISTRY
 from .batching import OpportunisticBatch
 from .extender_client import ExtenderError
@@ -43,7 +42,7 @@ class Scheduler:
                 if len(snapshot.node_infos) > 200:
                     # the snapshot lives as long as the scheduler: keep it out of collections
                     # (frozen before they resume, which would otherwise first pass over it)
-                    gc.freeze()
+                    freeze_lasting()
         self.snapshot = snapshot
         self.nominator = Nominator()
         # the HTTP extenders of the configuration (none under --no-extenders)
@@ -119,7 +118,7 @@ class Scheduler:
         with no_gc():
             res = self._schedule_extended(pod, seed, with_details)
             if first and len(self.snapshot.node_infos) > 200:
-                gc.freeze()  # before collection resumes, which would otherwise first pass over them
+                freeze_lasting()  # before collection resumes, which would otherwise first pass over them
         return res
 
     def _schedule_extended(self, pod: Pod, seed: int | None, with_details: bool) -> CycleResult:

@@ -40,6 +40,7 @@ from ..config.scheduler import SchedulerConfig
 from ..errors import InputError
 from ..framework.result import CycleResult
 from ..inputs.cluster import Cluster
+from ..loader import transient
 from ..scheduling.scheduler import Scheduler, queue_sort
 from .carryout import run_carrying_out
 from .drain import MIRROR_POD_ANNOTATION, budgets_of, replacement_of
@@ -298,7 +299,14 @@ def _fit_reason(r: Any) -> str:
 
 
 def run_failure(base: Base, spec: ScenarioSpec) -> dict[str, Any]:
-    """The scenario's findings: the failed nodes gone, their pods' replacements scheduled."""
+    """The scenario's findings: the failed nodes gone, their pods' replacements scheduled. What the
+    scenario builds (its scheduler, its snapshot, its indexes) is transient: left unfrozen, so
+    that it is freed with the scenario and a worker's memory stays flat over thousands."""
+    with transient():
+        return _run_failure(base, spec)
+
+
+def _run_failure(base: Base, spec: ScenarioSpec) -> dict[str, Any]:
     failed = set(spec.nodes)
     cluster = copy.copy(base.cluster)
     cluster.prebuilt_snapshot = None
@@ -652,40 +660,11 @@ def summary(docs: list[dict[str, Any]], plan_: SweepPlan, top: int = 10) -> dict
 def run_specs(base: Base, specs: Sequence[ScenarioSpec], on_done: Callable[[int], None] | None = None) -> list[dict]:
     """Failure scenarios, one after another, in this process."""
     out = []
-    heap = FrozenHeap()
     for i, s in enumerate(specs):
         out.append(run_failure(base, s))
-        heap.scenario_done()
         if on_done is not None:
             on_done(i + 1)
     return out
-
-
-class FrozenHeap:
-    """A scenario's scheduler freezes the heap on its first cycle on a large cluster (Scheduler.schedule:
-    what it builds lives as long as its snapshot), and the scenario's own objects with it; those
-    that hold reference cycles are never freed once the scenario is over. Over thousands of
-    scenarios in one worker that grows without bound, so once the frozen objects have grown by a
-    quarter since the last look (and by at least `floor`), they are thawed, collected once and
-    frozen again: a full collection every few dozen scenarios, not one per scenario."""
-
-    def __init__(self, floor: int = 200_000):
-        import gc
-
-        self.floor = floor
-        self.mark = gc.get_freeze_count()
-        self.collections = 0
-
-    def scenario_done(self) -> None:
-        import gc
-
-        count = gc.get_freeze_count()
-        if count - self.mark > max(self.floor, self.mark // 4):
-            gc.unfreeze()
-            gc.collect()
-            gc.freeze()
-            self.mark = gc.get_freeze_count()
-            self.collections += 1
 
 
 # ---------------------------------------------------------------------------- in other processes

@@ -25,7 +25,7 @@ class _NodeTracker:
     again (`_reindex`) when its NodeInfo object or generation changed since it was last read;
     a new node list starts everything afresh (`_reset`)."""
 
-    __slots__ = ("snapshot", "node_infos", "objs", "gens", "seen", "__weakref__")
+    __slots__ = ("_snapshot", "node_infos", "objs", "gens", "seen", "__weakref__")
 
     def __init__(self, snapshot):
         self.snapshot = snapshot
@@ -34,6 +34,35 @@ class _NodeTracker:
         self.gens: list = []
         self.seen = -1  # the last generation any NodeInfo had when this was brought up to date
         self._reset(0)
+
+    # The tracker is the value of a WeakKeyDictionary keyed by its snapshot: it holds the snapshot
+    # weakly, or the entry would keep its own key alive, and with it every snapshot ever indexed
+    # (a sweep derives one per scenario).
+    @property
+    def snapshot(self):
+        snap = self._snapshot()
+        if snap is None:
+            raise ReferenceError("the snapshot this index follows is gone")
+        return snap
+
+    @snapshot.setter
+    def snapshot(self, snapshot) -> None:
+        self._snapshot = weakref.ref(snapshot)
+
+    def __getstate__(self) -> dict:
+        # stored with its snapshot (PrebuiltSnapshot.build_indexes): the snapshot itself, not the weakref
+        state = {
+            name: getattr(self, name)
+            for cls in type(self).__mro__
+            for name in getattr(cls, "__slots__", ())
+            if name not in ("_snapshot", "__weakref__") and hasattr(self, name)
+        }
+        state["snapshot"] = self.snapshot
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        for name, value in state.items():
+            setattr(self, name, value)
 
     def _reset(self, n: int) -> None:
         raise NotImplementedError
