@@ -399,8 +399,17 @@ class Catalog:
     """Typed, cached views of the cluster's storage objects (what the plugins' listers return)."""
 
     def __init__(self, cluster):
-        self.cluster = cluster
+        # held weakly: the catalog is the value of a WeakKeyDictionary keyed by its cluster, which a
+        # strong reference would keep alive for good (a sweep's scenarios each copy the cluster)
+        self._cluster = weakref.ref(cluster)
         self._views: dict[tuple[str, str, str], tuple[Any, Any]] = {}
+
+    @property
+    def cluster(self):
+        cluster = self._cluster()
+        if cluster is None:
+            raise ReferenceError("the cluster this catalog views is gone")
+        return cluster
 
     def _view(self, kind: str, ns: str, name: str, build):
         raw = self.cluster.get(kind, ns, name)
@@ -489,7 +498,7 @@ class CatalogMixin:
     def _catalog(self) -> Catalog:
         cluster = self.handle.cluster
         cached = self.__dict__.get("_volume_catalog")
-        if cached is None or cached.cluster is not cluster:
+        if cached is None or cached._cluster() is not cluster:
             cached = catalog(cluster)
             self.__dict__["_volume_catalog"] = cached
         return cached
