@@ -539,7 +539,15 @@ def run_rolling(
     """The steps of a node-pool upgrade, in order, on one copy of the cluster: each step's batch
     cordoned and drained as `ksched drain` does, then the nodes back (upgraded), schedulable and
     holding what stayed on them (DaemonSet and static pods, pods whose eviction was refused), for
-    the next steps. `surge`: an --add-node value, the node(s) added before the first step."""
+    the next steps. `surge`: an --add-node value, the node(s) added before the first step. Each
+    step's schedulers and snapshots are transient (see run_failure)."""
+    with transient():
+        return _run_rolling(base, specs, surge, on_step)
+
+
+def _run_rolling(
+    base: Base, specs: Sequence[ScenarioSpec], surge: str | None, on_step: Callable[[int], None] | None
+) -> list[dict]:
     from .drain import BLOCKED, DELETED, EVICTED, drain
 
     cluster = copy.copy(base.cluster)
