@@ -399,3 +399,71 @@ def test_sweep_documents_validate_against_the_result_schema(tmp_path):
     bad = json.loads(json.dumps(docs[0]))
     bad["scenarios"][0]["surprise"] = 1
     assert list(check.iter_errors(bad))
+
+
+def test_a_long_run_of_scenarios_leaves_nothing_behind(tmp_path):
+    """A worker runs thousands of scenarios over one loaded cluster: what each builds (its
+    scheduler, its derived snapshot, the indexes plugins keep per snapshot, the volume catalog of
+    its cluster copy) must be gone once it is over. Over 200 nodes (where a scheduler freezes what
+    its first cycle built), after 2N scenarios as many snapshots, indexes, catalogs and frozen
+    objects are alive as after N."""
+    import gc
+    import weakref
+
+    from kschedcli.backend.snapshot import Snapshot
+    from kschedcli.plugins.interpodaffinity import index as ipa_index
+    from kschedcli.plugins.volume import util as volume_util
+    from kschedcli.whatif import sweep as sw
+
+    objs = []
+    spread = {
+        "podAntiAffinity": {
+            "preferredDuringSchedulingIgnoredDuringExecution": [
+                {
+                    "weight": 1,
+                    "podAffinityTerm": {"labelSelector": {"matchLabels": {"app": "web"}}, "topologyKey": ZONE},
+                }
+            ]
+        }
+    }
+    for i in range(210):
+        name = f"n-{i:03d}"
+        objs.append(node(name, "abc"[i % 3]))
+        web = pod(f"web-{i}", name)
+        web["spec"]["affinity"] = spread
+        objs.append(web)
+    cluster, config, _ = session(write(tmp_path, objs))._inputs()
+    base = sw.Base.of(cluster, config)
+    specs = sw.plan(cluster, fail="node").scenarios
+
+    derived: list = []
+    original = Snapshot.without_nodes
+
+    def spy(self, removed):
+        snap = original(self, removed)
+        derived.append(weakref.ref(snap))
+        return snap
+
+    def alive():
+        gc.collect()
+        return (
+            sum(1 for r in derived if r() is not None),
+            len(ipa_index._TERM_INDEXES),
+            len(ipa_index._INDEXES),
+            len(volume_util._CATALOGS),
+            gc.get_freeze_count(),
+        )
+
+    Snapshot.without_nodes = spy  # type: ignore[method-assign]
+    try:
+        n = 6
+        docs = sw.run_specs(base, specs[:n])
+        after_n = alive()
+        docs += sw.run_specs(base, specs[n : 2 * n])
+        after_2n = alive()
+    finally:
+        Snapshot.without_nodes = original  # type: ignore[method-assign]
+    assert len(derived) == 2 * n
+    assert all(d["recreated"] == 1 for d in docs)  # every scenario ran a cycle
+    assert after_2n == after_n
+    assert after_2n[0] == 0  # no scenario's snapshot outlives it
