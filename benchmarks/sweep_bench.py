@@ -13,8 +13,10 @@ do not depend on other processes are CPU time:
 
 --sample FAMILY:K runs every K-th scenario of the family in this process, one after another (as a
 worker runs its share), and reports each scenario's CPU time (median, mean, max), the process's
-peak RSS (a worker's: the loaded snapshot and one scenario at a time) and the estimate for the
-whole family: load + scenarios × mean CPU, over 2 workers. --check runs the same scenarios again
+peak RSS (a worker's: the loaded snapshot and one scenario at a time), its RSS after loading and
+after the scenarios with the growth per scenario (flat: a few MiB of noise; issue 31's target is
+≤ 2 GiB per worker over a full share), and the estimate for the whole family: load + scenarios ×
+mean CPU, over 2 workers. --check runs the same scenarios again
 with every cycle run (no Cycles shortcut) and compares the findings byte for byte.
 --scaling N runs the sweep of N nodes (a selector naming them) with 1 and 2 workers (and --dask:
 on a 2-worker LocalCluster), reports scenarios/s of each and checks the documents are equal.
@@ -41,6 +43,15 @@ def _rss_mib(who: int = resource.RUSAGE_SELF) -> int:
     return resource.getrusage(who).ru_maxrss // 1024
 
 
+def _rss_now_mib() -> int:
+    """This process's resident memory now (Linux /proc; else its peak)."""
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") // 2**20
+    except OSError:
+        return _rss_mib()
+
+
 def sample(path: str, family: str, every: int, check: bool) -> None:
     from kschedcli.whatif import sweep as sw
 
@@ -52,14 +63,24 @@ def sample(path: str, family: str, every: int, check: bool) -> None:
     chosen = specs[::every]
     cpu: list[float] = []
     docs = []
+    rss: list[int] = []  # resident memory after each scenario
+    loaded_rss = _rss_now_mib()
     for spec in chosen:
         t = time.process_time()
         docs.append(sw.run_failure(base, spec))
         cpu.append(time.process_time() - t)
+        rss.append(_rss_now_mib())
     mean = statistics.fmean(cpu)
     total = load_cpu + len(specs) * mean
     print(f"{path}: --fail {family}, {len(chosen)} of {len(specs)} scenarios (every {every}th), {_load()}")
     print(f"  load + base: {load_cpu:.1f} s CPU; peak RSS of this worker: {_rss_mib()} MiB")
+    # growth per scenario over the second half (the first scenarios settle the allocator's pools)
+    half = len(rss) // 2
+    growth = (rss[-1] - rss[half - 1]) / (len(rss) - half) if half >= 1 else 0.0
+    print(
+        f"  RSS loaded {loaded_rss} MiB, after the first scenario {rss[0]} MiB, after the last {rss[-1]} MiB;"
+        f" {growth:.2f} MiB a scenario over the second half"
+    )
     print(
         f"  CPU per scenario: median {statistics.median(cpu):.3f} s, mean {mean:.3f} s, max {max(cpu):.3f} s;"
         f" cycles answered by the shortcut: {base.saved_cycles}"
