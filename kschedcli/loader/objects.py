@@ -24,7 +24,7 @@ def no_gc():
             gc.enable()
 
 
-_TRANSIENT = [0]  # how many `transient()` blocks are open
+_TRANSIENT = [0, False]  # open `transient()` blocks; a freeze for good asked for inside one
 
 
 @contextmanager
@@ -32,20 +32,29 @@ def transient():
     """What is built inside lives for one what-if scenario, not for the process (`ksched sweep`
     runs thousands in one worker): `freeze_lasting` leaves the heap as it is. A frozen object is
     never looked at by the cyclic collector again, so a scenario's scheduler, whose framework,
-    handle and plugins refer to each other, would stay in memory for good once frozen."""
+    handle and plugins refer to each other, would stay in memory for good once frozen. A freeze
+    asked for good inside the block (pods made from the snapshot cache on first use) happens as
+    the outermost block ends, after a collection has freed what the block left behind."""
     _TRANSIENT[0] += 1
     try:
         yield
     finally:
         _TRANSIENT[0] -= 1
+        if not _TRANSIENT[0] and _TRANSIENT[1]:
+            _TRANSIENT[1] = False
+            gc.collect()
+            gc.freeze()
 
 
-def freeze_lasting() -> None:
-    """gc.freeze(): what is alive now lives as long as the process (a loaded snapshot, the
-    indexes its first cycle builds), so the cyclic collector need not pass over it again. Not
-    inside a `transient()` block, whose objects die with their scenario."""
+def freeze_lasting(for_good: bool = False) -> None:
+    """gc.freeze(): what is alive now lives as long as what built it (a loaded snapshot and its
+    scheduler, the indexes its first cycle builds), so the cyclic collector need not pass over it
+    again. Inside a `transient()` block nothing is frozen; `for_good` (what was built lives as
+    long as the process, whoever asked for it): frozen as the block ends."""
     if not _TRANSIENT[0]:
         gc.freeze()
+    elif for_good:
+        _TRANSIENT[1] = True
 
 
 def is_list(doc: dict) -> bool:
