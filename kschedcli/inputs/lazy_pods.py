@@ -105,7 +105,7 @@ class PodStore:
                     n += 1
                 out.append(pod)
             if n > _FREEZE_AFTER:
-                freeze_lasting(for_good=True)  # the store's pods: as long as the process
+                freeze_lasting()
         return out
 
     def all(self) -> list[Pod]:

@@ -24,17 +24,19 @@ def no_gc():
             gc.enable()
 
 
-_TRANSIENT = [0, False]  # open `transient()` blocks; a freeze for good asked for inside one
+_TRANSIENT = [0, False]  # open `transient()` blocks; whether a freeze was asked for inside one
 
 
 @contextmanager
 def transient():
     """What is built inside lives for one what-if scenario, not for the process (`ksched sweep`
-    runs thousands in one worker): `freeze_lasting` leaves the heap as it is. A frozen object is
-    never looked at by the cyclic collector again, so a scenario's scheduler, whose framework,
-    handle and plugins refer to each other, would stay in memory for good once frozen. A freeze
-    asked for good inside the block (pods made from the snapshot cache on first use) happens as
-    the outermost block ends, after a collection has freed what the block left behind."""
+    runs thousands in one worker). A frozen object is never looked at by the cyclic collector
+    again, so a scenario's scheduler, whose framework, handle and plugins refer to one another,
+    would stay in memory for good if frozen while the scenario runs: `freeze_lasting` inside the
+    block is put off until the outermost block ends, and then comes after a full collection, which
+    frees what the scenario left (only what was not frozen is looked at: about one scenario's
+    objects). What survives it lasts (pods made from the snapshot cache on first use, what
+    scenarios cache on the loaded objects) and is frozen."""
     _TRANSIENT[0] += 1
     try:
         yield
@@ -46,15 +48,14 @@ def transient():
             gc.freeze()
 
 
-def freeze_lasting(for_good: bool = False) -> None:
+def freeze_lasting() -> None:
     """gc.freeze(): what is alive now lives as long as what built it (a loaded snapshot and its
     scheduler, the indexes its first cycle builds), so the cyclic collector need not pass over it
-    again. Inside a `transient()` block nothing is frozen; `for_good` (what was built lives as
-    long as the process, whoever asked for it): frozen as the block ends."""
-    if not _TRANSIENT[0]:
-        gc.freeze()
-    elif for_good:
+    again. Inside a `transient()` block: as the block ends, after a collection."""
+    if _TRANSIENT[0]:
         _TRANSIENT[1] = True
+    else:
+        gc.freeze()
 
 
 def is_list(doc: dict) -> bool:

@@ -1,7 +1,7 @@
-"""loader.transient / freeze_lasting: what a what-if scenario builds is never frozen (it would
-outlive the scenario: the cyclic collector never looks at a frozen object again); a freeze asked
-for good inside a scenario (pods made from the snapshot cache) waits for its end, after a
-collection has freed the scenario's cycles."""
+"""loader.transient / freeze_lasting: what a what-if scenario builds is never frozen while it runs
+(it would outlive the scenario: the cyclic collector never looks at a frozen object again); a
+freeze asked for inside a scenario waits for its end and follows a collection, which frees the
+scenario's cycles, so that only what lasts is frozen."""
 
 from __future__ import annotations
 
@@ -28,24 +28,28 @@ def test_outside_a_scenario_freeze_lasting_freezes():
     assert gc.get_freeze_count() >= before + len(kept)
 
 
-def test_a_scenarios_cycles_are_not_frozen_and_are_collected():
+def test_a_scenario_without_a_freeze_changes_nothing():
+    before = gc.get_freeze_count()
     with transient():
-        garbage = _cycle()
-        before = gc.get_freeze_count()
-        freeze_lasting()  # a scheduler's first cycle inside the scenario
-        assert gc.get_freeze_count() == before
-    assert gc.get_freeze_count() == before
-    gc.collect()
-    assert garbage() is None
+        kept = [[i] for i in range(50)]
+    assert kept and gc.get_freeze_count() == before
 
 
-def test_a_freeze_for_good_waits_for_the_scenarios_end():
+def test_a_freeze_inside_a_scenario_waits_for_its_end_and_its_cycles_are_freed():
     with transient():
         with transient():
             lasting = [[i] for i in range(50)]
-            garbage = _cycle()
-            before = gc.get_freeze_count()
-            freeze_lasting(for_good=True)
+            gc.disable()  # no collection of their own before the scenario ends
+            try:
+                garbage = [_cycle() for _ in range(20)]
+                before = gc.get_freeze_count()
+                freeze_lasting()  # a scheduler's first cycle, pods made from the cache
+                assert gc.get_freeze_count() == before
+            finally:
+                gc.enable()
         assert gc.get_freeze_count() == before  # an inner block ends: still inside the scenario
+    assert all(g() is None for g in garbage)  # collected, not frozen
     assert gc.get_freeze_count() >= before + len(lasting)
-    assert garbage() is None  # collected before the freeze, not frozen with what lasts
+    with transient():
+        pass
+    assert gc.get_freeze_count() >= before + len(lasting)  # the next scenario: nothing asked, nothing done
