@@ -125,7 +125,7 @@ class Column:
         """The values brought up to date: entries of nodes changed since are UNKNOWN again
         (for results that depend on the pods on the node)."""
         vals = self.values
-        if vals is None:
+        if vals is None or len(vals) != len(snapshot.node_infos):  # none yet, or nodes added since
             return None
         changes = snapshot.changes
         if not self.static and self.seen < len(changes):
