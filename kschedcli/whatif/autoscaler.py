@@ -382,7 +382,6 @@ class Simulation:
             order: Any = positions[k:] + positions[:k]
         else:
             order = itertools.chain(range(start, n), range(start))
-        columns = None
         for tried, i in enumerate(order):
             ni = infos[i]
             name = ni.node.name
@@ -390,12 +389,33 @@ class Simulation:
                 continue
             if ni.node.unschedulable or (matches is not None and not matches(name)):
                 continue
-            if columns is None and among is None and tried >= self.SCAN_BY_NODE:
+            if among is None and tried >= self.SCAN_BY_NODE:
+                # the rest decided a column at a time: only the feasible nodes are walked
                 columns = fw.run_filter_columns(state, pod)[1]
-            if (columns[i] if columns is not None else fw.run_filter_plugins(state, pod, ni)) is None:
+                feasible = [j for j, st in enumerate(columns) if st is None]
+                k = bisect.bisect_left(feasible, i)
+                w = bisect.bisect_left(feasible, start)
+                rest = feasible[k:] if i >= start else feasible[k:w]
+                if i >= start:
+                    rest += feasible[:w]
+                return self._first_of(pod, infos, rest, allowed, matches, n)
+            if fw.run_filter_plugins(state, pod, ni) is None:
                 self.cursor[0] = (i + 1) % n
                 self.bind(pod, name)
                 return name
+        return None
+
+    def _first_of(self, pod: Pod, infos: list, positions: list[int], allowed, matches, n: int) -> str | None:
+        """place_any's walk over positions that pass the filters (in the order to try them)."""
+        for i in positions:
+            node = infos[i].node
+            if allowed is not None and node.name not in allowed:
+                continue
+            if node.unschedulable or (matches is not None and not matches(node.name)):
+                continue
+            self.cursor[0] = (i + 1) % n
+            self.bind(pod, node.name)
+            return node.name
         return None
 
     def place_on(self, pod: Pod, node: str) -> Status | None:
