@@ -6,8 +6,8 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from .common import dump, finish, open_session, print_release, show_edits
-from .options import Output, OutputOpt, ReadFlags, SeedOpt, WorldFlags, read_flags, world_flags
+from .common import check_report, dump, finish, open_session, print_release, show_edits, write_report
+from .options import Output, OutputOpt, ReadFlags, ReportOpt, SeedOpt, WorldFlags, read_flags, world_flags
 
 if TYPE_CHECKING:
     from ..session import Edit
@@ -48,6 +48,7 @@ def sweep(
     top: int = typer.Option(10, "--top", metavar="N", min=0, help="Scenarios and workloads listed (0: all)."),
     output: Output = OutputOpt,
     seed: int | None = SeedOpt,
+    report: str | None = ReportOpt,
     reading: ReadFlags = ReadFlags(),
     edits: list[Edit] | None = None,
 ) -> None:
@@ -59,6 +60,7 @@ def sweep(
 
     Exit status: 0 every scenario keeps every pod running, 1 one does not, 2 bad input or usage.
     """
+    check_report(report)
     session = open_session(world, reading, edits=edits or ())
     s = session.sweep(
         fail=fail,
@@ -84,4 +86,5 @@ def sweep(
         print_release(console, s.cluster)
     else:
         dump(doc, output, "sweep")
+    write_report(report, "sweep", doc, s)
     finish(s.exit_code())
