@@ -7,6 +7,7 @@ categories on the Okabe-Ito palette."""
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 from ...errors import InputError
@@ -30,11 +31,19 @@ def require() -> None:
         raise InputError(EXTRA_MISSING, field="--report") from None
 
 
-def to_svg(chart: Any) -> str:
-    """The chart as one static <svg> element (Vega's SVG renderer; text escaped by it)."""
+def spec_of(chart: Any, datasets: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
+    """The chart's Vega-Lite specification with its data (named datasets, added to the plain
+    dictionary: Altair would copy and check every row)."""
+    spec = chart.to_dict(validate=False)
+    spec["datasets"] = datasets
+    return spec
+
+
+def to_svg(spec: dict[str, Any]) -> str:
+    """The specification as one static <svg> element (Vega's SVG renderer; text escaped by it)."""
     import vl_convert
 
-    svg = vl_convert.vegalite_to_svg(chart.to_dict(validate=False))
+    svg = vl_convert.vegalite_to_svg(spec)
     # the renderer writes marks, text and paths; a report with anything active in it is refused
     lowered = svg.lower()
     if "<script" in lowered or "<foreignobject" in lowered or "href=" in lowered.replace("xmlns:xlink=", ""):
@@ -42,56 +51,76 @@ def to_svg(chart: Any) -> str:
     return svg.replace("<svg ", '<svg role="img" focusable="false" ', 1)
 
 
-def heatmap(cells: list[dict[str, Any]], columns: list[str], title: str, *, fit: bool = False) -> Any:
-    """Rows of cells (`row`, `column`, `ratio`: requested / allocatable; with fit, a `fit` column
-    whose cells carry `fit`, one of FIT_STATES), one rect per cell, in the rows' order."""
+def heatmaps(panels: list[tuple[str, list[dict[str, Any]]]], columns: list[str], *, fit: bool = False) -> dict:
+    """Small multiples, one heatmap per panel (title, cells), wrapped in rows of three, drawn as one
+    chart. A cell: `row`, `column`, `ratio` (requested / allocatable); with fit, each row also has a
+    `the pod` cell whose `fit` is one of FIT_STATES. One rect per cell, rows in the cells' order.
+    The rects carry no ARIA label each: the figure's data table is their text alternative."""
     import altair as alt
 
-    order = list(dict.fromkeys(c["row"] for c in cells))
+    # one panel built with Altair, the others its copies with their own title and data: Altair
+    # copies a whole concatenation at every step of building it
+    one = _heatmap(alt, columns, fit).configure_view(stroke=None).to_dict(validate=False)
+    top = {k: one.pop(k) for k in ("$schema", "config") if k in one}
+    specs = []
+    for i, (title, _) in enumerate(panels):
+        panel = copy.deepcopy(one)
+        panel["data"] = {"name": f"p{i}"}
+        panel["title"] = {"text": title, "anchor": "start", "fontSize": 12, "limit": 0}
+        specs.append(panel)
+    spec = {**top, "concat": specs, "columns": 3, "spacing": 24} if len(specs) > 1 else {**top, **specs[0]}
+    spec["datasets"] = {f"p{i}": cells for i, (_, cells) in enumerate(panels)}
+    return spec
+
+
+def _heatmap(alt: Any, columns: list[str], fit: bool) -> Any:
+    # rows in the data's order (sort=None): a list of names to sort by would be copied by every
+    # Altair call building the chart
     x = alt.X(
         "column:N",
         title=None,
         sort=(["the pod"] if fit else []) + columns,
-        axis=alt.Axis(orient="top", labelAngle=0, labelLimit=120, domain=False, ticks=False),
+        axis=alt.Axis(orient="top", labelAngle=0, labelLimit=0, domain=False, ticks=False),
     )
-    y = alt.Y("row:N", title=None, sort=order, axis=alt.Axis(labelLimit=LABEL_LIMIT, domain=False, ticks=False))
-    base = alt.Chart().encode(x=x, y=y)
+    # labelLimit 0: names whole, and no text measured to cut them (the costliest part of drawing)
+    y_axis = alt.Axis(labelLimit=0, labelOverlap=False, domain=False, ticks=False)
     heat = (
-        base.transform_filter("isValid(datum.ratio)")
-        .mark_rect(stroke="white", strokeWidth=0.5)
+        alt.Chart()
+        .transform_filter("isValid(datum.ratio)")
+        .mark_rect(stroke="white", strokeWidth=0.5, aria=False)
         .encode(
+            x=x,
+            y=alt.Y("row:N", title=None, sort=None, axis=y_axis),
             color=alt.Color(
                 "ratio:Q",
                 title="requested / allocatable",
                 scale=alt.Scale(scheme="viridis", domain=[0, 1], clamp=True),
                 legend=alt.Legend(format="%", orient="bottom", gradientLength=160),
-            )
+            ),
         )
     )
     layers = [heat]
     if fit:
         marks = (
-            base.transform_filter("isValid(datum.fit)")
-            .mark_rect(stroke="#555", strokeWidth=0.5)
+            alt.Chart()
+            .transform_filter("isValid(datum.fit)")
+            .mark_rect(stroke="#555", strokeWidth=0.5, aria=False)
             .encode(
-                color=alt.Color(
+                x=x,
+                y=alt.Y("row:N", title=None, sort=None, axis=y_axis),
+                fill=alt.Fill(
                     "fit:N",
                     title="the pod",
                     scale=alt.Scale(domain=FIT_STATES, range=FIT_COLOURS),
                     legend=alt.Legend(orient="bottom"),
-                )
+                ),
             )
         )
         layers = [marks, heat]
-    chart = alt.layer(*layers, data=alt.Data(values=cells)).properties(
-        title=alt.Title(title, anchor="start", fontSize=12, limit=900),
-        width=alt.Step(56),
+    return alt.layer(*layers, data=alt.NamedData("p0")).properties(
+        width=alt.Step(52),
         height=alt.Step(CELL),
-        description=title,
     )
-    if fit:
-        chart = chart.resolve_scale(color="independent")
-    return chart.configure_view(stroke=None)
 
 
 def bars(
@@ -104,7 +133,7 @@ def bars(
     series_order: list[str] | None = None,
     stacked: bool = False,
     percent: bool = False,
-) -> Any:
+) -> dict:
     """Horizontal bars: one per `category` (in the values' order), or per category and `series`
     (side by side, or stacked), with the value written at the bar's end. `category`, `value`:
     the axes' titles."""
@@ -137,10 +166,10 @@ def bars(
         if series is not None:
             text["yOffset"] = alt.YOffset("series:N", sort=series_order)
         layers.append(base.mark_text(align="left", dx=3, fontSize=10).encode(**text))
-    chart = alt.layer(*layers, data=alt.Data(values=values)).properties(
+    chart = alt.layer(*layers, data=alt.NamedData("bars")).properties(
         title=alt.Title(title, anchor="start", fontSize=12, limit=900),
         width=360,
         height={"step": 12, "for": "position"} if series is not None and not stacked else alt.Step(18),
         description=title,
     )
-    return chart.configure_view(stroke=None)
+    return spec_of(chart.configure_view(stroke=None), {"bars": values})

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 from . import charts
-from .page import Page, h, table_html
+from .page import Page, table_html
 
 MAX_NODE_ROWS = 600
 TOP_NODES = 40
@@ -95,22 +95,19 @@ def utilization_section(
         groups.setdefault(group_of(n), []).append(n)
     extra = "the pod" if fit is not None else ""
     if len(nodes) <= MAX_NODE_ROWS:
-        parts = []
+        panels = []
+        rows = []
         for label, members in groups.items():
             cells: list[dict] = []
-            rows = []
             for n in members:
                 state = fit(n["name"]) if fit is not None else None
                 shown = n["name"] + (" (cordoned)" if n["unschedulable"] else "")
                 cells += _cells(shown, n["resources"], resources, state)
                 rows.append((n["name"], n["zone"], n["pool"], n["resources"], state or ""))
-            svg = charts.to_svg(charts.heatmap(cells, resources, f"{label}: {len(members)} node(s)", fit=fit is not None))
-            caption = f"Utilization of the {len(members)} node(s) of {label}"
-            alt = f"<details><summary>The data of this chart</summary>{_data_table(rows, resources, extra)}</details>"
-            parts.append(
-                f'<figure role="group" aria-label="{h(caption)}">{svg}<figcaption>{h(caption)}</figcaption>{alt}</figure>'
-            )
-        page.add('<div class="multiples">' + "".join(parts) + "</div>")
+            panels.append((f"{label}: {len(members)} node(s)", cells))
+        svg = charts.to_svg(charts.heatmaps(panels, resources, fit=fit is not None))
+        caption = f"Utilization of every node ({len(nodes):,}), one heatmap per zone and pool ({len(groups)})"
+        page.figure(svg, caption, _data_table(rows, resources, extra))
         return
     # aggregated: the zones and pools, then the fullest nodes
     cells = []
@@ -128,9 +125,8 @@ def utilization_section(
         cells += _cells(label_shown, used, resources, state)
         first = members[0]
         rows.append((f"{len(members):,} nodes", first["zone"], first["pool"], used, state or ""))
-    svg = charts.to_svg(
-        charts.heatmap(cells, resources, f"{len(groups)} zone/pool groups, {len(nodes):,} nodes", fit=fit is not None)
-    )
+    panel = (f"{len(groups)} zone/pool groups, {len(nodes):,} nodes", cells)
+    svg = charts.to_svg(charts.heatmaps([panel], resources, fit=fit is not None))
     page.figure(
         svg,
         f"Utilization per zone and pool: the sums of their {len(nodes):,} nodes' requests over their allocatable",
@@ -154,7 +150,7 @@ def utilization_section(
     more = len(nodes) - len(top)
     title = f"The {len(top)} fullest nodes (by their fullest resource); +{more:,} more nodes not drawn"
     page.figure(
-        charts.to_svg(charts.heatmap(cells, resources, title, fit=fit is not None)),
+        charts.to_svg(charts.heatmaps([(title, cells)], resources, fit=fit is not None)),
         f"The {len(top)} fullest of {len(nodes):,} nodes; +{more:,} more nodes not drawn",
         _data_table(rows, resources, extra),
     )
