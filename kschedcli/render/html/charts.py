@@ -117,10 +117,7 @@ def _heatmap(alt: Any, columns: list[str], fit: bool) -> Any:
             )
         )
         layers = [marks, heat]
-    return alt.layer(*layers, data=alt.NamedData("p0")).properties(
-        width=alt.Step(52),
-        height=alt.Step(CELL),
-    )
+    return alt.layer(*layers, data=alt.NamedData("p0")).properties(width=alt.Step(52), height=alt.Step(CELL))
 
 
 def bars(

@@ -39,7 +39,8 @@ summary { cursor: pointer; color: var(--muted); }
 code { font-family: ui-monospace, "DejaVu Sans Mono", monospace; font-size: .9em; overflow-wrap: anywhere; }
 .mark-first { color: var(--bad); font-weight: 600; }
 .mark-pass { color: var(--good); }
-footer { margin-top: 2.5rem; font-size: .85rem; color: var(--muted); border-top: 1px solid var(--rule); padding-top: .5rem; }
+footer { margin-top: 2.5rem; font-size: .85rem; color: var(--muted); border-top: 1px solid var(--rule);
+  padding-top: .5rem; }
 @media print {
   body { max-width: none; padding: 0; font-size: 11px; }
   details::details-content { content-visibility: visible; display: block; }
@@ -92,7 +93,9 @@ class Page:
     def figure(self, svg: str, caption: str, data: str = "") -> None:
         """A chart with its caption and, folded, the table of what it draws (its text alternative)."""
         alt = f"<details><summary>The data of this chart</summary>{data}</details>" if data else ""
-        self.add(f'<figure role="group" aria-label="{h(caption)}">{svg}<figcaption>{h(caption)}</figcaption>{alt}</figure>')
+        self.add(
+            f'<figure role="group" aria-label="{h(caption)}">{svg}<figcaption>{h(caption)}</figcaption>{alt}</figure>'
+        )
 
     def html(self, footer: str) -> str:
         body = "\n".join(self.parts)

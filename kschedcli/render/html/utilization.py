@@ -47,7 +47,8 @@ def _cells(label: str, used: dict[str, list[int]], resources: list[str], fit: st
     return out
 
 
-def _data_table(rows: list[tuple[str, str, str, dict[str, list[int]]]], resources: list[str], extra: str) -> str:
+def _data_table(rows: list[tuple[Any, ...]], resources: list[str], extra: str) -> str:
+    """Rows (node, zone, pool, resources used[, the pod's fit]) as the chart's data table."""
     headers = ["node", "zone", "pool", *(f"{r} requested / allocatable" for r in resources)]
     if extra:
         headers.append(extra)
@@ -56,7 +57,7 @@ def _data_table(rows: list[tuple[str, str, str, dict[str, list[int]]]], resource
         name, zone, pool, used = row[0], row[1], row[2], row[3]
         cells = [name, zone, pool, *(_cell_text(r, used[r]) for r in resources)]
         if extra:
-            cells.append(row[4] if len(row) > 4 else "")  # type: ignore[misc]
+            cells.append(row[4] if len(row) > 4 else "")
         body.append(cells)
     return table_html(headers, body)
 

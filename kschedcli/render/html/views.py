@@ -75,7 +75,7 @@ def explain_report(page: Page, doc: dict, usage: dict) -> None:
     prefilter_rejected = bool(doc.get("preFilter"))
 
     def fit(name: str) -> str:
-        if name == selected or name == nominated:
+        if name in (selected, nominated):
             return "selected"
         if name in feasible_set:
             return "feasible"
@@ -145,9 +145,7 @@ def _score_table(page: Page, doc: dict) -> None:
     for name, s in ranked:
         ps = s.get("plugins") or {}
         mark = "▶ " if name == doc.get("selectedNode") else ""
-        rows.append(
-            [mark + name, *(ps[p]["weighted"] if p in ps else "–" for p in used), s.get("total", "")]
-        )
+        rows.append([mark + name, *(ps[p]["weighted"] if p in ps else "–" for p in used), s.get("total", "")])
     headers = ["node", *(f"{p} ×{_weight(scores, p)}" for p in used), "total"]
     page.table(headers, rows, keep=TOP_ROWS, what="feasible nodes", numeric=range(1, len(headers)))
 
@@ -184,9 +182,7 @@ def _spread(page: Page, doc: dict) -> None:
             [c.get("topologyKey"), c.get("maxSkew"), c.get("whenUnsatisfiable"), c.get("selector")] for c in scoring
         ]
         page.table(
-            ["topologyKey", "maxSkew", "whenUnsatisfiable", "selector"],
-            rows,
-            caption="Preferred constraints (scoring)",
+            ["topologyKey", "maxSkew", "whenUnsatisfiable", "selector"], rows, caption="Preferred constraints (scoring)"
         )
 
 
@@ -200,14 +196,17 @@ def _affinity(page: Page, doc: dict) -> None:
         for term in d.get(kind) or []:
             caption = (
                 f"{'Affinity' if kind == 'requiredAffinity' else 'Anti-affinity'} term {term.get('term')}: "
-                f"{term.get('topologyKey')}, pods matching {term.get('selector')} in {', '.join(term.get('namespaces') or [])}"
+                f"{term.get('topologyKey')}, pods matching {term.get('selector')} "
+                f"in {', '.join(term.get('namespaces') or [])}"
             )
             rows = [[x.get("domain"), x.get("count")] for x in term.get("domains") or []]
             page.table(["domain", "matching pods"], rows, caption=caption, numeric=[1], keep=TOP_ROWS, what="domains")
     rest = {k: v for k, v in d.items() if k not in ("requiredAffinity", "requiredAntiAffinity")}
     if rest or node_aff:
         text = json.dumps({"InterPodAffinity": rest, "nodeAffinity": node_aff}, indent=1, sort_keys=True)
-        page.add(f"<details><summary>The rest of the affinity breakdown</summary><pre><code>{h(text)}</code></pre></details>")
+        page.add(
+            f"<details><summary>The rest of the affinity breakdown</summary><pre><code>{h(text)}</code></pre></details>"
+        )
 
 
 # ---------------------------------------------------------------------------------------- capacity
@@ -247,7 +246,9 @@ def _limits(stop: dict, by_node: dict[str, dict]) -> dict[tuple[str, str], str]:
         reason = _fmt_failure(ff)
         for key, value in (n.get("labels") or {}).items():
             per.setdefault((key, value), Counter())[reason] += 1
-    return {k: "; ".join(f"{r} ({c})" for r, c in sorted(v.items(), key=lambda x: (-x[1], x[0]))) for k, v in per.items()}
+    return {
+        k: "; ".join(f"{r} ({c})" for r, c in sorted(v.items(), key=lambda x: (-x[1], x[0]))) for k, v in per.items()
+    }
 
 
 # -------------------------------------------------------------------------------------------- diff
@@ -257,13 +258,22 @@ def diff_report(page: Page, doc: dict, usage: dict) -> None:
     d = doc.get("diff") or {}
     changes = d.get("changes") or []
     a, b = d.get("a") or {}, d.get("b") or {}
-    page.verdict("every pod gets the same verdict and node" if d.get("same") else f"{len(changes):,} pod(s) differ", bool(d.get("same")))
+    page.verdict(
+        "every pod gets the same verdict and node" if d.get("same") else f"{len(changes):,} pod(s) differ",
+        bool(d.get("same")),
+    )
     rows = [["world", a.get("world"), b.get("world")]]
     for key in ("nodes", "pods", "scheduled", "needPreemption", "unschedulable", "nodesUsed", "nodesReceivingPods"):
         rows.append([key, a.get(key), b.get(key)])
     for res in ("cpu", "memory"):
         ua, ub = (a.get("utilisation") or {}).get(res) or {}, (b.get("utilisation") or {}).get(res) or {}
-        rows.append([f"{res} utilisation mean ± stdev %", f"{ua.get('mean')} ± {ua.get('stdev')}", f"{ub.get('mean')} ± {ub.get('stdev')}"])
+        rows.append(
+            [
+                f"{res} utilisation mean ± stdev %",
+                f"{ua.get('mean')} ± {ua.get('stdev')}",
+                f"{ub.get('mean')} ± {ub.get('stdev')}",
+            ]
+        )
     page.table(["", "A", "B"], rows)
     ua_nodes = {n["name"]: n for n in usage["a"]["nodes"]}
     ub_nodes = {n["name"]: n for n in usage["b"]["nodes"]}
@@ -290,26 +300,76 @@ def diff_report(page: Page, doc: dict, usage: dict) -> None:
         page.para("Nothing moved.", "note")
     else:
         cats = sorted(set(left) | set(arrived))
-        values = [{"category": g, "series": s, "value": n} for g in cats for s, n in (("left", left[g]), ("arrived", arrived[g]))]
-        table = table_html(["zone · pool", "pods that left", "pods that arrived"], [[g, left[g], arrived[g]] for g in cats], numeric=[1, 2])
+        values = [
+            {"category": g, "series": s, "value": n}
+            for g in cats
+            for s, n in (("left", left[g]), ("arrived", arrived[g]))
+        ]
+        table = table_html(
+            ["zone · pool", "pods that left", "pods that arrived"],
+            [[g, left[g], arrived[g]] for g in cats],
+            numeric=[1, 2],
+        )
         if cats:
-            _bars_figure(page, values, "Pods that left and arrived, per zone and pool (A → B)", table, category="zone · pool", value="pods", series="pods", series_order=["left", "arrived"])
+            _bars_figure(
+                page,
+                values,
+                "Pods that left and arrived, per zone and pool (A → B)",
+                table,
+                category="zone · pool",
+                value="pods",
+                series="pods",
+                series_order=["left", "arrived"],
+            )
         rows = [[ga, gb, n] for (ga, gb), n in sorted(moves.items(), key=lambda x: (-x[1], x[0]))]
-        page.table(["from (A)", "to (B)", "pods"], rows, numeric=[2], keep=TOP_ROWS, what="moves", caption="Moves between zones and pools")
+        page.table(
+            ["from (A)", "to (B)", "pods"],
+            rows,
+            numeric=[2],
+            keep=TOP_ROWS,
+            what="moves",
+            caption="Moves between zones and pools",
+        )
         prow = []
         for c in changes:
             oa, ob = c.get("a") or {}, c.get("b") or {}
-            prow.append([c.get("pod"), f"{oa.get('verdict', '-')} {oa.get('node') or ''}", f"{ob.get('verdict', '-')} {ob.get('node') or ''}"])
-        page.table(["pod", "A", "B"], prow, keep=TOP_ROWS * 4, what="pods", folded=f"The {len(changes):,} pods that differ")
+            prow.append(
+                [
+                    c.get("pod"),
+                    f"{oa.get('verdict', '-')} {oa.get('node') or ''}",
+                    f"{ob.get('verdict', '-')} {ob.get('node') or ''}",
+                ]
+            )
+        page.table(
+            ["pod", "A", "B"], prow, keep=TOP_ROWS * 4, what="pods", folded=f"The {len(changes):,} pods that differ"
+        )
     # before/after utilization per zone and pool
     page.heading("Utilization per zone and pool, A and B", ident="before-after")
     for res in ("cpu", "memory"):
-        ga = _group_ratios(usage["a"]["nodes"], res)
-        gb = _group_ratios(usage["b"]["nodes"], res)
-        cats = sorted(set(ga) | set(gb))
-        values = [{"category": g, "series": s, "value": v} for g in cats for s, v in (("A", ga.get(g, 0.0)), ("B", gb.get(g, 0.0)))]
-        table = table_html(["zone · pool", f"{res} A", f"{res} B"], [[g, f"{ga.get(g, 0):.0%}", f"{gb.get(g, 0):.0%}"] for g in cats], numeric=[1, 2])
-        _bars_figure(page, values, f"{res}: requested / allocatable per zone and pool after each world's run", table, category="zone · pool", value=f"{res} requested / allocatable", series="world", series_order=["A", "B"], percent=True)
+        ratio_a = _group_ratios(usage["a"]["nodes"], res)
+        ratio_b = _group_ratios(usage["b"]["nodes"], res)
+        cats = sorted(set(ratio_a) | set(ratio_b))
+        values = [
+            {"category": g, "series": s, "value": v}
+            for g in cats
+            for s, v in (("A", ratio_a.get(g, 0.0)), ("B", ratio_b.get(g, 0.0)))
+        ]
+        table = table_html(
+            ["zone · pool", f"{res} A", f"{res} B"],
+            [[g, f"{ratio_a.get(g, 0):.0%}", f"{ratio_b.get(g, 0):.0%}"] for g in cats],
+            numeric=[1, 2],
+        )
+        _bars_figure(
+            page,
+            values,
+            f"{res}: requested / allocatable per zone and pool after each world's run",
+            table,
+            category="zone · pool",
+            value=f"{res} requested / allocatable",
+            series="world",
+            series_order=["A", "B"],
+            percent=True,
+        )
     utilization_section(page, usage["b"], heading="World B's utilization after its run", key="util-b")
 
 
@@ -328,26 +388,69 @@ def _group_ratios(nodes: list[dict], res: str) -> dict[str, float]:
 def sweep_report(page: Page, doc: dict, usage: dict) -> None:
     s = doc.get("summary") or {}
     scenarios = doc.get("scenarios") or []
-    page.verdict(f"{s.get('verdict')}: {s.get('failing', 0)} of {s.get('scenarios', 0)} scenarios lose pods", bool(s.get("safe")))
+    page.verdict(
+        f"{s.get('verdict')}: {s.get('failing', 0)} of {s.get('scenarios', 0)} scenarios lose pods", bool(s.get("safe"))
+    )
     page.heading("Scenarios × pods lost", ident="scenarios")
-    ranked = sorted(scenarios, key=lambda x: (-(len(x.get("pending") or []) + len(x.get("lost") or [])), x.get("name", "")))
+    ranked = sorted(
+        scenarios, key=lambda x: (-(len(x.get("pending") or []) + len(x.get("lost") or [])), x.get("name", ""))
+    )
     values = []
     for x in ranked:
         name = f"{x.get('family')} {x.get('name')}"
         values.append({"category": name, "series": "not rescheduled", "value": len(x.get("pending") or [])})
         values.append({"category": name, "series": "lost (no controller)", "value": len(x.get("lost") or [])})
     rows = [
-        [f"{x.get('family')} {x.get('name')}", "yes" if x.get("ok") else "no", len(x.get("nodes") or []), x.get("podsOnFailedNodes", 0), x.get("recreated", 0), len(x.get("pending") or []), len(x.get("lost") or []), x.get("workloadsBelowDesired", 0)]
+        [
+            f"{x.get('family')} {x.get('name')}",
+            "yes" if x.get("ok") else "no",
+            len(x.get("nodes") or []),
+            x.get("podsOnFailedNodes", 0),
+            x.get("recreated", 0),
+            len(x.get("pending") or []),
+            len(x.get("lost") or []),
+            x.get("workloadsBelowDesired", 0),
+        ]
         for x in ranked
     ]
-    table = table_html(["scenario", "ok", "nodes failed", "pods on them", "recreated", "not rescheduled", "lost", "workloads below desired"], rows, numeric=range(2, 8), keep=TOP_ROWS * 4, what="scenarios")
-    _bars_figure(page, values, "Pods each scenario leaves without a node, worst first", table, category="scenario", value="pods", series="pods", series_order=["not rescheduled", "lost (no controller)"], stacked=True)
+    table = table_html(
+        [
+            "scenario",
+            "ok",
+            "nodes failed",
+            "pods on them",
+            "recreated",
+            "not rescheduled",
+            "lost",
+            "workloads below desired",
+        ],
+        rows,
+        numeric=range(2, 8),
+        keep=TOP_ROWS * 4,
+        what="scenarios",
+    )
+    _bars_figure(
+        page,
+        values,
+        "Pods each scenario leaves without a node, worst first",
+        table,
+        category="scenario",
+        value="pods",
+        series="pods",
+        series_order=["not rescheduled", "lost (no controller)"],
+        stacked=True,
+    )
     page.add(table)
     exposure = s.get("exposure") or []
     if exposure:
         page.heading("Workloads exposed", ident="exposure")
-        rows = [[e.get("workload"), e.get("running"), e.get("down"), e.get("lostAfterRescheduling"), e.get("scenario")] for e in exposure]
-        page.table(["workload", "running", "down", "lost after rescheduling", "worst scenario"], rows, numeric=[1, 2, 3])
+        rows = [
+            [e.get("workload"), e.get("running"), e.get("down"), e.get("lostAfterRescheduling"), e.get("scenario")]
+            for e in exposure
+        ]
+        page.table(
+            ["workload", "running", "down", "lost after rescheduling", "worst scenario"], rows, numeric=[1, 2, 3]
+        )
         if s.get("exposureOmitted"):
             page.para(f"+{s['exposureOmitted']} more workloads not listed (--top)", "note")
     utilization_section(page, usage, note="The cluster before any scenario.")
@@ -367,18 +470,46 @@ def scale_up_report(page: Page, doc: dict, usage: dict) -> None:
     page.heading("Nodes added per node group", ident="groups")
     values = [{"category": g.get("name"), "value": g.get("newNodes", 0)} for g in groups]
     rows = [
-        [g.get("name"), g.get("templateNode"), g.get("currentSize"), g.get("maxSize") if g.get("maxSize") is not None else "-", g.get("newNodes", 0), len(g.get("podsHelped") or []), g.get("skipped") or ""]
+        [
+            g.get("name"),
+            g.get("templateNode"),
+            g.get("currentSize"),
+            g.get("maxSize") if g.get("maxSize") is not None else "-",
+            g.get("newNodes", 0),
+            len(g.get("podsHelped") or []),
+            g.get("skipped") or "",
+        ]
         for g in groups
     ]
-    table = table_html(["node group", "template node", "current size", "max size", "new nodes", "pods helped", "skipped"], rows, numeric=[2, 3, 4, 5])
-    _bars_figure(page, values, f"New nodes per node group (binpacking estimate; {added} in all groups' estimates)", table, category="node group", value="new nodes")
+    table = table_html(
+        ["node group", "template node", "current size", "max size", "new nodes", "pods helped", "skipped"],
+        rows,
+        numeric=[2, 3, 4, 5],
+    )
+    _bars_figure(
+        page,
+        values,
+        f"New nodes per node group (binpacking estimate; {added} in all groups' estimates)",
+        table,
+        category="node group",
+        value="new nodes",
+    )
     page.add(table)
     exp = doc.get("expanders") or {}
     reasons = doc.get("expanderReasons") or {}
-    rows = [[name, ", ".join(choice) if isinstance(choice, list) else (choice or "-"), reasons.get(name, "")] for name, choice in exp.items()]
+    rows = [
+        [name, ", ".join(choice) if isinstance(choice, list) else (choice or "-"), reasons.get(name, "")]
+        for name, choice in exp.items()
+    ]
     page.table(["expander", "chooses", "why"], rows, caption="What each expander would choose")
     if doc.get("unhelped"):
-        page.table(["pod"], [[p if isinstance(p, str) else p.get("pod") for p in doc["unhelped"]]], caption="Pods no node group helps", keep=TOP_ROWS, what="pods")
+        page.table(
+            ["pod"],
+            [[p if isinstance(p, str) else p.get("pod") for p in doc["unhelped"]]],
+            caption="Pods no node group helps",
+            keep=TOP_ROWS,
+            what="pods",
+        )
     utilization_section(page, usage, note="The existing nodes, before the scale-up.")
 
 

@@ -29,7 +29,10 @@ from kschedcli.render.html.utilization import MAX_NODE_ROWS, TOP_NODES  # noqa: 
 
 def rect_marks(page: str) -> list[tuple[str, int]]:
     """The rect marks drawn, per Vega mark group (`concat_0_layer_1_marks`, ...), in order."""
-    return [(name, body.count("<path")) for name, body in re.findall(r'<g class="mark-rect role-mark (\w+)"[^>]*>(.*?)</g>', page)]
+    return [
+        (name, body.count("<path"))
+        for name, body in re.findall(r'<g class="mark-rect role-mark (\w+)"[^>]*>(.*?)</g>', page)
+    ]
 
 
 def _usage(n: int, name=lambda i: f"node-{i:05d}", zones=3, pools=2) -> dict:
