@@ -30,6 +30,9 @@ th { background: #f3f3f3; }
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
 td.name { overflow-wrap: anywhere; min-width: 22ch; max-width: 44ch; }
 .scroll { overflow-x: auto; max-width: 100%; }
+table.matrix thead th:nth-child(n+3) { writing-mode: vertical-rl; transform: rotate(180deg); white-space: nowrap;
+  font-weight: 500; padding: .4rem .2rem; }
+table.matrix td:nth-child(n+3) { text-align: center; }
 figure { margin: .6rem 0 1.2rem; }
 figure svg { max-width: 100%; height: auto; }
 figcaption { font-size: .9rem; color: var(--muted); margin: .2rem 0; }
@@ -86,9 +89,12 @@ class Page:
         caption: str | None = None,
         numeric: Iterable[int] = (),
         folded: str | None = None,
+        cls: str = "",
     ) -> None:
         """A table of text cells (escaped here); `keep`: only the first rows, the rest counted."""
-        self.add(table_html(headers, rows, keep=keep, what=what, caption=caption, numeric=numeric, folded=folded))
+        self.add(
+            table_html(headers, rows, keep=keep, what=what, caption=caption, numeric=numeric, folded=folded, cls=cls)
+        )
 
     def figure(self, svg: str, caption: str, data: str = "") -> None:
         """A chart with its caption and, folded, the table of what it draws (its text alternative)."""
@@ -119,10 +125,11 @@ def table_html(
     caption: str | None = None,
     numeric: Iterable[int] = (),
     folded: str | None = None,
+    cls: str = "",
 ) -> str:
     nums = set(numeric)
     shown = rows if keep is None else rows[:keep]
-    out = ['<div class="scroll"><table>']
+    out = [f'<div class="scroll"><table class="{h(cls)}">' if cls else '<div class="scroll"><table>']
     if caption:
         out.append(f"<caption class='note'>{h(caption)}</caption>")
     out.append(

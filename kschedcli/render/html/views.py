@@ -117,7 +117,10 @@ def _filter_matrix(page: Page, doc: dict) -> None:
         first = (g.get("firstFailure") or {}).get("plugin")
         also = {a.get("plugin") if isinstance(a, dict) else a for a in g.get("alsoFailing") or []}
         skipped = set(g.get("skipped") or [])
-        cells: list[Any] = [f"{g.get('count', len(g['nodes']))} node(s): {_names(g['nodes'])}"]
+        cells: list[Any] = [
+            f"{g.get('count', len(g['nodes']))} node(s): {_names(g['nodes'])}",
+            "feasible" if g.get("feasible") else _fmt_failure(g.get("firstFailure")),
+        ]
         for p in plugins:
             if p == first:
                 cells.append(span("▶", "mark-first"))
@@ -127,9 +130,8 @@ def _filter_matrix(page: Page, doc: dict) -> None:
                 cells.append("–")
             else:
                 cells.append(span("✓", "mark-pass"))
-        cells.append("feasible" if g.get("feasible") else _fmt_failure(g.get("firstFailure")))
         rows.append(cells)
-    page.table(["nodes", *plugins, "verdict"], rows, keep=FILTER_GROUPS, what="node groups")
+    page.table(["nodes", "verdict", *plugins], rows, keep=FILTER_GROUPS, what="node groups", cls="matrix")
 
 
 def _score_table(page: Page, doc: dict) -> None:
