@@ -79,22 +79,10 @@ class Page:
     def verdict(self, text: str, good: bool) -> None:
         self.add(f'<p class="verdict{"" if good else " bad"}" role="status"><strong>Verdict:</strong> {h(text)}</p>')
 
-    def table(
-        self,
-        headers: Sequence[str],
-        rows: Sequence[Sequence[Any]],
-        *,
-        keep: int | None = None,
-        what: str = "rows",
-        caption: str | None = None,
-        numeric: Iterable[int] = (),
-        folded: str | None = None,
-        cls: str = "",
-    ) -> None:
-        """A table of text cells (escaped here); `keep`: only the first rows, the rest counted."""
-        self.add(
-            table_html(headers, rows, keep=keep, what=what, caption=caption, numeric=numeric, folded=folded, cls=cls)
-        )
+    def table(self, headers: Sequence[str], rows: Sequence[Sequence[Any]], **how: Any) -> None:
+        """A table of text cells (escaped here); `how`: table_html's options (`keep`: only the first
+        rows, the rest counted)."""
+        self.add(table_html(headers, rows, **how))
 
     def figure(self, svg: str, caption: str, data: str = "") -> None:
         """A chart with its caption and, folded, the table of what it draws (its text alternative)."""
