@@ -181,3 +181,20 @@ def test_each_command_writes_its_report_and_keeps_its_output(tmp_path, args):
     assert page.startswith("<!DOCTYPE html>") and page.count("<svg") >= 1
     assert f"ksched {args[0]}" in page
     assert "Cluster utilization" in page or "utilization after its run" in page
+
+
+def test_the_charts_are_drawn_without_a_network(tmp_path):
+    # vl-convert carries Vega's renderer and fonts: a report is written with no network at all
+    import shutil
+
+    unshare = shutil.which("unshare")
+    if unshare is None or subprocess.run([unshare, "-n", "true"], capture_output=True).returncode != 0:
+        pytest.skip("no network namespace here (unshare -n needs root): not checked")
+    target = tmp_path / "offline.html"
+    code = (
+        f"import sys; sys.argv = ['ksched', 'capacity', {str(ROOT / 'fixtures/pods/web.yaml')!r}, '-c', {PROD!r}, "
+        f"'--report', {str(target)!r}]; from kschedcli.cli.app import main; main()"
+    )
+    r = subprocess.run([unshare, "-n", sys.executable, "-c", code], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert target.read_text().count("<svg") >= 2
