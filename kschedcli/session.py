@@ -171,6 +171,13 @@ class Explanation:
     def exit_code(self, allow_preemption: bool = False) -> int:
         return exit_code_of([self.result], allow_preemption)
 
+    def utilization(self) -> dict[str, Any]:
+        """Requested against allocatable per node in the cluster the pod was explained in
+        (whatif/utilization.py): what `--report` draws."""
+        from .whatif.utilization import node_usage
+
+        return node_usage(self.world.scheduler.snapshot.list())
+
 
 @dataclass
 class ScheduleRun:
@@ -248,6 +255,13 @@ class Capacity:
     def exit_code(self, min_copies: int | None = None) -> int:
         return 1 if min_copies is not None and self.report.replicas < min_copies else 0
 
+    def utilization(self) -> dict[str, Any]:
+        """Requested against allocatable per node with the copies that fit bound, each node's
+        values of the labels copies are counted by (`--report`)."""
+        from .whatif.utilization import node_usage
+
+        return node_usage(self.world.scheduler.snapshot.list(), self.report.group_labels)
+
 
 def _world_doc(world: World, body: dict[str, Any]) -> dict[str, Any]:
     """A document: the versions, the cluster edits applied (when any), then the answer's own fields."""
@@ -273,6 +287,12 @@ class ScaleUp:
     def exit_code(self) -> int:
         """0 when every pod is placed (on an existing node or a new one), else 1."""
         return 0 if self.report.all_placed else 1
+
+    def utilization(self) -> dict[str, Any]:
+        """Requested against allocatable per existing node before the scale-up (`--report`)."""
+        from .whatif.utilization import node_usage
+
+        return node_usage(self.world.scheduler.snapshot.list())
 
 
 @dataclass
@@ -328,6 +348,13 @@ class Diff:
     def exit_code(self) -> int:
         return 0 if self.report.same else 1
 
+    def utilization(self) -> dict[str, dict[str, Any]]:
+        """Requested against allocatable per node in world A (`a`) and world B (`b`) after their
+        runs (`--report`)."""
+        from .whatif.utilization import node_usage
+
+        return {"a": node_usage(self.report.a.node_infos), "b": node_usage(self.report.b.node_infos)}
+
 
 @dataclass
 class Sweep:
@@ -357,6 +384,12 @@ class Sweep:
     def exit_code(self) -> int:
         """0 when every scenario keeps every pod running, 1 when one does not."""
         return 0 if self.safe else 1
+
+    def utilization(self) -> dict[str, Any]:
+        """Requested against allocatable per node in the cluster before any scenario (`--report`)."""
+        from .whatif.utilization import cluster_usage
+
+        return cluster_usage(self.cluster)
 
 
 class Session:

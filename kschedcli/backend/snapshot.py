@@ -677,6 +677,48 @@ class Snapshot:
         self.generation = _next_generation()
         return True
 
+    def add_node(self, node: Node, pods: Sequence[Pod]) -> NodeInfo:
+        """Append a node with its pods (bound to it already) in place: what cluster-autoscaler's
+        cluster snapshot does when its estimator adds a template node. Costs the new node and its
+        pods, not a rebuild: the indexes and columns kept are extended (the node-tracking indexes
+        of the plugins grow on their next refresh). The new node's image states count it with the
+        nodes before it; the other nodes' states are not recounted (only scoring reads them)."""
+        ni = NodeInfo(node)
+        ni.add_pods(builtins.list(pods))
+        counts: dict[str, tuple[int, int]] = {}
+        for names, size in node.images:
+            for name in names:
+                if name not in counts:
+                    held = next((o.image_states[name] for o in self.node_infos if name in o.image_states), None)
+                    counts[name] = (held[0], held[1] + 1) if held is not None else (size, 1)
+        ni.image_states = counts
+        i = len(self.node_infos)
+        self.node_infos.append(ni)
+        self.by_name[node.name] = ni
+        self.names.append(node.name)
+        self.index_of[node.name] = i
+        for key, col in self._label_columns.items():
+            col.append(node.labels.get(key))
+        for name, col in self._image_columns.items():
+            col.append(counts.get(name))
+        self._taint_groups = None
+        if self._free is not None:
+            for col, v in zip(self._free, free_of(ni)):
+                col.append(v)
+        self._free_arrays = None
+        self._free_arrays_seen = 0
+        for pod in pods:
+            self._pods_by_namespace.setdefault(pod.namespace, []).append(pod)
+            by_key = self._label_index.get(pod.namespace)
+            if by_key is not None:
+                for key, index in by_key.items():
+                    value = pod.labels.get(key)
+                    if value is not None:
+                        index.setdefault(value, []).append(pod)
+        self.changes.append(i)
+        self.generation = _next_generation()
+        return ni
+
     def bind(self, pod: Pod, node_name: str) -> None:
         """Assume the pod on the node: what kube-scheduler's cache does before binding."""
         pod.node_name = node_name

@@ -6,8 +6,8 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from .common import dump, finish, open_session, print_release, show_edits
-from .options import Output, OutputOpt, ReadFlags, WorldFlags, read_flags, world_flags
+from .common import check_report, dump, finish, open_session, print_release, show_edits, write_report
+from .options import Output, OutputOpt, ReadFlags, ReportOpt, WorldFlags, read_flags, world_flags
 
 if TYPE_CHECKING:
     from ..session import Edit, ScaleDown, ScaleUp
@@ -21,8 +21,9 @@ NodeGroupsOpt = typer.Option(
 )
 
 
-def _show(answer: ScaleUp | ScaleDown, output: Output, reading: ReadFlags) -> None:
-    """The answer as a table (its view in render/terminal/autoscaler.py) or a document, then its exit status."""
+def _show(answer: ScaleUp | ScaleDown, output: Output, reading: ReadFlags, report: str | None = None) -> None:
+    """The answer as a table (its view in render/terminal/autoscaler.py) or a document, then its exit
+    status; `report`: scale-up's --report FILE.html."""
     doc = answer.to_dict()
     if output == Output.table:
         from ..render.terminal import make_console
@@ -35,6 +36,7 @@ def _show(answer: ScaleUp | ScaleDown, output: Output, reading: ReadFlags) -> No
         print_release(console, answer.world)
     else:
         dump(doc, output, "scale-down" if "removable" in doc else "scale-up")
+    write_report(report, "scale-up", doc, answer)
     finish(answer.exit_code())
 
 
@@ -59,6 +61,7 @@ def scale_up(
     node_groups: str | None = NodeGroupsOpt,
     expander: list[str] | None = ExpanderOpt,
     output: Output = OutputOpt,
+    report: str | None = ReportOpt,
     reading: ReadFlags = ReadFlags(),
     edits: list[Edit] | None = None,
 ) -> None:
@@ -68,9 +71,10 @@ def scale_up(
 
     Exit status: 0 every pod placed (on an existing node or a new one), 1 otherwise, 2 bad input.
     """
+    check_report(report)
     names = [n.strip() for v in expander or () for n in v.split(",") if n.strip()]
     session = open_session(world, reading, edits=edits or ())
-    _show(session.scale_up(pods, node_groups=node_groups, expanders=names or None), output, reading)
+    _show(session.scale_up(pods, node_groups=node_groups, expanders=names or None), output, reading, report)
 
 
 @world_flags()

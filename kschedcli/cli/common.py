@@ -80,6 +80,22 @@ def dump(doc: dict, output: Output | str, kind: str) -> None:
         sys.stdout.write(json_text(doc) + "\n")
 
 
+def check_report(report: str | None) -> None:
+    """--report's charting extra importable, before the question is asked (else one line, exit 2)."""
+    if report is not None:
+        from ..render.html import require
+
+        require()
+
+
+def write_report(report: str | None, kind: str, doc: dict, answer: Any) -> None:
+    """--report FILE.html: the answer's document and its utilization (answer.utilization()) as a page."""
+    if report is not None:
+        from ..render.html import write_report as write
+
+        write(report, kind, doc, answer.utilization())
+
+
 def finish(code: int) -> NoReturn:
     raise typer.Exit(code)
 

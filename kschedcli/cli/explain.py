@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from .common import dump, finish, open_session, show_edits
+from .common import check_report, dump, finish, open_session, show_edits, write_report
 from .completion import complete_node
 from .options import (
     AllowPreemptionOpt,
@@ -14,6 +14,7 @@ from .options import (
     OutputOpt,
     PreemptionSamplingOpt,
     ReadFlags,
+    ReportOpt,
     SeedOpt,
     WorldFlags,
     pod_flags,
@@ -81,10 +82,12 @@ def explain(
     seed: int | None = SeedOpt,
     preemption_sampling: bool = PreemptionSamplingOpt,
     allow_preemption: bool = AllowPreemptionOpt,
+    report: str | None = ReportOpt,
     reading: ReadFlags = ReadFlags(),
     edits: list[Edit] | None = None,
 ) -> None:
     """Explain, node by node and plugin by plugin, what kube-scheduler would do with one pod."""
+    check_report(report)
     # the fixes are not shown with --node's table
     wanted = fixes if not (node is not None and output == Output.table) else 0
     e = _ask(pod, world, reading, edits, node=node, seed=seed, fixes=wanted, preemption_sampling=preemption_sampling)
@@ -95,6 +98,8 @@ def explain(
         render_explain(e.result, e.world, node=node, all_nodes=all_nodes, top=top, raw=raw, no_color=reading.no_color)
     else:
         dump(e.to_dict(), output, "explain")
+    if report is not None:
+        write_report(report, "explain", e.to_dict(), e)
     finish(e.exit_code(allow_preemption))
 
 

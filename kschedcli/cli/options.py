@@ -280,6 +280,14 @@ DetailOpt = typer.Option(
     help="json / yaml: compact: per pod the verdict, node, score, message, preemption, node groups and failing "
     "plugins; full: also every node's filter statuses and scores, the breakdowns and the plugins' details.",
 )
+ReportOpt = typer.Option(
+    None,
+    "--report",
+    metavar="FILE.html",
+    help="Also write a self-contained HTML report with charts (utilization per zone and pool, and the "
+    "command's own): static SVG, no script, nothing loaded when opened. Needs pip install 'ksched[report]' "
+    "(docs/reports.md).",
+)
 SeedOpt = typer.Option(
     None,
     "--seed",

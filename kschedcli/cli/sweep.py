@@ -6,8 +6,8 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from .common import dump, finish, open_session, print_release, show_edits
-from .options import Output, OutputOpt, ReadFlags, SamplingFlags, SeedOpt, WorldFlags, sampled_world_flags
+from .common import check_report, dump, finish, open_session, print_release, show_edits, write_report
+from .options import Output, OutputOpt, ReadFlags, ReportOpt, SamplingFlags, SeedOpt, WorldFlags, sampled_world_flags
 
 if TYPE_CHECKING:
     from ..session import Edit
@@ -47,6 +47,7 @@ def sweep(
     top: int = typer.Option(10, "--top", metavar="N", min=0, help="Scenarios and workloads listed (0: all)."),
     output: Output = OutputOpt,
     seed: int | None = SeedOpt,
+    report: str | None = ReportOpt,
     reading: ReadFlags = ReadFlags(),
     sampling: SamplingFlags = SamplingFlags(),
     edits: list[Edit] | None = None,
@@ -59,6 +60,7 @@ def sweep(
 
     Exit status: 0 every scenario keeps every pod running, 1 one does not, 2 bad input or usage.
     """
+    check_report(report)
     session = open_session(world, reading, edits=edits or ())
     s = session.sweep(
         fail=fail,
@@ -85,4 +87,5 @@ def sweep(
         print_release(console, s.cluster)
     else:
         dump(doc, output, "sweep")
+    write_report(report, "sweep", doc, s)
     finish(s.exit_code())

@@ -7,13 +7,14 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from .common import dump, finish, open_session, print_release, show_edits
+from .common import check_report, dump, finish, open_session, print_release, show_edits, write_report
 from .completion import complete_node
 from .options import (
     AllowPreemptionOpt,
     Output,
     OutputOpt,
     ReadFlags,
+    ReportOpt,
     SamplingFlags,
     SeedOpt,
     WorldFlags,
@@ -48,6 +49,7 @@ def capacity(
     output: Output = OutputOpt,
     top: int = typer.Option(10, "--top", metavar="N", min=0, help="Rows of the per-node table (0: all)."),
     seed: int | None = SeedOpt,
+    report: str | None = ReportOpt,
     sampling: SamplingFlags = SamplingFlags(),
     reading: ReadFlags = ReadFlags(),
     edits: list[Edit] | None = None,
@@ -57,6 +59,7 @@ def capacity(
 
     Exit status: 0, or 1 with --min N when fewer than N copies fit; 2 bad input or usage.
     """
+    check_report(report)
     session = open_session(world, reading, edits=edits or ())
     stops: list = []
 
@@ -78,6 +81,7 @@ def capacity(
         print_release(make_console(reading.no_color), c.world)
     else:
         dump(doc, output, "capacity")
+    write_report(report, "capacity", doc, c)
     finish(c.exit_code(min_copies))
 
 
@@ -149,6 +153,7 @@ def diff(
     ),
     output: Output = OutputOpt,
     seed: int | None = SeedOpt,
+    report: str | None = ReportOpt,
     sampling: SamplingFlags = SamplingFlags(),
     reading: ReadFlags = ReadFlags(),
     edits: list[Edit] | None = None,
@@ -159,6 +164,7 @@ def diff(
 
     Exit status: 0 every pod gets the same verdict and node, 1 some pod differs, 2 bad input or usage.
     """
+    check_report(report)
     session = open_session(world, reading, edits=edits or ())
     ask = functools.partial(session.diff, against_config=against_config, against_cluster=against_cluster)
     d = ask(pods, all_pods=all_pods, seed=seed, **sampling._asdict())
@@ -173,4 +179,6 @@ def diff(
         print_release(console, d.cluster)
     else:
         dump(d.to_dict(), output, "diff")
+    if report is not None:
+        write_report(report, "diff", d.to_dict(), d)
     finish(d.exit_code())

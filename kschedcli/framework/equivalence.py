@@ -136,7 +136,7 @@ class Column:
             self.values = laid
             self._partial = None
         vals = self.values
-        if vals is None:
+        if vals is None or len(vals) != len(snapshot.node_infos):  # none yet, or nodes added since
             return None
         changes = snapshot.changes
         if not self.static and self.seen < len(changes):

@@ -22,7 +22,9 @@ Only PreFilter and Filter plugins run (cluster-autoscaler never scores): the sch
 
 from __future__ import annotations
 
+import bisect
 import copy
+import itertools
 import math
 from dataclasses import dataclass, field
 from typing import Any
@@ -287,9 +289,21 @@ def _capacity(node: Node) -> tuple[int, int]:
 
 class Simulation:
     """A cluster snapshot cluster-autoscaler's way: nodes added and pods bound as the simulation
-    goes, the filters run through the scheduler's own frameworks (PreFilter, then Filter per node)."""
+    goes, the filters run through the scheduler's own frameworks (PreFilter, then Filter per node).
 
-    def __init__(self, cluster: Cluster, config: SchedulerConfig, nodes: list[Node], pods: list[Pod]):
+    One scheduler serves a simulation from its first question on: a node added goes into its
+    snapshot in place (Snapshot.add_node, the cost of that node and its pods), a pod placed is
+    bound there. A fork (cluster-autoscaler's ClusterSnapshot.Fork) is a snapshot derived from
+    this one's, sharing every NodeInfo until it changes; the fork's changes never reach this one.
+    """
+
+    # a scan of every node tries this many node by node before deciding the rest a column at a
+    # time (the same first node either way; the columns pay off for pods that fit nowhere)
+    SCAN_BY_NODE = 64
+
+    def __init__(
+        self, cluster: Cluster, config: SchedulerConfig, nodes: list[Node], pods: list[Pod], parent: Any = None
+    ):
         self.base = cluster
         self.config = config
         self.nodes = list(nodes)
@@ -298,9 +312,10 @@ class Simulation:
         # schedulable, then each group's estimate), so a fork shares it
         self.cursor = [0]
         self._scheduler: Scheduler | None = None
+        self._parent = parent  # the snapshot this one derives from (a fork), until built
 
     def fork(self) -> Simulation:
-        s = Simulation(self.base, self.config, self.nodes, self.pods)
+        s = Simulation(self.base, self.config, self.nodes, self.pods, self.scheduler.snapshot)
         s.cursor = self.cursor
         return s
 
@@ -312,13 +327,19 @@ class Simulation:
             c.nodes = list(self.nodes)
             c.pods = list(self.pods)
             c.nominated_pods = []
-            self._scheduler = Scheduler(c, self.config)
+            parent, self._parent = self._parent, None
+            snapshot = parent.derive(c.nodes, c.pods) if parent is not None else None
+            self._scheduler = Scheduler(c, self.config, snapshot)
         return self._scheduler
 
     def add_node(self, node: Node, pods: list[Pod]) -> None:
+        """A node and the pods it runs (bound to it) added to the snapshot."""
         self.nodes.append(node)
         self.pods.extend(pods)
-        self._scheduler = None
+        if self._scheduler is not None:
+            self._scheduler.snapshot.add_node(node, pods)
+            self._scheduler.cluster.nodes.append(node)
+            self._scheduler.cluster.pods.extend(pods)
 
     def _pre_filter(self, pod: Pod) -> tuple[Any, CycleState, set[str] | None, Status | None]:
         s = self.scheduler
@@ -343,26 +364,58 @@ class Simulation:
             return Status("UnschedulableAndUnresolvable", "node(s) didn't satisfy the PreFilter result")
         return fw.run_filter_plugins(state, pod, self.scheduler.snapshot.by_name[node])
 
-    def place_any(self, pod: Pod, matches) -> str | None:
-        """RunFiltersUntilPassingNode: the first node matching, round-robin from the one after
-        the last success, that is schedulable and passes the filters; the pod bound there."""
+    def place_any(self, pod: Pod, matches=None, among: list[str] | None = None) -> str | None:
+        """RunFiltersUntilPassingNode: the first node, round-robin from the one after the last
+        success, that is acceptable (`matches(name)`, or one of `among` when given: only those
+        are tried), schedulable and passes the filters; the pod bound there."""
         fw, state, allowed, failed = self._pre_filter(pod)
         if failed is not None:
             return None
-        infos = self.scheduler.snapshot.list()
+        snapshot = self.scheduler.snapshot
+        infos = snapshot.node_infos
         n = len(infos)
-        start = self.cursor[0]
-        for i in range(n):
-            ni = infos[(start + i) % n]
+        start = self.cursor[0] % n if n else 0
+        if among is not None:
+            index_of = snapshot.index_of
+            positions = sorted(index_of[name] for name in among)
+            k = bisect.bisect_left(positions, start)
+            order: Any = positions[k:] + positions[:k]
+        else:
+            order = itertools.chain(range(start, n), range(start))
+        for tried, i in enumerate(order):
+            ni = infos[i]
             name = ni.node.name
             if allowed is not None and name not in allowed:
                 continue
-            if ni.node.unschedulable or not matches(name):
+            if ni.node.unschedulable or (matches is not None and not matches(name)):
                 continue
+            if among is None and tried >= self.SCAN_BY_NODE:
+                # the rest decided a column at a time: only the feasible nodes are walked
+                columns = fw.run_filter_columns(state, pod)[1]
+                feasible = [j for j, st in enumerate(columns) if st is None]
+                k = bisect.bisect_left(feasible, i)
+                w = bisect.bisect_left(feasible, start)
+                rest = feasible[k:] if i >= start else feasible[k:w]
+                if i >= start:
+                    rest += feasible[:w]
+                return self._first_of(pod, infos, rest, allowed, matches, n)
             if fw.run_filter_plugins(state, pod, ni) is None:
-                self.cursor[0] = (start + i + 1) % n
+                self.cursor[0] = (i + 1) % n
                 self.bind(pod, name)
                 return name
+        return None
+
+    def _first_of(self, pod: Pod, infos: list, positions: list[int], allowed, matches, n: int) -> str | None:
+        """place_any's walk over positions that pass the filters (in the order to try them)."""
+        for i in positions:
+            node = infos[i].node
+            if allowed is not None and node.name not in allowed:
+                continue
+            if node.unschedulable or (matches is not None and not matches(node.name)):
+                continue
+            self.cursor[0] = (i + 1) % n
+            self.bind(pod, node.name)
+            return node.name
         return None
 
     def place_on(self, pod: Pod, node: str) -> Status | None:
@@ -525,9 +578,9 @@ def estimate(sim: Simulation, cluster: Cluster, group: NodeGroup, groups: list[l
     for eg in ordered:
         pods = [_copy_pod(p) for p in eg]
         i = 0
-        names = set(new_names)
         while i < len(pods):
-            node = s.place_any(pods[i], names.__contains__) if names else None
+            # the hinting simulator over the new nodes only (isNodeAcceptable)
+            node = s.place_any(pods[i], among=new_names) if new_names else None
             if node is None:
                 break
             track(pods[i], node)
@@ -735,7 +788,7 @@ def scale_up(
     left: list[Pod] = []
     for pod in sorted(candidates, key=lambda p: -p.priority):
         p = _copy_pod(pod)
-        node = sim.place_any(p, lambda n: True)
+        node = sim.place_any(p)
         if node is None:
             left.append(pod)
         else:

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..api.model import Pod
+from ..backend.snapshot import NodeInfo
 from ..config.scheduler import SchedulerConfig
 from ..framework.result import CycleResult
 from ..inputs.cluster import Cluster
@@ -66,6 +67,8 @@ class WorldSummary:
     spread: dict[str, Spread]  # cpu, memory
     outcomes: dict[str, Outcome]  # pod key -> outcome
     profiles: list[str] = field(default_factory=list)  # the profiles (schedulerName) the pods ran under
+    # the nodes after the run, for the report's utilization (whatif/utilization.py)
+    node_infos: list[NodeInfo] = field(default_factory=list, repr=False, compare=False)
 
 
 @dataclass
@@ -126,6 +129,7 @@ def _summarise(name: str, sched: Scheduler, results: list[CycleResult]) -> World
         spread={"cpu": _spread(cpu), "memory": _spread(mem)},
         outcomes=outcomes,
         profiles=sorted({r.profile for r in results if r.profile}),
+        node_infos=infos,
     )
 
 

@@ -179,7 +179,7 @@ def scale_down(
         moves = []
         for p in move:
             c = _copy_pod(p)
-            dest = trial.place_any(c, lambda name: True)
+            dest = trial.place_any(c)
             if dest is None:
                 v.reason = f"no place to move pod {p.key}"
                 break

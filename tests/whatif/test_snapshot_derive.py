@@ -10,6 +10,7 @@ import json
 import pytest
 from builders import node, pod, scheduler
 
+from kschedcli.framework.cycle_state import CycleState
 from kschedcli.render.document import explain_doc
 from kschedcli.scheduling.scheduler import Scheduler
 from kschedcli.whatif.edits import Edit, apply_edits
@@ -219,3 +220,40 @@ def test_without_nodes_is_the_snapshot_of_the_cluster_without_them(removed):
     assert _state(base.snapshot) == before
     if removed == {"a1"}:  # the first holder gone: the size is the next one's
         assert snap.get("b1").image_states["registry/app:1"] == (500 * 1024 * 1024, 2)
+
+
+def test_a_node_added_in_place_filters_as_a_full_rebuild():
+    """Snapshot.add_node (cluster-autoscaler's estimator adding a template node): after cycles
+    that built the plugins' indexes, a node with a pod of required anti-affinity appended in place
+    gives the filter verdicts of a scheduler built from scratch with that node."""
+    anti = {
+        "affinity": {
+            "podAntiAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": [
+                    {"labelSelector": {"matchLabels": {"app": "new"}}, "topologyKey": "zone"}
+                ]
+            }
+        }
+    }
+    extra = node("d1", labels={"zone": "d", "pool": "p"}, images=BIG_IMAGE)
+    guard = pod("guard", requests={"cpu": "100m"}, node_name="d1", labels={"app": "guard"}, spec=anti)
+    grown = scheduler(cluster_nodes(), cluster_pods())
+    grown.schedule(incoming(), 0)  # indexes and columns built over the five nodes
+    before = len(grown.snapshot.node_infos)
+    grown.snapshot.add_node(extra, [guard])
+    assert len(grown.snapshot.node_infos) == before + 1
+    full = scheduler([*cluster_nodes(), extra], [*cluster_pods(), copy.copy(guard)])
+
+    def verdicts(sched):
+        fw = sched.framework_for(incoming())
+        p = pod("x", requests={"cpu": "1"}, labels={"app": "new"})
+        state = CycleState()
+        assert fw.run_pre_filter(state, p).status is None
+        return {
+            ni.node.name: (lambda st: None if st is None else st.reasons)(fw.run_filter_plugins(state, p, ni))
+            for ni in sched.snapshot.node_infos
+        }
+
+    got, want = verdicts(grown), verdicts(full)
+    assert got == want
+    assert want["d1"] is not None  # the added pod's anti-affinity keeps the pod off zone d

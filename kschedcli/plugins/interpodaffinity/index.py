@@ -93,12 +93,22 @@ class _NodeTracker:
     def _copy_state(self, other, extra: int) -> None:
         raise NotImplementedError
 
+    def _grow(self, extra: int) -> None:
+        """Room for `extra` nodes appended, holding nothing yet."""
+        raise NotImplementedError
+
     def refresh(self) -> None:
         nis = self.snapshot.node_infos
         latest = latest_generation()
         if latest == self.seen and nis is self.node_infos and len(nis) == len(self.objs):
             return  # no NodeInfo anywhere has changed since
         self.seen = latest
+        if nis is self.node_infos and len(nis) > len(self.objs):
+            # nodes appended in place (Snapshot.add_node): only the new positions are read
+            extra = len(nis) - len(self.objs)
+            self.objs.extend([None] * extra)
+            self.gens.extend([None] * extra)
+            self._grow(extra)
         if nis is not self.node_infos or len(nis) != len(self.objs):
             self.node_infos = nis
             self.objs = [None] * len(nis)
@@ -126,6 +136,9 @@ class PodLabelIndex(_NodeTracker):
     def _copy_state(self, other, extra: int) -> None:
         self.keys = other.keys + [frozenset()] * extra
         self.index = {kv: set(held) for kv, held in other.index.items()}
+
+    def _grow(self, extra: int) -> None:
+        self.keys.extend([frozenset()] * extra)
 
     def _reindex(self, i: int, ni) -> None:
         pairs: set[tuple[str, str]] = set()
@@ -300,6 +313,9 @@ class ExistingTermsIndex(_NodeTracker):
             c = self.entries[key] = TermEntry(e.term, e.kind, e.owner)
             c.counts = None if e.counts is None else dict(e.counts)
         self.positions = {et: dict(held) for et, held in other.positions.items()}
+
+    def _grow(self, extra: int) -> None:
+        self.contribs.extend([None] * extra)
 
     def adopt(self, snapshot) -> None:
         """Take this index up again for `snapshot`, the one it was built over (built ahead and stored
