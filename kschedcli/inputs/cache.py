@@ -408,14 +408,24 @@ def _read(cache: _Cache, key: bytes) -> Any | None:
             data = mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
         except (OSError, ValueError):  # an empty file cannot be mapped
             return None
-        with data:
+        try:
             obj = _unpickled(data, key, cache.secret)
+        finally:
+            _close_mapping(data)
         if obj is not None:
             with contextlib.suppress(OSError, NotImplementedError):
                 os.utime(fd)  # recently used: evicted last
         return obj
     finally:
         os.close(fd)
+
+
+def _close_mapping(data: mmap.mmap) -> None:
+    """Unmap now, or, while something still holds a view of the entry (a profiler's reference to a
+    frame of the read, as dask's workers keep, holds the unpickler and its last slice), when the
+    last such view is let go: the object read is whole either way."""
+    with contextlib.suppress(BufferError):
+        data.close()
 
 
 def _unpickled(data: mmap.mmap, key: bytes, secret: bytes) -> Any | None:

@@ -236,5 +236,8 @@ def loads(data: bytes | memoryview) -> Any:
     """What dumps wrote (globals of ALLOWED only)."""
     with memoryview(data) as view:
         unpickler = Unpickler(_Reader(view))  # type: ignore[arg-type]  # reads return slices
-        unpickler.load()  # the store: the second pickle refers to it
-        return unpickler.load()
+        try:
+            unpickler.load()  # the store: the second pickle refers to it
+            return unpickler.load()
+        finally:
+            del unpickler  # it holds its last read, a slice of `data`: let go of it here

@@ -17,6 +17,7 @@ import subprocess
 import sys
 import time
 import zlib
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -344,3 +345,26 @@ def test_entries_of_a_real_run_are_read_back_and_answer_the_same(env, snapshot):
     r = explain(env, snapshot, "-v")
     assert r.returncode == 0 and "from the cache" in r.stderr and r.stdout == expected
     assert json.loads(r.stdout)["selectedNode"]
+
+
+def test_an_entry_is_read_while_a_profiler_holds_the_reading_frames(env, snapshot):
+    # dask's worker profiler keeps frames of the running task: the unpickler of a finished read may
+    # still hold a slice of the mapped entry when the mapping is closed
+    key = snapshot_cache.entry_key([snapshot])
+    stored = {"x": list(range(100)), "counts": Counter("abc")}  # a global: find_class is called
+    assert snapshot_cache.write_entry(key, stored) is not None
+    held = []
+
+    def profile(frame, event, arg):
+        if event == "return" and frame.f_code.co_name in ("loads", "find_class"):
+            held.append(frame)
+
+    sys.setprofile(profile)
+    try:
+        got = snapshot_cache.read_entry(key)
+    finally:
+        sys.setprofile(None)
+    assert held, "the profiler saw no read"
+    assert got == stored
+    held.clear()
+    assert snapshot_cache.read_entry(key) == stored
