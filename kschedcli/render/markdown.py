@@ -16,6 +16,8 @@ from typing import Any
 GITHUB_COMMENT_LIMIT = 65_536
 
 JSON_POINTER = "the full report: `-o json`"
+# the commands that also write an HTML report (--report, render/html/) point at it first
+REPORT_POINTER = "the full report: `--report FILE.html` or `-o json`"
 
 # backslash first; `&` before the entities that use it
 _ESCAPES = (
@@ -59,7 +61,7 @@ class Table:
     def shown(self) -> int:
         return len(self.rows) if self.keep is None else min(self.keep, len(self.rows))
 
-    def lines(self) -> list[str]:
+    def lines(self, pointer: str = JSON_POINTER) -> list[str]:
         if not self.rows:
             return []
         out = ["| " + " | ".join(self.headers) + " |", "|" + "---|" * len(self.headers)]
@@ -67,7 +69,7 @@ class Table:
             out.append("| " + " | ".join(str(c) for c in row) + " |")
         cut = len(self.rows) - self.shown()
         if cut:
-            out += ["", f"+{cut} more {self.what} ({JSON_POINTER})"]
+            out += ["", f"+{cut} more {self.what} ({pointer})"]
         return out
 
 
@@ -80,15 +82,15 @@ class Details:
 Block = str | Table | Details
 
 
-def _lines(blocks: Iterable[Block]) -> list[str]:
+def _lines(blocks: Iterable[Block], pointer: str = JSON_POINTER) -> list[str]:
     out: list[str] = []
     for b in blocks:
         if isinstance(b, Table):
-            lines = b.lines()
+            lines = b.lines(pointer)
             if lines:
                 out += [*lines, ""]
         elif isinstance(b, Details):
-            inner = _lines(b.blocks)
+            inner = _lines(b.blocks, pointer)
             if inner:
                 out += ["<details>", f"<summary>{b.summary}</summary>", "", *inner, "</details>", ""]
         else:
@@ -106,12 +108,13 @@ def _tables(blocks: Iterable[Block], depth: int = 0) -> list[tuple[int, Table]]:
     return found
 
 
-def assemble(blocks: list[Block], limit: int = GITHUB_COMMENT_LIMIT) -> str:
+def assemble(blocks: list[Block], limit: int = GITHUB_COMMENT_LIMIT, pointer: str = JSON_POINTER) -> str:
     """The blocks as Markdown of at most `limit` characters: while too long, the table with the most
-    rows shown (inside <details> before the summary's, the later on a tie) shows half as many."""
+    rows shown (inside <details> before the summary's, the later on a tie) shows half as many. Every
+    cut says how much went and where the whole is (`pointer`)."""
 
     def text() -> str:
-        return "\n".join(_lines(blocks)).rstrip("\n") + "\n"
+        return "\n".join(_lines(blocks, pointer)).rstrip("\n") + "\n"
 
     out = text()
     tables = _tables(blocks)
@@ -125,17 +128,17 @@ def assemble(blocks: list[Block], limit: int = GITHUB_COMMENT_LIMIT) -> str:
     if len(out) > limit:  # the prose alone is too long: whole lines go, and say how many
         lines = out.splitlines()
         kept = len(lines)
-        while kept > 0 and len(_cut_lines(lines, kept)) > limit:
+        while kept > 0 and len(_cut_lines(lines, kept, pointer)) > limit:
             kept -= 1
-        out = _cut_lines(lines, kept)
+        out = _cut_lines(lines, kept, pointer)
     return out
 
 
-def _cut_lines(lines: list[str], kept: int) -> str:
+def _cut_lines(lines: list[str], kept: int, pointer: str) -> str:
     """The first `kept` lines, the count of the others, and the </details> the cut left open."""
     head = lines[:kept]
     opened = sum(line == "<details>" for line in head) - sum(line == "</details>" for line in head)
-    note = f"+{len(lines) - kept} more lines ({JSON_POINTER})"
+    note = f"+{len(lines) - kept} more lines ({pointer})"
     return "\n".join([*head, "", note, *["</details>"] * opened]) + "\n"
 
 
@@ -247,15 +250,15 @@ def _explain_blocks(doc: dict) -> list[Block]:
     return blocks
 
 
-def explanation_markdown(doc: dict, limit: int = GITHUB_COMMENT_LIMIT) -> str:
+def explanation_markdown(doc: dict, limit: int = GITHUB_COMMENT_LIMIT, pointer: str = JSON_POINTER) -> str:
     """`explain -o markdown` and `preempt -o markdown` (Explanation.to_dict())."""
-    return assemble([*_explain_blocks(doc), _release(doc)], limit)
+    return assemble([*_explain_blocks(doc), _release(doc)], limit, pointer)
 
 
 # -- schedule / run ----------------------------------------------------------------------------
 
 
-def schedule_run_markdown(doc: dict, limit: int = GITHUB_COMMENT_LIMIT) -> str:
+def schedule_run_markdown(doc: dict, limit: int = GITHUB_COMMENT_LIMIT, pointer: str = JSON_POINTER) -> str:
     """`schedule -o markdown` and `run -o markdown` (ScheduleRun.to_dict())."""
     results = doc.get("results") or []
     counts: dict[str, int] = {}
@@ -301,7 +304,7 @@ def schedule_run_markdown(doc: dict, limit: int = GITHUB_COMMENT_LIMIT) -> str:
     if workloads:
         rows = [[esc(w.get("workload") or w.get("name")), esc(_short(w))] for w in workloads]
         blocks.append(Details(f"Workloads: {len(workloads)}", [Table(["Workload", "Summary"], rows, what="workloads")]))
-    return assemble([*blocks, _release(doc)], limit)
+    return assemble([*blocks, _release(doc)], limit, pointer)
 
 
 def _short(d: dict) -> str:
@@ -317,7 +320,7 @@ def _short(d: dict) -> str:
 # -- capacity ----------------------------------------------------------------------------------
 
 
-def capacity_markdown(doc: dict, limit: int = GITHUB_COMMENT_LIMIT) -> str:
+def capacity_markdown(doc: dict, limit: int = GITHUB_COMMENT_LIMIT, pointer: str = JSON_POINTER) -> str:
     """`capacity -o markdown` (Capacity.to_dict())."""
     per = doc.get("perTemplate") or []
     blocks: list[Block] = [
@@ -337,13 +340,13 @@ def capacity_markdown(doc: dict, limit: int = GITHUB_COMMENT_LIMIT) -> str:
     for label, values in sorted((doc.get("perLabel") or {}).items()):
         rows = [[esc(v), c] for v, c in sorted(values.items(), key=lambda kv: (-kv[1], kv[0]))]
         blocks.append(Details(f"Per {_html(label)}", [Table([esc(label), "Copies"], rows, what="values")]))
-    return assemble([*blocks, _release(doc)], limit)
+    return assemble([*blocks, _release(doc)], limit, pointer)
 
 
 # -- drain -------------------------------------------------------------------------------------
 
 
-def drain_markdown(doc: dict, limit: int = GITHUB_COMMENT_LIMIT) -> str:
+def drain_markdown(doc: dict, limit: int = GITHUB_COMMENT_LIMIT, pointer: str = JSON_POINTER) -> str:
     """`drain -o markdown` (Drain.to_dict())."""
     d = doc.get("drain") or {}
     nodes = d.get("nodes") or []
@@ -383,13 +386,13 @@ def drain_markdown(doc: dict, limit: int = GITHUB_COMMENT_LIMIT) -> str:
             f"Evicted pods: {len(evicted)}", [Table(["Pod", "From", "Verdict", "Node", "Message"], rows, what="pods")]
         )
     )
-    return assemble([*blocks, _release(doc)], limit)
+    return assemble([*blocks, _release(doc)], limit, pointer)
 
 
 # -- diff --------------------------------------------------------------------------------------
 
 
-def diff_markdown(doc: dict, limit: int = GITHUB_COMMENT_LIMIT) -> str:
+def diff_markdown(doc: dict, limit: int = GITHUB_COMMENT_LIMIT, pointer: str = JSON_POINTER) -> str:
     """`diff -o markdown` (Diff.to_dict())."""
     d = doc.get("diff") or {}
     changes = d.get("changes") or []
@@ -415,13 +418,13 @@ def diff_markdown(doc: dict, limit: int = GITHUB_COMMENT_LIMIT) -> str:
         for c in changes
     ]
     blocks.append(Details(f"Changes: {len(changes)}", [Table(["Pod", "A", "B", "Message in B"], rows, what="pods")]))
-    return assemble([*blocks, _release(doc)], limit)
+    return assemble([*blocks, _release(doc)], limit, pointer)
 
 
 # -- sweep -------------------------------------------------------------------------------------
 
 
-def sweep_markdown(doc: dict, limit: int = GITHUB_COMMENT_LIMIT) -> str:
+def sweep_markdown(doc: dict, limit: int = GITHUB_COMMENT_LIMIT, pointer: str = JSON_POINTER) -> str:
     """`sweep -o markdown` (Sweep.to_dict())."""
     s = doc.get("summary") or {}
     scenarios = doc.get("scenarios") or []
@@ -449,7 +452,7 @@ def sweep_markdown(doc: dict, limit: int = GITHUB_COMMENT_LIMIT) -> str:
         )
     )
     if s.get("exposureOmitted"):
-        blocks.append(f"+{s['exposureOmitted']} more workloads ({JSON_POINTER})")
+        blocks.append(f"+{s['exposureOmitted']} more workloads ({pointer})")
     rows = [
         [
             esc(f"{sc.get('family', '')} {sc.get('name', '')}".strip()),
@@ -474,13 +477,13 @@ def sweep_markdown(doc: dict, limit: int = GITHUB_COMMENT_LIMIT) -> str:
     blocks.append(
         Details(f"Pending pods: {len(pending)}", [Table(["Scenario", "Pod", "Reason"], pending, what="pods")])
     )
-    return assemble([*blocks, _release(doc)], limit)
+    return assemble([*blocks, _release(doc)], limit, pointer)
 
 
 # -- scale-up / scale-down ---------------------------------------------------------------------
 
 
-def scale_up_markdown(doc: dict, limit: int = GITHUB_COMMENT_LIMIT) -> str:
+def scale_up_markdown(doc: dict, limit: int = GITHUB_COMMENT_LIMIT, pointer: str = JSON_POINTER) -> str:
     """`scale-up -o markdown` (ScaleUp.to_dict())."""
     pending = doc.get("pending") or []
     fits = doc.get("fitsExistingNodes") or []
@@ -525,10 +528,10 @@ def scale_up_markdown(doc: dict, limit: int = GITHUB_COMMENT_LIMIT) -> str:
     )
     rows = [[esc(p.get("pod")), esc(p.get("node"))] for p in doc.get("placements") or []]
     blocks.append(Details(f"Placed on existing nodes: {len(rows)}", [Table(["Pod", "Node"], rows, what="pods")]))
-    return assemble([*blocks, _release(doc)], limit)
+    return assemble([*blocks, _release(doc)], limit, pointer)
 
 
-def scale_down_markdown(doc: dict, limit: int = GITHUB_COMMENT_LIMIT) -> str:
+def scale_down_markdown(doc: dict, limit: int = GITHUB_COMMENT_LIMIT, pointer: str = JSON_POINTER) -> str:
     """`scale-down -o markdown` (ScaleDown.to_dict())."""
     nodes = doc.get("nodes") or []
     removable = doc.get("removable") or []
@@ -553,7 +556,7 @@ def scale_down_markdown(doc: dict, limit: int = GITHUB_COMMENT_LIMIT) -> str:
             [Table(["Node", "Group", "Utilization", "Removable", "Why"], rows, what="nodes")],
         )
     )
-    return assemble([*blocks, _release(doc)], limit)
+    return assemble([*blocks, _release(doc)], limit, pointer)
 
 
 RENDERERS: dict[str, Callable[..., str]] = {
@@ -570,6 +573,11 @@ RENDERERS: dict[str, Callable[..., str]] = {
 }
 
 
+# the commands with --report (render/html/views.py's VIEWS; tests/render/test_markdown.py holds them equal)
+REPORTED = frozenset({"explain", "capacity", "diff", "sweep", "scale-up"})
+
+
 def markdown_text(kind: str, doc: dict, limit: int = GITHUB_COMMENT_LIMIT) -> str:
     """The document of command `kind` (explain, schedule, ...) as Markdown of at most `limit` characters."""
-    return RENDERERS[kind](doc, limit)
+    pointer = REPORT_POINTER if kind in REPORTED else JSON_POINTER
+    return RENDERERS[kind](doc, limit, pointer)

@@ -166,7 +166,9 @@ def test_small_limit_cuts_honestly(kind: str, share: float, documents) -> None:
     whole = tables(full)
     assert len(cut) == len(whole)  # a cut table keeps its header
     assert any(n for _, n in cut)
-    assert re.search(r"^\+\d+ more .* \(the full report: `-o json`\)$", text, re.M)
+    # the commands with an HTML report point at it first
+    pointer = "`--report FILE.html` or `-o json`" if kind in ("capacity", "explain", "sweep") else "`-o json`"
+    assert re.search(rf"^\+\d+ more .* \(the full report: {re.escape(pointer)}\)$", text, re.M)
     for (rows, n), full_rows in zip(cut, whole, strict=True):
         assert rows[0] == full_rows[0]
         assert len(rows) - 1 + n == len(full_rows) - 1  # the rows shown plus N: the whole table
@@ -183,3 +185,10 @@ def test_cut_count_is_exact() -> None:
     [n] = re.findall(r"^\+(\d+) more nodes", text, re.M)
     assert len(table) - 1 + int(n) == 200
     assert table[-1] == [f" node-{len(table) - 2:03} "]  # the first rows kept, in order
+
+
+def test_the_reported_kinds_are_the_html_views() -> None:
+    from kschedcli.render.html.views import VIEWS
+    from kschedcli.render.markdown import REPORTED
+
+    assert set(VIEWS) == REPORTED
