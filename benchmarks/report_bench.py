@@ -52,14 +52,14 @@ def measure(name: str, build, runs: int) -> dict:
 COMMANDS = ("explain", "capacity", "diff", "sweep", "scale-up")
 
 
-def answers(s, pod: str, by_name: bool, commands: list[str], pods_file: str | None):
+def answers(s, pod: str, by_name: bool, commands: list[str], pods_file: str | None, sweep: str = "zone"):
     """Each command's answer through the Session, timed (the question, not the report)."""
     most = str(ROOT / "fixtures/config/most-allocated.yaml")
     asks = {
         "explain": lambda: s.explain(pod, is_file=not by_name, fixes=0),
         "capacity": lambda: s.capacity([template], max_copies=50),
         "diff": lambda: s.diff(pods_file, against_config=most),
-        "sweep": lambda: s.sweep(fail="zone", workers=1),
+        "sweep": lambda: s.sweep(**_sweep_args(sweep)),
         "scale-up": lambda: s.scale_up(pods_file),
     }
     for kind in commands:
@@ -70,6 +70,14 @@ def answers(s, pod: str, by_name: bool, commands: list[str], pods_file: str | No
         a = asks[kind]()
         print(f"  ({kind} asked in {time.process_time() - t0:.2f} s CPU)")
         yield kind, a
+
+
+def _sweep_args(spec: str) -> dict:
+    """--sweep: `zone`, `node`, or `nodes=K:S` (S random sets of K nodes, seed 1), in this process."""
+    if ":" in spec:
+        fail, samples = spec.split(":", 1)
+        return {"fail": fail, "samples": int(samples), "seed": 1, "workers": 1}
+    return {"fail": spec, "workers": 1}
 
 
 def _template_of(e) -> str:
@@ -92,6 +100,12 @@ def main() -> None:
     ap.add_argument("--fixtures", action="store_true", help="fixtures/prod-cluster.yaml")
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--commands", default=",".join(COMMANDS), help="which reports (default: all)")
+    ap.add_argument(
+        "--sweep",
+        default="zone",
+        help="the sweep reported: zone (default), node, or nodes=K:S (S random K-node failures; an "
+        "every-zone sweep of the 5,000-node snapshot reschedules ~48,000 pods a zone)",
+    )
     args = ap.parse_args()
     from kschedcli import Session
     from kschedcli.render.html import report_html
@@ -109,7 +123,7 @@ def main() -> None:
     for label, cluster, pod, by_name, pods_file in cases:
         print(label)
         s = Session([*cluster, *([pods_file] if pods_file else [])])
-        for kind, a in answers(s, pod, by_name, args.commands.split(","), pods_file):
+        for kind, a in answers(s, pod, by_name, args.commands.split(","), pods_file, args.sweep):
             doc = a.to_dict()
             row = measure(kind, lambda a=a, doc=doc, kind=kind: report_html(kind, doc, a.utilization()), args.runs)
             out.append({"snapshot": label, **row})
