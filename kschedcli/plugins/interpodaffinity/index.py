@@ -26,7 +26,9 @@ class _NodeTracker:
     again (`_reindex`) when its NodeInfo object or generation changed since it was last read;
     a new node list starts everything afresh (`_reset`)."""
 
-    __slots__ = ("_snapshot", "node_infos", "objs", "gens", "seen", "__weakref__")
+    # changes_seen (seeded_without's trackers only): how much of the snapshot's change log
+    # (Snapshot.changes, the positions each bind and eviction changed) has been read
+    __slots__ = ("_snapshot", "node_infos", "objs", "gens", "seen", "changes_seen", "__weakref__")
 
     def __init__(self, snapshot):
         self.snapshot = snapshot
@@ -109,6 +111,7 @@ class _NodeTracker:
         c.objs = without_positions(self.objs, gone)
         c.gens = without_positions(self.gens, gone)
         c.seen = -1
+        c.changes_seen = 0
         c._copy_without(self, gone)
         nis = snapshot.node_infos
         objs, gens = c.objs, c.gens
@@ -130,6 +133,16 @@ class _NodeTracker:
         if latest == self.seen and nis is self.node_infos and len(nis) == len(self.objs):
             return  # no NodeInfo anywhere has changed since
         self.seen = latest
+        seen = getattr(self, "changes_seen", None)
+        if seen is not None:
+            if nis is self.node_infos and len(nis) == len(self.objs):
+                # only the positions the snapshot's binds and evictions changed since
+                changes = self.snapshot.changes
+                self.changes_seen = len(changes)
+                if seen < len(changes):
+                    self._refresh_at(sorted(set(changes[seen:])))
+                return
+            self.changes_seen = None  # nodes added: every position compared from now on
         if nis is self.node_infos and len(nis) > len(self.objs):
             # nodes appended in place (Snapshot.add_node): only the new positions are read
             extra = len(nis) - len(self.objs)
@@ -143,6 +156,14 @@ class _NodeTracker:
             self._reset(len(nis))
         objs, gens = self.objs, self.gens
         changed = [(i, ni) for i, ni in enumerate(nis) if objs[i] is not ni or gens[i] != ni.generation]
+        self._reindex_many(changed)
+        for i, ni in changed:
+            objs[i] = ni
+            gens[i] = ni.generation
+
+    def _refresh_at(self, positions: list[int]) -> None:
+        nis, objs, gens = self.node_infos, self.objs, self.gens
+        changed = [(i, nis[i]) for i in positions if objs[i] is not nis[i] or gens[i] != nis[i].generation]
         self._reindex_many(changed)
         for i, ni in changed:
             objs[i] = ni
