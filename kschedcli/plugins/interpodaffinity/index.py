@@ -29,6 +29,7 @@ class _NodeTracker:
     # changes_seen (seeded_without's trackers only): how much of the snapshot's change log
     # (Snapshot.changes, the positions each bind and eviction changed) has been read
     __slots__ = ("_snapshot", "node_infos", "objs", "gens", "seen", "changes_seen", "__weakref__")
+    changes_seen: int | None
 
     def __init__(self, snapshot):
         self.snapshot = snapshot
