@@ -10,6 +10,7 @@ import operator
 from bisect import bisect_left
 from collections import defaultdict
 from collections.abc import Container, Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from ..api.model import Node, Pod, Resource, taint_signature
@@ -571,7 +572,7 @@ class Snapshot:
                 state = r.images.get(name)
                 if state is not None:
                     # every node left listing it holds the name's new state
-                    new_of = dict.fromkeys(col, state)
+                    new_of: dict[Any, Any] = dict.fromkeys(col, state)
                     new_of[None] = None
                     col = builtins.list(map(new_of.__getitem__, col))
             elif "_holders" in self.__dict__ and not self.changes:
@@ -958,17 +959,15 @@ def _restated(ni: NodeInfo, restated: dict[str, tuple[int, int]]) -> NodeInfo:
     return c
 
 
+@dataclass(slots=True)
 class _Removal:
     """How a snapshot was derived by `Snapshot.without_nodes`: its parent, the parent's positions
-    removed (ascending), the image names whose states changed (and their new states), the removed pods (ids, and by
-    namespace), and how many nodes the snapshot had then."""
+    removed (ascending), the image names whose states changed (and their new states), the removed
+    pods (ids, and by namespace), and how many nodes the snapshot had then."""
 
-    __slots__ = ("parent", "positions", "images", "pod_ids", "pods_by_ns", "size")
-
-    def __init__(self, parent, positions, images, pod_ids, pods_by_ns, size):
-        self.parent = parent
-        self.positions = positions
-        self.images = images
-        self.pod_ids = pod_ids
-        self.pods_by_ns = pods_by_ns
-        self.size = size
+    parent: Snapshot
+    positions: builtins.list[int]
+    images: dict[str, tuple[int, int]]
+    pod_ids: set[int]
+    pods_by_ns: dict[str, builtins.list[Pod]]
+    size: int
