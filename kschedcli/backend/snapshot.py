@@ -7,11 +7,14 @@ from __future__ import annotations
 
 import builtins  # Snapshot.list shadows the name in its class body
 import operator
+from bisect import bisect_left
 from collections import defaultdict
 from collections.abc import Container, Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from ..api.model import Node, Pod, Resource, taint_signature
+from ..loader import no_gc
 from .vectors import fit_int64
 
 _generation = 0
@@ -279,6 +282,11 @@ def _first_size(node: Node, name: str) -> int:
 class Snapshot:
     """Every node's NodeInfo in the cluster's node order, with the indexes plugins share."""
 
+    # without_nodes: how this snapshot came from its parent (a _Removal), and per namespace the
+    # pods bound (1) and evicted (-1) since, in order, for label indexes taken from the parent's
+    _removal: Any = None
+    _ns_log: Any = None
+
     def __init__(self, nodes: Iterable[Node], pods: Iterable[Pod]):
         self.node_infos: list[NodeInfo] = []
         self.by_name: dict[str, NodeInfo] = {}
@@ -389,60 +397,85 @@ class Snapshot:
         their images), not to the cluster: for `ksched sweep`, one derived snapshot per scenario.
         Every kept NodeInfo is shared (borrowed: copied before a bind or eviction); a node whose
         image states change (a removed node listed one of its images) gets a shallow copy holding
-        the new states, borrowed too. This snapshot must not have been bound to or evicted from."""
+        the new states (worked out when first read), borrowed too. The
+        columns and label indexes are taken from this snapshot's on first use, less the removed
+        positions and pods (`_removal`). This snapshot must not have been bound to or evicted
+        from."""
+        with no_gc():  # thousands of small objects, all kept: a collection would find nothing
+            return self._without_nodes(removed)
+
+    def _without_nodes(self, removed: Container[str]) -> Snapshot:
         gone_pods: set[int] = set()
-        gone_positions: list[int] = []
-        for i, ni in enumerate(self.node_infos):
-            if ni.node.name in removed:
-                gone_positions.append(i)
-                gone_pods.update(map(id, ni.pods))
+        gone_positions = [i for i, name in enumerate(self.names) if name in removed]
+        gone_by_ns: dict[str, builtins.list[Pod]] = {}
+        for i in gone_positions:
+            for p in self.node_infos[i].pods:
+                gone_pods.add(id(p))
+                gone_by_ns.setdefault(p.namespace, []).append(p)
         new = Snapshot.__new__(Snapshot)
         gone_set = set(gone_positions)
-        new.node_infos = [ni for i, ni in enumerate(self.node_infos) if i not in gone_set]
-        new.by_name = {ni.node.name: ni for ni in new.node_infos}
+        new.node_infos = without_positions(self.node_infos, gone_positions)
+        new.by_name = dict(self.by_name)
+        for i in gone_positions:
+            del new.by_name[self.node_infos[i].node.name]
         new._borrowed = set(range(len(new.node_infos)))
-        new.unplaced_pods = list(self.unplaced_pods)
-        touched = {p.namespace for i in gone_positions for p in self.node_infos[i].pods}
-        new._pods_by_namespace = {
-            ns: [p for p in lst if id(p) not in gone_pods] if ns in touched else list(lst)
-            for ns, lst in self._pods_by_namespace.items()
-        }
+        new.unplaced_pods = builtins.list(self.unplaced_pods)
+        by_ns = self._pods_by_namespace
+        new._pods_by_namespace = {ns: builtins.list(lst) for ns, lst in by_ns.items()}
+        at = self._namespace_positions()
+        for ns, pods in gone_by_ns.items():
+            lst = by_ns[ns]
+            drop = sorted(at[id(p)] for p in pods)
+            if all(lst[i] is p for i, p in zip(drop, sorted(pods, key=lambda p: at[id(p)]))):
+                new._pods_by_namespace[ns] = without_positions(lst, drop)
+            else:  # the lists changed since they were indexed (not for a snapshot bound to)
+                new._pods_by_namespace[ns] = [p for p in lst if id(p) not in gone_pods]
         new.generation = _next_generation()
         new.derived_from = self
         new.copies = {}
         # image states: only the names a removed node lists count differently (one node fewer
         # each, the size that of the first node left listing it)
-        names: set[str] = set()
+        removed_holding: dict[str, int] = defaultdict(int)  # name -> removed nodes listing it
         for i in gone_positions:
-            for listed, _ in self.node_infos[i].node.images:
-                names.update(listed)
-        if names:
+            for name in {name for listed, _ in self.node_infos[i].node.images for name in listed}:
+                removed_holding[name] += 1
+        state_of: dict[str, tuple[int, int]] = {}
+        if removed_holding:
             holders = self._image_holders()
-            state_of: dict[str, tuple[int, int]] = {}
-            on: dict[int, list[str]] = {}
-            for name in names:
-                kept = [i for i in holders.get(name, ()) if i not in gone_set]
-                if not kept:
+            nis = self.node_infos
+            for name, k in removed_holding.items():
+                first = next((i for i in holders.get(name, ()) if i not in gone_set), None)
+                if first is None:
                     continue
-                count = self.node_infos[kept[0]].image_states[name][1] - sum(1 for i in holders[name] if i in gone_set)
-                state_of[name] = (_first_size(self.node_infos[kept[0]].node, name), count)
-                for i in kept:
-                    on.setdefault(i, []).append(name)
-            position = {id(ni): k for k, ni in enumerate(new.node_infos)}
-            for i, names_here in on.items():
-                old = self.node_infos[i]
-                states = {**old.image_states, **{name: state_of[name] for name in names_here}}
-                if states == old.image_states:
-                    continue
-                c = NodeInfo.__new__(NodeInfo)
-                for slot in NodeInfo.__slots__:
-                    setattr(c, slot, getattr(old, slot))
-                c.image_states = states
-                c.derived = None
-                k = position[id(old)]
-                new.node_infos[k] = new.by_name[old.node.name] = c
+                state_of[name] = (_first_size(nis[first].node, name), nis[first].image_states[name][1] - k)
+            # the nodes left listing a changed name: a copy each, its states restated on first read
+            for i in set().union(*(holders[name] for name in state_of)) - gone_set:
+                k = i - bisect_left(gone_positions, i)
+                c = _restated(nis[i], state_of)
+                new.node_infos[k] = new.by_name[c.node.name] = c
+                new.copies[k] = nis[i]
         new._init_indexes()
+        new._removal = _Removal(self, gone_positions, state_of, gone_pods, gone_by_ns, len(new.node_infos))
+        new._ns_log = {}
         return new
+
+    def _namespace_positions(self) -> dict[int, int]:
+        """id(pod) -> its place in its namespace's list (built once)."""
+        at = self.__dict__.get("_ns_at")
+        if at is None:
+            at = {}
+            for lst in self._pods_by_namespace.values():
+                at.update(zip(map(id, lst), range(len(lst))))
+            self.__dict__["_ns_at"] = at
+        return at
+
+    def _parent_removal(self) -> _Removal | None:
+        """How this snapshot came from its parent (without_nodes), while its node list is that
+        parent's less the removed nodes (no node added since)."""
+        r = self._removal
+        if r is None or len(self.node_infos) != r.size:
+            return None
+        return r
 
     def _image_holders(self) -> dict[str, builtins.list[int]]:
         """image name -> the positions of the nodes listing it, in node order (built once)."""
@@ -521,14 +554,36 @@ class Snapshot:
         """Each node's value of label `key` (None where it has none)."""
         col = self._label_columns.get(key)
         if col is None:
-            col = self._label_columns[key] = [ni.node.labels.get(key) for ni in self.node_infos]
+            r = self._parent_removal()
+            if r is not None:
+                col = without_positions(r.parent.label_column(key), r.positions)
+            else:
+                col = [ni.node.labels.get(key) for ni in self.node_infos]
+            self._label_columns[key] = col
         return col
 
     def image_column(self, name: str) -> list:
         """Each node's state of image `name` (its ImageStateSummary pair; None where it has none)."""
         col = self._image_columns.get(name)
         if col is None:
-            col = self._image_columns[name] = [ni.image_states.get(name) for ni in self.node_infos]
+            r = self._parent_removal()
+            if r is not None:
+                col = without_positions(r.parent.image_column(name), r.positions)
+                state = r.images.get(name)
+                if state is not None:
+                    # every node left listing it holds the name's new state
+                    new_of: dict[Any, Any] = dict.fromkeys(col, state)
+                    new_of[None] = None
+                    col = builtins.list(map(new_of.__getitem__, col))
+            elif "_holders" in self.__dict__ and not self.changes:
+                # a parent of without_nodes' snapshots, never changed: the nodes listing it only
+                col = [None] * len(self.node_infos)
+                nis = self.node_infos
+                for i in self.__dict__["_holders"].get(name, ()):
+                    col[i] = nis[i].image_states.get(name)
+            else:
+                col = [ni.image_states.get(name) for ni in self.node_infos]
+            self._image_columns[name] = col
         return col
 
     def taint_groups(self) -> tuple[list[int], list[NodeInfo]]:
@@ -557,8 +612,16 @@ class Snapshot:
         memory and ephemeral storage (allocatable minus requested), up to date with every bind."""
         free = self._free
         if free is None:
-            free = self._free = free_columns(self.node_infos)
-        elif self._free_seen < len(self.changes):
+            r = self._parent_removal()
+            if r is not None:
+                # the parent's, less the removed nodes: as of the derivation, then every change since
+                cols = [without_positions(col, r.positions) for col in r.parent.free_columns()]
+                free = self._free = (cols[0], cols[1], cols[2], cols[3])
+                self._free_seen = 0
+            else:
+                free = self._free = free_columns(self.node_infos)
+                self._free_seen = len(self.changes)
+        if self._free_seen < len(self.changes):
             nis = self.node_infos
             for i in set(self.changes[self._free_seen :]):
                 for col, v in zip(free, free_of(nis[i])):
@@ -572,6 +635,13 @@ class Snapshot:
         date with every bind; None when some value does not fit in int64."""
         free = self.free_columns()
         arrays = self._free_arrays
+        r = self._parent_removal() if arrays is None else None
+        if r is not None:
+            parent = r.parent.free_arrays(np)
+            if parent is not None:
+                # the parent's, less the removed nodes: as of the derivation, then every change since
+                arrays = self._free_arrays = tuple(np.delete(a, r.positions) for a in parent)
+                self._free_arrays_seen = 0
         if arrays is None:
             allocs = [ni.node.allocatable for ni in self.node_infos]
             columns = (
@@ -612,7 +682,9 @@ class Snapshot:
         if by_key is None:
             by_key = self._label_index[namespace] = {}
         index = by_key.get(key)
-        if index is None:
+        if index is None and self._removal is not None and self._ns_log is not None:
+            index = by_key[key] = self._key_index_from_parent(namespace, key)
+        elif index is None:
             index = by_key[key] = {}
             for p in self._pods_by_namespace.get(namespace, ()):
                 v = p.labels.get(key)
@@ -623,6 +695,30 @@ class Snapshot:
                     else:
                         lst.append(p)
         return index
+
+    def _key_index_from_parent(self, namespace: str, key: str) -> dict[str, builtins.list[Pod]]:
+        """_key_index of a snapshot from without_nodes: the parent's, less the removed pods, then
+        the binds and evictions since, in order (the lists keep the namespace list's order)."""
+        r = self._removal
+        index = {v: builtins.list(held) for v, held in r.parent._key_index(namespace, key).items()}
+        gone = r.pods_by_ns.get(namespace)
+        if gone:
+            ids = r.pod_ids
+            for v in {p.labels.get(key) for p in gone}:
+                held = index.get(v) if v is not None else None
+                if held is not None and v is not None:
+                    index[v] = [p for p in held if id(p) not in ids]
+        for pod, sign in self._ns_log.get(namespace, ()):
+            v = pod.labels.get(key)
+            if v is None:
+                continue
+            if sign > 0:
+                index.setdefault(v, []).append(pod)
+            else:
+                held = index.get(v)
+                if held is not None:
+                    _drop(held, pod)
+        return {v: held for v, held in index.items() if held}
 
     def pods_matching(self, namespace: str, selector) -> builtins.list[Pod]:
         """The pods placed on the snapshot's nodes in `namespace` whose labels match `selector`,
@@ -665,6 +761,8 @@ class Snapshot:
             return False
         self._own(pod.node_name).remove_pod(pod)
         self.changes.append(self.index_of[pod.node_name])
+        if self._ns_log is not None:
+            self._ns_log.setdefault(pod.namespace, []).append((pod, -1))
         in_ns = self._pods_by_namespace.get(pod.namespace)
         if in_ns is not None:
             _drop(in_ns, pod)
@@ -709,6 +807,8 @@ class Snapshot:
         self._free_arrays_seen = 0
         for pod in pods:
             self._pods_by_namespace.setdefault(pod.namespace, []).append(pod)
+            if self._ns_log is not None:
+                self._ns_log.setdefault(pod.namespace, []).append((pod, 1))
             by_key = self._label_index.get(pod.namespace)
             if by_key is not None:
                 for key, index in by_key.items():
@@ -725,6 +825,8 @@ class Snapshot:
         self._own(node_name).add_pod(pod)
         self.changes.append(self.index_of[node_name])
         self._pods_by_namespace.setdefault(pod.namespace, []).append(pod)
+        if self._ns_log is not None:
+            self._ns_log.setdefault(pod.namespace, []).append((pod, 1))
         by_key = self._label_index.get(pod.namespace)
         if by_key is not None:
             for key, index in by_key.items():
@@ -795,3 +897,77 @@ def _drop(pods: list[Pod], pod: Pod) -> None:
         if p is pod:
             del pods[i]
             return
+
+
+def without_positions(values: Sequence, gone: Sequence[int]) -> builtins.list:
+    """`values` as a list without the items at the positions `gone` (ascending)."""
+    if len(gone) <= 8:  # a copy, then each removed in place (from the end)
+        out = builtins.list(values)
+        for i in reversed(gone):
+            del out[i]
+        return out
+    out = builtins.list(values[: gone[0]])
+    for a, b in zip(gone, [*gone[1:], len(values)]):
+        out += values[a + 1 : b]
+    return out
+
+
+_IMAGE_STATES: Any = NodeInfo.__dict__["image_states"]  # the slot's descriptor, under _Restated's property
+
+
+class _Restated(NodeInfo):
+    """A NodeInfo sharing every field of another (its pods, sums, generation) but its image
+    states: those of the names in `_restated` (name -> new state, one map shared by every such
+    node of a derived snapshot) replaced, worked out when first read (only ImageLocality reads
+    them, and it reads the snapshot's image columns when it scores the snapshot's nodes)."""
+
+    __slots__ = ("_restated",)
+    _restated: dict[str, tuple[int, int]] | None
+
+    @property
+    def image_states(self) -> dict[str, tuple[int, int]]:
+        states = _IMAGE_STATES.__get__(self)
+        r = self._restated
+        if r is not None:
+            states = {**states, **{name: r[name] for name in states.keys() & r.keys()}}
+            _IMAGE_STATES.__set__(self, states)
+            self._restated = None
+        return states
+
+    @image_states.setter
+    def image_states(self, states: dict[str, tuple[int, int]]) -> None:
+        _IMAGE_STATES.__set__(self, states)
+        self._restated = None
+
+
+def _restated(ni: NodeInfo, restated: dict[str, tuple[int, int]]) -> NodeInfo:
+    """A _Restated copy of `ni` (its `derived` none)."""
+    c = _Restated.__new__(_Restated)
+    c.node = ni.node
+    c.pods = ni.pods
+    c.pods_with_affinity = ni.pods_with_affinity
+    c.pods_with_required_anti_affinity = ni.pods_with_required_anti_affinity
+    c.requested = ni.requested
+    c.non0_cpu = ni.non0_cpu
+    c.non0_mem = ni.non0_mem
+    c.used_ports = ni.used_ports
+    c.pvc_ref_counts = ni.pvc_ref_counts
+    c.generation = ni.generation
+    _IMAGE_STATES.__set__(c, ni.image_states)
+    c._restated = restated
+    c.derived = None
+    return c
+
+
+@dataclass(slots=True)
+class _Removal:
+    """How a snapshot was derived by `Snapshot.without_nodes`: its parent, the parent's positions
+    removed (ascending), the image names whose states changed (and their new states), the removed
+    pods (ids, and by namespace), and how many nodes the snapshot had then."""
+
+    parent: Snapshot
+    positions: builtins.list[int]
+    images: dict[str, tuple[int, int]]
+    pod_ids: set[int]
+    pods_by_ns: dict[str, builtins.list[Pod]]
+    size: int

@@ -35,7 +35,7 @@ from typing import Any
 
 from ..api.labels import parse_selector
 from ..api.model import Pod
-from ..backend.snapshot import Snapshot, free_of
+from ..backend.snapshot import NodeInfo, Snapshot, free_of, without_positions
 from ..config.scheduler import SchedulerConfig
 from ..errors import InputError
 from ..framework.result import CycleResult
@@ -175,6 +175,27 @@ class Base:
     # node sampling: each scenario's scheduler a freshly started kube-scheduler whose next start
     # index is this one (None: every node filtered, every feasible node scored)
     sampling: int | None = None
+    # worked out on the loaded snapshot once, for findings counted as changes from them: each
+    # PodDisruptionBudget (desiredHealthy above 0) with its selected pods' count; each zone's
+    # headroom (schedulable nodes, free cpu, memory, pod slots)
+    _budget_counts: list | None = field(default=None, repr=False)
+    _zone_room: dict | None = field(default=None, repr=False)
+
+    def budget_counts(self) -> list:
+        if self._budget_counts is None:
+            snap = self.snapshot
+            self._budget_counts = [
+                (b, len(snap.pods_matching(b.namespace, b.selector))) for b in budgets_of(self.cluster) if b.desired > 0
+            ]
+        return self._budget_counts
+
+    def zone_room(self) -> dict[str, list[int]]:
+        if self._zone_room is None:
+            zones: dict[str, list[int]] = {}
+            for ni in self.snapshot.node_infos:
+                _add_room(zones, ni, self.zone_key, 1)
+            self._zone_room = zones
+        return self._zone_room
 
     def template_of(self, pod: Pod) -> Any:
         """A key equal for pods whose replacements differ in name and uid only (the service
@@ -311,12 +332,11 @@ def _run_failure(base: Base, spec: ScenarioSpec) -> dict[str, Any]:
     cluster = copy.copy(base.cluster)
     cluster.prebuilt_snapshot = None
     cluster.nodes = [n for n in base.cluster.nodes if n.name not in failed]
-    cluster.pods = [p for p in base.cluster.pods if p.node_name not in failed]
     # the failed nodes' pods, in the cluster's order (the queue's ties keep it)
-    gone = sorted(
-        (p for n in spec.nodes if (ni := base.snapshot.by_name.get(n)) is not None for p in ni.pods),
-        key=lambda p: base.position[id(p)],
-    )
+    at = sorted(base.position[id(p)] for n in spec.nodes if (ni := base.snapshot.by_name.get(n)) for p in ni.pods)
+    gone = [base.cluster.pods[i] for i in at]
+    # every pod bound to a failed node is on its NodeInfo: the others, in their order
+    cluster.pods = without_positions(base.cluster.pods, at)
     scheduler = Scheduler(cluster, base.config, base.snapshot.without_nodes(failed))
     if base.sampling is not None:
         scheduler.enable_sampling(base.sampling % max(1, len(scheduler.snapshot.names)))
@@ -499,9 +519,27 @@ def _findings(
 
 
 def _budgets_after(base: Base, scheduler: Scheduler) -> list[dict[str, Any]]:
-    """The PodDisruptionBudgets whose selected running pods fall below status.desiredHealthy."""
-    out = []
+    """The PodDisruptionBudgets whose selected running pods fall below status.desiredHealthy. A
+    scenario's snapshot from the loaded one (Snapshot.without_nodes): each budget's count on the
+    loaded snapshot, less the failed nodes' pods it selects, plus the pods bound since and less
+    those evicted (the namespace lists' changes)."""
     snap = scheduler.snapshot
+    removal = snap._removal
+    if removal is not None and removal.parent is base.snapshot and snap._ns_log is not None:
+        moved: dict[str, list[tuple[Pod, int]]] = {}
+        for ns, pods in removal.pods_by_ns.items():
+            moved[ns] = [(p, -1) for p in pods]
+        for ns, changed in snap._ns_log.items():
+            moved.setdefault(ns, []).extend(changed)
+        found = []
+        for b, count in base.budget_counts():
+            for p, sign in moved.get(b.namespace, ()):
+                if b.selector.matches(p.labels):
+                    count += sign
+            if count < b.desired:
+                found.append({"budget": b.key, "desiredHealthy": b.desired, "healthy": count})
+        return found
+    out = []
     for b in budgets_of(base.cluster):
         if b.desired <= 0:
             continue
@@ -513,21 +551,42 @@ def _budgets_after(base: Base, scheduler: Scheduler) -> list[dict[str, Any]]:
 
 def _headroom(base: Base, scheduler: Scheduler) -> list[dict[str, Any]]:
     """Free allocatable left per zone (schedulable nodes only): cpu in millicores, memory in bytes,
-    room for pods."""
-    zones: dict[str, list[int]] = {}
-    for ni in scheduler.snapshot.node_infos:
-        if ni.node.unschedulable:
-            continue
-        pods, cpu, mem, _ = free_of(ni)
-        z = zones.setdefault(ni.node.labels.get(base.zone_key, ""), [0, 0, 0, 0])
-        z[0] += 1
-        z[1] += max(cpu, 0)
-        z[2] += max(mem, 0)
-        z[3] += max(pods, 0)
+    room for pods. A scenario's snapshot from the loaded one (Snapshot.without_nodes, no node
+    added): the loaded snapshot's sums, less the failed nodes' share, with the nodes bound to or
+    evicted from since counted anew."""
+    snap = scheduler.snapshot
+    removal = snap._parent_removal()
+    if removal is not None and removal.parent is base.snapshot:
+        zones = {z: list(v) for z, v in base.zone_room().items()}
+        parent = removal.parent
+        for i in removal.positions:
+            _add_room(zones, parent.node_infos[i], base.zone_key, -1)
+        for k in sorted(set(snap.changes)):
+            ni = snap.node_infos[k]
+            _add_room(zones, parent.by_name[ni.node.name], base.zone_key, -1)
+            _add_room(zones, ni, base.zone_key, 1)
+        zones = {z: v for z, v in zones.items() if v[0]}
+    else:
+        zones = {}
+        for ni in snap.node_infos:
+            _add_room(zones, ni, base.zone_key, 1)
     return [
         {"zone": z, "nodes": v[0], "cpuMillis": v[1], "memoryBytes": v[2], "pods": v[3]}
         for z, v in sorted(zones.items())
     ]
+
+
+def _add_room(zones: dict[str, list[int]], ni: NodeInfo, zone_key: str, sign: int) -> None:
+    """Count a schedulable node's free cpu, memory and pod slots (each at least 0) in its zone's
+    [nodes, cpu, memory, pods] (sign -1: take them back)."""
+    if ni.node.unschedulable:
+        return
+    pods, cpu, mem, _ = free_of(ni)
+    z = zones.setdefault(ni.node.labels.get(zone_key, ""), [0, 0, 0, 0])
+    z[0] += sign
+    z[1] += sign * max(cpu, 0)
+    z[2] += sign * max(mem, 0)
+    z[3] += sign * max(pods, 0)
 
 
 # ---------------------------------------------------------------------------- rolling upgrade

@@ -257,3 +257,79 @@ def test_a_node_added_in_place_filters_as_a_full_rebuild():
     got, want = verdicts(grown), verdicts(full)
     assert got == want
     assert want["d1"] is not None  # the added pod's anti-affinity keeps the pod off zone d
+
+
+def _columns(snap):
+    """What plugins read off a snapshot besides its NodeInfos: the per-node columns, the label
+    indexes, the existing pods' terms aggregate (by node name, not position)."""
+    import numpy as np
+
+    from kschedcli.plugins.interpodaffinity.index import existing_terms_for
+
+    idx = existing_terms_for(snap)
+    names = snap.names
+    arrays = snap.free_arrays(np)
+    return (
+        [snap.label_column(k) for k in ("zone", "pool", "missing")],
+        {
+            name: snap.image_column(name)
+            for name in ("registry/app:1", "registry/app@sha256:1", "registry/other:2", "none:1")
+        },
+        [list(c) for c in snap.free_columns()],
+        None if arrays is None else [a.tolist() for a in arrays],
+        snap.taint_groups()[0],
+        # (a value whose pods were all evicted keeps an empty list where the index was built before)
+        {
+            (ns, k): {v: [p.key for p in held] for v, held in snap._key_index(ns, k).items() if held}
+            for ns in ("default", "other")
+            for k in ("app", "tier")
+        },
+        sorted(
+            (
+                e.kind,
+                e.term.topology_key,
+                sorted(idx.counts(e).items(), key=repr),
+                [names[i] for i in sorted(idx.positions[e.owner])],
+            )
+            for e in idx.entries.values()
+        ),
+    )
+
+
+@pytest.mark.parametrize("removed", [{"a1"}, {"b2"}, {"a1", "b2"}, {"c1"}, {"a1", "a2", "b1", "b2"}])
+def test_without_nodes_columns_and_indexes_equal_a_rebuild(removed):
+    """A without_nodes snapshot takes its columns, label indexes and the existing terms' aggregate
+    from its parent's (less the removed nodes and pods); they equal a rebuilt snapshot's, before and
+    after binds and evictions on it, whether they are first asked for before or after those."""
+    anti = {
+        "affinity": {
+            "podAntiAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": [
+                    {"labelSelector": {"matchLabels": {"app": "db"}}, "topologyKey": "zone"}
+                ]
+            }
+        }
+    }
+    extra = [
+        pod("db2", requests={"cpu": "1"}, node_name="c1", labels={"app": "db", "tier": "x"}, spec=anti),
+        pod("o1", ns="other", node_name="a1", labels={"app": "web", "tier": "y"}),
+        pod("o2", ns="other", node_name="b1", labels={"app": "web"}),
+    ]
+    base = scheduler(_nodes_with_image_sizes(), cluster_pods() + extra)
+    _columns(base.snapshot)  # the parent's built first: the derived ones come from them
+    edited = copy.copy(base.cluster)
+    edited.nodes = [n for n in base.cluster.nodes if n.name not in removed]
+    edited.pods = [p for p in base.cluster.pods if p.node_name not in removed]
+    rebuilt = Scheduler(edited, base.config)
+    late = base.snapshot.without_nodes(removed)  # asked for only after the changes below
+    snap = base.snapshot.without_nodes(removed)
+    assert _columns(snap) == _columns(rebuilt.snapshot)
+    for s in (snap, late, rebuilt.snapshot):
+        target = s.names[-1]
+        s.bind(pod("x", requests={"cpu": "1"}, labels={"app": "web", "tier": "x"}), target)
+        s.bind(pod("y", ns="other", labels={"app": "db"}, spec=anti), target)
+        for ni in list(s.list())[:1]:
+            for p in list(ni.pods)[:2]:
+                s.evict(p)
+    assert _columns(snap) == _columns(rebuilt.snapshot)
+    assert _columns(late) == _columns(rebuilt.snapshot)

@@ -10,11 +10,12 @@ other change are picked up at the next cycle by re-reading only the nodes that c
 from __future__ import annotations
 
 import weakref
+from bisect import bisect_left
 from collections import Counter, deque
 from itertools import repeat
 from operator import attrgetter
 
-from ...backend.snapshot import build_ahead, latest_generation
+from ...backend.snapshot import build_ahead, latest_generation, without_positions
 from .terms import TERMS_CACHE_KEY, pod_terms
 
 _INDEXES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -25,7 +26,10 @@ class _NodeTracker:
     again (`_reindex`) when its NodeInfo object or generation changed since it was last read;
     a new node list starts everything afresh (`_reset`)."""
 
-    __slots__ = ("_snapshot", "node_infos", "objs", "gens", "seen", "__weakref__")
+    # changes_seen (seeded_without's trackers only): how much of the snapshot's change log
+    # (Snapshot.changes, the positions each bind and eviction changed) has been read
+    __slots__ = ("_snapshot", "node_infos", "objs", "gens", "seen", "changes_seen", "__weakref__")
+    changes_seen: int | None
 
     def __init__(self, snapshot):
         self.snapshot = snapshot
@@ -93,6 +97,33 @@ class _NodeTracker:
     def _copy_state(self, other, extra: int) -> None:
         raise NotImplementedError
 
+    # whether `seeded_without` can carry this kind of index over to a snapshot with nodes removed
+    seeds_without = False
+
+    def seeded_without(self, snapshot, removal):
+        """This tracker's state (up to date with `removal.parent`) carried over to `snapshot`,
+        derived from that parent by Snapshot.without_nodes: the removed nodes' contributions taken
+        back, the positions after them moved up; the nodes whose NodeInfo is a copy made for new
+        image states (the same node and pods) are not read again."""
+        gone = removal.positions
+        c = type(self).__new__(type(self))
+        c.snapshot = snapshot
+        c.node_infos = snapshot.node_infos
+        c.objs = without_positions(self.objs, gone)
+        c.gens = without_positions(self.gens, gone)
+        c.seen = -1
+        c.changes_seen = 0
+        c._copy_without(self, gone)
+        nis = snapshot.node_infos
+        objs, gens = c.objs, c.gens
+        for i, orig in snapshot.copies.items():
+            if objs[i] is orig and gens[i] == orig.generation == nis[i].generation:
+                objs[i] = nis[i]
+        return c
+
+    def _copy_without(self, other, gone: list[int]) -> None:
+        raise NotImplementedError
+
     def _grow(self, extra: int) -> None:
         """Room for `extra` nodes appended, holding nothing yet."""
         raise NotImplementedError
@@ -103,6 +134,16 @@ class _NodeTracker:
         if latest == self.seen and nis is self.node_infos and len(nis) == len(self.objs):
             return  # no NodeInfo anywhere has changed since
         self.seen = latest
+        seen = getattr(self, "changes_seen", None)
+        if seen is not None:
+            if nis is self.node_infos and len(nis) == len(self.objs):
+                # only the positions the snapshot's binds and evictions changed since
+                changes = self.snapshot.changes
+                self.changes_seen = len(changes)
+                if seen < len(changes):
+                    self._refresh_at(sorted(set(changes[seen:])))
+                return
+            self.changes_seen = None  # nodes added: every position compared from now on
         if nis is self.node_infos and len(nis) > len(self.objs):
             # nodes appended in place (Snapshot.add_node): only the new positions are read
             extra = len(nis) - len(self.objs)
@@ -116,6 +157,14 @@ class _NodeTracker:
             self._reset(len(nis))
         objs, gens = self.objs, self.gens
         changed = [(i, ni) for i, ni in enumerate(nis) if objs[i] is not ni or gens[i] != ni.generation]
+        self._reindex_many(changed)
+        for i, ni in changed:
+            objs[i] = ni
+            gens[i] = ni.generation
+
+    def _refresh_at(self, positions: list[int]) -> None:
+        nis, objs, gens = self.node_infos, self.objs, self.gens
+        changed = [(i, nis[i]) for i in positions if objs[i] is not nis[i] or gens[i] != nis[i].generation]
         self._reindex_many(changed)
         for i, ni in changed:
             objs[i] = ni
@@ -190,6 +239,13 @@ def _up_to_date(registry, cls, snapshot):
     idx = registry.get(snapshot)
     if idx is None:
         parent = getattr(snapshot, "derived_from", None)
+        removal = getattr(snapshot, "_removal", None)
+        if removal is not None and removal.parent is parent and cls.seeds_without:
+            # (Snapshot.without_nodes) the parent's index, built once, less the removed nodes
+            idx = _up_to_date(registry, cls, parent).seeded_without(snapshot, removal)
+            registry[snapshot] = idx
+            idx.refresh()
+            return idx
         parent_idx = registry.get(parent) if parent is not None else None
         if parent_idx is not None:
             idx = parent_idx.seeded(snapshot)
@@ -316,6 +372,24 @@ class ExistingTermsIndex(_NodeTracker):
 
     def _grow(self, extra: int) -> None:
         self.contribs.extend([None] * extra)
+
+    seeds_without = True
+
+    def _copy_without(self, other, gone: list[int]) -> None:
+        self._copy_state(other, 0)
+        for i in gone:  # in the parent's positions
+            old = other.contribs[i]
+            if old is _IN_POSITIONS:
+                self._add(i, other.objs[i].node.labels, self._groups_at(i), -1)
+            elif old is not None:
+                self._add(i, old[0], old[1], -1)
+        if gone:
+            first = gone[0]
+            self.positions = {
+                et: held if all(i < first for i in held) else {i - bisect_left(gone, i): m for i, m in held.items()}
+                for et, held in self.positions.items()
+            }
+        self.contribs = without_positions(other.contribs, gone)
 
     def adopt(self, snapshot) -> None:
         """Take this index up again for `snapshot`, the one it was built over (built ahead and stored
