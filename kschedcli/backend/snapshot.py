@@ -708,8 +708,12 @@ class Snapshot:
                     key, _, values = rest[0]
                     (value,) = values
                     return [p for p in best if p.labels.get(key) == value]
-                wanted = [(key, next(iter(values))) for key, _, values in rest]
-                return [p for p in best if all(p.labels.get(k) == v for k, v in wanted)]
+                # one pass per requirement (each keeps the order of the candidates)
+                kept: Sequence[Pod] = best
+                for key, _, values in rest:
+                    (value,) = values
+                    kept = [p for p in kept if p.labels.get(key) == value]
+                return builtins.list(kept)
         else:
             best = self._pods_by_namespace.get(namespace, ())
         match = selector.matches

@@ -6,7 +6,7 @@ whether a node's domain counts for a constraint.
 
 from __future__ import annotations
 
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from typing import Any
 
 from ..helper import find_untolerated_taint
@@ -191,9 +191,8 @@ class _MatchCountCache:
             as_of = 0
             if snapshot is not None:
                 as_of = snapshot.generation
-                for p in snapshot.pods_matching(namespace, selector):
-                    if not p.deleting:
-                        tally[p.node_name] = tally.get(p.node_name, 0) + 1
+                # matching pods per node, tallied by Counter (C-level), in the order nodes are met
+                tally = Counter([p.node_name for p in snapshot.pods_matching(namespace, selector) if not p.deleting])
             fresh: dict[str, tuple[Any, int, int]] = {}  # name -> (NodeInfo, its generation, count)
             entry = tables[key] = (tally, as_of, fresh, len(snapshot.changes) if snapshot is not None else 0)
             while len(tables) > self.limit:
