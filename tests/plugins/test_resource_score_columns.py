@@ -105,3 +105,47 @@ def test_score_columns_are_exact_where_float64_division_matters():
     scores = dict(zip(s.snapshot.names, bal.score_nodes(state, incoming, s.snapshot.node_infos)[0]))
     assert scores["odd"] == 100
     assert scores["zero-cpu"] == scores["zero-mem"] == scores["nothing"] == 100
+
+
+def test_image_and_taint_scores_over_many_nodes_are_each_nodes_own():
+    """ImageLocality (one image: node states told apart by identity) and TaintToleration (a
+    decision per taint group, the untainted nodes' last) over the snapshot's nodes, every one or
+    at positions, equal their node-by-node scores and verdicts."""
+    rng = random.Random(7)
+    images = [
+        (["app:1"], 300 * 1024 * 1024),
+        (["db:2"], 900 * 1024 * 1024),
+        (["app:1", "app:latest"], 50 * 1024 * 1024),
+    ]
+    taints = [
+        {"key": "a", "value": "1", "effect": "PreferNoSchedule"},
+        {"key": "b", "value": "", "effect": "NoSchedule"},
+        {"key": "c", "value": "x", "effect": "PreferNoSchedule"},
+    ]
+    for _ in range(20):
+        nodes = []
+        for i in range(rng.randint(2, 14)):
+            held = [{"names": n, "sizeBytes": size} for n, size in rng.sample(images, rng.randint(0, 2))]
+            nodes.append(node(f"n{i}", images=held, taints=rng.sample(taints, rng.randint(0, 2))))
+        s = scheduler(nodes)
+        nis = s.snapshot.node_infos
+        for image in ("app:1", "db:2", "none:3"):
+            incoming = pod("in", containers=[{"name": "c", "image": image}])
+            for name in ("ImageLocality", "TaintToleration"):
+                pl = plugin(s, name)
+                state = CycleState()
+                if hasattr(pl, "pre_score"):
+                    pl.pre_score(state, incoming, nis)
+                assert pl.score_nodes(state, incoming, nis)[0] == _each_node(pl, state, incoming, nis)
+                positions = sorted(rng.sample(range(len(nis)), rng.randint(1, len(nis))))
+                some = [nis[i] for i in positions]
+                state.score_positions = positions
+                got = pl.score_nodes(state, incoming, some)[0]
+                state.score_positions = None
+                assert got == _each_node(pl, state, incoming, some)
+            tt = plugin(s, "TaintToleration")
+            verdicts = tt.filter_nodes(CycleState(), incoming, nis)
+            expected = [tt.filter(CycleState(), incoming, ni) for ni in nis]
+            assert [None if v is None else v.reasons for v in verdicts] == [
+                None if v is None else v.reasons for v in expected
+            ]
