@@ -247,12 +247,13 @@ def free_columns(node_infos: list[NodeInfo]) -> tuple[list[int], list[int], list
 class ScoreColumns:
     """What NodeResourcesFit's and NodeResourcesBalancedAllocation's scores read of each node, as
     columns in node order: allocatable milli-cpu and memory (`alloc_cpu`, `alloc_mem`), requested
-    (`req_cpu`, `req_mem`), and allocatable less the non-zero requests (`free0_cpu`, `free0_mem`:
-    what LeastAllocated subtracts the pod's from). `bound` is at least every allocatable and
-    requested value (an upper bound kept through updates); `nonneg` says none is negative: below
-    2**53 every such value converts to float64 exactly."""
+    (`req_cpu`, `req_mem`), and a hundred times allocatable less the non-zero requests
+    (`free0_cpu100`, `free0_mem100`: what LeastAllocated subtracts a hundred times the pod's
+    from). `bound` is at least every allocatable and requested value (an upper bound kept through
+    updates); `nonneg` says none is negative: below 2**53 every such value converts to float64
+    exactly."""
 
-    __slots__ = ("alloc_cpu", "alloc_mem", "req_cpu", "req_mem", "free0_cpu", "free0_mem", "bound", "nonneg")
+    __slots__ = ("alloc_cpu", "alloc_mem", "req_cpu", "req_mem", "free0_cpu100", "free0_mem100", "bound", "nonneg")
 
     def __init__(self, node_infos: builtins.list[NodeInfo]):
         allocs = [ni.node.allocatable for ni in node_infos]
@@ -261,8 +262,8 @@ class ScoreColumns:
         self.alloc_mem = [a.memory for a in allocs]
         self.req_cpu = [r.milli_cpu for r in reqs]
         self.req_mem = [r.memory for r in reqs]
-        self.free0_cpu = [a - ni.non0_cpu for a, ni in zip(self.alloc_cpu, node_infos)]
-        self.free0_mem = [a - ni.non0_mem for a, ni in zip(self.alloc_mem, node_infos)]
+        self.free0_cpu100 = [(a - ni.non0_cpu) * 100 for a, ni in zip(self.alloc_cpu, node_infos)]
+        self.free0_mem100 = [(a - ni.non0_mem) * 100 for a, ni in zip(self.alloc_mem, node_infos)]
         values = (self.alloc_cpu, self.alloc_mem, self.req_cpu, self.req_mem)
         self.bound = max(map(max, values)) if node_infos else 0
         self.nonneg = not node_infos or min(map(min, values)) >= 0
@@ -272,10 +273,11 @@ class ScoreColumns:
         self.bound = max(self.bound, a.milli_cpu, a.memory, r.milli_cpu, r.memory)
         if min(a.milli_cpu, a.memory, r.milli_cpu, r.memory) < 0:
             self.nonneg = False
-        return (a.milli_cpu, a.memory, r.milli_cpu, r.memory, a.milli_cpu - ni.non0_cpu, a.memory - ni.non0_mem)
+        free0 = ((a.milli_cpu - ni.non0_cpu) * 100, (a.memory - ni.non0_mem) * 100)
+        return (a.milli_cpu, a.memory, r.milli_cpu, r.memory, *free0)
 
     def _columns(self) -> tuple[builtins.list[int], ...]:
-        return (self.alloc_cpu, self.alloc_mem, self.req_cpu, self.req_mem, self.free0_cpu, self.free0_mem)
+        return (self.alloc_cpu, self.alloc_mem, self.req_cpu, self.req_mem, self.free0_cpu100, self.free0_mem100)
 
     def set(self, i: int, ni: NodeInfo) -> None:
         for col, v in zip(self._columns(), self._values(ni)):

@@ -51,15 +51,6 @@ class ImageLocality(Plugin, BatchScorePlugin):
         # per image name): nodes holding the same ones share the arithmetic
         positions = state.score_positions
         snapshot = self.handle.snapshot
-        if len(names) == 1 and (positions is not None or nodes is snapshot.node_infos):
-            # one image: each node's state of it, told apart by identity (the states are shared
-            # objects; None where the node lacks it), scored once per distinct state
-            column = snapshot.image_column(names[0])
-            states = column if positions is None else list(map(column.__getitem__, positions))
-            ids = list(map(id, states))
-            by_id = dict(zip(ids, states))
-            memo = {k: score_of((st,)) for k, st in by_id.items()}
-            return list(map(memo.__getitem__, ids)), None
         if positions is not None:
             # the scored nodes are the snapshot's: read its per-image columns at their positions
             held = list(zip(*[list(map(snapshot.image_column(name).__getitem__, positions)) for name in names]))

@@ -339,7 +339,10 @@ class Scheduler:
         res.scores = ScoreTable(names, table, self.snapshot.index_of if every_node else None)
         res.totals = dict(zip(names, totals))
         best = max(totals) if totals else 0
-        res.top_nodes = sorted(n for n, t in zip(names, totals) if t == best)
+        if totals.count(best) == 1:  # one node has the top score: found without a pass in Python
+            res.top_nodes = [names[totals.index(best)]]
+        else:
+            res.top_nodes = sorted([n for n, t in zip(names, totals) if t == best])
         if seed is None or len(res.top_nodes) == 1:
             res.selected_node = res.top_nodes[0]
         else:

@@ -97,9 +97,16 @@ class NodeResourcesBalancedAllocation(Plugin, PreScorePlugin, BatchScorePlugin):
 def _balanced_columns(cols: tuple, pc: int, pm: int) -> list[int]:
     """balancedResourceScorer on cpu and memory from the score columns, every operand a
     non-negative int below 2**53: int / int is then the correctly rounded quotient, Go's float64
-    one; a node lacking either resource has one fraction or none, no deviation (100). The
-    products are truncated to int in one pass at the end, as Go's int64() conversion."""
+    one (a fraction is over 1, and made 1, exactly when the request is over allocatable); a node
+    lacking either resource has one fraction or none, no deviation (100). The products are
+    truncated to int in one pass at the end, as Go's int64() conversion."""
     _, alloc_cpu, alloc_mem, req_cpu, req_mem = cols
+    if 0 not in alloc_cpu and 0 not in alloc_mem:  # every node has both resources
+        products = [
+            (1 - abs((((r + pc) / a if r + pc <= a else 1.0) - ((q + pm) / b if q + pm <= b else 1.0)) / 2)) * 100.0
+            for a, b, r, q in zip(alloc_cpu, alloc_mem, req_cpu, req_mem)
+        ]
+        return list(map(int, products))
     out: list[float] = []
     append = out.append
     for a, b, r, q in zip(alloc_cpu, alloc_mem, req_cpu, req_mem):

@@ -314,7 +314,7 @@ class NodeResourcesFit(Plugin, PreFilterPlugin, BatchFilterPlugin, PreScorePlugi
         pc, pm = reqs
         wc, wm = self.resources[0]["weight"], self.resources[1]["weight"]
         if wc == 1 and wm == 1 and pc >= 0 and pm >= 0:
-            cols = scored_columns(self.handle, state, nodes, ("alloc_cpu", "alloc_mem", "free0_cpu", "free0_mem"))
+            cols = scored_columns(self.handle, state, nodes, ("alloc_cpu", "alloc_mem", "free0_cpu100", "free0_mem100"))
             if cols is not None and cols[0].nonneg:
                 return self._least_allocated_columns(cols, pc, pm, nodes), None
         unit = wc == 1 and wm == 1
@@ -351,21 +351,21 @@ class NodeResourcesFit(Plugin, PreFilterPlugin, BatchFilterPlugin, PreScorePlugi
         """LeastAllocated on cpu and memory, unit weights, from the score columns (no value
         negative, so Go's truncating division is Python's floor): per resource the node has,
         (allocatable - requested) * 100 // allocatable, 0 where the request is over allocatable;
-        their mean, truncated. `u`, `v` below are what is left after the non-zero requests and
-        the pod's."""
-        _, alloc_cpu, alloc_mem, free0_cpu, free0_mem = cols
+        their mean, truncated. The columns hold a hundred times what is left after the non-zero
+        requests: less a hundred times the pod's, that is the numerator."""
+        _, alloc_cpu, alloc_mem, free_cpu, free_mem = cols
+        c, m = pc * 100, pm * 100
+        if 0 not in alloc_cpu and 0 not in alloc_mem:  # every node has both resources
+            return [
+                ((u - c) // a if u >= c else 0) + ((v - m) // b if v >= m else 0) >> 1
+                for a, b, u, v in zip(alloc_cpu, alloc_mem, free_cpu, free_mem)
+            ]
         out: list[int] = []
-        append = out.append
-        for k, (a, b, u, v) in enumerate(zip(alloc_cpu, alloc_mem, free0_cpu, free0_mem)):
+        for k, (a, b, u, v) in enumerate(zip(alloc_cpu, alloc_mem, free_cpu, free_mem)):
             if a and b:
-                u -= pc
-                v -= pm
-                s = u * 100 // a if u >= 0 else 0
-                if v >= 0:
-                    s += v * 100 // b
-                append(s >> 1)
+                out.append(((u - c) // a if u >= c else 0) + ((v - m) // b if v >= m else 0) >> 1)
             else:  # a resource the node lacks does not count
-                append(self.score_nodes_one(nodes[k], pc, pm))
+                out.append(self.score_nodes_one(nodes[k], pc, pm))
         return out
 
     def score_nodes_one(self, ni: NodeInfo, pc: int, pm: int) -> int:

@@ -227,7 +227,19 @@ class _MatchCountCache:
             nis = snapshot.node_infos
             return [nis[i] for i in sorted(positions)]
 
+        def held_counts(nodes: list) -> list:
+            """(NodeInfo, count) of each of `nodes` (the snapshot's own, as holders() gives them)
+            whose count is not 0, in their order: the tally read directly where it holds."""
+            out = []
+            for ni in nodes:
+                name = ni.node.name
+                n = tally.get(name, 0) if ni.generation <= as_of and own.get(name) is ni else count(ni)
+                if n:
+                    out.append((ni, n))
+            return out
+
         count.holders = holders  # type: ignore[attr-defined]  # the callers' way to the nodes it counts
+        count.held_counts = held_counts  # type: ignore[attr-defined]
         return count
 
 
