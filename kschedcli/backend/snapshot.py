@@ -247,6 +247,50 @@ def free_columns(node_infos: list[NodeInfo]) -> tuple[list[int], list[int], list
     return cols
 
 
+class ScoreColumns:
+    """What NodeResourcesFit's and NodeResourcesBalancedAllocation's scores read of each node, as
+    columns in node order: allocatable milli-cpu and memory (`alloc_cpu`, `alloc_mem`), requested
+    (`req_cpu`, `req_mem`), and a hundred times allocatable less the non-zero requests
+    (`free0_cpu100`, `free0_mem100`: what LeastAllocated subtracts a hundred times the pod's
+    from). `bound` is at least every allocatable and requested value (an upper bound kept through
+    updates); `nonneg` says none is negative: below 2**53 every such value converts to float64
+    exactly."""
+
+    __slots__ = ("alloc_cpu", "alloc_mem", "req_cpu", "req_mem", "free0_cpu100", "free0_mem100", "bound", "nonneg")
+
+    def __init__(self, node_infos: builtins.list[NodeInfo]):
+        allocs = [ni.node.allocatable for ni in node_infos]
+        reqs = [ni.requested for ni in node_infos]
+        self.alloc_cpu = [a.milli_cpu for a in allocs]
+        self.alloc_mem = [a.memory for a in allocs]
+        self.req_cpu = [r.milli_cpu for r in reqs]
+        self.req_mem = [r.memory for r in reqs]
+        self.free0_cpu100 = [(a - ni.non0_cpu) * 100 for a, ni in zip(self.alloc_cpu, node_infos)]
+        self.free0_mem100 = [(a - ni.non0_mem) * 100 for a, ni in zip(self.alloc_mem, node_infos)]
+        values = (self.alloc_cpu, self.alloc_mem, self.req_cpu, self.req_mem)
+        self.bound = max(map(max, values)) if node_infos else 0
+        self.nonneg = not node_infos or min(map(min, values)) >= 0
+
+    def _values(self, ni: NodeInfo) -> tuple[int, int, int, int, int, int]:
+        a, r = ni.node.allocatable, ni.requested
+        self.bound = max(self.bound, a.milli_cpu, a.memory, r.milli_cpu, r.memory)
+        if min(a.milli_cpu, a.memory, r.milli_cpu, r.memory) < 0:
+            self.nonneg = False
+        free0 = ((a.milli_cpu - ni.non0_cpu) * 100, (a.memory - ni.non0_mem) * 100)
+        return (a.milli_cpu, a.memory, r.milli_cpu, r.memory, *free0)
+
+    def _columns(self) -> tuple[builtins.list[int], ...]:
+        return (self.alloc_cpu, self.alloc_mem, self.req_cpu, self.req_mem, self.free0_cpu100, self.free0_mem100)
+
+    def set(self, i: int, ni: NodeInfo) -> None:
+        for col, v in zip(self._columns(), self._values(ni)):
+            col[i] = v
+
+    def append(self, ni: NodeInfo) -> None:
+        for col, v in zip(self._columns(), self._values(ni)):
+            col.append(v)
+
+
 def _group_pods(
     pods: Iterable[Pod], node_names: Container[str]
 ) -> tuple[dict[str, list[Pod]], dict[str, list[Pod]], list[Pod]]:
@@ -325,6 +369,8 @@ class Snapshot:
         # asked for, False when a value does not fit in int64
         self._free_arrays: Any = None
         self._free_arrays_seen = 0
+        self._score: ScoreColumns | None = None  # the resource scorers' columns (score_columns)
+        self._score_seen = 0
 
     def _build_image_states(self) -> None:
         for ni, states in zip(self.node_infos, self._image_states()):
@@ -629,6 +675,21 @@ class Snapshot:
         self._free_seen = len(self.changes)
         return free
 
+    def score_columns(self) -> ScoreColumns:
+        """Each node's allocatable, requested and non-zero requested milli-cpu and memory as
+        columns in node order (ScoreColumns), up to date with every bind: for the resource
+        scorers' pass over many nodes."""
+        cols = self._score
+        if cols is None:
+            cols = self._score = ScoreColumns(self.node_infos)
+            self._score_seen = len(self.changes)
+        elif self._score_seen < len(self.changes):
+            nis = self.node_infos
+            for i in set(self.changes[self._score_seen :]):
+                cols.set(i, nis[i])
+            self._score_seen = len(self.changes)
+        return cols
+
     def free_arrays(self, np) -> tuple | None:
         """free_columns, then each node's allocatable milli-cpu, memory and ephemeral storage,
         as seven int64 arrays of `np` (numpy, which the caller chose to use; vectors.py), up to
@@ -745,8 +806,12 @@ class Snapshot:
                     key, _, values = rest[0]
                     (value,) = values
                     return [p for p in best if p.labels.get(key) == value]
-                wanted = [(key, next(iter(values))) for key, _, values in rest]
-                return [p for p in best if all(p.labels.get(k) == v for k, v in wanted)]
+                # one pass per requirement (each keeps the order of the candidates)
+                kept: Sequence[Pod] = best
+                for key, _, values in rest:
+                    (value,) = values
+                    kept = [p for p in kept if p.labels.get(key) == value]
+                return builtins.list(kept)
         else:
             best = self._pods_by_namespace.get(namespace, ())
         match = selector.matches
@@ -805,6 +870,8 @@ class Snapshot:
                 col.append(v)
         self._free_arrays = None
         self._free_arrays_seen = 0
+        if self._score is not None:
+            self._score.append(ni)
         for pod in pods:
             self._pods_by_namespace.setdefault(pod.namespace, []).append(pod)
             if self._ns_log is not None:

@@ -33,10 +33,11 @@ def _per_taint_set(nodes, decide, untainted, snapshot=None, positions=None) -> l
     snapshot's order, when they are its own."""
     if snapshot is not None and (positions is not None or nodes is snapshot.node_infos):
         groups, first = snapshot.taint_groups()
-        decided = [decide(ni) for ni in first]
+        # each group's decision, then the untainted one last: group -1 reads it
+        decided = [*map(decide, first), untainted]
         if positions is not None:
-            groups = list(map(groups.__getitem__, positions))
-        return [untainted if g < 0 else decided[g] for g in groups]
+            return list(map(decided.__getitem__, map(groups.__getitem__, positions)))
+        return list(map(decided.__getitem__, groups))
     memo: dict[tuple, object] = {}
     out = []
     for ni in nodes:

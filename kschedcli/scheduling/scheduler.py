@@ -326,13 +326,23 @@ class Scheduler:
             res.score_extenders = [c[0] for c in columns]
             table = table + columns
         names = res.feasible
-        totals = [0] * len(names)
-        for _, _, normalized, w in table:
-            totals = list(map(add, totals, normalized if w == 1 else map(mul, normalized, repeat(w))))
+        weights = [w for _, _, _, w in table]
+        if weights and min(weights) >= 0 and sum(weights) <= 16:
+            # each node's weighted sum in one pass: a column of weight w taken w times
+            totals = list(map(sum, zip(*[normalized for _, _, normalized, w in table for _ in range(w)])))
+            if not totals:
+                totals = [0] * len(names)
+        else:
+            totals = [0] * len(names)
+            for _, _, normalized, w in table:
+                totals = list(map(add, totals, normalized if w == 1 else map(mul, normalized, repeat(w))))
         res.scores = ScoreTable(names, table, self.snapshot.index_of if every_node else None)
         res.totals = dict(zip(names, totals))
         best = max(totals) if totals else 0
-        res.top_nodes = sorted(n for n, t in zip(names, totals) if t == best)
+        if totals.count(best) == 1:  # one node has the top score: found without a pass in Python
+            res.top_nodes = [names[totals.index(best)]]
+        else:
+            res.top_nodes = sorted([n for n, t in zip(names, totals) if t == best])
         if seed is None or len(res.top_nodes) == 1:
             res.selected_node = res.top_nodes[0]
         else:

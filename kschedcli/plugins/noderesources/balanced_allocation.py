@@ -10,7 +10,13 @@ from typing import TYPE_CHECKING
 
 from ...framework.interface import BatchScorePlugin, Plugin, PreScorePlugin
 from ...framework.status import skip
-from .resource_allocation import balanced_change_scorer, balanced_scorer, pod_request_list, resource_vectors
+from .resource_allocation import (
+    balanced_change_scorer,
+    balanced_scorer,
+    pod_request_list,
+    resource_vectors,
+    scored_columns,
+)
 
 if TYPE_CHECKING:
     from ...api.model import Pod
@@ -56,6 +62,9 @@ class NodeResourcesBalancedAllocation(Plugin, PreScorePlugin, BatchScorePlugin):
         if reqs is None or self.scores_change or [r["name"] for r in self.resources] != ["cpu", "memory"]:
             return [self.score(state, pod, ni)[0] for ni in nodes], None
         pc, pm = reqs
+        cols = scored_columns(self.handle, state, nodes, ("alloc_cpu", "alloc_mem", "req_cpu", "req_mem"))
+        if cols is not None and cols[0].nonneg and pc >= 0 and pm >= 0 and (cols[0].bound + max(pc, pm)) >> 53 == 0:
+            return _balanced_columns(cols, pc, pm), None
         out: list[int] = []
         append = out.append
         for ni in nodes:
@@ -83,3 +92,32 @@ class NodeResourcesBalancedAllocation(Plugin, PreScorePlugin, BatchScorePlugin):
             else:
                 append(100)  # fewer than two fractions: no deviation
         return out, None
+
+
+def _balanced_columns(cols: tuple, pc: int, pm: int) -> list[int]:
+    """balancedResourceScorer on cpu and memory from the score columns, every operand a
+    non-negative int below 2**53: int / int is then the correctly rounded quotient, Go's float64
+    one (a fraction is over 1, and made 1, exactly when the request is over allocatable); a node
+    lacking either resource has one fraction or none, no deviation (100). The products are
+    truncated to int in one pass at the end, as Go's int64() conversion."""
+    _, alloc_cpu, alloc_mem, req_cpu, req_mem = cols
+    if 0 not in alloc_cpu and 0 not in alloc_mem:  # every node has both resources
+        products = [
+            (1 - abs((((r + pc) / a if r + pc <= a else 1.0) - ((q + pm) / b if q + pm <= b else 1.0)) / 2)) * 100.0
+            for a, b, r, q in zip(alloc_cpu, alloc_mem, req_cpu, req_mem)
+        ]
+        return list(map(int, products))
+    out: list[float] = []
+    append = out.append
+    for a, b, r, q in zip(alloc_cpu, alloc_mem, req_cpu, req_mem):
+        if a and b:
+            f = (r + pc) / a
+            g = (q + pm) / b
+            if f > 1:
+                f = 1.0
+            if g > 1:
+                g = 1.0
+            append((1 - abs((f - g) / 2)) * 100.0)
+        else:
+            append(100.0)  # fewer than two fractions: no deviation
+    return list(map(int, out))

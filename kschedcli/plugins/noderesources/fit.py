@@ -27,6 +27,7 @@ from .resource_allocation import (
     pod_request_list,
     requested_to_capacity_ratio,
     resource_vectors,
+    scored_columns,
 )
 
 if TYPE_CHECKING:
@@ -303,7 +304,8 @@ class NodeResourcesFit(Plugin, PreFilterPlugin, BatchFilterPlugin, PreScorePlugi
 
     def score_nodes(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> tuple[list[int], Status | None]:
         """score over many nodes; LeastAllocated on cpu and memory (the default) is computed
-        directly, anything else node by node."""
+        directly (from the snapshot's score columns when the nodes are its own), anything else
+        node by node."""
         reqs = state.get(_PRESCORE_KEY)
         if reqs is None:
             reqs = pod_request_list(pod, self.resources, use_requested=False, pod_level=False)
@@ -311,6 +313,10 @@ class NodeResourcesFit(Plugin, PreFilterPlugin, BatchFilterPlugin, PreScorePlugi
             return [self.score(state, pod, ni)[0] for ni in nodes], None
         pc, pm = reqs
         wc, wm = self.resources[0]["weight"], self.resources[1]["weight"]
+        if wc == 1 and wm == 1 and pc >= 0 and pm >= 0:
+            cols = scored_columns(self.handle, state, nodes, ("alloc_cpu", "alloc_mem", "free0_cpu100", "free0_mem100"))
+            if cols is not None and cols[0].nonneg:
+                return self._least_allocated_columns(cols, pc, pm, nodes), None
         unit = wc == 1 and wm == 1
         out: list[int] = []
         append = out.append
@@ -340,6 +346,32 @@ class NodeResourcesFit(Plugin, PreFilterPlugin, BatchFilterPlugin, PreScorePlugi
                 w += wm
             out.append(s // w if w else 0)
         return out, None
+
+    def _least_allocated_columns(self, cols: tuple, pc: int, pm: int, nodes: list[NodeInfo]) -> list[int]:
+        """LeastAllocated on cpu and memory, unit weights, from the score columns (no value
+        negative, so Go's truncating division is Python's floor): per resource the node has,
+        (allocatable - requested) * 100 // allocatable, 0 where the request is over allocatable;
+        their mean, truncated. The columns hold a hundred times what is left after the non-zero
+        requests: less a hundred times the pod's, that is the numerator."""
+        _, alloc_cpu, alloc_mem, free_cpu, free_mem = cols
+        c, m = pc * 100, pm * 100
+        if 0 not in alloc_cpu and 0 not in alloc_mem:  # every node has both resources
+            return [
+                ((u - c) // a if u >= c else 0) + ((v - m) // b if v >= m else 0) >> 1
+                for a, b, u, v in zip(alloc_cpu, alloc_mem, free_cpu, free_mem)
+            ]
+        out: list[int] = []
+        for k, (a, b, u, v) in enumerate(zip(alloc_cpu, alloc_mem, free_cpu, free_mem)):
+            if a and b:
+                out.append(((u - c) // a if u >= c else 0) + ((v - m) // b if v >= m else 0) >> 1)
+            else:  # a resource the node lacks does not count
+                out.append(self.score_nodes_one(nodes[k], pc, pm))
+        return out
+
+    def score_nodes_one(self, ni: NodeInfo, pc: int, pm: int) -> int:
+        """LeastAllocated with unit weights on a node lacking cpu or memory (or both)."""
+        requested, allocatable = resource_vectors(ni, self.resources, [pc, pm], use_requested=False)
+        return self.scorer(requested, allocatable)
 
     def events_to_register(self) -> list[ClusterEvent]:
         return [

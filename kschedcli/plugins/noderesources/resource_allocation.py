@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from operator import itemgetter
 
 from ...api import quantity
 from ...api.model import is_scalar_resource, scoring_requests
@@ -20,6 +21,25 @@ def pod_request_list(pod, resources: list[dict], use_requested: bool, pod_level:
         n = reqs.get(r["name"], 0)
         out.append(quantity.milli_value(n) if r["name"] == "cpu" else quantity.value(n))
     return out
+
+
+def scored_columns(handle, state, nodes, names: tuple[str, ...]) -> tuple | None:
+    """(the snapshot's ScoreColumns, then each of its columns `names` read in the order of
+    `nodes`) when `nodes` are the snapshot's own (all of them, or those at
+    CycleState.score_positions); None otherwise."""
+    snapshot = getattr(handle, "snapshot", None)
+    if snapshot is None:
+        return None
+    positions = state.score_positions
+    if positions is None and nodes is not snapshot.node_infos:
+        return None
+    cols = snapshot.score_columns()
+    if positions is None:
+        return (cols, *(getattr(cols, n) for n in names))
+    if len(positions) < 2:  # itemgetter of one position gives the value itself, not a tuple
+        return None
+    at = itemgetter(*positions)
+    return (cols, *(at(getattr(cols, n)) for n in names))
 
 
 def allocatable_and_requested(node_info, name: str, pod_request: int, use_requested: bool) -> tuple[int, int]:

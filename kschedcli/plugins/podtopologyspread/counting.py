@@ -6,7 +6,7 @@ whether a node's domain counts for a constraint.
 
 from __future__ import annotations
 
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from typing import Any
 
 from ..helper import find_untolerated_taint
@@ -191,9 +191,8 @@ class _MatchCountCache:
             as_of = 0
             if snapshot is not None:
                 as_of = snapshot.generation
-                for p in snapshot.pods_matching(namespace, selector):
-                    if not p.deleting:
-                        tally[p.node_name] = tally.get(p.node_name, 0) + 1
+                # matching pods per node, tallied by Counter (C-level), in the order nodes are met
+                tally = Counter([p.node_name for p in snapshot.pods_matching(namespace, selector) if not p.deleting])
             fresh: dict[str, tuple[Any, int, int]] = {}  # name -> (NodeInfo, its generation, count)
             entry = tables[key] = (tally, as_of, fresh, len(snapshot.changes) if snapshot is not None else 0)
             while len(tables) > self.limit:
@@ -228,7 +227,19 @@ class _MatchCountCache:
             nis = snapshot.node_infos
             return [nis[i] for i in sorted(positions)]
 
+        def held_counts(nodes: list) -> list:
+            """(NodeInfo, count) of each of `nodes` (the snapshot's own, as holders() gives them)
+            whose count is not 0, in their order: the tally read directly where it holds."""
+            out = []
+            for ni in nodes:
+                name = ni.node.name
+                n = tally.get(name, 0) if ni.generation <= as_of and own.get(name) is ni else count(ni)
+                if n:
+                    out.append((ni, n))
+            return out
+
         count.holders = holders  # type: ignore[attr-defined]  # the callers' way to the nodes it counts
+        count.held_counts = held_counts  # type: ignore[attr-defined]
         return count
 
 

@@ -384,7 +384,7 @@ class PodTopologySpread(
             # nodes without a matching pod add nothing: visit only those that may hold one, each
             # counted once per distinct counter
             held = _holders_by_counter(counters)
-            counted = {k: [(ni, n) for ni in lst if (n := f(ni))] for k, lst, f in _by_counter(held, counters)}
+            counted = {k: f.held_counts(lst) for k, lst, f in _by_counter(held, counters)}
             for i, c in enumerate(constraints):
                 if c.topology_key == HOSTNAME_KEY:
                     s.node_counts[i] = {ni.node.name: n for ni, n in counted[id(counters[i])]}
@@ -694,7 +694,17 @@ class PodTopologySpread(
                 index_of = snapshot.index_of
                 hosts = snapshot.label_column(HOSTNAME_KEY)  # each node's hostname label (None: none)
                 ignored = s.ignored_nodes
-                for name in feasible[:_EXPLAIN_LIMIT]:
+                shown = feasible[:_EXPLAIN_LIMIT]
+                positions: list[Any] = list(map(index_of.get, shown)) if known is not None and not ignored else [None]
+                if None not in positions:
+                    # PreScore's counts, every shown node the snapshot's: read in C-level passes
+                    labelled = list(map(hosts.__getitem__, positions))
+                    if None in labelled:
+                        shown = [n for n, h in zip(shown, labelled) if h is not None]
+                    assert known is not None
+                    counts = dict(zip(shown, map(known.get, shown, repeat(0))))
+                    shown = []
+                for name in shown:
                     pos = index_of.get(name)
                     if pos is None or name in ignored or hosts[pos] is None:
                         continue

@@ -1,0 +1,151 @@
+"""NodeResourcesFit (LeastAllocated) and NodeResourcesBalancedAllocation scoring many nodes from the
+snapshot's score columns give each node the score `score` gives it node by node (Go's int64 and
+float64 arithmetic): on random clusters with zero allocatable, requests over allocatable, pods
+without requests (the non-zero defaults), extended resources and values past 2**53, at the
+feasible nodes' positions and over every node, before and after binds."""
+
+import random
+
+from builders import node, plugin, pod, scheduler
+
+from kschedcli.framework.cycle_state import CycleState
+
+CPUS = ["0", "1", "4", "7500m", "64", "100000"]
+MEMS = ["0", "1", "1Gi", "8Gi", "100G", "1Ti", "9007199254740993", "123456789012345678"]
+REQ_CPUS = [None, "0", "1m", "100m", "3", "70", "200000"]
+REQ_MEMS = [None, "0", "1", "200Mi", "3Gi", "9Gi", "2Ti", "9007199254740990"]
+
+
+def _requests(rng):
+    r = {}
+    cpu, mem = rng.choice(REQ_CPUS), rng.choice(REQ_MEMS)
+    if cpu is not None:
+        r["cpu"] = cpu
+    if mem is not None:
+        r["memory"] = mem
+    if rng.random() < 0.2:
+        r["example.com/gpu"] = "1"
+    return r
+
+
+def _cluster(rng, n_nodes):
+    nodes, pods = [], []
+    for i in range(n_nodes):
+        extra = {"example.com/gpu": "4"} if rng.random() < 0.3 else None
+        nodes.append(node(f"n{i}", cpu=rng.choice(CPUS), memory=rng.choice(MEMS), pods="500", extra=extra))
+        for j in range(rng.randint(0, 4)):
+            pods.append(pod(f"p{i}-{j}", requests=_requests(rng), node_name=f"n{i}"))
+    return nodes, pods
+
+
+def _each_node(pl, state, incoming, nodes):
+    return [pl.score(state, incoming, ni)[0] for ni in nodes]
+
+
+def _check(s, rng, names=("NodeResourcesFit", "NodeResourcesBalancedAllocation")):
+    snap = s.snapshot
+    nis = snap.node_infos
+    for _ in range(6):
+        incoming = pod("in", requests=_requests(rng))
+        for name in names:
+            pl = plugin(s, name)
+            state = CycleState()
+            if pl.pre_score(state, incoming, nis) is not None:
+                continue  # Skip: nothing to score
+            # every node (the snapshot's own list), read off the score columns
+            assert pl.score_nodes(state, incoming, nis)[0] == _each_node(pl, state, incoming, nis)
+            # the feasible ones, at their positions
+            positions = sorted(rng.sample(range(len(nis)), rng.randint(2, len(nis))))
+            some = [nis[i] for i in positions]
+            state.score_positions = positions
+            got = pl.score_nodes(state, incoming, some)[0]
+            state.score_positions = None
+            assert got == _each_node(pl, state, incoming, some)
+            # nodes that are not the snapshot's: node by node
+            copies = [ni.clone() for ni in some]
+            assert pl.score_nodes(state, incoming, copies)[0] == _each_node(pl, state, incoming, copies)
+    assert snap._score is not None  # the many-node scores were made from the columns
+
+
+def test_score_columns_give_each_nodes_own_score():
+    rng = random.Random(35)
+    for _ in range(40):
+        nodes, pods = _cluster(rng, rng.randint(2, 12))
+        s = scheduler(nodes, pods)
+        _check(s, rng)
+        # binds after the columns were built: the columns follow them
+        for k in range(rng.randint(1, 5)):
+            s.bind(pod(f"b{k}", requests=_requests(rng)), rng.choice(nodes).name)
+        _check(s, rng)
+
+
+def test_score_columns_are_exact_where_float64_division_matters():
+    """Fractions whose float64 quotient rounds: the columns' int / int is Go's float64(a) / float64(b)
+    where both convert exactly, and values past 2**53 take the node-by-node path."""
+    nodes = [
+        node("odd", cpu="3", memory="3"),
+        node("big", cpu="7", memory="9007199254740993"),
+        node("zero-cpu", cpu="0", memory="8Gi"),
+        node("zero-mem", cpu="4", memory="0"),
+        node("nothing", cpu="0", memory="0"),
+    ]
+    pods = [
+        pod("a", requests={"cpu": "1", "memory": "1"}, node_name="odd"),
+        pod("b", requests={"cpu": "2", "memory": "4503599627370497"}, node_name="big"),
+        pod("c", node_name="zero-cpu"),  # no requests: scored with the non-zero defaults
+        pod("d", requests={"cpu": "9"}, node_name="zero-mem"),
+    ]
+    s = scheduler(nodes, pods)
+    _check(s, random.Random(1))
+    bal = plugin(s, "NodeResourcesBalancedAllocation")
+    state = CycleState()
+    incoming = pod("in", requests={"cpu": "1", "memory": "1"})
+    bal.pre_score(state, incoming, s.snapshot.node_infos)
+    # odd: cpu 2/3, memory 2/3 -> no deviation; nodes lacking a resource: 100
+    scores = dict(zip(s.snapshot.names, bal.score_nodes(state, incoming, s.snapshot.node_infos)[0]))
+    assert scores["odd"] == 100
+    assert scores["zero-cpu"] == scores["zero-mem"] == scores["nothing"] == 100
+
+
+def test_image_and_taint_scores_over_many_nodes_are_each_nodes_own():
+    """ImageLocality (one image: node states told apart by identity) and TaintToleration (a
+    decision per taint group, the untainted nodes' last) over the snapshot's nodes, every one or
+    at positions, equal their node-by-node scores and verdicts."""
+    rng = random.Random(7)
+    images = [
+        (["app:1"], 300 * 1024 * 1024),
+        (["db:2"], 900 * 1024 * 1024),
+        (["app:1", "app:latest"], 50 * 1024 * 1024),
+    ]
+    taints = [
+        {"key": "a", "value": "1", "effect": "PreferNoSchedule"},
+        {"key": "b", "value": "", "effect": "NoSchedule"},
+        {"key": "c", "value": "x", "effect": "PreferNoSchedule"},
+    ]
+    for _ in range(20):
+        nodes = []
+        for i in range(rng.randint(2, 14)):
+            held = [{"names": n, "sizeBytes": size} for n, size in rng.sample(images, rng.randint(0, 2))]
+            nodes.append(node(f"n{i}", images=held, taints=rng.sample(taints, rng.randint(0, 2))))
+        s = scheduler(nodes)
+        nis = s.snapshot.node_infos
+        for image in ("app:1", "db:2", "none:3"):
+            incoming = pod("in", containers=[{"name": "c", "image": image}])
+            for name in ("ImageLocality", "TaintToleration"):
+                pl = plugin(s, name)
+                state = CycleState()
+                if hasattr(pl, "pre_score"):
+                    pl.pre_score(state, incoming, nis)
+                assert pl.score_nodes(state, incoming, nis)[0] == _each_node(pl, state, incoming, nis)
+                positions = sorted(rng.sample(range(len(nis)), rng.randint(1, len(nis))))
+                some = [nis[i] for i in positions]
+                state.score_positions = positions
+                got = pl.score_nodes(state, incoming, some)[0]
+                state.score_positions = None
+                assert got == _each_node(pl, state, incoming, some)
+            tt = plugin(s, "TaintToleration")
+            verdicts = tt.filter_nodes(CycleState(), incoming, nis)
+            expected = [tt.filter(CycleState(), incoming, ni) for ni in nis]
+            assert [None if v is None else v.reasons for v in verdicts] == [
+                None if v is None else v.reasons for v in expected
+            ]
