@@ -596,10 +596,11 @@ def _prepare_and_write(
     lock = cache_lock.lock_name(_entry_name(key))
     if not cache_lock.take(cache.dir_fd, lock, parse_seconds):
         return
+    wrote = False
     try:
-        _write(cache, key, prepare(obj) if prepare is not None else obj, limit)
+        wrote = _write(cache, key, prepare(obj) if prepare is not None else obj, limit) is not None
     finally:
-        cache_lock.release(cache.dir_fd, lock)
+        cache_lock.release(cache.dir_fd, lock, wrote)
 
 
 def _await_writer(cache: _Cache, key: bytes) -> Any | None:

@@ -16,7 +16,8 @@ Whatever it says, a reader waits at most as long as parsing took the writer's co
 
 Lock file: `.lock-<the entry's 40 hex digits>`, 40 bytes: magic `KSCHEDL1`, the writer's pid
 (u64), then as float64 the wall-clock time it started, the seconds its command's parse took and the
-seconds the writing is expected to take. Written to a temporary file and hard-linked to its name,
+seconds the writing is expected to take (the parse times the last writer's ratio, kept in
+`.lock-rate`: magic `KSCHEDR1`, a float64). Written to a temporary file and hard-linked to its name,
 so it is never seen half written.
 """
 
@@ -38,9 +39,14 @@ _OPEN_NEW = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) 
 # the longest figure a lock may give (anything longer: the lock is ignored)
 _MAX_SECONDS = 3600.0
 
-# Writing an entry (the scheduler's snapshot built, pickling, the MAC, the file) takes about as long
-# as the parse it follows: measured 1.1-1.3x on the 500- and 5,000-node rungs (docs/cache.md).
-WRITE_PER_PARSE = 1.3
+# How long writing an entry (the scheduler's snapshot built, pickling, the MAC, the file) takes per
+# second of the parse it follows, until a writer has measured it here: then the last writer's figure
+# (RATE_FILE). Measured 0.22 at 500 nodes and 0.33 at 5,000 on a loaded machine, where the parse's
+# worker processes compete with everything else and the writer is one process (docs/cache.md).
+WRITE_PER_PARSE = 1.0
+RATE_FILE = ".lock-rate"
+_RATE = struct.Struct("<8sd")
+_RATE_MAGIC = b"KSCHEDR1"
 
 
 class Held(NamedTuple):
@@ -109,7 +115,9 @@ def take(dir_fd: int, name: str, parse_seconds: float) -> bool:
     """Take the lock `name` for this process: True when taken (or when it cannot be written at all:
     the lock is a hint, the entry is written anyway); False when a live writer holds it."""
     parse_seconds = min(max(parse_seconds, 0.0), _MAX_SECONDS)
-    body = _LOCK.pack(_MAGIC, os.getpid(), time.time(), parse_seconds, parse_seconds * WRITE_PER_PARSE)
+    rate = read_rate(dir_fd)
+    expected = min(parse_seconds * (WRITE_PER_PARSE if rate is None else rate), _MAX_SECONDS)
+    body = _LOCK.pack(_MAGIC, os.getpid(), time.time(), parse_seconds, expected)
     tmp = f".tmp-{os.getpid()}-{os.urandom(6).hex()}.lock"
     try:
         fd = os.open(tmp, _OPEN_NEW, 0o600, dir_fd=dir_fd)
@@ -136,12 +144,53 @@ def take(dir_fd: int, name: str, parse_seconds: float) -> bool:
             os.unlink(tmp, dir_fd=dir_fd)
 
 
-def release(dir_fd: int, name: str) -> None:
-    """Let go of the lock `name` if this process holds it."""
+def release(dir_fd: int, name: str, wrote: bool = False) -> None:
+    """Let go of the lock `name` if this process holds it; `wrote`: the entry is in place, and how
+    long it took per second of parse is kept for the next writer's estimate (RATE_FILE)."""
     held = read(dir_fd, name)
-    if held is not None and held.pid == os.getpid():
+    if held is None or held.pid != os.getpid():
+        return
+    if wrote and held.parse_seconds > 2.0:  # a short parse says little of the ratio (and leaves no file)
+        _write_rate(dir_fd, (time.time() - held.started) / held.parse_seconds)
+    with contextlib.suppress(OSError):
+        os.unlink(name, dir_fd=dir_fd)
+
+
+def read_rate(dir_fd: int) -> float | None:
+    """The last writer's seconds of writing per second of parse, or None (none, or not a
+    well-formed file of this user's)."""
+    try:
+        fd = os.open(RATE_FILE, _OPEN_READ, dir_fd=dir_fd)
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        uid = os.geteuid() if hasattr(os, "geteuid") else st.st_uid
+        if not stat.S_ISREG(st.st_mode) or st.st_uid != uid or st.st_mode & 0o022 or st.st_size != _RATE.size:
+            return None
+        data = os.read(fd, _RATE.size + 1)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    if len(data) != _RATE.size:
+        return None
+    magic, rate = _RATE.unpack(data)
+    return rate if magic == _RATE_MAGIC and math.isfinite(rate) and 0.01 <= rate <= 10 else None
+
+
+def _write_rate(dir_fd: int, rate: float) -> None:
+    if not (math.isfinite(rate) and 0.01 <= rate <= 10):
+        return
+    tmp = f".tmp-{os.getpid()}-{os.urandom(6).hex()}.lock"
+    try:
+        fd = os.open(tmp, _OPEN_NEW, 0o600, dir_fd=dir_fd)
+        with os.fdopen(fd, "wb") as f:
+            f.write(_RATE.pack(_RATE_MAGIC, rate))
+        os.replace(tmp, RATE_FILE, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+    except OSError:
         with contextlib.suppress(OSError):
-            os.unlink(name, dir_fd=dir_fd)
+            os.unlink(tmp, dir_fd=dir_fd)
 
 
 def expected_wait(held: Held | None, now: float) -> float | None:

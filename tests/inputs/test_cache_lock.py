@@ -47,7 +47,7 @@ WRITER = textwrap.dedent(
         fd = os.open(name, os.O_WRONLY | os.O_CREAT, 0o600, dir_fd=cache.dir_fd)
         os.write(fd, b"KSCHEDC3" + key + b"\\0" * 8 + b"\\0" * 32 + b"not a pickle")
         os.close(fd)
-    cache_lock.release(cache.dir_fd, cache_lock.lock_name(name))
+    cache_lock.release(cache.dir_fd, cache_lock.lock_name(name), wrote=then == "write")
     """
 )
 
@@ -127,6 +127,32 @@ def test_a_command_waits_for_a_live_writer_and_reads_its_entry(cache, snapshot):
     assert (hit, calls) == (True, 0)
     assert [n.name for n in obj.nodes] == [n.name for n in load_cluster([snapshot]).nodes]
     assert not _lock_path(cache, snapshot).exists()
+    # the writer kept how long it took per second of its (stated) 20 s parse: the next writer's estimate
+    fd = os.open(cache, os.O_RDONLY)
+    try:
+        rate = cache_lock.read_rate(fd)
+        assert rate is not None and 0.01 <= rate < 1
+        assert cache_lock.take(fd, ".lock-x", 10.0)
+        held = cache_lock.read(fd, ".lock-x")
+        assert held is not None and held.expected_seconds == 10.0 * rate
+        cache_lock.release(fd, ".lock-x")
+    finally:
+        os.close(fd)
+
+
+@pytest.mark.parametrize("content", [b"KSCHEDR1" + struct.pack("<d", 50.0), b"KSCHEDR0" + struct.pack("<d", 0.5), b"x"])
+def test_a_rate_file_not_to_be_trusted_is_ignored(tmp_path, content):
+    folder = tmp_path / "d"
+    folder.mkdir(mode=0o700)
+    (folder / cache_lock.RATE_FILE).write_bytes(content)
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        assert cache_lock.read_rate(fd) is None
+        assert cache_lock.take(fd, ".lock-x", 2.0)
+        held = cache_lock.read(fd, ".lock-x")
+        assert held is not None and held.expected_seconds == 2.0 * cache_lock.WRITE_PER_PARSE
+    finally:
+        os.close(fd)
 
 
 def test_no_wait_when_the_writer_is_not_expected_before_a_parse(cache, snapshot):
