@@ -75,7 +75,11 @@ def _wait_for_entry(folder: str) -> float:
 def _settle(folder: str) -> None:
     """Until no writer's temporary file or lock is left (B's writer, if any, done too)."""
     t0 = time.perf_counter()
-    while any(n.startswith(".") for n in (os.listdir(folder) if os.path.isdir(folder) else [])):
+
+    def busy(n: str) -> bool:  # a temporary file or a writer's lock (not the writers' kept ratio)
+        return n.startswith(".") and n != ".lock-rate"
+
+    while any(busy(n) for n in (os.listdir(folder) if os.path.isdir(folder) else [])):
         if time.perf_counter() - t0 > 1800:
             return
         time.sleep(0.2)
@@ -123,7 +127,9 @@ def main() -> None:
                 _wait_for_entry(folder)
                 _settle(folder)
                 got[name]["lone"].append((wall, cpu))
-                shutil.rmtree(folder, ignore_errors=True)
+                for n in os.listdir(folder):  # an empty cache again, but for the writers' kept ratio
+                    if n != ".lock-rate":
+                        os.unlink(os.path.join(folder, n))
                 _run(tree, args, env)  # A: its writer starts before it exits
                 t_a = time.perf_counter()
                 wall_b, cpu_b, err_b = _run(tree, args, env)
