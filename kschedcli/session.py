@@ -586,9 +586,11 @@ class Session:
         return explanation.result.suggestions or []
 
     def _suggest(self, explanation: Explanation, n: int, seed: int | None) -> None:
+        if not n or explanation.result.schedulable:  # a pod that fits needs no fix (nor their module)
+            return
         from .whatif.fixes.model import needs_fixing
 
-        if n and needs_fixing(explanation.result):
+        if needs_fixing(explanation.result):
             from .whatif.fixes.search import find_fixes
 
             w = explanation.world

@@ -8,7 +8,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import InputError
-from ..loader import parse_documents, read_text
 from .extenders import ExtenderConfig, ignored_resources, parse_extenders
 from .versions import REFERENCE, Release
 
@@ -311,6 +310,8 @@ def default_config(registry, release: Release = REFERENCE) -> SchedulerConfig:
 def load_config(path: str | None, registry, release: Release = REFERENCE) -> SchedulerConfig:
     if not path:
         return default_config(registry, release)
+    from ..loader import parse_documents, read_text  # a --config file alone needs the loader here
+
     docs = parse_documents(read_text(path), path, as_kubectl=True)
     if len(docs) != 1 or not isinstance(docs[0], dict):
         raise InputError("expected one KubeSchedulerConfiguration document", source=path)

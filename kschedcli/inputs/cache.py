@@ -42,10 +42,13 @@ import pickle
 import stat
 import struct
 import sys
+import time
 from _operator import _compare_digest as compare_digest  # hmac.compare_digest, without hmac's imports
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from . import cache_lock
 
 try:  # the blake2 module alone: hashlib would load OpenSSL's bindings into every explain
     from _blake2 import blake2b
@@ -62,6 +65,7 @@ _SAMPLE_BLOCKS = 64
 _SAMPLE_BLOCK = 4096
 _DEFAULT_MAX_MB = 2048
 _SECRET_SIZE = 32
+_POLL_SECONDS = 0.02  # how often a command waiting for a background writer looks for the entry
 
 # entries and the key file: opened without following a symbolic link, without waiting for a FIFO's writer
 _OPEN_READ = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
@@ -553,7 +557,7 @@ def _evict(dfd: int, limit: int, keep: str | None = None) -> int:
 
 
 def clear() -> tuple[int, int]:
-    """Remove every entry (and leftover temporary files; symbolic links themselves, not what they
+    """Remove every entry (and leftover temporary files and writer locks; symbolic links themselves, not what they
     point to): (entries removed, bytes freed)."""
     n = freed = 0
     try:
@@ -563,7 +567,10 @@ def clear() -> tuple[int, int]:
     try:
         with os.scandir(dfd) as it:
             for e in it:
-                if e.name.endswith(_SUFFIX):
+                lock = e.name.startswith(cache_lock.LOCK_PREFIX) or (
+                    e.name.startswith(".tmp-") and e.name.endswith(".lock")
+                )
+                if e.name.endswith(_SUFFIX) or lock:
                     try:
                         st = e.stat(follow_symlinks=False)
                         if stat.S_ISDIR(st.st_mode):
@@ -571,7 +578,7 @@ def clear() -> tuple[int, int]:
                         os.unlink(e.name, dir_fd=dfd)
                     except OSError:
                         continue
-                    if not e.name.startswith(".tmp-"):
+                    if not e.name.startswith(".tmp-") and not lock:
                         n += 1
                     freed += st.st_size if stat.S_ISREG(st.st_mode) else 0
     except OSError:
@@ -581,8 +588,44 @@ def clear() -> tuple[int, int]:
     return n, freed
 
 
-def _prepare_and_write(cache: _Cache, key: bytes, obj: Any, prepare: Callable[[Any], Any] | None, limit: int) -> None:
-    _write(cache, key, prepare(obj) if prepare is not None else obj, limit)
+def _prepare_and_write(
+    cache: _Cache, key: bytes, obj: Any, prepare: Callable[[Any], Any] | None, limit: int, parse_seconds: float = 0.0
+) -> None:
+    """The entry written under the key's writer lock (cache_lock): not at all when a live writer
+    already holds it (the entry is on its way)."""
+    lock = cache_lock.lock_name(_entry_name(key))
+    if not cache_lock.take(cache.dir_fd, lock, parse_seconds):
+        return
+    wrote = False
+    try:
+        wrote = _write(cache, key, prepare(obj) if prepare is not None else obj, limit) is not None
+    finally:
+        cache_lock.release(cache.dir_fd, lock, wrote)
+
+
+def _await_writer(cache: _Cache, key: bytes) -> Any | None:
+    """No entry: when a live background writer is writing it and should be done before a parse
+    would be, wait for it (at most as long as its command's parse took; not past the writer's
+    end) and read it (its MAC checked as any entry's). None: parse."""
+    name = _entry_name(key)
+    lock = cache_lock.lock_name(name)
+    held = cache_lock.read(cache.dir_fd, lock)
+    if held is None:
+        return None
+    wait = cache_lock.expected_wait(held, time.time())
+    if wait is None:
+        return None
+    deadline = time.monotonic() + wait
+    while time.monotonic() < deadline:
+        time.sleep(_POLL_SECONDS)
+        with contextlib.suppress(OSError):
+            os.stat(name, dir_fd=cache.dir_fd, follow_symlinks=False)
+            return _read(cache, key)  # there: whatever it holds, read as any entry (a bad one: parse)
+        now_held = cache_lock.read(cache.dir_fd, lock)
+        if now_held is None or now_held.pid != held.pid or not cache_lock.alive(held.pid):
+            # the writer is done (the entry may have landed just now) or gone
+            return _read(cache, key)
+    return None
 
 
 def _yield_to_commands() -> None:
@@ -600,19 +643,21 @@ def _yield_to_commands() -> None:
             libc.syscall(ioprio_set, 1, 0, 3 << 13)  # IOPRIO_WHO_PROCESS, this process, IOPRIO_CLASS_IDLE
 
 
-def _write_in_background(cache: _Cache, key: bytes, obj: Any, prepare: Callable[[Any], Any] | None, limit: int) -> None:
+def _write_in_background(
+    cache: _Cache, key: bytes, obj: Any, prepare: Callable[[Any], Any] | None, limit: int, parse_seconds: float = 0.0
+) -> None:
     """prepare(obj) (what the entry holds besides the parsed object) and the entry written in a
     forked grandchild (the parent waits only for the child, which forks and exits at once: no
     zombie is left behind). Without fork, written here."""
     if not hasattr(os, "fork"):
-        _prepare_and_write(cache, key, obj, prepare, limit)
+        _prepare_and_write(cache, key, obj, prepare, limit, parse_seconds)
         return
     sys.stdout.flush()
     sys.stderr.flush()
     try:
         pid = os.fork()
     except OSError:
-        _prepare_and_write(cache, key, obj, prepare, limit)
+        _prepare_and_write(cache, key, obj, prepare, limit, parse_seconds)
         return
     if pid:
         os.waitpid(pid, 0)
@@ -629,7 +674,7 @@ def _write_in_background(cache: _Cache, key: bytes, obj: Any, prepare: Callable[
             os.close(devnull)
             _yield_to_commands()
             try:
-                _prepare_and_write(cache, key, obj, prepare, limit)
+                _prepare_and_write(cache, key, obj, prepare, limit, parse_seconds)
             except BaseException:  # noqa: BLE001 - the cache never fails a command
                 code = 1
     except BaseException:  # noqa: BLE001
@@ -661,13 +706,17 @@ def cached(
         return load(paths), False
     try:
         hit = _read(cache, key)
+        if hit is None:
+            hit = _await_writer(cache, key)
         if hit is not None:
             return hit, True
+        t0 = time.monotonic()
         obj = load(paths)
+        parse_seconds = time.monotonic() - t0
         if background:
-            _write_in_background(cache, key, obj, prepare, limit)
+            _write_in_background(cache, key, obj, prepare, limit, parse_seconds)
         else:
-            _prepare_and_write(cache, key, obj, prepare, limit)
+            _prepare_and_write(cache, key, obj, prepare, limit, parse_seconds)
         return obj, False
     finally:
         cache.close()

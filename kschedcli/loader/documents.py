@@ -10,15 +10,14 @@ import os
 import re
 from collections.abc import Callable, Iterator
 
-import yaml
-
 from .. import progress
 from ..errors import InputError
-from . import workers
 from .json_stream import NotStreamable, json_file_reader, stream_json
 from .objects import Location, Transform, is_list, no_gc, transform_doc, where
 from .sources import MAX_USER_FILE_BYTES, decode_utf8, file_size, is_stream, open_error, read_bytes
-from .yaml_reader import yaml_docs, yaml_error
+
+# PyYAML (with the YAML reader) and the worker processes' machinery are imported when a file needs
+# them: a JSON pod file and a snapshot from the cache (ksched explain again) pay for neither
 
 
 class _NotJSON(ValueError):
@@ -98,6 +97,10 @@ def _json_limits(source: str) -> Iterator[None]:
 
 
 def _yaml_documents(text: str, source: str, go: bool) -> list:
+    import yaml
+
+    from .yaml_reader import yaml_docs, yaml_error
+
     try:
         return [d for d in yaml_docs(text, go=go) if d is not None]
     except yaml.YAMLError as e:
@@ -171,6 +174,8 @@ def _load_documents(
             if f is not None:
 
                 def split_items(offset: int, pattern: bytes, sep_len: int):
+                    from . import workers
+
                     return workers.json_parallel(path, size, offset, pattern, sep_len, transform, task, on_items)
 
                 split, seek = split_items, f.seek
@@ -196,6 +201,8 @@ def _load_documents(
                 pass  # YAML is a superset of JSON; let the YAML parser report where it breaks
         else:
             if data is None:
+                from . import workers
+
                 # workers read their pieces from the file: nothing large exists here when they fork
                 docs = workers.yaml_parallel(path, size, transform, task, on_items)
                 if docs is not None:
@@ -203,6 +210,10 @@ def _load_documents(
                 data = read_bytes(path)
             text = decode_utf8(data, path)
         del data
+        import yaml
+
+        from .yaml_reader import yaml_docs, yaml_error
+
         try:
             docs = [
                 transform_doc(d, transform) for d in yaml_docs(text, task, size / max(1, len(text))) if d is not None

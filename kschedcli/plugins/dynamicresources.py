@@ -15,9 +15,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..config.argsvalidation import parse_go_duration
-from ..dra.allocator import STEPS_PER_SECOND, UNTIMED_STEPS, AllocationError, AllocationTimeout, Allocator
-from ..dra.explain import MAX_NODES, claim_summary, explain_node
-from ..dra.tracker import Claim, Result, Tracker
 from ..framework.interface import (
     BatchFilterPlugin,
     BindObserver,
@@ -40,6 +37,8 @@ if TYPE_CHECKING:
     from ..api.model import Pod
     from ..backend.snapshot import NodeInfo
     from ..config.versions import Release
+    from ..dra.allocator import AllocationTimeout, Allocator
+    from ..dra.tracker import Claim, Result, Tracker
     from ..framework.cycle_state import CycleState
     from ..framework.result import CycleResult
     from ..framework.runtime import Handle, NodeStatuses
@@ -108,12 +107,20 @@ class DynamicResources(
         # and v1.33: no timeout): counted in allocator steps (kschedcli.dra.allocator)
         timeout = parse_go_duration((args or {}).get("filterTimeout") or "0s") or 0
         self.timed = handle.release.gate("DRASchedulerFilterTimeout") and timeout > 0
-        self.step_budget = max(1, timeout * STEPS_PER_SECOND // 1_000_000_000) if self.timed else UNTIMED_STEPS
+        self._timeout = timeout
+
+    @property
+    def step_budget(self) -> int:
+        from ..dra.allocator import STEPS_PER_SECOND, UNTIMED_STEPS
+
+        return max(1, self._timeout * STEPS_PER_SECOND // 1_000_000_000) if self.timed else UNTIMED_STEPS
 
     @property
     def tracker(self) -> Tracker:
         """The run's claims, classes and slices, read from the cluster when first needed."""
         if self._tracker is None:
+            from ..dra.tracker import Tracker  # the DRA engine: imported when a pod has claims
+
             self._tracker = Tracker(self.handle.cluster)
         return self._tracker
 
@@ -194,6 +201,8 @@ class DynamicResources(
             st = self._check_requests(claim)
             if st is not None:
                 return None, st
+        from ..dra.allocator import Allocator
+
         allocator = Allocator(self.tracker, to_allocate, self.step_budget) if to_allocate else None
         state.write(_KEY, _ClaimsState(claims, selectors, allocator))
         return None, None
@@ -235,6 +244,8 @@ class DynamicResources(
             return error(str(e))
         if not s.claims:
             return None
+        from ..dra.allocator import AllocationError, AllocationTimeout
+
         node = node_info.node
         unavailable = [i for i, sel in s.selectors.items() if not sel.matches(node.labels, node.name)]
         if s.allocator is not None:
@@ -273,6 +284,8 @@ class DynamicResources(
         allocator = s.allocator
         if allocator is None:
             return [None] * len(nodes)
+        from ..dra.allocator import AllocationError, AllocationTimeout
+
         # one verdict per node signature (alike nodes), then the column
         signatures = self.tracker.node_signatures(nodes)
         verdicts: dict[int, Status | None] = {}
@@ -341,6 +354,8 @@ class DynamicResources(
         to_allocate = [c for c in claims if c.allocation is None]
         found: dict[tuple[str, str], tuple[list[Result], dict | None]] = {}
         if to_allocate:
+            from ..dra.allocator import AllocationError, AllocationTimeout, Allocator
+
             try:
                 allocations = Allocator(self.tracker, to_allocate, self.step_budget).allocate(ni.node)
             except (AllocationError, AllocationTimeout):
@@ -357,6 +372,8 @@ class DynamicResources(
         s = state.get(_KEY)
         if s is None or not s.claims:
             return None
+        from ..dra.explain import MAX_NODES, claim_summary, explain_node
+
         out: dict = {"claims": [claim_summary(c) for c in s.claims]}
         if s.allocator is None or result.filters is None:
             return out
@@ -399,6 +416,8 @@ class DynamicResources(
         """The devices the allocator takes on a node that passed its Filter (for the explanation)."""
         if s.allocator is None or (st is not None and not st.is_success()):
             return None
+        from ..dra.allocator import AllocationError
+
         try:
             return s.allocator.allocate(node)
         except AllocationError:

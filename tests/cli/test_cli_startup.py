@@ -199,3 +199,35 @@ def test_a_mistyped_command_is_still_told_apart_from_the_others():
         timeout=120,
     )
     assert r.returncode == 2 and "Did you mean 'explain'?" in r.stderr, r.stderr
+
+
+def test_explain_of_a_json_pod_from_the_cache_loads_no_yaml_dra_or_fixes(tmp_path):
+    # issue 35: `ksched explain POD.json -c SNAPSHOT` again (the snapshot from the cache) reads no
+    # YAML, runs no worker process, allocates no device and looks for no fix for a pod that fits
+    import json as _json
+
+    import yaml
+
+    pod = tmp_path / "web.json"
+    pod.write_text(_json.dumps(yaml.safe_load((ROOT / "fixtures/pods/web.yaml").read_text())))
+    args = ("-v", "explain", str(pod), "-c", "fixtures/small-cluster.yaml")
+    env = {"KSCHED_CACHE_DIR": str(tmp_path / "cache"), "KSCHED_CACHE_KEY_FILE": str(tmp_path / "key")}
+    run_probe(args, env)  # parses and writes the entry
+    for _ in range(600):
+        if any(p.name.endswith(".cluster") and not p.name.startswith(".") for p in (tmp_path / "cache").iterdir()):
+            break
+        import time
+
+        time.sleep(0.05)
+    r, mods = run_probe(args, env)
+    assert "from the cache" in r.stderr and "kschedcli.render.terminal.explain" in mods
+    unused = (
+        "yaml",
+        "kschedcli.loader.yaml_reader",
+        "kschedcli.loader.workers",
+        "kschedcli.dra.allocator",
+        "kschedcli.dra.cel",
+        "kschedcli.dra.tracker",
+        "kschedcli.whatif.fixes",
+    )
+    assert loaded_under(mods, unused) == set()

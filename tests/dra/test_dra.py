@@ -370,9 +370,9 @@ def test_a_search_past_filter_timeout_is_unschedulable_as_kube_scheduler_reports
 
 
 def test_without_filter_timeout_ksched_stops_and_says_so(monkeypatch):
-    from kschedcli.plugins import dynamicresources
+    from kschedcli.dra import allocator  # the plugin reads its budget there (imported with the first claim)
 
-    monkeypatch.setattr(dynamicresources, "UNTIMED_STEPS", 500)
+    monkeypatch.setattr(allocator, "UNTIMED_STEPS", 500)
     s = dra_scheduler([node("n1")], _endless_search_objects(), _with_args({"filterTimeout": "0s"}))
     r = s.schedule(claim_pod("p", "endless"))
     code, reasons = dra_status(r, "n1")
