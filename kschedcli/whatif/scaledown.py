@@ -172,10 +172,7 @@ def scale_down(
             v.reason, v.blocking_pod = f"blocked by pod {blocking}: {why}", blocking
             continue
         # the node's pods off it, the node tainted out of reach: its pods placed elsewhere
-        trial_nodes = [n for n in sim.nodes if n.name != v.node]
-        trial_pods = [p for p in sim.pods if p.node_name != v.node]
-        trial = Simulation(cluster, config, trial_nodes, trial_pods)
-        trial.cursor = sim.cursor
+        trial = sim.without_node(v.node)
         moves = []
         for p in move:
             c = _copy_pod(p)
