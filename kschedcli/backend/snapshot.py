@@ -295,6 +295,7 @@ class Snapshot:
         self._build_image_states()
         self._borrowed: set[int] = set()  # NodeInfos shared with the snapshot this was derived from
         self.derived_from: Snapshot | None = None
+        self.removed_positions: builtins.list[int] = []  # without_nodes: those gone from derived_from
         self.copies: dict[int, NodeInfo] = {}
         self._init_indexes()
 
@@ -370,6 +371,7 @@ class Snapshot:
         new._pods_by_namespace = by_ns
         new.generation = _next_generation()
         new.derived_from = self
+        new.removed_positions = []
         new.copies = {}  # position -> the NodeInfo its own is a copy of (same node and pods)
         for i, states in new._derived_image_states(self):
             ni = new.node_infos[i]
@@ -383,13 +385,18 @@ class Snapshot:
         new._init_indexes()
         return new
 
-    def without_nodes(self, removed: Container[str]) -> Snapshot:
+    def without_nodes(self, removed: Container[str], images: bool = True) -> Snapshot:
         """`derive` of this snapshot's nodes less those named in `removed`, with every pod but
         theirs, in work proportional to what the removed nodes held (their pods' namespaces,
         their images), not to the cluster: for `ksched sweep`, one derived snapshot per scenario.
         Every kept NodeInfo is shared (borrowed: copied before a bind or eviction); a node whose
         image states change (a removed node listed one of its images) gets a shallow copy holding
-        the new states, borrowed too. This snapshot must not have been bound to or evicted from."""
+        the new states, borrowed too. This snapshot must not be bound to or evicted from while the
+        new one is in use (they share NodeInfos). `images=False` keeps the kept nodes' image
+        states as they were (one node too many for the removed node's images): for callers that
+        only filter (cluster-autoscaler's removal simulation), ImageLocality, a score plugin,
+        being their only reader. `removed_positions` records where the removed nodes were here,
+        so that the plugins' indexes over this snapshot carry over (interpodaffinity/index.py)."""
         gone_pods: set[int] = set()
         gone_positions: list[int] = []
         for i, ni in enumerate(self.node_infos):
@@ -409,11 +416,12 @@ class Snapshot:
         }
         new.generation = _next_generation()
         new.derived_from = self
+        new.removed_positions = gone_positions
         new.copies = {}
         # image states: only the names a removed node lists count differently (one node fewer
         # each, the size that of the first node left listing it)
         names: set[str] = set()
-        for i in gone_positions:
+        for i in gone_positions if images else ():
             for listed, _ in self.node_infos[i].node.images:
                 names.update(listed)
         if names:
@@ -692,6 +700,7 @@ class Snapshot:
                     held = next((o.image_states[name] for o in self.node_infos if name in o.image_states), None)
                     counts[name] = (held[0], held[1] + 1) if held is not None else (size, 1)
         ni.image_states = counts
+        self.__dict__.pop("_holders", None)  # image name -> positions: built again when asked
         i = len(self.node_infos)
         self.node_infos.append(ni)
         self.by_name[node.name] = ni

@@ -340,14 +340,16 @@ class Simulation:
         fork's snapshot is this one's less that node (Snapshot.without_nodes), every other
         NodeInfo shared until the fork binds to it, so that trying a node's removal costs that
         node and the pods moved, not a rebuild of the cluster. This simulation is unchanged (and
-        must not bind while the fork is in use: they share NodeInfos)."""
+        must not bind while the fork is in use: they share NodeInfos). The kept nodes' image
+        states are not recounted: the hints simulator runs filters only, and only ImageLocality,
+        a score plugin, reads them."""
         s = Simulation(
             self.base,
             self.config,
             [n for n in self.nodes if n.name != name],
             [p for p in self.pods if p.node_name != name],
         )
-        s._ready = self.scheduler.snapshot.without_nodes({name})
+        s._ready = self.scheduler.snapshot.without_nodes({name}, images=False)
         s.cursor = self.cursor
         return s
 

@@ -9,6 +9,7 @@ other change are picked up at the next cycle by re-reading only the nodes that c
 
 from __future__ import annotations
 
+import bisect
 import weakref
 from collections import Counter, deque
 from itertools import repeat
@@ -72,9 +73,12 @@ class _NodeTracker:
 
     def seeded(self, snapshot):
         """This tracker's state carried over to `snapshot` (derived from this one's, Snapshot.derive):
-        only the positions whose NodeInfo differs are read again. None when nodes were removed."""
-        extra = len(snapshot.node_infos) - len(self.objs)
-        if extra < 0:
+        only the positions whose NodeInfo differs are read again. For a snapshot made by
+        Snapshot.without_nodes, the removed nodes' contributions are taken back and the positions
+        after them shifted down. None when nodes were removed otherwise."""
+        removed = getattr(snapshot, "removed_positions", None) or []
+        extra = len(snapshot.node_infos) - len(self.objs) + len(removed)
+        if extra < 0 or (removed and extra):
             return None
         c = type(self).__new__(type(self))
         c.snapshot = snapshot
@@ -83,6 +87,13 @@ class _NodeTracker:
         c.gens = self.gens + [None] * extra
         c.seen = -1
         c._copy_state(self, extra)
+        if removed:
+            for i in removed:
+                c._take_back(i)
+            gone = set(removed)
+            c.objs = [o for i, o in enumerate(c.objs) if i not in gone]
+            c.gens = [g for i, g in enumerate(c.gens) if i not in gone]
+            c._shift(removed)
         # a copy made for new image states holds the same node and pods: nothing to read again
         nis = snapshot.node_infos
         for i, orig in getattr(snapshot, "copies", {}).items():
@@ -91,6 +102,15 @@ class _NodeTracker:
         return c
 
     def _copy_state(self, other, extra: int) -> None:
+        raise NotImplementedError
+
+    def _take_back(self, i: int) -> None:
+        """The contribution of the node at position i (as last read) taken back: it is gone."""
+        raise NotImplementedError
+
+    def _shift(self, removed: list[int]) -> None:
+        """Positions renumbered for the removed ones (sorted) gone: a later one moves down by the
+        number of removed positions before it; the per-position lists lose the removed entries."""
         raise NotImplementedError
 
     def _grow(self, extra: int) -> None:
@@ -139,6 +159,23 @@ class PodLabelIndex(_NodeTracker):
 
     def _grow(self, extra: int) -> None:
         self.keys.extend([frozenset()] * extra)
+
+    def _take_back(self, i: int) -> None:
+        index = self.index
+        for kv in self.keys[i]:
+            s = index[kv]
+            s.discard(i)
+            if not s:
+                del index[kv]
+        self.keys[i] = frozenset()
+
+    def _shift(self, removed: list[int]) -> None:
+        gone = set(removed)
+        self.keys = [k for i, k in enumerate(self.keys) if i not in gone]
+        first = removed[0]
+        for kv, held in self.index.items():
+            if max(held) > first:
+                self.index[kv] = {i - bisect.bisect_left(removed, i) for i in held}
 
     def _reindex(self, i: int, ni) -> None:
         pairs: set[tuple[str, str]] = set()
@@ -316,6 +353,22 @@ class ExistingTermsIndex(_NodeTracker):
 
     def _grow(self, extra: int) -> None:
         self.contribs.extend([None] * extra)
+
+    def _take_back(self, i: int) -> None:
+        old = self.contribs[i]
+        if old is _IN_POSITIONS:
+            self._add(i, self.objs[i].node.labels, self._groups_at(i), -1)
+        elif old is not None:
+            self._add(i, old[0], old[1], -1)
+        self.contribs[i] = None
+
+    def _shift(self, removed: list[int]) -> None:
+        gone = set(removed)
+        self.contribs = [x for i, x in enumerate(self.contribs) if i not in gone]
+        first = removed[0]
+        for et, held in self.positions.items():
+            if max(held) > first:
+                self.positions[et] = {i - bisect.bisect_left(removed, i): m for i, m in held.items()}
 
     def adopt(self, snapshot) -> None:
         """Take this index up again for `snapshot`, the one it was built over (built ahead and stored
