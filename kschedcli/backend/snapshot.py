@@ -685,16 +685,17 @@ class Snapshot:
         self.generation = _next_generation()
         return True
 
-    def add_node(self, node: Node, pods: Sequence[Pod]) -> NodeInfo:
+    def add_node(self, node: Node, pods: Sequence[Pod], images: bool = True) -> NodeInfo:
         """Append a node with its pods (bound to it already) in place: what cluster-autoscaler's
         cluster snapshot does when its estimator adds a template node. Costs the new node and its
         pods, not a rebuild: the indexes and columns kept are extended (the node-tracking indexes
         of the plugins grow on their next refresh). The new node's image states count it with the
-        nodes before it; the other nodes' states are not recounted (only scoring reads them)."""
+        nodes before it; the other nodes' states are not recounted (only scoring reads them).
+        `images=False` leaves the new node's image states empty (for callers that only filter)."""
         ni = NodeInfo(node)
         ni.add_pods(builtins.list(pods))
         counts: dict[str, tuple[int, int]] = {}
-        for names, size in node.images:
+        for names, size in node.images if images else ():
             for name in names:
                 if name not in counts:
                     held = next((o.image_states[name] for o in self.node_infos if name in o.image_states), None)

@@ -335,21 +335,24 @@ class Simulation:
             self._scheduler = Scheduler(c, self.config, snapshot)
         return self._scheduler
 
-    def without_node(self, name: str) -> Simulation:
-        """A fork with the node and every pod on it gone (ClusterSnapshot.RemoveNodeInfo): the
-        fork's snapshot is this one's less that node (Snapshot.without_nodes), every other
-        NodeInfo shared until the fork binds to it, so that trying a node's removal costs that
-        node and the pods moved, not a rebuild of the cluster. This simulation is unchanged (and
-        must not bind while the fork is in use: they share NodeInfos). The kept nodes' image
-        states are not recounted: the hints simulator runs filters only, and only ImageLocality,
-        a score plugin, reads them."""
+    def without_node(self, name: str, ghost: Node | None = None) -> Simulation:
+        """A fork with the node and every pod on it gone (ClusterSnapshot.RemoveNodeInfo), and
+        `ghost`, when given, added at the end with no pod (AddNodeInfo): the fork's snapshot is
+        this one's less that node (Snapshot.without_nodes), every other NodeInfo shared until the
+        fork binds to it, so that trying a node's removal costs that node and the pods moved, not
+        a rebuild of the cluster. This simulation is unchanged (and must not bind while the fork
+        is in use: they share NodeInfos). Image states are not recounted, nor worked out for the
+        ghost: the hints simulator runs filters only, and only ImageLocality, a score plugin,
+        reads them."""
         s = Simulation(
             self.base,
             self.config,
-            [n for n in self.nodes if n.name != name],
+            [n for n in self.nodes if n.name != name] + ([ghost] if ghost is not None else []),
             [p for p in self.pods if p.node_name != name],
         )
         s._ready = self.scheduler.snapshot.without_nodes({name}, images=False)
+        if ghost is not None:
+            s._ready.add_node(ghost, [], images=False)
         s.cursor = self.cursor
         return s
 

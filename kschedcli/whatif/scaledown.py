@@ -1,6 +1,6 @@
 """cluster-autoscaler's scale-down, simulated offline: `ksched scale-down`.
 
-Reimplemented from cluster-autoscaler v1.34 (core/scaledown/planner, core/scaledown/eligibility,
+Reimplemented from cluster-autoscaler v1.34.5 (core/scaledown/planner, core/scaledown/eligibility,
 simulator/cluster.go, simulator/drainability/rules, simulator/utilization): the nodes it would find
 unneeded, and why each other node stays.
 
@@ -16,7 +16,9 @@ unneeded, and why each other node stays.
    rules.Default's order: mirror, long-terminating, daemonset, safe-to-evict, terminal,
    replicated, system, not-safe-to-evict, local storage, pdb; pods_to_move); then each pod to
    move, in the node's order, placed on another node still in the cluster (filters only,
-   round-robin); the first that fits nowhere keeps the node. A removable node leaves the cluster
+   round-robin), the node itself replaced meanwhile by a pod-less copy tainted
+   ToBeDeletedByClusterAutoscaler (v1.34.4 on: it still counts as a topology domain); the first
+   that fits nowhere keeps the node. A removable node leaves the cluster
    with its pods moved, before the next node is tried (canPersist); its budgets' disruptions are
    spent (a node whose pods take more than a budget allows is still removable: the planner marks
    it risky);
@@ -44,6 +46,7 @@ SCALE_DOWN_DISABLED = "cluster-autoscaler.kubernetes.io/scale-down-disabled"
 SAFE_TO_EVICT = "cluster-autoscaler.kubernetes.io/safe-to-evict"
 SAFE_TO_EVICT_LOCAL_VOLUMES = "cluster-autoscaler.kubernetes.io/safe-to-evict-local-volumes"
 MIRROR = "kubernetes.io/config.mirror"
+TO_BE_DELETED = "ToBeDeletedByClusterAutoscaler"
 DEFAULT_THRESHOLD = 0.5  # --scale-down-utilization-threshold and --scale-down-gpu-utilization-threshold
 
 
@@ -136,6 +139,15 @@ def _local_storage(pod: Pod) -> bool:
     return False
 
 
+def _ghost(node: Node) -> Node:
+    """replaceWithTaintedGhostNode's copy of the node: its object with the ToBeDeleted taint
+    added (cluster-autoscaler's value is the time in Unix seconds; ksched has no clock: "0")."""
+    spec = node.raw.get("spec") if isinstance(node.raw.get("spec"), dict) else {}
+    taints = [t for t in spec.get("taints") or []]
+    taints.append({"key": TO_BE_DELETED, "value": "0", "effect": "NoSchedule"})
+    return Node({**node.raw, "spec": {**spec, "taints": taints}})
+
+
 def pods_to_move(pods: list[Pod], budgets: list[Budget]) -> tuple[list[Pod], str | None, str | None]:
     """GetPodsToMove with the default drainability rules (rules.Default), in their order, the
     first with an outcome deciding: mirror (skipped), long-terminating (skipped: a pod being
@@ -199,6 +211,7 @@ def scale_down(
         else:
             candidates.append(v)
     budgets = budgets_of(cluster)
+    by_name = {n.name: n for n in nodes}
     sim = Simulation(cluster, config, list(nodes), list(cluster.pods))
     for v in candidates:
         # the node's pods as the simulation has them: with those moved there by earlier removals
@@ -207,18 +220,22 @@ def scale_down(
             v.reason, v.blocking_pod = f"blocked by pod {blocking}: {why}", blocking
             continue
         # the node's pods off it, the node tainted out of reach: its pods placed elsewhere
-        trial = sim.without_node(v.node)
+        # findPlaceFor (v1.34.4 on): the node's pods off it, the node replaced by a pod-less copy
+        # tainted ToBeDeletedByClusterAutoscaler:NoSchedule at the end of the node list (it still
+        # counts as a topology domain), never a destination; removed for good once all moved
+        trial = sim.without_node(v.node, ghost=_ghost(by_name[v.node]))
+        not_it = v.node.__ne__
         moves = []
         for p in move:
             c = _copy_pod(p)
-            dest = trial.place_any(c)
+            dest = trial.place_any(c, matches=not_it)
             if dest is None:
                 v.reason = f"no place to move pod {p.key}"
                 break
             moves.append((p.key, dest))
         else:
             v.removable, v.moves = True, moves
-            sim = trial
+            sim = trial.without_node(v.node)
             for b in budgets:
                 b.allowed -= sum(1 for p in move if b.namespace == p.namespace and b.selector.matches(p.labels))
     # a node group's minimum size

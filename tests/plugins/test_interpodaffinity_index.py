@@ -165,7 +165,6 @@ def test_index_carried_to_a_derived_snapshot(seed):
     _check(snap)  # the first snapshot's index is its own
 
 
-
 @pytest.mark.parametrize("seed", range(20))
 def test_index_carried_to_a_snapshot_less_some_nodes(seed):
     """Snapshot.without_nodes (scale-down's removal trials, sweep's scenarios): the removed nodes'

@@ -16,12 +16,11 @@ ZONE = "topology.kubernetes.io/zone"
 POOL = "eks.amazonaws.com/nodegroup"
 
 
-def _rebuilt(self, name):
+def _rebuilt(self, name, ghost=None):
     """The removal trial as it was first written: a Simulation over the nodes and pods less the
-    node's, its scheduler (and snapshot) built from nothing."""
-    s = Simulation(
-        self.base, self.config, [n for n in self.nodes if n.name != name], [p for p in self.pods if p.node_name != name]
-    )
+    node's (and the ghost node after them), its scheduler (and snapshot) built from nothing."""
+    nodes = [n for n in self.nodes if n.name != name] + ([ghost] if ghost is not None else [])
+    s = Simulation(self.base, self.config, nodes, [p for p in self.pods if p.node_name != name])
     s.cursor = self.cursor
     return s
 
@@ -338,3 +337,35 @@ def test_cluster_go_moved_pods_go_with_a_later_removal(tmp_path):
     assert v["n-a"]["moves"] == [{"pod": "default/a", "node": "n-b"}]
     assert v["n-b"]["reason"] == "no place to move pod default/a"
     assert d["removable"][0] == "n-a" and "n-b" not in d["removable"]
+
+
+def test_cluster_go_the_node_under_test_stays_as_a_tainted_ghost(tmp_path):
+    # simulator/cluster.go, replaceWithTaintedGhostNode (v1.34.4 on): the node under test is
+    # replaced by a pod-less copy tainted ToBeDeletedByClusterAutoscaler:NoSchedule, which
+    # PodTopologySpread (nodeTaintsPolicy Ignore) still counts as a domain: c, spread over
+    # zones with maxSkew 1, cannot leave zone c's only node (zone c would hold 0, zone a 2).
+    # The ghost is never a destination, even for a pod that tolerates every taint (t).
+    spread = {
+        "topologySpreadConstraints": [
+            {
+                "maxSkew": 1,
+                "topologyKey": ZONE,
+                "whenUnsatisfiable": "DoNotSchedule",
+                "labelSelector": {"matchLabels": {"app": "s"}},
+            }
+        ]
+    }
+    objs = [_node("n-1", "a", "4", "pool", []), _node("n-2", "b", "4", "pool", []), _node("n-3", "c", "4", "pool", [])]
+    objs += [_p("big-1", "n-1", cpu="2500m"), _p("big-2", "n-2", cpu="2500m")]
+    for name, node in (("a", "n-1"), ("b", "n-2"), ("c", "n-3")):
+        pod = _p(name, node, labels={"app": "s"})
+        pod["spec"].update(spread)
+        objs.append(pod)
+    d, v = _verdicts(tmp_path, objs)
+    assert v["n-3"]["reason"] == "no place to move pod default/c"
+    assert d["removable"] == []
+    # a pod tolerating every taint, and room nowhere but on the ghost
+    objs = [_n("n-1"), _n("n-2"), _p("full", "n-1", cpu="3900m"), _p("t", "n-2", cpu="1")]
+    objs[-1]["spec"]["tolerations"] = [{"operator": "Exists"}]
+    _, v = _verdicts(tmp_path, objs)
+    assert v["n-2"]["reason"] == "no place to move pod default/t"

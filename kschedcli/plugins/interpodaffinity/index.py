@@ -75,10 +75,11 @@ class _NodeTracker:
         """This tracker's state carried over to `snapshot` (derived from this one's, Snapshot.derive):
         only the positions whose NodeInfo differs are read again. For a snapshot made by
         Snapshot.without_nodes, the removed nodes' contributions are taken back and the positions
-        after them shifted down. None when nodes were removed otherwise."""
+        after them shifted down (nodes appended since come after). None when nodes were removed
+        otherwise."""
         removed = getattr(snapshot, "removed_positions", None) or []
         extra = len(snapshot.node_infos) - len(self.objs) + len(removed)
-        if extra < 0 or (removed and extra):
+        if extra < 0:
             return None
         c = type(self).__new__(type(self))
         c.snapshot = snapshot
