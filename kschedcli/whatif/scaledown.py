@@ -9,7 +9,7 @@ unneeded, and why each other node stays.
    stays; its utilization (simulator/utilization/info.go) is the larger of its pods' cpu and
    memory requests over its allocatable (a GPU node's: GPU requests over allocatable GPUs),
    DaemonSet and mirror pods counted, pods being deleted not (the defaults); a node without cpu or
-   memory allocatable stays (Calculate errs); at or above the threshold (0.5 by default), it stays;
+   memory allocatable stays (Calculate errs); above the threshold (0.5 by default), it stays;
 2. the removal simulation (simulator/cluster.go, SimulateNodeRemoval), per eligible node in turn:
    its pods as the simulation holds them then (with those moved there by earlier removals),
    sorted by the drainability rules (simulator/drain.go, simulator/drainability/rules, in
@@ -205,9 +205,8 @@ def scale_down(
             v.reason = "in no node group (not autoscaled)"
         elif util is None:
             v.reason = f"utilization unknown: {failed}"
-        elif util >= threshold:
-            where = "above" if util > threshold else "at"
-            v.reason = f"{where} the {threshold:.0%} utilization threshold"
+        elif util > threshold:  # v1.34.5: at the threshold is underutilized (v1.34.0: not)
+            v.reason = f"above the {threshold:.0%} utilization threshold"
         else:
             candidates.append(v)
     budgets = budgets_of(cluster)

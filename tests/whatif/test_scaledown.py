@@ -188,15 +188,17 @@ def _verdicts(tmp_path, objs, threshold=0.5):
     return d, {n["node"]: n for n in d["nodes"]}
 
 
-def test_eligibility_go_threshold_is_exclusive_and_annotation_keeps_a_node(tmp_path):
-    # eligibility.go: a node is underutilized only when its utilization is below the threshold
-    # (`utilInfo.Utilization >= threshold` keeps it); scale-down-disabled=true keeps it
-    objs = [_n("n-1"), _n("n-2"), _n("n-3"), _p("half", "n-1", cpu="2"), _p("a", "n-3", cpu="100m")]
+def test_eligibility_go_at_the_threshold_is_underutilized_and_annotation_keeps_a_node(tmp_path):
+    # eligibility.go (v1.34.5, isNodeAtOrBelowUtilizationThreshold): a node is kept only when its
+    # utilization is above the threshold; scale-down-disabled=true keeps it
+    objs = [_n("n-1"), _n("n-2"), _n("n-3"), _n("n-4"), _p("half", "n-1", cpu="2"), _p("a", "n-3", cpu="100m")]
+    objs += [_p("over", "n-4", cpu="2001m")]
     objs[1]["metadata"]["annotations"] = {"cluster-autoscaler.kubernetes.io/scale-down-disabled": "true"}
     d, v = _verdicts(tmp_path, objs)
-    assert v["n-1"]["utilization"] == 0.5 and v["n-1"]["reason"] == "at the 50% utilization threshold"
+    assert v["n-1"]["utilization"] == 0.5 and v["n-1"]["moves"] == [{"pod": "default/half", "node": "n-2"}]
     assert "scale-down-disabled=true" in v["n-2"]["reason"]
-    assert d["removable"] == ["n-3"]
+    assert v["n-4"]["reason"] == "above the 50% utilization threshold"
+    assert d["removable"] == ["n-1", "n-3"]
 
 
 def test_utilization_info_go_counts_daemonsets_not_deleted_pods_and_needs_allocatable(tmp_path):
