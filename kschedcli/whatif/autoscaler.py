@@ -344,11 +344,13 @@ class Simulation:
         is in use: they share NodeInfos). Image states are not recounted, nor worked out for the
         ghost: the hints simulator runs filters only, and only ImageLocality, a score plugin,
         reads them."""
+        # the fork's `pods` lists only the pods bound to it: its snapshot, made here, holds the
+        # rest (a list of every pod less the node's would cost a pass over the cluster per trial)
         s = Simulation(
             self.base,
             self.config,
             [n for n in self.nodes if n.name != name] + ([ghost] if ghost is not None else []),
-            [p for p in self.pods if p.node_name != name],
+            [],
         )
         s._ready = self.scheduler.snapshot.without_nodes({name}, images=False)
         if ghost is not None:

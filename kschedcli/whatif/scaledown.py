@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 from ..api.model import Node, Pod
 from ..config.scheduler import SchedulerConfig
 from ..inputs.cluster import Cluster
+from ..plugins.interpodaffinity.index import carry_over
 from .autoscaler import GPU_RESOURCES, NodeGroup, Simulation, _copy_pod, _has_gpu
 from .drain import Budget, budgets_of
 
@@ -235,6 +236,10 @@ def scale_down(
         else:
             v.removable, v.moves = True, moves
             sim = trial.without_node(v.node)
+            # the plugins' indexes carried over from the trial's, then the trial let go
+            snapshot = sim.scheduler.snapshot
+            carry_over(snapshot)
+            snapshot.derived_from = None
             for b in budgets:
                 b.allowed -= sum(1 for p in move if b.namespace == p.namespace and b.selector.matches(p.labels))
     # a node group's minimum size

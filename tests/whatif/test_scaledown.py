@@ -20,7 +20,8 @@ def _rebuilt(self, name, ghost=None):
     """The removal trial as it was first written: a Simulation over the nodes and pods less the
     node's (and the ghost node after them), its scheduler (and snapshot) built from nothing."""
     nodes = [n for n in self.nodes if n.name != name] + ([ghost] if ghost is not None else [])
-    s = Simulation(self.base, self.config, nodes, [p for p in self.pods if p.node_name != name])
+    pods = [p for ni in self.scheduler.snapshot.node_infos if ni.node.name != name for p in ni.pods]
+    s = Simulation(self.base, self.config, nodes, pods)
     s.cursor = self.cursor
     return s
 

@@ -229,6 +229,8 @@ def _up_to_date(registry, cls, snapshot):
     if idx is None:
         parent = getattr(snapshot, "derived_from", None)
         parent_idx = registry.get(parent) if parent is not None else None
+        if parent_idx is None and parent is not None and _carried(registry, parent):
+            parent_idx = _up_to_date(registry, cls, parent)  # carried over a chain of derivations
         if parent_idx is not None:
             idx = parent_idx.seeded(snapshot)
         if idx is None:
@@ -236,6 +238,25 @@ def _up_to_date(registry, cls, snapshot):
         registry[snapshot] = idx
     idx.refresh()
     return idx
+
+
+def _carried(registry, snapshot) -> bool:
+    """Whether some snapshot `snapshot` derives from, directly or not, has its index."""
+    parent = getattr(snapshot, "derived_from", None)
+    while parent is not None:
+        if registry.get(parent) is not None:
+            return True
+        parent = getattr(parent, "derived_from", None)
+    return False
+
+
+def carry_over(snapshot) -> None:
+    """Bring the snapshot's indexes up to date from those of the snapshots it derives from, where
+    they have them: afterwards `snapshot.derived_from` may be cut (scale-down does, so that a
+    chain of removals does not keep every snapshot alive)."""
+    for registry, cls in ((_INDEXES, PodLabelIndex), (_TERM_INDEXES, ExistingTermsIndex)):
+        if registry.get(snapshot) is None and _carried(registry, snapshot):
+            _up_to_date(registry, cls, snapshot)
 
 
 def index_for(snapshot) -> PodLabelIndex:
