@@ -347,6 +347,7 @@ class Snapshot:
         self._build_image_states()
         self._borrowed: set[int] = set()  # NodeInfos shared with the snapshot this was derived from
         self.derived_from: Snapshot | None = None
+        self.removed_positions: builtins.list[int] = []  # without_nodes: those gone from derived_from
         self.copies: dict[int, NodeInfo] = {}
         self._init_indexes()
 
@@ -424,6 +425,7 @@ class Snapshot:
         new._pods_by_namespace = by_ns
         new.generation = _next_generation()
         new.derived_from = self
+        new.removed_positions = []
         new.copies = {}  # position -> the NodeInfo its own is a copy of (same node and pods)
         for i, states in new._derived_image_states(self):
             ni = new.node_infos[i]
@@ -437,7 +439,7 @@ class Snapshot:
         new._init_indexes()
         return new
 
-    def without_nodes(self, removed: Container[str]) -> Snapshot:
+    def without_nodes(self, removed: Container[str], images: bool = True) -> Snapshot:
         """`derive` of this snapshot's nodes less those named in `removed`, with every pod but
         theirs, in work proportional to what the removed nodes held (their pods' namespaces,
         their images), not to the cluster: for `ksched sweep`, one derived snapshot per scenario.
@@ -446,11 +448,15 @@ class Snapshot:
         the new states (worked out when first read), borrowed too. The
         columns and label indexes are taken from this snapshot's on first use, less the removed
         positions and pods (`_removal`). This snapshot must not have been bound to or evicted
-        from."""
+        from while the new one is in use (they share NodeInfos). `images=False` keeps the kept
+        nodes' image states as they were (one node too many for the removed node's images): for
+        callers that only filter (cluster-autoscaler's removal simulation), ImageLocality, a score
+        plugin, being their only reader. `removed_positions` records where the removed nodes were
+        here, so that the plugins' indexes over this snapshot carry over (interpodaffinity/index.py)."""
         with no_gc():  # thousands of small objects, all kept: a collection would find nothing
-            return self._without_nodes(removed)
+            return self._without_nodes(removed, images)
 
-    def _without_nodes(self, removed: Container[str]) -> Snapshot:
+    def _without_nodes(self, removed: Container[str], images: bool) -> Snapshot:
         gone_pods: set[int] = set()
         gone_positions = [i for i, name in enumerate(self.names) if name in removed]
         gone_by_ns: dict[str, builtins.list[Pod]] = {}
@@ -478,11 +484,12 @@ class Snapshot:
                 new._pods_by_namespace[ns] = [p for p in lst if id(p) not in gone_pods]
         new.generation = _next_generation()
         new.derived_from = self
+        new.removed_positions = gone_positions
         new.copies = {}
         # image states: only the names a removed node lists count differently (one node fewer
         # each, the size that of the first node left listing it)
         removed_holding: dict[str, int] = defaultdict(int)  # name -> removed nodes listing it
-        for i in gone_positions:
+        for i in gone_positions if images else ():
             for name in {name for listed, _ in self.node_infos[i].node.images for name in listed}:
                 removed_holding[name] += 1
         state_of: dict[str, tuple[int, int]] = {}
@@ -504,6 +511,14 @@ class Snapshot:
         new._removal = _Removal(self, gone_positions, state_of, gone_pods, gone_by_ns, len(new.node_infos))
         new._ns_log = {}
         return new
+
+    def forget_parent(self) -> None:
+        """Let go of the snapshot this one was derived from (a chain of derivations, as
+        scale-down's removals make, would otherwise keep every snapshot of it alive): what was
+        still to be taken from the parent on first use (columns, label indexes) is built from
+        this snapshot's own nodes instead."""
+        self.derived_from = None
+        self._removal = None
 
     def _namespace_positions(self) -> dict[int, int]:
         """id(pod) -> its place in its namespace's list (built once)."""
@@ -840,21 +855,23 @@ class Snapshot:
         self.generation = _next_generation()
         return True
 
-    def add_node(self, node: Node, pods: Sequence[Pod]) -> NodeInfo:
+    def add_node(self, node: Node, pods: Sequence[Pod], images: bool = True) -> NodeInfo:
         """Append a node with its pods (bound to it already) in place: what cluster-autoscaler's
         cluster snapshot does when its estimator adds a template node. Costs the new node and its
         pods, not a rebuild: the indexes and columns kept are extended (the node-tracking indexes
         of the plugins grow on their next refresh). The new node's image states count it with the
-        nodes before it; the other nodes' states are not recounted (only scoring reads them)."""
+        nodes before it; the other nodes' states are not recounted (only scoring reads them).
+        `images=False` leaves the new node's image states empty (for callers that only filter)."""
         ni = NodeInfo(node)
         ni.add_pods(builtins.list(pods))
         counts: dict[str, tuple[int, int]] = {}
-        for names, size in node.images:
+        for names, size in node.images if images else ():
             for name in names:
                 if name not in counts:
                     held = next((o.image_states[name] for o in self.node_infos if name in o.image_states), None)
                     counts[name] = (held[0], held[1] + 1) if held is not None else (size, 1)
         ni.image_states = counts
+        self.__dict__.pop("_holders", None)  # image name -> positions: built again when asked
         i = len(self.node_infos)
         self.node_infos.append(ni)
         self.by_name[node.name] = ni

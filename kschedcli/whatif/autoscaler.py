@@ -313,6 +313,7 @@ class Simulation:
         self.cursor = [0]
         self._scheduler: Scheduler | None = None
         self._parent = parent  # the snapshot this one derives from (a fork), until built
+        self._ready: Any = None  # a snapshot made already (without_node), until built
 
     def fork(self) -> Simulation:
         s = Simulation(self.base, self.config, self.nodes, self.pods, self.scheduler.snapshot)
@@ -328,9 +329,34 @@ class Simulation:
             c.pods = list(self.pods)
             c.nominated_pods = []
             parent, self._parent = self._parent, None
-            snapshot = parent.derive(c.nodes, c.pods) if parent is not None else None
+            snapshot, self._ready = self._ready, None
+            if snapshot is None and parent is not None:
+                snapshot = parent.derive(c.nodes, c.pods)
             self._scheduler = Scheduler(c, self.config, snapshot)
         return self._scheduler
+
+    def without_node(self, name: str, ghost: Node | None = None) -> Simulation:
+        """A fork with the node and every pod on it gone (ClusterSnapshot.RemoveNodeInfo), and
+        `ghost`, when given, added at the end with no pod (AddNodeInfo): the fork's snapshot is
+        this one's less that node (Snapshot.without_nodes), every other NodeInfo shared until the
+        fork binds to it, so that trying a node's removal costs that node and the pods moved, not
+        a rebuild of the cluster. This simulation is unchanged (and must not bind while the fork
+        is in use: they share NodeInfos). Image states are not recounted, nor worked out for the
+        ghost: the hints simulator runs filters only, and only ImageLocality, a score plugin,
+        reads them."""
+        # the fork's `pods` lists only the pods bound to it: its snapshot, made here, holds the
+        # rest (a list of every pod less the node's would cost a pass over the cluster per trial)
+        s = Simulation(
+            self.base,
+            self.config,
+            [n for n in self.nodes if n.name != name] + ([ghost] if ghost is not None else []),
+            [],
+        )
+        s._ready = self.scheduler.snapshot.without_nodes({name}, images=False)
+        if ghost is not None:
+            s._ready.add_node(ghost, [], images=False)
+        s.cursor = self.cursor
+        return s
 
     def add_node(self, node: Node, pods: list[Pod]) -> None:
         """A node and the pods it runs (bound to it) added to the snapshot."""

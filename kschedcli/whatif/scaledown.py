@@ -1,23 +1,35 @@
 """cluster-autoscaler's scale-down, simulated offline: `ksched scale-down`.
 
-Reimplemented from cluster-autoscaler v1.34 (core/scaledown/planner, core/scaledown/eligibility,
+Reimplemented from cluster-autoscaler v1.34.5 (core/scaledown/planner, core/scaledown/eligibility,
 simulator/cluster.go, simulator/drainability/rules, simulator/utilization): the nodes it would find
 unneeded, and why each other node stays.
 
-1. eligibility, per node in name order: a node with the annotation
-   cluster-autoscaler.kubernetes.io/scale-down-disabled=true, or in no node group, stays; its
-   utilization is the larger of its pods' cpu and memory requests over its allocatable (a GPU
-   node's: GPU requests over allocatable GPUs), DaemonSet and mirror pods counted (the defaults);
-   above the threshold (0.5 by default), it stays;
-2. the removal simulation, per eligible node in turn: its pods to move (drainability rules:
-   mirror and DaemonSet pods stay behind; a pod annotated safe-to-evict=true moves; a pod whose
-   PodDisruptionBudget allows no disruption, a kube-system pod without a budget, a pod without a
-   controller, a pod with local storage (hostPath, emptyDir not in memory) and a pod annotated
-   safe-to-evict=false block the node); then each pod, in the node's order, placed on another
-   node still in the cluster (filters only, round-robin); the first that fits nowhere keeps the
-   node. A removable node leaves the cluster with its pods moved, before
-   the next node is tried; its budgets' disruptions are spent;
+1. eligibility (core/scaledown/eligibility/eligibility.go), per node in name order: a node with
+   the annotation cluster-autoscaler.kubernetes.io/scale-down-disabled=true, or in no node group,
+   stays; its utilization (simulator/utilization/info.go) is the larger of its pods' cpu and
+   memory requests over its allocatable (a GPU node's: GPU requests over allocatable GPUs),
+   DaemonSet and mirror pods counted, pods being deleted not (the defaults); a node without cpu or
+   memory allocatable stays (Calculate errs); above the threshold (0.5 by default), it stays;
+2. the removal simulation (simulator/cluster.go, SimulateNodeRemoval), per eligible node in turn:
+   its pods as the simulation holds them then (with those moved there by earlier removals),
+   sorted by the drainability rules (simulator/drain.go, simulator/drainability/rules, in
+   rules.Default's order: mirror, long-terminating, daemonset, safe-to-evict, terminal,
+   replicated, system, not-safe-to-evict, local storage, pdb; pods_to_move); then each pod to
+   move, in the node's order, placed on another node still in the cluster (filters only,
+   round-robin), the node itself replaced meanwhile by a pod-less copy tainted
+   ToBeDeletedByClusterAutoscaler (v1.34.4 on: it still counts as a topology domain); the first
+   that fits nowhere keeps the node. A removable node leaves the cluster
+   with its pods moved, before the next node is tried (canPersist); its budgets' disruptions are
+   spent (a node whose pods take more than a budget allows is still removable: the planner marks
+   it risky);
 3. a node group's minimum size: removable nodes beyond it stay (nodes dropped in name order).
+
+Not simulated, for want of a clock: the time-dependent parts (a kube-system pod older than
+--blocking-system-pod-distruption-timeout is drainable; a deleted pod is long-terminating only
+past its grace period; a node tainted ToBeDeletedByClusterAutoscaler recently is being deleted).
+ksched blocks every kube-system pod without a budget and counts every pod being deleted as
+long-terminating. Nor the replica-count rule's look-up of each pod's controller (the snapshot may
+not hold the controllers).
 """
 
 from __future__ import annotations
@@ -27,6 +39,7 @@ from dataclasses import dataclass, field
 from ..api.model import Node, Pod
 from ..config.scheduler import SchedulerConfig
 from ..inputs.cluster import Cluster
+from ..plugins.interpodaffinity.index import carry_over
 from .autoscaler import GPU_RESOURCES, NodeGroup, Simulation, _copy_pod, _has_gpu
 from .drain import Budget, budgets_of
 
@@ -34,6 +47,7 @@ SCALE_DOWN_DISABLED = "cluster-autoscaler.kubernetes.io/scale-down-disabled"
 SAFE_TO_EVICT = "cluster-autoscaler.kubernetes.io/safe-to-evict"
 SAFE_TO_EVICT_LOCAL_VOLUMES = "cluster-autoscaler.kubernetes.io/safe-to-evict-local-volumes"
 MIRROR = "kubernetes.io/config.mirror"
+TO_BE_DELETED = "ToBeDeletedByClusterAutoscaler"
 DEFAULT_THRESHOLD = 0.5  # --scale-down-utilization-threshold and --scale-down-gpu-utilization-threshold
 
 
@@ -80,25 +94,41 @@ def _membership(cluster: Cluster, groups: list[NodeGroup]) -> dict[str, NodeGrou
     return out
 
 
+DAEMONSET_POD = "cluster-autoscaler.kubernetes.io/daemonset-pod"
+# the controller kinds the replicated rule accepts with --skip-nodes-with-custom-controller-pods
+# (on by default): any other controller is a custom one and blocks the node
+REPLICATED_KINDS = ("ReplicationController", "Job", "ReplicaSet", "StatefulSet")
+
+
 def _is_daemonset(pod: Pod) -> bool:
+    """utils/pod IsDaemonSetPod: a DaemonSet controller, or the daemonset-pod annotation."""
     ref = pod.controller_ref()
-    return ref is not None and ref.get("kind") == "DaemonSet"
+    return (ref is not None and ref.get("kind") == "DaemonSet") or pod.annotations.get(DAEMONSET_POD) == "true"
 
 
 def utilization(node: Node, pods: list[Pod]) -> tuple[float, str]:
-    """utilization.Calculate with the default flags."""
+    """utilization.Calculate with the default flags (DaemonSet and mirror pods counted; pods
+    being deleted left out, as long-terminating). Raises ValueError, as Calculate errs, when
+    the node has no cpu or memory allocatable (a non-GPU node)."""
+    pods = [p for p in pods if not p.deleting]
     if _has_gpu(node):
         name = next((r for r in GPU_RESOURCES if node.allocatable.scalars.get(r, 0) > 0), GPU_RESOURCES[0])
         alloc = node.allocatable.scalars.get(name, 0)
         used = sum(p.requests.scalars.get(name, 0) for p in pods)
-        return (used / alloc if alloc else 0.0), name
-    cpu = sum(p.requests.milli_cpu for p in pods) / node.allocatable.milli_cpu if node.allocatable.milli_cpu else 0.0
-    mem = sum(p.requests.memory for p in pods) / node.allocatable.memory if node.allocatable.memory else 0.0
+        return (used / alloc if alloc else 0.0), name  # an unready GPU: 0
+    if not node.allocatable.milli_cpu or not node.allocatable.memory:
+        which = "cpu" if not node.allocatable.milli_cpu else "memory"
+        raise ValueError(f"no {which} allocatable")
+    cpu = sum(p.requests.milli_cpu for p in pods) / node.allocatable.milli_cpu
+    mem = sum(p.requests.memory for p in pods) / node.allocatable.memory
     return (cpu, "cpu") if cpu > mem else (mem, "memory")
 
 
 def _local_storage(pod: Pod) -> bool:
-    allowed = {v.strip() for v in (pod.annotations.get(SAFE_TO_EVICT_LOCAL_VOLUMES) or "").split(",") if v.strip()}
+    """utils/drain HasBlockingLocalStorage: a hostPath, or an emptyDir not in memory, not named
+    in the safe-to-evict-local-volumes annotation (split at commas, nothing trimmed)."""
+    value = pod.annotations.get(SAFE_TO_EVICT_LOCAL_VOLUMES) or ""
+    allowed = set(value.split(",")) if value else set()
     for v in (pod.raw.get("spec") or {}).get("volumes") or []:
         if not isinstance(v, dict) or v.get("name") in allowed:
             continue
@@ -110,33 +140,43 @@ def _local_storage(pod: Pod) -> bool:
     return False
 
 
+def _ghost(node: Node) -> Node:
+    """replaceWithTaintedGhostNode's copy of the node: its object with the ToBeDeleted taint
+    added (cluster-autoscaler's value is the time in Unix seconds; ksched has no clock: "0")."""
+    spec = node.raw.get("spec") if isinstance(node.raw.get("spec"), dict) else {}
+    taints = [t for t in spec.get("taints") or []]
+    taints.append({"key": TO_BE_DELETED, "value": "0", "effect": "NoSchedule"})
+    return Node({**node.raw, "spec": {**spec, "taints": taints}})
+
+
 def pods_to_move(pods: list[Pod], budgets: list[Budget]) -> tuple[list[Pod], str | None, str | None]:
-    """GetPodsToMove with the default drainability rules: (pods to move, blocking pod, reason)."""
+    """GetPodsToMove with the default drainability rules (rules.Default), in their order, the
+    first with an outcome deciding: mirror (skipped), long-terminating (skipped: a pod being
+    deleted), daemonset (drainable, kept apart: not moved), safe-to-evict=true and terminal
+    (drainable), then the blocking ones: replicated, system, not-safe-to-evict, local storage,
+    pdb. (pods to move, blocking pod, reason)."""
     move = []
     for p in pods:
-        if MIRROR in p.annotations or p.deleting or _is_daemonset(p) or p.phase in ("Succeeded", "Failed"):
+        if MIRROR in p.annotations or p.deleting or _is_daemonset(p):
             continue
-        if p.annotations.get(SAFE_TO_EVICT) == "true":
+        if p.annotations.get(SAFE_TO_EVICT) == "true" or p.phase in ("Succeeded", "Failed"):
             move.append(p)
             continue
+        ref = p.controller_ref()
+        if ref is None:
+            return [], p.key, "not replicated (no controller)"
+        if ref.get("kind") not in REPLICATED_KINDS:
+            return [], p.key, f"not replicated (a custom controller: {ref.get('kind')})"
         matching = [b for b in budgets if b.namespace == p.namespace and b.selector.matches(p.labels)]
-        if any(b.allowed < 1 for b in matching):
-            return [], p.key, "not enough PodDisruptionBudget disruptions"
         if p.namespace == "kube-system" and not matching:
             return [], p.key, "a kube-system pod without a PodDisruptionBudget"
-        if p.controller_ref() is None:
-            return [], p.key, "not replicated (no controller)"
-        if _local_storage(p):
-            return [], p.key, "local storage (hostPath or emptyDir)"
         if p.annotations.get(SAFE_TO_EVICT) == "false":
             return [], p.key, f"annotated {SAFE_TO_EVICT}=false"
+        if _local_storage(p):
+            return [], p.key, "local storage (hostPath or emptyDir)"
+        if any(b.allowed < 1 for b in matching):
+            return [], p.key, "not enough PodDisruptionBudget disruptions"
         move.append(p)
-    # the budgets together: no budget may lose more pods than it allows
-    for b in budgets:
-        n = sum(1 for p in move if b.namespace == p.namespace and b.selector.matches(p.labels))
-        if n > b.allowed:
-            blocking = next(p for p in move if b.namespace == p.namespace and b.selector.matches(p.labels))
-            return [], blocking.key, f"PodDisruptionBudget {b.key} allows {b.allowed} disruption(s)"
     return move, None, None
 
 
@@ -153,40 +193,53 @@ def scale_down(
     candidates: list[NodeVerdict] = []
     for n in nodes:
         g = member.get(n.name)
-        util, res = utilization(n, on.get(n.name, []))
+        try:
+            util, res = utilization(n, on.get(n.name, []))
+            failed = None
+        except ValueError as e:
+            util, res, failed = None, "", str(e)
         v = NodeVerdict(n.name, g.name if g else None, util, res)
         verdicts.append(v)
         if (n.raw.get("metadata") or {}).get("annotations", {}).get(SCALE_DOWN_DISABLED) == "true":
             v.reason = f"annotated {SCALE_DOWN_DISABLED}=true"
         elif g is None:
             v.reason = "in no node group (not autoscaled)"
-        elif util > threshold:
+        elif util is None:
+            v.reason = f"utilization unknown: {failed}"
+        elif util > threshold:  # v1.34.5: at the threshold is underutilized (v1.34.0: not)
             v.reason = f"above the {threshold:.0%} utilization threshold"
         else:
             candidates.append(v)
     budgets = budgets_of(cluster)
+    by_name = {n.name: n for n in nodes}
     sim = Simulation(cluster, config, list(nodes), list(cluster.pods))
     for v in candidates:
-        move, blocking, why = pods_to_move(on.get(v.node, []), budgets)
+        # the node's pods as the simulation has them: with those moved there by earlier removals
+        move, blocking, why = pods_to_move(sim.scheduler.snapshot.by_name[v.node].pods, budgets)
         if blocking is not None:
             v.reason, v.blocking_pod = f"blocked by pod {blocking}: {why}", blocking
             continue
         # the node's pods off it, the node tainted out of reach: its pods placed elsewhere
-        trial_nodes = [n for n in sim.nodes if n.name != v.node]
-        trial_pods = [p for p in sim.pods if p.node_name != v.node]
-        trial = Simulation(cluster, config, trial_nodes, trial_pods)
-        trial.cursor = sim.cursor
+        # findPlaceFor (v1.34.4 on): the node's pods off it, the node replaced by a pod-less copy
+        # tainted ToBeDeletedByClusterAutoscaler:NoSchedule at the end of the node list (it still
+        # counts as a topology domain), never a destination; removed for good once all moved
+        trial = sim.without_node(v.node, ghost=_ghost(by_name[v.node]))
+        not_it = v.node.__ne__
         moves = []
         for p in move:
             c = _copy_pod(p)
-            dest = trial.place_any(c)
+            dest = trial.place_any(c, matches=not_it)
             if dest is None:
                 v.reason = f"no place to move pod {p.key}"
                 break
             moves.append((p.key, dest))
         else:
             v.removable, v.moves = True, moves
-            sim = trial
+            sim = trial.without_node(v.node)
+            # the plugins' indexes carried over from the trial's, then the trial let go
+            snapshot = sim.scheduler.snapshot
+            carry_over(snapshot)
+            snapshot.forget_parent()
             for b in budgets:
                 b.allowed -= sum(1 for p in move if b.namespace == p.namespace and b.selector.matches(p.labels))
     # a node group's minimum size

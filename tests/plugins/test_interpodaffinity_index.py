@@ -19,6 +19,7 @@ from kschedcli.plugins.interpodaffinity.index import (
     REQUIRED_AFFINITY,
     REQUIRED_ANTI_AFFINITY,
     existing_terms_for,
+    index_for,
 )
 from kschedcli.plugins.interpodaffinity.terms import pod_terms
 
@@ -162,6 +163,45 @@ def test_index_carried_to_a_derived_snapshot(seed):
     derived = snap.derive(edited, kept)
     _check(derived)
     _check(snap)  # the first snapshot's index is its own
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_index_carried_to_a_snapshot_less_some_nodes(seed):
+    """Snapshot.without_nodes (scale-down's removal trials, sweep's scenarios): the removed nodes'
+    contributions taken back, later positions shifted down; a chain of such snapshots, each bound
+    to before the next is made from it, as scale-down does when a removal succeeds."""
+    rng = random.Random(2000 + seed)
+    nodes = _nodes(rng, rng.randint(4, 12))
+    maker = _Pods(rng)
+    pods = [maker.make(rng.choice(nodes).name) for _ in range(rng.randint(5, 40))]
+    snap = Snapshot(nodes, pods)
+    _check(snap, lambda keys: keys[: len(keys) // 2])
+    index_for(snap)
+    for _ in range(rng.randint(1, 3)):
+        names = [ni.node.name for ni in snap.node_infos]
+        if len(names) < 2:
+            break
+        gone = set(rng.sample(names, rng.randint(1, min(2, len(names) - 1))))
+        derived = snap.without_nodes(gone, images=bool(seed % 2))
+        assert existing_terms_for(snap).seeded(derived) is not None  # carried over, not built again
+        _check(derived, lambda keys: keys[::2])
+        _labels_match(derived)
+        for _ in range(rng.randint(0, 4)):
+            derived.bind(maker.make(""), rng.choice(derived.node_infos).node.name)
+        _check(derived)
+        _labels_match(derived)
+        snap = derived
+
+
+def _labels_match(snapshot):
+    """The pod-label index against the snapshot's pods: (label, value) -> the positions holding one."""
+    idx = index_for(snapshot)
+    want: dict = {}
+    for i, ni in enumerate(snapshot.node_infos):
+        for p in ni.pods:
+            for kv in p.labels.items():
+                want.setdefault(kv, set()).add(i)
+    assert idx.index == want
 
 
 def test_bulk_build_adds_to_terms_held_elsewhere():

@@ -9,6 +9,7 @@ other change are picked up at the next cycle by re-reading only the nodes that c
 
 from __future__ import annotations
 
+import bisect
 import weakref
 from bisect import bisect_left
 from collections import Counter, deque
@@ -76,8 +77,12 @@ class _NodeTracker:
 
     def seeded(self, snapshot):
         """This tracker's state carried over to `snapshot` (derived from this one's, Snapshot.derive):
-        only the positions whose NodeInfo differs are read again. None when nodes were removed."""
-        extra = len(snapshot.node_infos) - len(self.objs)
+        only the positions whose NodeInfo differs are read again. For a snapshot made by
+        Snapshot.without_nodes, the removed nodes' contributions are taken back and the positions
+        after them shifted down (nodes appended since come after). None when nodes were removed
+        otherwise."""
+        removed = getattr(snapshot, "removed_positions", None) or []
+        extra = len(snapshot.node_infos) - len(self.objs) + len(removed)
         if extra < 0:
             return None
         c = type(self).__new__(type(self))
@@ -87,6 +92,13 @@ class _NodeTracker:
         c.gens = self.gens + [None] * extra
         c.seen = -1
         c._copy_state(self, extra)
+        if removed:
+            for i in removed:
+                c._take_back(i)
+            gone = set(removed)
+            c.objs = [o for i, o in enumerate(c.objs) if i not in gone]
+            c.gens = [g for i, g in enumerate(c.gens) if i not in gone]
+            c._shift(removed)
         # a copy made for new image states holds the same node and pods: nothing to read again
         nis = snapshot.node_infos
         for i, orig in getattr(snapshot, "copies", {}).items():
@@ -122,6 +134,15 @@ class _NodeTracker:
         return c
 
     def _copy_without(self, other, gone: list[int]) -> None:
+        raise NotImplementedError
+
+    def _take_back(self, i: int) -> None:
+        """The contribution of the node at position i (as last read) taken back: it is gone."""
+        raise NotImplementedError
+
+    def _shift(self, removed: list[int]) -> None:
+        """Positions renumbered for the removed ones (sorted) gone: a later one moves down by the
+        number of removed positions before it; the per-position lists lose the removed entries."""
         raise NotImplementedError
 
     def _grow(self, extra: int) -> None:
@@ -189,6 +210,23 @@ class PodLabelIndex(_NodeTracker):
     def _grow(self, extra: int) -> None:
         self.keys.extend([frozenset()] * extra)
 
+    def _take_back(self, i: int) -> None:
+        index = self.index
+        for kv in self.keys[i]:
+            s = index[kv]
+            s.discard(i)
+            if not s:
+                del index[kv]
+        self.keys[i] = frozenset()
+
+    def _shift(self, removed: list[int]) -> None:
+        gone = set(removed)
+        self.keys = [k for i, k in enumerate(self.keys) if i not in gone]
+        first = removed[0]
+        for kv, held in self.index.items():
+            if max(held) > first:
+                self.index[kv] = {i - bisect.bisect_left(removed, i) for i in held}
+
     def _reindex(self, i: int, ni) -> None:
         pairs: set[tuple[str, str]] = set()
         for p in ni.pods:
@@ -247,6 +285,8 @@ def _up_to_date(registry, cls, snapshot):
             idx.refresh()
             return idx
         parent_idx = registry.get(parent) if parent is not None else None
+        if parent_idx is None and parent is not None and _carried(registry, parent):
+            parent_idx = _up_to_date(registry, cls, parent)  # carried over a chain of derivations
         if parent_idx is not None:
             idx = parent_idx.seeded(snapshot)
         if idx is None:
@@ -254,6 +294,25 @@ def _up_to_date(registry, cls, snapshot):
         registry[snapshot] = idx
     idx.refresh()
     return idx
+
+
+def _carried(registry, snapshot) -> bool:
+    """Whether some snapshot `snapshot` derives from, directly or not, has its index."""
+    parent = getattr(snapshot, "derived_from", None)
+    while parent is not None:
+        if registry.get(parent) is not None:
+            return True
+        parent = getattr(parent, "derived_from", None)
+    return False
+
+
+def carry_over(snapshot) -> None:
+    """Bring the snapshot's indexes up to date from those of the snapshots it derives from, where
+    they have them: afterwards `snapshot.derived_from` may be cut (scale-down does, so that a
+    chain of removals does not keep every snapshot alive)."""
+    for registry, cls in ((_INDEXES, PodLabelIndex), (_TERM_INDEXES, ExistingTermsIndex)):
+        if registry.get(snapshot) is None and _carried(registry, snapshot):
+            _up_to_date(registry, cls, snapshot)
 
 
 def index_for(snapshot) -> PodLabelIndex:
@@ -390,6 +449,22 @@ class ExistingTermsIndex(_NodeTracker):
                 for et, held in self.positions.items()
             }
         self.contribs = without_positions(other.contribs, gone)
+
+    def _take_back(self, i: int) -> None:
+        old = self.contribs[i]
+        if old is _IN_POSITIONS:
+            self._add(i, self.objs[i].node.labels, self._groups_at(i), -1)
+        elif old is not None:
+            self._add(i, old[0], old[1], -1)
+        self.contribs[i] = None
+
+    def _shift(self, removed: list[int]) -> None:
+        gone = set(removed)
+        self.contribs = [x for i, x in enumerate(self.contribs) if i not in gone]
+        first = removed[0]
+        for et, held in self.positions.items():
+            if max(held) > first:
+                self.positions[et] = {i - bisect.bisect_left(removed, i): m for i, m in held.items()}
 
     def adopt(self, snapshot) -> None:
         """Take this index up again for `snapshot`, the one it was built over (built ahead and stored
