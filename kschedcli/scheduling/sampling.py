@@ -215,6 +215,35 @@ class NodeSampling:
             note=self.note,
         )
 
+    def advance_by(
+        self,
+        snapshot,
+        start: int,
+        processed: int,
+        found: int,
+        to_find: int,
+        searched: int,
+        profile_pct: int | None,
+        global_pct: int,
+        stop: int | None,
+    ) -> SamplingInfo:
+        """A search worked out elsewhere (scheduling/sampled_alike.py: `found` nodes kept, `processed`
+        counted, `stop` the visiting position it ended at or None): the start index advances as
+        filter_search's; the account without the nodes' names."""
+        self._ratio = found / (processed if stop is not None else searched) if found and searched else 1.0
+        num_all = len(snapshot.names)
+        self.next_start = (start + processed) % num_all if num_all else 0
+        return SamplingInfo(
+            start,
+            self.next_start,
+            to_find,
+            effective_percentage(profile_pct, global_pct),
+            processed,
+            found,
+            searched_nodes=searched,
+            note=self.note,
+        )
+
     def to_find(self, n: int, profile_pct: int | None, global_pct: int, one_is_enough: bool) -> int:
         return 1 if one_is_enough else num_feasible_nodes_to_find(profile_pct, global_pct, n)
 
