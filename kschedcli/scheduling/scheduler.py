@@ -383,10 +383,19 @@ class Scheduler:
         start, processed, found, to_find, searched, stop = search
         self.cycles += 1
         seq.taken += 1
-        res = CycleResult(pod=pod, profile=fw.name, schedulable=True, pre_filter=None, selected_node=node, top_nodes=[node])
+        res = CycleResult(
+            pod=pod, profile=fw.name, schedulable=True, pre_filter=None, selected_node=node, top_nodes=[node]
+        )
         res.sampling = sampling.advance_by(
-            self.snapshot, start, processed, found, to_find, searched, fw.profile.percentage_of_nodes_to_score,
-            self.config.percentage_of_nodes_to_score, stop,
+            self.snapshot,
+            start,
+            processed,
+            found,
+            to_find,
+            searched,
+            fw.profile.percentage_of_nodes_to_score,
+            self.config.percentage_of_nodes_to_score,
+            stop,
         )
         return res
 
