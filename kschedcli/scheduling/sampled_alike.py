@@ -144,10 +144,7 @@ class SampledAlikeCycles(AlikeCycles):
             win = fnode
             stop = None
             processed = n
-        if len(win) == 1:
-            best = win[0]
-        else:
-            best = self._best(win)
+        best = win[0] if len(win) == 1 else self._best(win)  # one node found: chosen without scoring
         self._last = (start, processed, len(win), k, n, stop)
         return self.snapshot.names[best]
 
