@@ -52,6 +52,8 @@ class SampledAlikeCycles(AlikeCycles):
         self.sampling = sampling
         self.global_pct = global_pct
         self.taken = 0  # copies placed from the state (for tests and benchmarks)
+        # the last copy's search: (start, processed, found, to find, searched, stop position or None)
+        self._last: tuple[int, int, int, int, int, int | None] | None = None
 
     def place_sampled(self, pod: Pod):
         """(node, (start, processed, found, to_find, searched)) of the sampled cycle, None when no node
