@@ -31,12 +31,13 @@ equal to the sampled cycles.
 
 from __future__ import annotations
 
-from bisect import bisect_left
-from collections import Counter
-from operator import add
+from bisect import bisect_left, insort
 from typing import TYPE_CHECKING, Any
 
 from ..framework.alike import AlikeCycles, _has_out_of_range, _Unsupported
+
+# a group's best nodes looked at before its nodes in the window are read instead
+_SCAN = 24
 
 if TYPE_CHECKING:
     from ..api.model import Pod
@@ -73,6 +74,8 @@ class SampledAlikeCycles(AlikeCycles):
         self.gkeys: list[tuple] = []
         self.grep: list[int] = []  # a node of each group
         self.gids: dict[tuple, int] = {}
+        self.gneg: list[list[int]] = []  # per group, its nodes' -lkey, sorted (best first)
+        self.gpos: list[list[int]] = []  # per group, its nodes' positions in node-tree order, sorted
         super()._build(pod)
         if self.filter_trackers:
             # a verdict that depends on other nodes' pods: one copy changes those of a domain
@@ -84,14 +87,14 @@ class SampledAlikeCycles(AlikeCycles):
         self.n = n
         names = snapshot.names
         rank = sorted(range(n), key=names.__getitem__)
+        self.by_rank = rank
         self.scale = n + 1
         self.tiebreak = [0] * n
         for r, i in enumerate(rank):
             self.tiebreak[i] = n - r  # of equal totals the lowest name wins: the larger the better
-        # the feasible nodes' positions in node-tree order (sorted) and their snapshot positions
+        # the feasible nodes' positions in node-tree order, sorted
         alive = self.alive
         self.fseq = [p for p, i in enumerate(order) if alive[i]]
-        self.fnode = [order[p] for p in self.fseq]
         self.at = [0] * n  # each node's position in node-tree order
         for p, i in enumerate(order):
             self.at[i] = p
@@ -107,8 +110,8 @@ class SampledAlikeCycles(AlikeCycles):
             self._key_node(i)
 
     def _key_node(self, i: int) -> None:
-        """Node i's group (its trackers' keys and raw normalized scores, as an id) and its local sum
-        as a key ranked with its name."""
+        """Node i into its group (its trackers' keys and raw normalized scores, as an id), with its
+        local sum as a key ranked with its name."""
         ni = self.snapshot.node_infos[i]
         key = (tuple(tr.node_key(ni) for tr in self.trackers), self.raw_keys[i])
         g = self.gids.get(key)
@@ -116,58 +119,93 @@ class SampledAlikeCycles(AlikeCycles):
             g = self.gids[key] = len(self.gkeys)
             self.gkeys.append(key)
             self.grep.append(i)
+            self.gneg.append([])
+            self.gpos.append([])
         self.gid[i] = g
-        self.lkey[i] = self.local_sum[i] * self.scale + self.tiebreak[i]
+        lk = self.lkey[i] = self.local_sum[i] * self.scale + self.tiebreak[i]
+        insort(self.gneg[g], -lk)
+        insort(self.gpos[g], self.at[i])
 
     def _node_changed(self, i: int, pod: Pod) -> None:
         was = self.alive[i]
+        if was and self._keying:
+            # out of its group: the bind may change its key and its local sum
+            g = self.gid[i]
+            neg, pos = self.gneg[g], self.gpos[g]
+            del neg[bisect_left(neg, -self.lkey[i])]
+            del pos[bisect_left(pos, self.at[i])]
         super()._node_changed(i, pod)
         if was and not self.alive[i]:
-            p = self.at[i]
-            j = bisect_left(self.fseq, p)
-            del self.fseq[j]
-            del self.fnode[j]
+            del self.fseq[bisect_left(self.fseq, self.at[i])]
 
     # -- one copy ---------------------------------------------------------------------
     def _choose(self) -> str | None:
-        fseq, fnode = self.fseq, self.fnode
+        fseq = self.fseq
         f = len(fseq)
         if not f:
             return None  # the sampled cycle runs: it searches every node and finds none
         n, k = self.n, self.to_find
         start = self.sampling.next_start % n
-        j = bisect_left(fseq, start)
         if f > k:
-            end = j + k
-            win = fnode[j:end] if end <= f else fnode[j:] + fnode[: end - f]
-            stop = fseq[end % f]
+            # the window: node-tree positions from the start up to the feasible one past the
+            # number to find (cyclic)
+            stop: int | None = fseq[(bisect_left(fseq, start) + k) % f]
             processed = (stop - start) % n
+            found = k
         else:
-            win = fnode
-            stop = None
+            stop = None  # every node searched, every feasible one found
             processed = n
-        best = win[0] if len(win) == 1 else self._best(win)  # one node found: chosen without scoring
-        self._last = (start, processed, len(win), k, n, stop)
+            found = f
+        best = self._best(start, stop)
+        self._last = (start, processed, found, k, n, stop)
         return self.snapshot.names[best]
 
-    def _best(self, win: list[int]) -> int:
-        gid = self.gid
-        gids = list(map(gid.__getitem__, win))
-        present = Counter(gids)
-        lkey = self.lkey
-        if not self.normalized and not self.score_trackers:
-            keys = list(map(lkey.__getitem__, win))
+    def _best(self, start: int, stop: int | None) -> int:
+        """The best node of the window (highest total, then lowest name): per group present, its count
+        in the window and its best local sum there."""
+        at, scale, n = self.at, self.scale, self.n
+        by_rank, gneg, gpos = self.by_rank, self.gneg, self.gpos
+        wrapped = stop is not None and stop <= start
+        present: dict[int, int] = {}
+        tops: dict[int, int] = {}
+        for g, pos in enumerate(gpos):
+            if not pos:
+                continue
+            if stop is None:
+                lo, hi, cnt = 0, len(pos), len(pos)
+            elif not wrapped:
+                lo, hi = bisect_left(pos, start), bisect_left(pos, stop)
+                cnt = hi - lo
+            else:  # [start, n) and [0, stop)
+                lo, hi = bisect_left(pos, start), bisect_left(pos, stop)
+                cnt = len(pos) - lo + hi
+            if cnt <= 0:
+                continue
+            present[g] = cnt
+            if stop is None or cnt == len(pos):
+                tops[g] = -gneg[g][0]
+                continue
+            # the group's best nodes first, until one is in the window (a few: the window holds a
+            # share of the feasible nodes); past a few, its nodes in the window are read instead
+            top = None
+            for neg in gneg[g][:_SCAN]:
+                p = at[by_rank[n - (-neg) % scale]]
+                if ((start <= p < stop) if not wrapped else (p >= start or p < stop)):  # type: ignore[operator]
+                    top = -neg
+                    break
+            if top is None:
+                order, lkey = self.order, self.lkey
+                inside = pos[lo:hi] if not wrapped else pos[lo:] + pos[:hi]
+                top = max(map(lkey.__getitem__, map(order.__getitem__, inside)))
+            tops[g] = top
+        if len(tops) == 1 or (not self.normalized and not self.score_trackers):
+            best = max(tops.values())
         else:
             share = self._shares(present)
-            if len(share) == 1 or len(set(share.values())) == 1:
-                keys = list(map(lkey.__getitem__, win))
-            else:
-                scale = self.scale
-                offs = {g: v * scale for g, v in share.items()}
-                keys = list(map(add, map(lkey.__getitem__, win), map(offs.__getitem__, gids)))
-        return win[keys.index(max(keys))]
+            best = max(top + share[g] * scale for g, top in tops.items())
+        return by_rank[n - best % scale]
 
-    def _shares(self, present: Counter) -> dict[int, int]:
+    def _shares(self, present: dict[int, int]) -> dict[int, int]:
         """Each present group's weighted normalized scores over the window."""
         groups = list(present)
         gkeys = self.gkeys
