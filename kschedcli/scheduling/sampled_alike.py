@@ -36,8 +36,9 @@ from typing import TYPE_CHECKING, Any
 
 from ..framework.alike import AlikeCycles, _has_out_of_range, _Unsupported
 
-# a group's best nodes looked at before its nodes in the window are read instead
-_SCAN = 24
+# a group whose window holds less than 1/_SCAN of its nodes has them read; else its best nodes are
+# looked at in turn until one is in the window
+_SCAN = 16
 
 if TYPE_CHECKING:
     from ..api.model import Pod
@@ -75,6 +76,8 @@ class SampledAlikeCycles(AlikeCycles):
         self.grep: list[int] = []  # a node of each group
         self.gids: dict[tuple, int] = {}
         self.gneg: list[list[int]] = []  # per group, its nodes' -lkey, sorted (best first)
+        self.gnegpos: list[list[int]] = []  # the same nodes' positions in node-tree order
+        self.live: dict[int, None] = {}  # the groups with a feasible node, in the order made
         self.gpos: list[list[int]] = []  # per group, its nodes' positions in node-tree order, sorted
         super()._build(pod)
         if self.filter_trackers:
@@ -120,11 +123,16 @@ class SampledAlikeCycles(AlikeCycles):
             self.gkeys.append(key)
             self.grep.append(i)
             self.gneg.append([])
+            self.gnegpos.append([])
             self.gpos.append([])
         self.gid[i] = g
         lk = self.lkey[i] = self.local_sum[i] * self.scale + self.tiebreak[i]
-        insort(self.gneg[g], -lk)
+        neg = self.gneg[g]
+        j = bisect_left(neg, -lk)
+        neg.insert(j, -lk)
+        self.gnegpos[g].insert(j, self.at[i])
         insort(self.gpos[g], self.at[i])
+        self.live[g] = None
 
     def _node_changed(self, i: int, pod: Pod) -> None:
         was = self.alive[i]
@@ -132,8 +140,12 @@ class SampledAlikeCycles(AlikeCycles):
             # out of its group: the bind may change its key and its local sum
             g = self.gid[i]
             neg, pos = self.gneg[g], self.gpos[g]
-            del neg[bisect_left(neg, -self.lkey[i])]
+            j = bisect_left(neg, -self.lkey[i])
+            del neg[j]
+            del self.gnegpos[g][j]
             del pos[bisect_left(pos, self.at[i])]
+            if not pos:
+                del self.live[g]
         super()._node_changed(i, pod)
         if was and not self.alive[i]:
             del self.fseq[bisect_left(self.fseq, self.at[i])]
@@ -163,39 +175,37 @@ class SampledAlikeCycles(AlikeCycles):
     def _best(self, start: int, stop: int | None) -> int:
         """The best node of the window (highest total, then lowest name): per group present, its count
         in the window and its best local sum there."""
-        at, scale, n = self.at, self.scale, self.n
-        by_rank, gneg, gpos = self.by_rank, self.gneg, self.gpos
+        scale, n = self.scale, self.n
+        gneg, gpos = self.gneg, self.gpos
         wrapped = stop is not None and stop <= start
         present: dict[int, int] = {}
         tops: dict[int, int] = {}
-        for g, pos in enumerate(gpos):
-            if not pos:
-                continue
+        for g in self.live:
+            pos = gpos[g]
+            size = len(pos)
             if stop is None:
-                lo, hi, cnt = 0, len(pos), len(pos)
-            elif not wrapped:
-                lo, hi = bisect_left(pos, start), bisect_left(pos, stop)
-                cnt = hi - lo
-            else:  # [start, n) and [0, stop)
-                lo, hi = bisect_left(pos, start), bisect_left(pos, stop)
-                cnt = len(pos) - lo + hi
+                present[g] = size
+                tops[g] = -gneg[g][0]
+                continue
+            lo, hi = bisect_left(pos, start), bisect_left(pos, stop)
+            cnt = size - lo + hi if wrapped else hi - lo
             if cnt <= 0:
                 continue
             present[g] = cnt
-            if stop is None or cnt == len(pos):
+            if cnt == size:
                 tops[g] = -gneg[g][0]
                 continue
-            # the group's best nodes first, until one is in the window (a few: the window holds a
-            # share of the feasible nodes); past a few, its nodes in the window are read instead
             top = None
-            for neg in gneg[g][:_SCAN]:
-                p = at[by_rank[n - (-neg) % scale]]
-                if ((start <= p < stop) if not wrapped else (p >= start or p < stop)):  # type: ignore[operator]
-                    top = -neg
-                    break
+            if cnt * _SCAN >= size:
+                # the group's best nodes first, until one is in the window: about size / cnt of them
+                for t, p in enumerate(self.gnegpos[g]):
+                    if (p >= start or p < stop) if wrapped else (start <= p < stop):  # type: ignore[operator]
+                        top = -gneg[g][t]
+                        break
             if top is None:
+                # its nodes in the window, read at C level
                 order, lkey = self.order, self.lkey
-                inside = pos[lo:hi] if not wrapped else pos[lo:] + pos[:hi]
+                inside = pos[lo:] + pos[:hi] if wrapped else pos[lo:hi]
                 top = max(map(lkey.__getitem__, map(order.__getitem__, inside)))
             tops[g] = top
         if len(tops) == 1 or (not self.normalized and not self.score_trackers):
@@ -203,17 +213,21 @@ class SampledAlikeCycles(AlikeCycles):
         else:
             share = self._shares(present)
             best = max(top + share[g] * scale for g, top in tops.items())
-        return by_rank[n - best % scale]
+        return self.by_rank[n - best % scale]
 
     def _shares(self, present: dict[int, int]) -> dict[int, int]:
         """Each present group's weighted normalized scores over the window."""
         groups = list(present)
         gkeys = self.gkeys
         totals = [0] * len(groups)
-        names = self.snapshot.names
-        reps = [names[self.grep[g]] for g in groups]
+        reps: list[str] = []
         for pos, (pl, w) in enumerate(self.normalized):
             raws = [gkeys[g][1][pos] for g in groups]
+            if raws.count(raws[0]) == len(raws):
+                continue  # one raw score: one normalized score for every node, the choice unchanged
+            if not reps:
+                names = self.snapshot.names
+                reps = [names[self.grep[g]] for g in groups]
             norm = self._normalized_raws(pos, pl, raws, reps)
             totals = [t + w * norm[r] for t, r in zip(totals, raws)]
         nis = self.snapshot.node_infos
