@@ -161,8 +161,9 @@ class SampledAlikeCycles(AlikeCycles):
         if f > k:
             # the window: node-tree positions from the start up to the feasible one past the
             # number to find (cyclic)
-            stop: int | None = fseq[(bisect_left(fseq, start) + k) % f]
-            processed = (stop - start) % n
+            at_stop = fseq[(bisect_left(fseq, start) + k) % f]
+            stop: int | None = at_stop
+            processed = (at_stop - start) % n
             found = k
         else:
             stop = None  # every node searched, every feasible one found
@@ -199,7 +200,7 @@ class SampledAlikeCycles(AlikeCycles):
             if cnt * _SCAN >= size:
                 # the group's best nodes first, until one is in the window: about size / cnt of them
                 for t, p in enumerate(self.gnegpos[g]):
-                    if (p >= start or p < stop) if wrapped else (start <= p < stop):  # type: ignore[operator]
+                    if (p >= start or p < stop) if wrapped else (start <= p < stop):
                         top = -gneg[g][t]
                         break
             if top is None:
