@@ -92,7 +92,7 @@ def first_plain_pod(data: str, out: str) -> str:
     raise SystemExit(f"{data}/pods.yaml has no pending pod of category plain")
 
 
-def child_cycles(data: str, template: str, max_copies: int, whatif: bool = False) -> dict:
+def child_cycles(data: str, template: str, max_copies: int, whatif: bool = False, capacity_only: bool = False) -> dict:
     """One process, one tree: each measurement on a fresh scheduler over the cluster loaded once."""
     import kschedcli
     import kschedcli.scheduling.scheduler
@@ -112,7 +112,7 @@ def child_cycles(data: str, template: str, max_copies: int, whatif: bool = False
             sched.enable_sampling(0)
         return sched
 
-    for sampling in (False, True):
+    for sampling in (False, True) if not capacity_only else ():
         sched = fresh(sampling)
         pods = load_pending_pods(os.path.join(data, "pods.yaml"), cluster)
         placed: list[bool] = []
@@ -174,9 +174,10 @@ def whatif_cycles(data: str, drained: int = 10) -> dict:
     return out
 
 
-def run_child(tree: str, data: str, template: str, max_copies: int, whatif: bool = False) -> dict:
+def run_child(tree: str, data: str, template: str, max_copies: int, whatif: bool = False, only: bool = False) -> dict:
     env = dict(os.environ, PYTHONPATH=tree, KSCHED_NO_CACHE="1")
-    cmd = [sys.executable, __file__, data, "--child", template, str(max_copies)] + (["--whatif"] if whatif else [])
+    cmd = [sys.executable, __file__, data, "--child", template, str(max_copies)]
+    cmd += (["--whatif"] if whatif else []) + (["--capacity-only"] if only else [])
     p = subprocess.run(cmd, env=env, capture_output=True, text=True, cwd=tree)
     if p.returncode != 0:
         raise SystemExit(f"child in {tree} failed:\n{p.stderr[-2000:]}")
@@ -191,7 +192,7 @@ def cycles_figures(a) -> dict:
         raise SystemExit("--base names this checkout")
     for r in range(a.runs):
         for name, tree in trees:  # alternately, so that both see the same load
-            raw[name].append(run_child(tree, a.data, template, a.max, a.whatif))
+            raw[name].append(run_child(tree, a.data, template, a.max, a.whatif, a.capacity_only))
             print(f"  run {r + 1}/{a.runs} {name} done", file=sys.stderr, flush=True)
     medians: dict[str, dict[str, float]] = {}
     for name, runs in raw.items():
@@ -222,10 +223,11 @@ def main() -> None:
     ap.add_argument("--tmp", default="/tmp", help="where the capacity template is written")
     ap.add_argument("--json", metavar="FILE", help="write --cycles' figures as JSON")
     ap.add_argument("--whatif", action="store_true", help="--cycles: also drain and diff, with and without sampling")
+    ap.add_argument("--capacity-only", action="store_true", help="--cycles: capacity only (no schedule runs)")
     ap.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.child:
-        print(json.dumps(child_cycles(a.data, a.child[0], int(a.child[1]), a.whatif)))
+        print(json.dumps(child_cycles(a.data, a.child[0], int(a.child[1]), a.whatif, a.capacity_only)))
         return
     if not a.cycles:
         outlook_figures(a.data, a.pods)
