@@ -31,7 +31,9 @@ equal to the sampled cycles.
 
 from __future__ import annotations
 
+import operator
 from bisect import bisect_left, insort
+from itertools import islice
 from typing import TYPE_CHECKING, Any
 
 from ..framework.alike import AlikeCycles, _has_out_of_range, _Unsupported
@@ -70,6 +72,7 @@ class SampledAlikeCycles(AlikeCycles):
             raise _Unsupported("no filter plugin (the search reads no verdict)")
         count = len(self.snapshot.node_infos)
         self._keying = False  # the groups are keyed once the node order is known
+        self._bulk = False
         self.gid = [0] * count
         self.lkey = [0] * count
         self.gkeys: list[tuple] = []
@@ -89,7 +92,8 @@ class SampledAlikeCycles(AlikeCycles):
         self.order = order
         self.n = n
         names = snapshot.names
-        rank = sorted(range(n), key=names.__getitem__)
+        in_order = all(map(operator.lt, names, islice(names, 1, None)))
+        rank = list(range(n)) if in_order else sorted(range(n), key=names.__getitem__)
         self.by_rank = rank
         self.scale = n + 1
         self.tiebreak = [0] * n
@@ -105,8 +109,15 @@ class SampledAlikeCycles(AlikeCycles):
             n, self.fw.profile.percentage_of_nodes_to_score, self.global_pct, not self.fw.score_plugins
         )
         self._keying = True
+        self._bulk = True  # appended, then sorted once
         for i in self._alive_indexes():
             self._key_node(i)
+        self._bulk = False
+        for g in range(len(self.gkeys)):
+            pairs = sorted(zip(self.gneg[g], self.gnegpos[g]))
+            self.gneg[g] = [a for a, _ in pairs]
+            self.gnegpos[g] = [b for _, b in pairs]
+            self.gpos[g].sort()
 
     def _enter(self, i: int) -> None:
         if self._keying:
@@ -128,10 +139,15 @@ class SampledAlikeCycles(AlikeCycles):
         self.gid[i] = g
         lk = self.lkey[i] = self.local_sum[i] * self.scale + self.tiebreak[i]
         neg = self.gneg[g]
-        j = bisect_left(neg, -lk)
-        neg.insert(j, -lk)
-        self.gnegpos[g].insert(j, self.at[i])
-        insort(self.gpos[g], self.at[i])
+        if self._bulk:
+            neg.append(-lk)
+            self.gnegpos[g].append(self.at[i])
+            self.gpos[g].append(self.at[i])
+        else:
+            j = bisect_left(neg, -lk)
+            neg.insert(j, -lk)
+            self.gnegpos[g].insert(j, self.at[i])
+            insort(self.gpos[g], self.at[i])
         self.live[g] = None
 
     def _node_changed(self, i: int, pod: Pod) -> None:
