@@ -16,7 +16,12 @@ Two parts:
 
     python ../shared/bench/genbig.py --nodes 5000 --pods 150000 --pending 1000 --out /tmp/big5000
     python benchmarks/sampling_outlook.py /tmp/big5000 [--pods 10]
-    python benchmarks/sampling_outlook.py /tmp/big5000 --cycles [--max 1000] [--runs 3] [--base ../main]
+    python benchmarks/sampling_outlook.py /tmp/big5000 --cycles [--max 1000] [--runs 3] [--base ../main] [--whatif]
+
+`--cycles` also runs capacity --sampling with every copy's sampled cycle (the reference of its
+incremental mode, scheduling/sampled_alike.py) and reports both's placements digest and final start
+index; `--whatif` adds `drain` of ten nodes and `diff` of the pending pods, each with and without
+sampling.
 
 Nothing here asserts: figures are printed (medians of --runs), and written as JSON with --json.
 """
@@ -24,6 +29,7 @@ Nothing here asserts: figures are printed (medians of --runs), and written as JS
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import statistics
@@ -86,9 +92,10 @@ def first_plain_pod(data: str, out: str) -> str:
     raise SystemExit(f"{data}/pods.yaml has no pending pod of category plain")
 
 
-def child_cycles(data: str, template: str, max_copies: int) -> dict:
+def child_cycles(data: str, template: str, max_copies: int, whatif: bool = False, capacity_only: bool = False) -> dict:
     """One process, one tree: each measurement on a fresh scheduler over the cluster loaded once."""
     import kschedcli
+    import kschedcli.scheduling.scheduler
     from kschedcli.config.scheduler import default_config
     from kschedcli.inputs.cluster import load_cluster, load_pending_pods
     from kschedcli.plugins import REGISTRY
@@ -105,7 +112,7 @@ def child_cycles(data: str, template: str, max_copies: int) -> dict:
             sched.enable_sampling(0)
         return sched
 
-    for sampling in (False, True):
+    for sampling in (False, True) if not capacity_only else ():
         sched = fresh(sampling)
         pods = load_pending_pods(os.path.join(data, "pods.yaml"), cluster)
         placed: list[bool] = []
@@ -117,19 +124,60 @@ def child_cycles(data: str, template: str, max_copies: int) -> dict:
             "scheduled": sum(placed),
         }
     runs = (("capacity all nodes", False, True), ("capacity all nodes, full cycles", False, False))
-    runs += (("capacity sampled", True, True),)
+    runs += (("capacity sampled", True, True), ("capacity sampled, cycle per copy", True, False))
+    if not hasattr(kschedcli.scheduling.scheduler.Scheduler, "_schedule_alike_sampled"):
+        runs = runs[:3]  # a tree before the incremental sampled mode: its sampled copies take the cycle
     for label, sampling, incremental in runs:
         sched = fresh(sampling)
         templates = read_templates([template])
         t = time.process_time()
         report = run_capacity(sched, templates, max_copies=max_copies, incremental=incremental)
         out[label] = {"cpu": time.process_time() - t, "copies": report.replicas}
+        if sched.sampling is not None:
+            out[label]["nextStartIndex"] = sched.sampling.next_start
+            out[label]["placements"] = hashlib.sha256("\n".join(report.runs[0].placements).encode()).hexdigest()[:16]
+    if whatif:
+        out.update(whatif_cycles(data))
     return out
 
 
-def run_child(tree: str, data: str, template: str, max_copies: int) -> dict:
+def whatif_cycles(data: str, drained: int = 10) -> dict:
+    """`drain` of the first `drained` nodes by name and `diff` of the pending pods (the same config
+    on both sides), each with and without sampling; a fresh cluster each (both change theirs)."""
+    from kschedcli.config.scheduler import default_config
+    from kschedcli.inputs.cluster import load_cluster, load_pending_pods
+    from kschedcli.plugins import REGISTRY
+    from kschedcli.whatif.diff import diff
+    from kschedcli.whatif.drain import drain
+
+    config = default_config(REGISTRY)
+    path = os.path.join(data, "cluster.json")
+    out: dict = {}
+    for sampling in (None, 0):
+        cluster = load_cluster([path])
+        targets = sorted(n.name for n in cluster.nodes)[:drained]
+        t = time.process_time()
+        report = drain(cluster, config, targets, sampling=sampling)
+        label = f"drain {drained} nodes {'sampled' if sampling is not None else 'all nodes'}"
+        out[label] = {"cpu": time.process_time() - t, "pods": len(report.evicted)}
+    for sampling in (None, 0):
+        a, b = load_cluster([path]), load_cluster([path])
+        t = time.process_time()
+        report = diff(
+            ("a", a, config),
+            ("b", b, config),
+            lambda c: load_pending_pods(os.path.join(data, "pods.yaml"), c),
+            sampling=sampling,
+        )
+        label = f"diff pending pods {'sampled' if sampling is not None else 'all nodes'}"
+        out[label] = {"cpu": time.process_time() - t, "pods": report.a.pods}
+    return out
+
+
+def run_child(tree: str, data: str, template: str, max_copies: int, whatif: bool = False, only: bool = False) -> dict:
     env = dict(os.environ, PYTHONPATH=tree, KSCHED_NO_CACHE="1")
     cmd = [sys.executable, __file__, data, "--child", template, str(max_copies)]
+    cmd += (["--whatif"] if whatif else []) + (["--capacity-only"] if only else [])
     p = subprocess.run(cmd, env=env, capture_output=True, text=True, cwd=tree)
     if p.returncode != 0:
         raise SystemExit(f"child in {tree} failed:\n{p.stderr[-2000:]}")
@@ -144,7 +192,7 @@ def cycles_figures(a) -> dict:
         raise SystemExit("--base names this checkout")
     for r in range(a.runs):
         for name, tree in trees:  # alternately, so that both see the same load
-            raw[name].append(run_child(tree, a.data, template, a.max))
+            raw[name].append(run_child(tree, a.data, template, a.max, a.whatif, a.capacity_only))
             print(f"  run {r + 1}/{a.runs} {name} done", file=sys.stderr, flush=True)
     medians: dict[str, dict[str, float]] = {}
     for name, runs in raw.items():
@@ -174,10 +222,12 @@ def main() -> None:
     ap.add_argument("--base", metavar="CHECKOUT", help="also measure this checkout's tree, alternately")
     ap.add_argument("--tmp", default="/tmp", help="where the capacity template is written")
     ap.add_argument("--json", metavar="FILE", help="write --cycles' figures as JSON")
+    ap.add_argument("--whatif", action="store_true", help="--cycles: also drain and diff, with and without sampling")
+    ap.add_argument("--capacity-only", action="store_true", help="--cycles: capacity only (no schedule runs)")
     ap.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.child:
-        print(json.dumps(child_cycles(a.data, a.child[0], int(a.child[1]))))
+        print(json.dumps(child_cycles(a.data, a.child[0], int(a.child[1]), a.whatif, a.capacity_only)))
         return
     if not a.cycles:
         outlook_figures(a.data, a.pods)

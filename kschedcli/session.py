@@ -880,7 +880,7 @@ class Session:
         copies scheduled one after another, each bound before the next, until one fits nowhere
         (or `max_copies`). Preemption is off. `on_stop` sees each template's copy that did not
         fit, explained, before the next template changes the cluster. `sampling`, `start_index`: node
-        sampling as `schedule`'s (every copy then takes a full cycle)."""
+        sampling as `schedule`'s (the copies placed incrementally as without it: scheduling/sampled_alike.py)."""
         from .render.document import explain_doc
         from .scheduling.analysis import annotate
         from .whatif.capacity import read_templates, run_capacity

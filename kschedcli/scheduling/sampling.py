@@ -215,6 +215,35 @@ class NodeSampling:
             note=self.note,
         )
 
+    def advance_by(
+        self,
+        snapshot,
+        start: int,
+        processed: int,
+        found: int,
+        to_find: int,
+        searched: int,
+        profile_pct: int | None,
+        global_pct: int,
+        stop: int | None,
+    ) -> SamplingInfo:
+        """A search worked out elsewhere (scheduling/sampled_alike.py: `found` nodes kept, `processed`
+        counted, `stop` the visiting position it ended at or None): the start index advances as
+        filter_search's; the account without the nodes' names."""
+        self._ratio = found / (processed if stop is not None else searched) if found and searched else 1.0
+        num_all = len(snapshot.names)
+        self.next_start = (start + processed) % num_all if num_all else 0
+        return SamplingInfo(
+            start,
+            self.next_start,
+            to_find,
+            effective_percentage(profile_pct, global_pct),
+            processed,
+            found,
+            searched_nodes=searched,
+            note=self.note,
+        )
+
     def to_find(self, n: int, profile_pct: int | None, global_pct: int, one_is_enough: bool) -> int:
         return 1 if one_is_enough else num_feasible_nodes_to_find(profile_pct, global_pct, n)
 
@@ -255,13 +284,14 @@ class NodeSampling:
         done = 0
         ratio = self._ratio  # the share of feasible nodes the last search met: the first chunk's size
         passes: list[tuple[int, dict]] = []  # nodes with nominated pods: their verdicts without them
+        wholes: dict[str, list] = {}  # plugins' verdicts on every node, once filtered so (reused)
         while done < n and stop is None:
             need = to_find + 1 - len(found)  # the one past the number to find is filtered too
             if done and found:
                 ratio = len(found) / done
             size = min(n - done, int(need / max(ratio, 0.01) * 1.1) + 16)
             positions = seq[done : done + size]
-            cols, chunk_first = _chunk_verdicts(fw, state, pod, snapshot, plugins, positions)
+            cols, chunk_first = _chunk_verdicts(fw, state, pod, snapshot, plugins, positions, wholes)
             if counted:
                 for k, i in enumerate(positions):
                     nominated = counted.get(names[i])
@@ -349,14 +379,16 @@ def _nominated_on(nominated: list, second: bool):
     return NominatedOnNode([p.key for p in nominated], second, False)
 
 
-def _chunk_verdicts(fw, state, pod, snapshot, plugins: list, positions: list[int]) -> tuple[dict[str, list], list]:
+def _chunk_verdicts(
+    fw, state, pod, snapshot, plugins: list, positions: list[int], wholes: dict[str, list] | None = None
+) -> tuple[dict[str, list], list]:
     """Every plugin's verdicts on the nodes at `positions` (the framework's tagging), and each
     node's first failure. A node-local plugin's are read from its equivalence-class column: a
     class met for the first time is filtered on every node, as without sampling (the next pods of
     the class read it); entries of nodes changed since are filtered again. Another plugin filters
     the chunk, or every node in one call when the chunk holds a quarter of them or more (the
     plugins' passes over the snapshot's own list are the cheaper then; the verdicts of the nodes
-    not visited are dropped)."""
+    not visited are dropped; kept in `wholes` for the search's next chunks, which read them)."""
     infos = snapshot.node_infos
     chunk = [infos[i] for i in positions]
     get = itemgetter(*positions) if len(positions) > 1 else (lambda col: [col[i] for i in positions])
@@ -366,9 +398,12 @@ def _chunk_verdicts(fw, state, pod, snapshot, plugins: list, positions: list[int
         cache = fw.equivalence.column("filter", pl, pod)
         known = cache.current(snapshot) if cache is not None else None
         if cache is None:
-            cols[pl.name] = (
-                list(get(fw.filter_column(pl, state, pod, infos))) if whole else fw.filter_column(pl, state, pod, chunk)
-            )
+            full = wholes.get(pl.name) if wholes is not None else None
+            if full is None and whole:
+                full = fw.filter_column(pl, state, pod, infos)
+                if wholes is not None:
+                    wholes[pl.name] = full
+            cols[pl.name] = list(get(full)) if full is not None else fw.filter_column(pl, state, pod, chunk)
             continue
         if known is None:
             full = fw.filter_column(pl, state, pod, infos)

@@ -25,6 +25,7 @@ from ..plugins import REGISTRY
 from .batching import OpportunisticBatch
 from .extender_client import ExtenderError
 from .extenders import ExtenderSet
+from .sampled_alike import SampledAlikeCycles
 from .sampling import PARALLELISM_NOTE, NodeSampling
 
 
@@ -76,6 +77,8 @@ class Scheduler:
         ]
         # per profile, the incremental state of a sequence of alike pods (schedule_alike)
         self.alike = {name: AlikeCycles(fw) for name, fw in self.frameworks.items()}
+        # the same under node sampling, per profile (made on first use)
+        self.sampled_alike: dict[str, SampledAlikeCycles] = {}
         self.nominate(getattr(cluster, "nominated_pods", ()))
 
     def enable_sampling(self, start_index: int = 0) -> None:
@@ -362,14 +365,9 @@ class Scheduler:
         pod's result holds its verdict and node only; a pod that fits nowhere, and any case the
         incremental mode does not cover (a seed, nominated pods, HTTP extenders, ...), get the full cycle."""
         fw = self.framework_for(pod)
-        if (
-            fw is not None
-            and seed is None
-            and not self.nominator
-            and not self.batches
-            and not self.extenders
-            and self.sampling is None
-        ):
+        if fw is not None and seed is None and not self.nominator and not self.batches and not self.extenders:
+            if self.sampling is not None:
+                return self._schedule_alike_sampled(fw, pod)
             node = self.alike[fw.name].place(pod)
             if node is not None and node != FALLBACK:
                 self.cycles += 1
@@ -377,6 +375,39 @@ class Scheduler:
                     pod=pod, profile=fw.name, schedulable=True, pre_filter=None, selected_node=node, top_nodes=[node]
                 )
         return self.schedule(pod, seed, with_details=False)
+
+    def _schedule_alike_sampled(self, fw: Framework, pod: Pod) -> CycleResult:
+        """schedule_alike under node sampling: the sampled cycle's node and start index, from the
+        state the sequence keeps (scheduling/sampled_alike.py); the result's `sampling` holds the
+        counts (not the nodes found). The sampled cycle runs where that state does not serve."""
+        sampling = self.sampling
+        assert sampling is not None
+        seq = self.sampled_alike.get(fw.name)
+        if seq is None or seq.sampling is not sampling:
+            seq = self.sampled_alike[fw.name] = SampledAlikeCycles(
+                fw, sampling, self.config.percentage_of_nodes_to_score
+            )
+        node, search = seq.place_sampled(pod)
+        if node is None or node == FALLBACK or search is None:
+            return self.schedule(pod, None, with_details=False)
+        start, processed, found, to_find, searched, stop = search
+        self.cycles += 1
+        seq.taken += 1
+        res = CycleResult(
+            pod=pod, profile=fw.name, schedulable=True, pre_filter=None, selected_node=node, top_nodes=[node]
+        )
+        res.sampling = sampling.advance_by(
+            self.snapshot,
+            start,
+            processed,
+            found,
+            to_find,
+            searched,
+            fw.profile.percentage_of_nodes_to_score,
+            self.config.percentage_of_nodes_to_score,
+            stop,
+        )
+        return res
 
     def _filter_nominated_node(
         self,
@@ -583,6 +614,8 @@ class Scheduler:
             pl.on_bind(pod, node_name)
         for seq in self.alike.values():
             seq.bound(pod, node_name)
+        for sampled in self.sampled_alike.values():
+            sampled.bound(pod, node_name)
 
     def run_sequence(
         self, pods: list[Pod], seed: int | None = None, *, on_result=None, keep: bool = True, with_details: bool = True
@@ -609,6 +642,8 @@ class Scheduler:
         """Forget the results shared between cycles (equivalence classes); for timing one cycle."""
         for seq in self.alike.values():
             seq.reset()
+        for sampled in self.sampled_alike.values():
+            sampled.reset()
         for fw in self.frameworks.values():
             fw.equivalence.clear()
             for pl in fw.plugins.values():

@@ -7,7 +7,8 @@ before it left. The copies are exactly the pods `ksched schedule` would place fo
 many copies of a Pod, or for the workload with `--replicas N`, and each is placed by
 Scheduler.schedule_alike, the core's incremental mode for pods alike (framework/alike.py), which
 chooses the node the full cycle chooses (the copy that fits nowhere gets the full cycle), then bound,
-so the placements are the ones `schedule` gives.
+so the placements are the ones `schedule` gives. Under node sampling the incremental mode is
+scheduling/sampled_alike.py's: the sampled cycle's node and start index.
 
 Preemption is off: a copy that does not fit evicts nothing (the cycle's PostFilter still runs, so
 the last copy's message says what preemption could do).

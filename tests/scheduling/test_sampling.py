@@ -432,6 +432,37 @@ def test_a_plugin_without_shared_results_filters_the_chunks_visited():
     assert set(r.filters) <= set(seen)
 
 
+def test_a_plugin_filtered_on_every_node_once_per_search_whatever_its_chunks():
+    # 300 nodes, 144 to find, three nodes in five too small: the search takes two chunks of a
+    # quarter of the nodes or more, each of which filters every node with InterPodAffinity (its
+    # verdicts not shared between pods): the second reads the first's, every node filtered once
+    nodes = [node(_n(i), cpu="1" if i % 5 < 3 else "4", labels={ZONE: f"z{i % 3}"}) for i in range(300)]
+    sched = scheduler(nodes)
+    sched.enable_sampling(start_index=40)
+    ipa = sched.frameworks["default-scheduler"].plugins["InterPodAffinity"]
+    seen: list[str] = []
+    original = ipa.filter_nodes
+
+    def counting(state, pod_, nodes_):
+        seen.extend(ni.node.name for ni in nodes_)
+        return original(state, pod_, nodes_)
+
+    ipa.filter_nodes = counting
+    anti = {
+        "affinity": {
+            "podAntiAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": [
+                    {"labelSelector": {"matchLabels": {"app": "x"}}, "topologyKey": "kubernetes.io/hostname"}
+                ]
+            }
+        }
+    }
+    r = sched.schedule(pod("p", requests={"cpu": "2"}, labels={"app": "x"}, spec=anti))
+    s = r.sampling
+    assert (s.num_feasible_nodes_to_find, s.feasible_nodes, s.evaluated_nodes) == (144, 120, 300)
+    assert len(seen) == len(set(seen)) == 300
+
+
 def test_the_sampled_search_equals_every_node_filtered_and_read_off(monkeypatch):
     from kschedcli.scheduling.scheduler import Scheduler
 
