@@ -474,14 +474,20 @@ class Snapshot:
         new.unplaced_pods = builtins.list(self.unplaced_pods)
         by_ns = self._pods_by_namespace
         new._pods_by_namespace = {ns: builtins.list(lst) for ns, lst in by_ns.items()}
-        at = self._namespace_positions()
+        # the pods' places in their namespaces' lists, indexed once a snapshot is the parent of a
+        # second derivation (a sweep's loaded snapshot, of every scenario); a chain of single
+        # derivations (scale-down's removals) filters the namespaces touched instead
+        uses = self.__dict__["_derivations"] = self.__dict__.get("_derivations", 0) + 1
+        at = self._namespace_positions() if uses > 1 else None
         for ns, pods in gone_by_ns.items():
             lst = by_ns[ns]
-            drop = sorted(at[id(p)] for p in pods)
-            if all(lst[i] is p for i, p in zip(drop, sorted(pods, key=lambda p: at[id(p)]))):
-                new._pods_by_namespace[ns] = without_positions(lst, drop)
-            else:  # the lists changed since they were indexed (not for a snapshot bound to)
-                new._pods_by_namespace[ns] = [p for p in lst if id(p) not in gone_pods]
+            if at is not None:
+                drop = sorted(at[id(p)] for p in pods)
+                if all(lst[i] is p for i, p in zip(drop, sorted(pods, key=lambda p: at[id(p)]))):
+                    new._pods_by_namespace[ns] = without_positions(lst, drop)
+                    continue
+            # (or the lists changed since they were indexed: not for a snapshot bound to)
+            new._pods_by_namespace[ns] = [p for p in lst if id(p) not in gone_pods]
         new.generation = _next_generation()
         new.derived_from = self
         new.removed_positions = gone_positions
