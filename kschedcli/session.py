@@ -308,8 +308,9 @@ class ScaleDown:
         return _world_doc(self.world, scale_down_doc(self.report))
 
     def exit_code(self) -> int:
-        """0 when some node can be removed, else 1."""
-        return 0 if self.report.removable else 1
+        """0 when no node can be removed (nothing for cluster-autoscaler to take away), 1 when some
+        can, as issue 32 asks: a CI gate fails on capacity to reclaim."""
+        return 1 if self.report.removable else 0
 
 
 @dataclass

@@ -96,7 +96,7 @@ def scale_down(
     threshold, every pod movable (PodDisruptionBudgets, kube-system, local storage, no controller)
     and placed on another node, nodes taken one after another, node groups' minimum sizes kept.
 
-    Exit status: 0 some node can be removed, 1 none, 2 bad input.
+    Exit status: 0 no node can be removed, 1 some can, 2 bad input.
     """
     session = open_session(world, reading, edits=edits or ())
     _show(session.scale_down(node_groups=node_groups, threshold=threshold), output, reading)

@@ -372,3 +372,21 @@ def test_cluster_go_the_node_under_test_stays_as_a_tainted_ghost(tmp_path):
     objs[-1]["spec"]["tolerations"] = [{"operator": "Exists"}]
     _, v = _verdicts(tmp_path, objs)
     assert v["n-2"]["reason"] == "no place to move pod default/t"
+
+
+def test_exit_status_is_1_when_some_node_can_be_removed_0_when_none(tmp_path):
+    # issue 32: "0 ... nothing removable (scale-down), 1 otherwise": a CI gate fails on capacity to reclaim
+    from typer.testing import CliRunner
+
+    from kschedcli.cli.app import app
+
+    busy = [_n("n-1"), _n("n-2"), _p("a", "n-1", cpu="3"), _p("b", "n-2", cpu="3")]
+    idle = [_n("n-1"), _n("n-2"), _p("a", "n-1", cpu="3")]
+    for objs, removable, code in ((busy, [], 0), (idle, ["n-2"], 1)):
+        c = tmp_path / "cluster.yaml"
+        c.write_text(yaml.safe_dump_all(objs))
+        answer = Session([str(c)], kubernetes_version="v1.34").scale_down()
+        assert answer.to_dict()["removable"] == removable
+        assert answer.exit_code() == code
+        r = CliRunner().invoke(app, ["scale-down", "-c", str(c), "-o", "json"])
+        assert r.exit_code == code, r.output
