@@ -330,6 +330,11 @@ class AlikeCycles:
         reps: dict = {}
         for g, t in zip(feasible, tops):
             reps.setdefault(g.key[1][pos], t[1])
+        return self._normalized_reps(pos, pl, reps)
+
+    def _normalized_reps(self, pos: int, pl, reps: dict) -> dict:
+        """raw score -> normalized score, `reps` naming one node for each distinct raw score
+        (memoized per plugin position and set of raw scores)."""
         key = (pos, tuple(sorted(reps)))
         norm = self._norm_memo.get(key)
         if norm is None:

@@ -262,17 +262,4 @@ class SampledAlikeCycles(AlikeCycles):
         by_raw: dict[Any, str] = {}
         for r, name in zip(raws, reps):
             by_raw.setdefault(r, name)
-        key = (pos, tuple(sorted(by_raw)))
-        norm = self._norm_memo.get(key)
-        if norm is None:
-            scores = {name: r for r, name in by_raw.items()}
-            st = pl.normalize_score(self.state, self.pod, scores)
-            if st is not None and not st.is_success():
-                raise _Unsupported(pl.name)
-            norm = {r: scores[name] for r, name in by_raw.items()}
-            if _has_out_of_range(list(norm.values())):
-                raise _Unsupported("a normalized score out of range")
-            if len(self._norm_memo) > 4096:
-                self._norm_memo.clear()
-            self._norm_memo[key] = norm
-        return norm
+        return self._normalized_reps(pos, pl, by_raw)
