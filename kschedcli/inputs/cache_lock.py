@@ -84,8 +84,9 @@ def alive(pid: int) -> bool:
     return state not in (b"Z", b"X")
 
 
-def read(dir_fd: int, name: str) -> Held | None:
-    """The lock `name` in the directory, or None (none, or not a well-formed lock of this user's)."""
+def _small_file(dir_fd: int, name: str, size: int) -> bytes | None:
+    """The `size` bytes of file `name` in the directory, or None: no such file, or not a regular
+    file of this user's that only they can write, or not exactly `size` bytes long."""
     try:
         fd = os.open(name, _OPEN_READ, dir_fd=dir_fd)
     except OSError:
@@ -93,14 +94,20 @@ def read(dir_fd: int, name: str) -> Held | None:
     try:
         st = os.fstat(fd)
         uid = os.geteuid() if hasattr(os, "geteuid") else st.st_uid
-        if not stat.S_ISREG(st.st_mode) or st.st_uid != uid or st.st_mode & 0o022 or st.st_size != _LOCK.size:
+        if not stat.S_ISREG(st.st_mode) or st.st_uid != uid or st.st_mode & 0o022 or st.st_size != size:
             return None
-        data = os.read(fd, _LOCK.size + 1)
+        data = os.read(fd, size + 1)
     except OSError:
         return None
     finally:
         os.close(fd)
-    if len(data) != _LOCK.size:
+    return data if len(data) == size else None
+
+
+def read(dir_fd: int, name: str) -> Held | None:
+    """The lock `name` in the directory, or None (none, or not a well-formed lock of this user's)."""
+    data = _small_file(dir_fd, name, _LOCK.size)
+    if data is None:
         return None
     magic, pid, started, parse_s, expected_s = _LOCK.unpack(data)
     figures = (started, parse_s, expected_s)
@@ -159,21 +166,8 @@ def release(dir_fd: int, name: str, wrote: bool = False) -> None:
 def read_rate(dir_fd: int) -> float | None:
     """The last writer's seconds of writing per second of parse, or None (none, or not a
     well-formed file of this user's)."""
-    try:
-        fd = os.open(RATE_FILE, _OPEN_READ, dir_fd=dir_fd)
-    except OSError:
-        return None
-    try:
-        st = os.fstat(fd)
-        uid = os.geteuid() if hasattr(os, "geteuid") else st.st_uid
-        if not stat.S_ISREG(st.st_mode) or st.st_uid != uid or st.st_mode & 0o022 or st.st_size != _RATE.size:
-            return None
-        data = os.read(fd, _RATE.size + 1)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-    if len(data) != _RATE.size:
+    data = _small_file(dir_fd, RATE_FILE, _RATE.size)
+    if data is None:
         return None
     magic, rate = _RATE.unpack(data)
     return rate if magic == _RATE_MAGIC and math.isfinite(rate) and 0.01 <= rate <= 10 else None
