@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import weakref
 from typing import TYPE_CHECKING
 
 from ..api.labels import parse_node_selector, parse_node_selector_term
@@ -41,13 +42,32 @@ def required_node_affinity_matches(pod, node) -> bool:
     return req is None or req.matches(labels, node.name)
 
 
+# snapshot -> (nodeSelector items, id of the required affinity) -> (that affinity, the column):
+# PodTopologySpread asks for every pod, and the pods of a template share their affinity object.
+# A snapshot's nodes are never changed or removed in place, only appended (Snapshot.add_node),
+# so a column is extended, never recomputed.
+_COLUMNS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
 def required_node_affinity_column(pod, snapshot) -> list[bool]:
     """required_node_affinity_matches(pod, node) for each of the snapshot's nodes, in order."""
     selector = pod.node_selector
-    if pod.required_node_affinity is None and len(selector) == 1:
+    req = pod.required_node_affinity
+    if req is None and len(selector) == 1:
         ((k, v),) = selector.items()
         return [x == v for x in snapshot.label_column(k)]
-    return [required_node_affinity_matches(pod, ni.node) for ni in snapshot.node_infos]
+    memo = _COLUMNS.get(snapshot)
+    if memo is None:
+        memo = _COLUMNS[snapshot] = {}
+    key = (tuple(sorted(selector.items())), id(req))
+    nis = snapshot.node_infos
+    hit = memo.get(key)
+    if hit is None or hit[0] is not req:
+        hit = memo[key] = (req, [])  # the affinity kept: its id is not reused while it is here
+    column: list[bool] = hit[1]
+    if len(column) < len(nis):
+        column.extend(required_node_affinity_matches(pod, ni.node) for ni in nis[len(column) :])
+    return list(column)
 
 
 class NodeAffinity(

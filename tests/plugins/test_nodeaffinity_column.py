@@ -1,0 +1,47 @@
+"""The required node affinity column PodTopologySpread reads (nodeaffinity.required_node_affinity_column),
+kept per snapshot and extended as nodes are appended: equal, for pods of several affinities and
+after Snapshot.add_node, to deciding each node afresh."""
+
+import random
+
+from builders import node, pod, scheduler
+
+from kschedcli.plugins.nodeaffinity import required_node_affinity_column, required_node_affinity_matches
+
+ZONES = ["a", "b", "c"]
+
+
+def _affinity(zones):
+    term = {"matchExpressions": [{"key": "zone", "operator": "In", "values": zones}]}
+    required = {"nodeSelectorTerms": [term]}
+    return {"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": required}}}
+
+
+def _pods(rng):
+    out = []
+    for i in range(12):
+        spec = _affinity(rng.sample(ZONES, rng.randint(1, 2))) if rng.random() < 0.7 else {}
+        if rng.random() < 0.5:
+            spec["nodeSelector"] = {"pool": rng.choice(["x", "y"]), "disk": "ssd"}
+        out.append(pod(f"p{i}", spec=spec))
+    return out
+
+
+def _afresh(p, snap):
+    return [required_node_affinity_matches(p, ni.node) for ni in snap.node_infos]
+
+
+def test_the_kept_column_equals_deciding_each_node_afresh_as_nodes_are_added():
+    rng = random.Random(7)
+    labels = lambda: {"zone": rng.choice(ZONES), "pool": rng.choice(["x", "y"]), "disk": rng.choice(["ssd", "hdd"])}  # noqa: E731
+    s = scheduler([node(f"n{i}", labels=labels()) for i in range(40)])
+    snap = s.snapshot
+    pods = _pods(rng)
+    for round_ in range(4):
+        for p in pods:
+            got = required_node_affinity_column(p, snap)
+            assert got == _afresh(p, snap), (round_, p.name)
+            got.append(True)  # a caller's change to its list is not kept
+        for j in range(3):
+            snap.add_node(node(f"m{round_}-{j}", labels=labels()), [])
+    assert len(snap.node_infos) == 52
