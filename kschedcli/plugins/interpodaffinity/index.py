@@ -9,14 +9,13 @@ other change are picked up at the next cycle by re-reading only the nodes that c
 
 from __future__ import annotations
 
-import bisect
 import weakref
 from bisect import bisect_left
 from collections import Counter, deque
 from itertools import compress, repeat
 from operator import attrgetter, is_not, ne
 
-from ...backend.snapshot import build_ahead, latest_generation, without_positions
+from ...backend.snapshot import build_ahead, latest_generation
 from .terms import TERMS_CACHE_KEY, pod_terms
 
 _INDEXES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -30,8 +29,9 @@ class _NodeTracker:
     again (`_reindex`) when its NodeInfo object or generation changed since it was last read;
     a new node list starts everything afresh (`_reset`)."""
 
-    # changes_seen (seeded_without's trackers only): how much of the snapshot's change log
-    # (Snapshot.changes, the positions each bind and eviction changed) has been read
+    # changes_seen (trackers seeded for a Snapshot.without_nodes derivation only): how much of the
+    # snapshot's change log (Snapshot.changes, the positions each bind, eviction and added node
+    # changed) has been read
     __slots__ = ("_snapshot", "node_infos", "objs", "gens", "seen", "changes_seen", "__weakref__")
     changes_seen: int | None
 
@@ -112,32 +112,10 @@ class _NodeTracker:
     def _copy_state(self, other, extra: int) -> None:
         raise NotImplementedError
 
-    # whether `seeded_without` can carry this kind of index over to a snapshot with nodes removed
-    seeds_without = False
-
-    def seeded_without(self, snapshot, removal):
-        """This tracker's state (up to date with `removal.parent`) carried over to `snapshot`,
-        derived from that parent by Snapshot.without_nodes: the removed nodes' contributions taken
-        back, the positions after them moved up; the nodes whose NodeInfo is a copy made for new
-        image states (the same node and pods) are not read again."""
-        gone = removal.positions
-        c = type(self).__new__(type(self))
-        c.snapshot = snapshot
-        c.node_infos = snapshot.node_infos
-        c.objs = without_positions(self.objs, gone)
-        c.gens = without_positions(self.gens, gone)
-        c.seen = -1
-        c.changes_seen = 0
-        c._copy_without(self, gone)
-        nis = snapshot.node_infos
-        objs, gens = c.objs, c.gens
-        for i, orig in snapshot.copies.items():
-            if objs[i] is orig and gens[i] == orig.generation == nis[i].generation:
-                objs[i] = nis[i]
-        return c
-
-    def _copy_without(self, other, gone: list[int]) -> None:
-        raise NotImplementedError
+    # whether a Snapshot.without_nodes derivation's index is always seeded from its parent's (built
+    # for it if need be): the existing terms' index, which every cycle of a pod with terms reads;
+    # the label index is seeded only when the parent has one (else built for the derivation alone)
+    seeded_from_parent = False
 
     def _take_back(self, i: int) -> None:
         """The contribution of the node at position i (as last read) taken back: it is gone."""
@@ -234,7 +212,7 @@ class PodLabelIndex(_NodeTracker):
         first = removed[0]
         for kv, held in self.index.items():
             if max(held) > first:
-                self.index[kv] = {i - bisect.bisect_left(removed, i) for i in held}
+                self.index[kv] = {i - bisect_left(removed, i) for i in held}
 
     def _reindex(self, i: int, ni) -> None:
         pairs: set[tuple[str, str]] = set()
@@ -287,17 +265,16 @@ def _up_to_date(registry, cls, snapshot):
     if idx is None:
         parent = getattr(snapshot, "derived_from", None)
         removal = getattr(snapshot, "_removal", None)
-        if removal is not None and removal.parent is parent and cls.seeds_without:
-            # (Snapshot.without_nodes) the parent's index, built once, less the removed nodes
-            idx = _up_to_date(registry, cls, parent).seeded_without(snapshot, removal)
-            registry[snapshot] = idx
-            idx.refresh()
-            return idx
+        # (Snapshot.without_nodes) the parent's index, built once and brought up to date, less the
+        # removed nodes: what differs from it since is in the snapshot's change log
+        without = removal is not None and removal.parent is parent and cls.seeded_from_parent
         parent_idx = registry.get(parent) if parent is not None else None
-        if parent_idx is None and parent is not None and _carried(registry, parent):
-            parent_idx = _up_to_date(registry, cls, parent)  # carried over a chain of derivations
+        if parent is not None and (without or (parent_idx is None and _carried(registry, parent))):
+            parent_idx = _up_to_date(registry, cls, parent)  # (or carried over a chain of derivations)
         if parent_idx is not None:
             idx = parent_idx.seeded(snapshot)
+            if idx is not None and without:
+                idx.changes_seen = 0
         if idx is None:
             idx = cls(snapshot)
         registry[snapshot] = idx
@@ -441,23 +418,7 @@ class ExistingTermsIndex(_NodeTracker):
     def _grow(self, extra: int) -> None:
         self.contribs.extend([None] * extra)
 
-    seeds_without = True
-
-    def _copy_without(self, other, gone: list[int]) -> None:
-        self._copy_state(other, 0)
-        for i in gone:  # in the parent's positions
-            old = other.contribs[i]
-            if old is _IN_POSITIONS:
-                self._add(i, other.objs[i].node.labels, self._groups_at(i), -1)
-            elif old is not None:
-                self._add(i, old[0], old[1], -1)
-        if gone:
-            first = gone[0]
-            self.positions = {
-                et: held if all(i < first for i in held) else {i - bisect_left(gone, i): m for i, m in held.items()}
-                for et, held in self.positions.items()
-            }
-        self.contribs = without_positions(other.contribs, gone)
+    seeded_from_parent = True
 
     def _take_back(self, i: int) -> None:
         old = self.contribs[i]
@@ -473,7 +434,7 @@ class ExistingTermsIndex(_NodeTracker):
         first = removed[0]
         for et, held in self.positions.items():
             if max(held) > first:
-                self.positions[et] = {i - bisect.bisect_left(removed, i): m for i, m in held.items()}
+                self.positions[et] = {i - bisect_left(removed, i): m for i, m in held.items()}
 
     def adopt(self, snapshot) -> None:
         """Take this index up again for `snapshot`, the one it was built over (built ahead and stored
