@@ -69,7 +69,7 @@ _POLL_SECONDS = 0.02  # how often a command waiting for a background writer look
 
 # entries and the key file: opened without following a symbolic link, without waiting for a FIFO's writer
 _OPEN_READ = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
-_OPEN_NEW = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+_OPEN_NEW = cache_lock.OPEN_NEW  # a new file, never through a symbolic link
 _OPEN_DIR = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
 
 _WARNED: set[str] = set()
@@ -486,15 +486,11 @@ def _write(cache: _Cache, key: bytes, obj: Any, limit: int) -> Path | None:
         return None
     dfd = cache.dir_fd
     name = _entry_name(key)
-    tmp = f".tmp-{os.getpid()}-{os.urandom(6).hex()}{_SUFFIX}"
-    try:
-        fd = os.open(tmp, _OPEN_NEW, 0o600, dir_fd=dfd)
-    except OSError:
+    header = _HEADER.pack(_MAGIC, key, len(payload), _mac(cache.secret, key, payload))
+    tmp = cache_lock.private_temp(dfd, _SUFFIX, header, payload)
+    if tmp is None:
         return None
     try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(_HEADER.pack(_MAGIC, key, len(payload), _mac(cache.secret, key, payload)))
-            f.write(payload)
         os.replace(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
     except OSError:
         with contextlib.suppress(OSError):

@@ -35,7 +35,7 @@ LOCK_PREFIX = ".lock-"
 _MAGIC = b"KSCHEDL1"
 _LOCK = struct.Struct("<8sQddd")
 _OPEN_READ = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
-_OPEN_NEW = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+OPEN_NEW = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 # the longest figure a lock may give (anything longer: the lock is ignored)
 _MAX_SECONDS = 3600.0
 
@@ -84,6 +84,26 @@ def alive(pid: int) -> bool:
     return state not in (b"Z", b"X")
 
 
+def private_temp(dir_fd: int, suffix: str, *chunks: bytes | memoryview) -> str | None:
+    """A new file in the directory, readable and writable by this user only, holding `chunks`:
+    its name (a temporary one, ending in `suffix`, to be renamed or linked into place), or None
+    when it cannot be made or written (nothing is left behind)."""
+    tmp = f".tmp-{os.getpid()}-{os.urandom(6).hex()}{suffix}"
+    try:
+        fd = os.open(tmp, OPEN_NEW, 0o600, dir_fd=dir_fd)
+    except OSError:
+        return None
+    try:
+        with os.fdopen(fd, "wb") as f:
+            for chunk in chunks:
+                f.write(chunk)
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp, dir_fd=dir_fd)
+        return None
+    return tmp
+
+
 def _small_file(dir_fd: int, name: str, size: int) -> bytes | None:
     """The `size` bytes of file `name` in the directory, or None: no such file, or not a regular
     file of this user's that only they can write, or not exactly `size` bytes long."""
@@ -125,14 +145,10 @@ def take(dir_fd: int, name: str, parse_seconds: float) -> bool:
     rate = read_rate(dir_fd)
     expected = min(parse_seconds * (WRITE_PER_PARSE if rate is None else rate), _MAX_SECONDS)
     body = _LOCK.pack(_MAGIC, os.getpid(), time.time(), parse_seconds, expected)
-    tmp = f".tmp-{os.getpid()}-{os.urandom(6).hex()}.lock"
-    try:
-        fd = os.open(tmp, _OPEN_NEW, 0o600, dir_fd=dir_fd)
-    except OSError:
+    tmp = private_temp(dir_fd, ".lock", body)
+    if tmp is None:
         return True
     try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(body)
         for _ in range(2):
             try:
                 os.link(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd, follow_symlinks=False)
@@ -176,11 +192,10 @@ def read_rate(dir_fd: int) -> float | None:
 def _write_rate(dir_fd: int, rate: float) -> None:
     if not (math.isfinite(rate) and 0.01 <= rate <= 10):
         return
-    tmp = f".tmp-{os.getpid()}-{os.urandom(6).hex()}.lock"
+    tmp = private_temp(dir_fd, ".lock", _RATE.pack(_RATE_MAGIC, rate))
+    if tmp is None:
+        return
     try:
-        fd = os.open(tmp, _OPEN_NEW, 0o600, dir_fd=dir_fd)
-        with os.fdopen(fd, "wb") as f:
-            f.write(_RATE.pack(_RATE_MAGIC, rate))
         os.replace(tmp, RATE_FILE, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
     except OSError:
         with contextlib.suppress(OSError):
