@@ -191,7 +191,7 @@ def _wait_for_entry(folder: Path) -> Path:
     # the command that parsed writes the entry in a forked process: wait for it to land
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
-        if folder.is_dir() and [p for p in folder.iterdir() if not p.name.startswith(".tmp-")]:
+        if folder.is_dir() and [p for p in folder.iterdir() if not p.name.startswith(".")]:  # as _entry
             return _entry(folder)
         time.sleep(0.05)
     raise AssertionError("no cache entry written")
