@@ -29,7 +29,7 @@ from typing import Any
 from ..api.model import Pod
 from ..backend.snapshot import NodeInfo
 from ..loader import freeze_lasting, no_gc
-from .cache_pickle import Unpickler  # the records come from a cache entry: its globals only
+from .cache_pickle import Unpickler, _Reader  # the records come from a cache entry: its globals only
 
 # the slots a record holds, in order; `_raw` is the store's (raws, index), `_key` made when asked for
 _RECORD_SLOTS = tuple(s for s in Pod.__slots__ if s not in ("_raw", "_key"))
@@ -77,7 +77,13 @@ class PodStore:
         return len(self.made)
 
     def __reduce__(self) -> Any:
-        return PodStore, (self.blob, self.offsets, self.shared, self.raws, self.order, self.followers)
+        blob = self.blob if type(self.blob) is bytes else bytes(self.blob)
+        return PodStore, (blob, self.offsets, self.shared, self.raws, self.order, self.followers)
+
+    def __reduce_parts__(self, part: Any) -> Any:
+        """__reduce__ in a cache entry (cache_pickle._Pickler): the records in a part of their own,
+        read back as a view of the mapped entry (its MAC checked), never copied."""
+        return PodStore, (part(self.blob, True, "records"), self.offsets, self.shared, self.raws, self.order, self.followers)
 
     def get(self, i: int) -> Pod:
         pod = self.made[i]
@@ -91,7 +97,9 @@ class PodStore:
         loading a snapshot does, cluster.load_cluster): they live as long as the process."""
         made, offsets, raws = self.made, self.offsets, self.raws
         load = self.shared.__getitem__
-        f = io.BytesIO(self.blob)  # the bytes shared, not copied
+        blob = self.blob
+        # the bytes shared, not copied (a cache entry's records: a view of the mapped entry)
+        f: Any = io.BytesIO(blob) if type(blob) is bytes else _Reader(memoryview(blob))
         out = []
         n = 0
         with no_gc():
