@@ -23,6 +23,7 @@ import io
 import marshal
 import pickle
 import zlib
+from array import array
 from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
@@ -141,17 +142,66 @@ class _PartRef:
         self.what = what
 
 
+class KindParts:
+    """A kind of Cluster.objects in a cache entry: its objects of each namespace in a part of their
+    own (`names`: the namespaces; `parts`: the parts' handles, cache.py, MAC checked with the
+    entry), each unpickled when first read; `order`: the namespace of each object (a position in
+    `names`), in the kind's order."""
+
+    __slots__ = ("names", "parts", "order", "chunks")
+
+    def __init__(self, names: tuple, parts: tuple, order: Any):
+        self.names = {ns: j for j, ns in enumerate(names)}
+        self.parts = parts
+        self.order = order
+        self.chunks: dict[int, dict] = {}
+
+    def chunk(self, namespace: str) -> dict:
+        """The objects of `namespace` ({(namespace, name): object}; {} when none)."""
+        j = self.names.get(namespace)
+        return {} if j is None else self._chunk(j)
+
+    def _chunk(self, j: int) -> dict:
+        found = self.chunks.get(j)
+        if found is None:
+            found = self.chunks[j] = self.parts[j].load()
+        return found
+
+    def whole(self) -> dict:
+        """Every object of the kind, in its order."""
+        its = [iter(self._chunk(j).items()) for j in range(len(self.parts))]
+        return dict(next(its[j]) for j in self.order)
+
+
+class _KindOut:
+    """A kind of Cluster.objects being written: KindParts(*args) in the entry."""
+
+    __slots__ = ("args",)
+
+    def __init__(self, args: tuple):
+        self.args = args
+
+
 class LazyKinds(defaultdict):
-    """Cluster.objects read from a cache entry: kind -> {(namespace, name): object}, each kind's
-    objects unpickled from their part of the entry (cache.py; MAC checked with the entry) when the
-    kind is first read. An explain reads a few kinds (those of its plugins), not the CSINodes of
-    every node."""
+    """Cluster.objects read from a cache entry: kind -> {(namespace, name): object}, each kind
+    (KindParts) made when first read; `lookup` reads one object, making its namespace's objects
+    of that kind only. An explain reads a few objects (those its plugins look up), not the
+    CSINodes of every node nor every ReplicaSet of the cluster."""
 
     def _made(self, kind: str, v: Any) -> Any:
-        if type(v) is not dict:
-            v = v.load()
+        if type(v) is KindParts:
+            v = v.whole()
             dict.__setitem__(self, kind, v)
         return v
+
+    def lookup(self, kind: str, namespace: str, name: str) -> Any:
+        """self[kind].get((namespace, name)), the kind not made whole for it."""
+        v = dict.get(self, kind)
+        if v is None:
+            return None
+        if type(v) is KindParts:
+            return v.chunk(namespace).get((namespace, name))
+        return v.get((namespace, name))
 
     def __getitem__(self, kind: str) -> Any:
         v = dict.get(self, kind, _MISSING)
@@ -172,7 +222,7 @@ class LazyKinds(defaultdict):
 
     def pop(self, kind: str, *default: Any) -> Any:
         v = dict.pop(self, kind, *default)
-        return v if type(v) is dict else v.load()
+        return v.whole() if type(v) is KindParts else v
 
     def values(self) -> Any:
         return [self[k] for k in self]
@@ -215,6 +265,26 @@ class _Pickler(pickle.Pickler):
         self.parts.append((data, eager))
         return _PartRef(len(self.parts) - 1, what)
 
+    def _kind(self, objs: dict) -> Any:
+        """A kind of Cluster.objects as KindParts: a part per namespace."""
+        chunks: dict[str, dict] = {}
+        at: dict[str, int] = {}
+        order = array("I")
+        for k, o in objs.items():
+            ns = k[0] if type(k) is tuple and k and type(k[0]) is str else ""
+            chunk = chunks.get(ns)
+            if chunk is None:
+                chunk = chunks[ns] = {}
+                at[ns] = len(at)
+            chunk[k] = o
+            order.append(at[ns])
+        refs = []
+        for chunk in chunks.values():
+            out = io.BytesIO()
+            pickle.Pickler(out, protocol=_PROTOCOL).dump(chunk)
+            refs.append(self._part(out.getvalue(), True, "kind"))
+        return _KindOut((tuple(chunks), tuple(refs), order))
+
     def reducer_override(self, obj: Any) -> Any:
         t = type(obj)
         if t is Pod:
@@ -225,17 +295,14 @@ class _Pickler(pickle.Pickler):
             return NotImplemented
         elif t is _PartRef:
             return entry_part, (obj.i, obj.what)
+        elif t is _KindOut:
+            return KindParts, obj.args
         elif t is RawStore:
             what = "raws:pods" if self.store is not None and obj is self.store.raws else "raws:nodes"
             # checked when first read (none is, by an explain): a damaged part is read from the files
             return RawStore, (self._part(obj.blob_bytes(), False, what),)
         elif obj is self.kinds and self.kinds is not None:
-            parts = {}
-            for kind, objs in obj.items():
-                out = io.BytesIO()
-                pickle.Pickler(out, protocol=_PROTOCOL).dump(objs)
-                parts[kind] = self._part(out.getvalue(), True, "kind")
-            return LazyKinds, (dict,), None, None, iter(parts.items())
+            return LazyKinds, (dict,), None, None, iter([(kind, self._kind(objs)) for kind, objs in obj.items()])
         elif self.store is not None and obj is self.store:
             return obj.__reduce_parts__(self._part)
         return NotImplemented
@@ -349,6 +416,7 @@ ALLOWED = frozenset(
         ("kschedcli.inputs.cache_pickle", "stored_pod"),
         ("kschedcli.inputs.cache_pickle", "entry_part"),
         ("kschedcli.inputs.cache_pickle", "LazyKinds"),
+        ("kschedcli.inputs.cache_pickle", "KindParts"),
         ("kschedcli.config.versions", "Choice"),
         ("kschedcli.config.versions", "Release"),
     ]

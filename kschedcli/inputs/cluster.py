@@ -129,6 +129,9 @@ class Cluster:
 
     # -- lookups used by plugins --------------------------------------------------
     def get(self, kind: str, namespace: str, name: str) -> dict | None:
+        lookup = getattr(self.objects, "lookup", None)  # read from the cache: cache_pickle.LazyKinds
+        if lookup is not None:
+            return lookup(kind, namespace, name)
         return self.objects[kind].get((namespace, name))
 
     def list(self, kind: str, namespace: str | None = None) -> list[dict]:
