@@ -48,6 +48,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ..errors import InputError
 from . import cache_lock
 
 try:  # the blake2 module alone: hashlib would load OpenSSL's bindings into every explain
@@ -384,9 +385,13 @@ def _mac(secret: bytes, key: bytes, payload: Any) -> bytes:
     return _part_mac(secret, key, 0, payload)
 
 
-class DamagedEntry(Exception):
+class DamagedEntry(InputError):
     """A part of a cache entry failed its MAC when first read, after the command started using the
-    entry, and the files could not be read again in its place."""
+    entry, and the files could not be read again in its place (they changed since, or the entry was
+    read without them): one line, exit 2, never an answer from the damaged part."""
+
+    def __init__(self, message: str):
+        super().__init__(message)
 
 
 class _Entry:
