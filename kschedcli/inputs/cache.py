@@ -9,10 +9,13 @@ last 256 KiB and of 64 blocks spread over it. Hashing the whole file would cost 
 it (about 0.1 s for the 74 MB of the 500-node rung, a second at 5,000 nodes). Stdin, pipes and
 devices are never cached (there is no identity to key by, and they are read once).
 
-Entries are safe to read whatever their bytes. Each is authenticated by a MAC (keyed BLAKE2b) over
-its header (which holds the key) and its payload, with a secret of this user's that never lives in
-the cache directory (`key_file`: 32 random bytes, mode 0600); the MAC is checked before anything is
-unpickled, and the unpickler then resolves only the globals ksched's entries hold
+Entries are safe to read whatever their bytes. An entry is parts (format 5, docs/cache.md): its
+header (which holds the key) and the table of its parts' lengths and MACs are authenticated by a MAC
+(HMAC-SHA256), and each part by one of its own, with a secret of this user's that never lives in
+the cache directory (`key_file`: 32 random bytes, mode 0600). The parts read up front are checked
+before anything is unpickled; the source objects' parts (which an explain never reads) when first
+read, before any of their bytes is, and a damaged one is then read from the files again
+(_Part.raws). The unpickler resolves only the globals ksched's entries hold
 (snapshot_pickle.ALLOWED). A directory that is not the user's own, or that group or others may
 write, is not used (one warning line; the files are parsed as without a cache); nor is a key file
 that is not a regular file of the user's with mode 0600. Entries are opened without following
