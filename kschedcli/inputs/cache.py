@@ -46,12 +46,13 @@ import stat
 import struct
 import sys
 import time
+from bisect import bisect_right
 from _operator import _compare_digest as compare_digest  # hmac.compare_digest, without hmac's imports
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..errors import InputError
+from ..errors import InputChanged
 from . import cache_lock
 
 try:  # the blake2 module alone: hashlib would load OpenSSL's bindings into every explain
@@ -388,13 +389,14 @@ def _mac(secret: bytes, key: bytes, payload: Any) -> bytes:
     return _part_mac(secret, key, 0, payload)
 
 
-class DamagedEntry(InputError):
+class DamagedEntry(InputChanged):
     """A part of a cache entry failed its MAC when first read, after the command started using the
-    entry, and the files could not be read again in its place (they changed since, or the entry was
-    read without them): one line, exit 2, never an answer from the damaged part."""
+    entry: a namespace's pods' records, or source objects the files could not give again (they
+    changed since, or the entry was read without them). One line, exit 2, never an answer from the
+    damaged part (an InputChanged: no `except Exception` of a command takes it for a result)."""
 
-    def __init__(self, message: str):
-        super().__init__(message)
+
+_CHANGED = "a snapshot cache entry was changed while in use (it was removed): run the command again"
 
 
 class _Entry:
@@ -429,10 +431,11 @@ class _Entry:
         """What entry_part(i, what) stands for in the first part (cache_pickle.loads_parts)."""
         if type(i) is not int or not 0 < i < len(self.table):
             raise pickle.UnpicklingError(f"no part {i!r}")
-        if what == "records":  # checked up front: the view itself
-            if not self.table[i][2]:
-                raise pickle.UnpicklingError("the pods' records are checked up front")
-            return self.view(i)
+        if what.startswith("records:"):
+            n = int(what[8:])
+            if not 0 < n <= len(self.table) - i or any(self.table[j][2] for j in range(i, i + n)):
+                raise pickle.UnpicklingError(f"no records in parts {i}..{i + n - 1}")
+            return _Records(self, i, n)
         return _Part(self, i, what)
 
     def reparsed(self) -> Any:
@@ -440,12 +443,12 @@ class _Entry:
         removed. DamagedEntry when that cannot be done."""
         if self.fresh is None:
             if self.reparse is None:
-                raise DamagedEntry("a snapshot cache entry was changed while in use: run the command again")
-            self._remove()
+                raise DamagedEntry(_CHANGED)
+            self.remove()
             self.fresh = self.reparse()
         return self.fresh
 
-    def _remove(self) -> None:
+    def remove(self) -> None:
         if self.name is None or self.ident is None:
             return
         with contextlib.suppress(OSError):
@@ -453,6 +456,38 @@ class _Entry:
             st = os.lstat(path)
             if (st.st_dev, st.st_ino) == self.ident:  # not an entry written since
                 os.unlink(path)
+
+
+class _Records:
+    """The pods' records of an entry (lazy_pods.PodStore.blob): parts `first` .. `first + n - 1`,
+    one per namespace, one after the other in the entry; `view` spans them all. `check(at)`: the
+    MAC of the part holding byte `at` of the view checked (once) before a record of it is read."""
+
+    __slots__ = ("entry", "first", "starts", "checked", "view")
+
+    def __init__(self, entry: _Entry, first: int, n: int):
+        table = entry.table
+        base = table[first][0]
+        end = table[first + n - 1][0] + table[first + n - 1][1]
+        self.entry = entry
+        self.first = first
+        self.starts = [table[first + j][0] - base for j in range(n)]
+        self.checked = bytearray(n)
+        self.view = memoryview(entry.data)[base:end]
+
+    def check(self, at: int) -> None:
+        j = bisect_right(self.starts, at) - 1
+        if not self.checked[j]:
+            if j < 0 or not self.entry.check(self.first + j):
+                self.entry.remove()
+                raise DamagedEntry(_CHANGED)
+            self.checked[j] = 1
+
+    def whole(self) -> bytes:
+        """Every record, checked (a cluster read from the cache pickled again)."""
+        for at in self.starts:
+            self.check(at)
+        return bytes(self.view)
 
 
 class _Part:
@@ -881,7 +916,7 @@ def cached(
         """A part of the entry read failed its MAC late: the files read again, as stored."""
         fresh = load(paths)
         if entry_key(paths) != key:
-            raise DamagedEntry("a snapshot cache entry was changed while in use: run the command again")
+            raise DamagedEntry(_CHANGED)
         return prepare(fresh) if prepare is not None else fresh
 
     try:

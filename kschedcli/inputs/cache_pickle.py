@@ -265,6 +265,13 @@ class _Pickler(pickle.Pickler):
         self.parts.append((data, eager))
         return _PartRef(len(self.parts) - 1, what)
 
+    def _records(self, pieces: list) -> _PartRef:
+        """The pods' records, a part per namespace (checked when first read), as one reference."""
+        assert self.parts is not None
+        first = len(self.parts)
+        self.parts.extend((piece, False) for piece in pieces)
+        return _PartRef(first, f"records:{len(pieces)}")
+
     def _kind(self, objs: dict) -> Any:
         """A kind of Cluster.objects as KindParts: a part per namespace."""
         chunks: dict[str, dict] = {}
@@ -304,7 +311,7 @@ class _Pickler(pickle.Pickler):
         elif obj is self.kinds and self.kinds is not None:
             return LazyKinds, (dict,), None, None, iter([(kind, self._kind(objs)) for kind, objs in obj.items()])
         elif self.store is not None and obj is self.store:
-            return obj.__reduce_parts__(self._part)
+            return obj.__reduce_parts__(self._records)
         return NotImplemented
 
 

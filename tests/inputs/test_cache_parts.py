@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from kschedcli.inputs import cache as snapshot_cache
-from kschedcli.inputs import cache_pickle
+from kschedcli.errors import InputChanged
+from kschedcli.inputs import cache_pickle, lazy_pods
 from kschedcli.inputs.cache_pickle import KindParts, LazyKinds
 from kschedcli.inputs.cluster import _with_prebuilt_snapshot, load_cluster
 
@@ -64,13 +65,13 @@ def _table(data: bytes) -> list[tuple[int, int, bool]]:
 
 
 def _part_of(data: bytes, table, kind: str) -> int:
-    """The position of the part holding `kind` ('records', 'raws:nodes', 'raws:pods', 'kind'), as
-    the first part refers to it."""
+    """The position of the (first) part holding `kind` ('records', 'raws:nodes', 'raws:pods',
+    'kind'), as the first part refers to it."""
     found = []
 
     def part(i, what):
-        found.append((i, what))
-        return memoryview(b"") if what == "records" else None
+        found.append((i, what.partition(":")[0] if what.startswith("records:") else what))
+        return None
 
     at, length, _ = table[0]
     u = cache_pickle.Unpickler(cache_pickle._Reader(memoryview(data)[at : at + length]))  # type: ignore[arg-type]
@@ -154,13 +155,13 @@ def test_a_damaged_part_read_late_without_the_files_is_one_clear_error(env):
         got.pods[0].raw  # noqa: B018
 
 
-@pytest.mark.parametrize("kind", ["records", "kind"])
+@pytest.mark.parametrize("kind", ["first", "kind"])
 def test_a_damaged_part_checked_up_front_is_a_miss_and_nothing_is_unpickled(env, monkeypatch, kind):
     path = _snapshot(env)
     key, entry = _write(path)
     data = entry.read_bytes()
     table = _table(data)
-    at, length, eager = table[_part_of(data, table, kind)]
+    at, length, eager = table[0 if kind == "first" else _part_of(data, table, kind)]
     assert eager
     _flip(entry, at + length - 1)
     calls = []
@@ -186,25 +187,30 @@ def test_a_truncated_entry_is_a_miss(env):
     [("records", ("name: kube-proxy-ga01", "name: kube-proxy-gz01")), ("raws:nodes", ("pool: general}", "pool: generaL}"))],
 )
 def test_a_part_of_another_entry_is_not_read(env, kind, edit):
-    # two snapshots that differ in one character: the part of the one entry in place of the
-    # other's (its bytes at the same place in the file when the lengths differ)
+    # two snapshots that differ in one character: a part of the one entry in place of the other's
+    # (the first that differs, of the same length; else the other's bytes at the same place)
     a = _snapshot(env, "a.yaml")
     b = _snapshot(env, "b.yaml", edit)
     key_a, entry_a = _write(a)
     key_b, entry_b = _write(b)
     data_a, data_b = entry_a.read_bytes(), entry_b.read_bytes()
     table_a, table_b = _table(data_a), _table(data_b)
-    i = _part_of(data_a, table_a, kind)
-    (at, length, eager), (at_b, length_b, _) = table_a[i], table_b[i]
-    other = data_b[at_b : at_b + length] if length == length_b else data_b[at : at + length]
-    assert len(other) == length and other != data_a[at : at + length]
+    first = _part_of(data_a, table_a, kind)
+    for i in range(first, len(table_a)):
+        (at, length, eager), (at_b, length_b, _) = table_a[i], table_b[i]
+        other = data_b[at_b : at_b + length] if length == length_b else data_b[at : at + length]
+        if other != data_a[at : at + length]:
+            break
+    assert not eager and len(other) == length and other != data_a[at : at + length]
     entry_a.write_bytes(data_a[:at] + other + data_a[at + length :])
     cluster, hit = _cached(a)
     parsed = load_cluster([a])
-    if eager:
-        assert not hit
-    else:
-        assert hit and [n.raw for n in cluster.nodes] == [n.raw for n in parsed.nodes]
+    assert hit
+    if kind == "records":
+        with pytest.raises(snapshot_cache.DamagedEntry):
+            cluster.pods  # noqa: B018
+        return
+    assert [n.raw for n in cluster.nodes] == [n.raw for n in parsed.nodes]
     assert [p.raw for p in cluster.pods] == [p.raw for p in parsed.pods]
     assert [p.labels for p in cluster.pods] == [p.labels for p in parsed.pods]
 
@@ -224,3 +230,79 @@ def test_the_header_binds_the_table(env):
 
 def test_struct_sizes():
     assert snapshot_cache._PART.size == struct.calcsize("<Q?32s") == 41
+
+
+class _Seen(list):
+    """The byte positions in the pods' records where a record was unpickled."""
+
+
+def _spy_records(monkeypatch) -> _Seen:
+    seen = _Seen()
+    real = lazy_pods.Unpickler
+
+    class Spy(real):  # type: ignore[misc, valid-type]
+        def __init__(self, f, *a, **k):
+            seen.append(f.at if hasattr(f, "at") else f.tell())
+            super().__init__(f, *a, **k)
+
+    monkeypatch.setattr(lazy_pods, "Unpickler", Spy)
+    return seen
+
+
+def test_the_pods_records_are_checked_by_namespace_when_first_read(env, monkeypatch):
+    path = _snapshot(env)
+    key, entry = _write(path)
+    data = entry.read_bytes()
+    table = _table(data)
+    first = _part_of(data, table, "records")
+    records = [t for t in table[first:] if not t[2]]
+    assert len(records) > 1 and not table[first][2]  # a part per namespace, checked when first read
+    at, length, _ = records[0]
+    _flip(entry, at + length // 2)
+    seen = _spy_records(monkeypatch)
+    cluster, hit = _cached(path)
+    assert hit
+    store = cluster._pod_store
+    base = table[first][0]
+    # the pods of the other namespaces are made (their parts are whole)
+    others = [i for i in range(len(store)) if store.offsets[i] >= length]
+    assert others and store.take(others)
+    # the damaged namespace's: never read, one clear error (an InputChanged: no `except
+    # Exception` takes it), the entry removed so that the next command parses the files
+    with pytest.raises(snapshot_cache.DamagedEntry, match="changed while in use"):
+        store.take([0])
+    assert isinstance(snapshot_cache.DamagedEntry("x"), InputChanged)
+    assert not isinstance(snapshot_cache.DamagedEntry("x"), Exception)
+    assert all(not (0 <= s < length) for s in seen), (base, seen[:5])
+    assert not entry.exists()
+    again, hit = _cached(path)
+    assert not hit and [p.raw for p in again.pods] == [p.raw for p in load_cluster([path]).pods]
+
+
+def test_a_damaged_namespace_is_one_line_exit_2_from_the_command(env, tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    path = _snapshot(env)
+    pod = str(ROOT / "fixtures" / "pods" / "web.yaml")
+    cmd = [sys.executable, "-m", "kschedcli", "explain", pod, "-c", path, "-o", "json"]
+    run_env = {**os.environ, "KSCHED_NO_PROGRESS": "1", "COLUMNS": "100"}
+    expected = subprocess.run(cmd, env={**run_env, "KSCHED_NO_CACHE": "1"}, capture_output=True, text=True, timeout=120)
+    key, entry = _write(path)
+    data = entry.read_bytes()
+    table = _table(data)
+    first = _part_of(data, table, "records")
+    for at, length, eager in table[first:]:
+        if eager:
+            break
+        _flip(entry, at + length - 1)  # every namespace's records
+    r = subprocess.run(cmd, env=run_env, capture_output=True, text=True, timeout=120)
+    if r.returncode == 0:  # the command read no bound pod: its answer is the files'
+        assert r.stdout == expected.stdout
+    else:
+        assert r.returncode == 2 and r.stdout == ""
+        assert r.stderr == "ksched: a snapshot cache entry was changed while in use (it was removed): run the command again\n"
+        assert not entry.exists()
+    r = subprocess.run(cmd, env=run_env, capture_output=True, text=True, timeout=120)
+    assert r.returncode == expected.returncode and r.stdout == expected.stdout
