@@ -46,8 +46,8 @@ import stat
 import struct
 import sys
 import time
-from bisect import bisect_right
 from _operator import _compare_digest as compare_digest  # hmac.compare_digest, without hmac's imports
+from bisect import bisect_right
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any

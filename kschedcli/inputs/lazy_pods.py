@@ -69,7 +69,7 @@ class PodStore:
 
     __slots__ = ("blob", "offsets", "shared", "raws", "order", "followers", "made", "chunks")
 
-    def __init__(self, blob: bytes, offsets: array, shared: list, raws: Any, order: array, followers: array):
+    def __init__(self, blob: Any, offsets: array, shared: list, raws: Any, order: array, followers: array):
         self.blob = blob
         self.offsets = offsets
         self.shared = shared  # values records share, by index (a record's persistent ids)

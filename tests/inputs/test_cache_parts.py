@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from kschedcli.inputs import cache as snapshot_cache
 from kschedcli.errors import InputChanged
+from kschedcli.inputs import cache as snapshot_cache
 from kschedcli.inputs import cache_pickle, lazy_pods
 from kschedcli.inputs.cache_pickle import KindParts, LazyKinds
 from kschedcli.inputs.cluster import _with_prebuilt_snapshot, load_cluster
@@ -57,7 +57,9 @@ def _table(data: bytes) -> list[tuple[int, int, bool]]:
     at = snapshot_cache._HEAD.size + count * snapshot_cache._PART.size + 32
     out = []
     for i in range(count):
-        length, eager, _ = snapshot_cache._PART.unpack_from(data, snapshot_cache._HEAD.size + i * snapshot_cache._PART.size)
+        length, eager, _ = snapshot_cache._PART.unpack_from(
+            data, snapshot_cache._HEAD.size + i * snapshot_cache._PART.size
+        )
         out.append((at, length, eager))
         at += length
     assert at == len(data)
@@ -184,7 +186,10 @@ def test_a_truncated_entry_is_a_miss(env):
 
 @pytest.mark.parametrize(
     ("kind", "edit"),
-    [("records", ("name: kube-proxy-ga01", "name: kube-proxy-gz01")), ("raws:nodes", ("pool: general}", "pool: generaL}"))],
+    [
+        ("records", ("name: kube-proxy-ga01", "name: kube-proxy-gz01")),
+        ("raws:nodes", ("pool: general}", "pool: generaL}")),
+    ],
 )
 def test_a_part_of_another_entry_is_not_read(env, kind, edit):
     # two snapshots that differ in one character: a part of the one entry in place of the other's
@@ -302,7 +307,10 @@ def test_a_damaged_namespace_is_one_line_exit_2_from_the_command(env, tmp_path):
         assert r.stdout == expected.stdout
     else:
         assert r.returncode == 2 and r.stdout == ""
-        assert r.stderr == "ksched: a snapshot cache entry was changed while in use (it was removed): run the command again\n"
+        assert (
+            r.stderr
+            == "ksched: a snapshot cache entry was changed while in use (it was removed): run the command again\n"
+        )
         assert not entry.exists()
     r = subprocess.run(cmd, env=run_env, capture_output=True, text=True, timeout=120)
     assert r.returncode == expected.returncode and r.stdout == expected.stdout
