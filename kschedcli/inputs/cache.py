@@ -458,6 +458,11 @@ class _Entry:
                 os.unlink(path)
 
 
+def _namespace_of(key: Any) -> str:
+    """The namespace of a key of Cluster.objects (as cache_pickle._Pickler._kind groups them)."""
+    return key[0] if type(key) is tuple and key and type(key[0]) is str else ""
+
+
 class _Records:
     """The pods' records of an entry (lazy_pods.PodStore.blob): parts `first` .. `first + n - 1`,
     one per namespace, one after the other in the entry; `view` spans them all. `check(at)`: the
@@ -508,14 +513,18 @@ class _Part:
             return entry.view(self.i)
         return None
 
-    def load(self) -> Any:
-        """A kind of Cluster.objects (cache_pickle.LazyKinds): checked up front, unpickled now."""
-        view = self._checked()
-        if view is None or self.what != "kind":
+    def load(self, namespace: str) -> dict:
+        """The objects of a kind of Cluster.objects in `namespace` (cache_pickle.KindParts), from the
+        files when the part is damaged."""
+        if not self.what.startswith("kind:"):
             raise pickle.UnpicklingError(f"part {self.i} is no kind of objects")
-        from .cache_pickle import Unpickler, _Reader
+        view = self._checked()
+        if view is not None:
+            from .cache_pickle import Unpickler, _Reader
 
-        return Unpickler(_Reader(view)).load()  # type: ignore[arg-type]
+            return Unpickler(_Reader(view)).load()  # type: ignore[arg-type]
+        objs = self.entry.reparsed().objects.get(self.what[5:]) or {}
+        return {k: o for k, o in objs.items() if _namespace_of(k) == namespace}
 
     def raws(self) -> list:
         """The source objects of a RawStore (cache_pickle), from the files when the part is damaged."""

@@ -144,13 +144,14 @@ class _PartRef:
 
 class KindParts:
     """A kind of Cluster.objects in a cache entry: its objects of each namespace in a part of their
-    own (`names`: the namespaces; `parts`: the parts' handles, cache.py, MAC checked with the
-    entry), each unpickled when first read; `order`: the namespace of each object (a position in
+    own (`names`: the namespaces; `parts`: the parts' handles, cache.py), each checked and
+    unpickled when first read; `order`: the namespace of each object (a position in
     `names`), in the kind's order."""
 
-    __slots__ = ("names", "parts", "order", "chunks")
+    __slots__ = ("spaces", "names", "parts", "order", "chunks")
 
     def __init__(self, names: tuple, parts: tuple, order: Any):
+        self.spaces = names
         self.names = {ns: j for j, ns in enumerate(names)}
         self.parts = parts
         self.order = order
@@ -164,7 +165,7 @@ class KindParts:
     def _chunk(self, j: int) -> dict:
         found = self.chunks.get(j)
         if found is None:
-            found = self.chunks[j] = self.parts[j].load()
+            found = self.chunks[j] = self.parts[j].load(self.spaces[j])
         return found
 
     def whole(self) -> dict:
@@ -272,7 +273,7 @@ class _Pickler(pickle.Pickler):
         self.parts.extend((piece, False) for piece in pieces)
         return _PartRef(first, f"records:{len(pieces)}")
 
-    def _kind(self, objs: dict) -> Any:
+    def _kind(self, kind: str, objs: dict) -> Any:
         """A kind of Cluster.objects as KindParts: a part per namespace."""
         chunks: dict[str, dict] = {}
         at: dict[str, int] = {}
@@ -289,7 +290,7 @@ class _Pickler(pickle.Pickler):
         for chunk in chunks.values():
             out = io.BytesIO()
             pickle.Pickler(out, protocol=_PROTOCOL).dump(chunk)
-            refs.append(self._part(out.getvalue(), True, "kind"))
+            refs.append(self._part(out.getvalue(), False, f"kind:{kind}"))
         return _KindOut((tuple(chunks), tuple(refs), order))
 
     def reducer_override(self, obj: Any) -> Any:
@@ -309,7 +310,7 @@ class _Pickler(pickle.Pickler):
             # checked when first read (none is, by an explain): a damaged part is read from the files
             return RawStore, (self._part(obj.blob_bytes(), False, what),)
         elif obj is self.kinds and self.kinds is not None:
-            return LazyKinds, (dict,), None, None, iter([(kind, self._kind(objs)) for kind, objs in obj.items()])
+            return LazyKinds, (dict,), None, None, iter([(kind, self._kind(kind, objs)) for kind, objs in obj.items()])
         elif self.store is not None and obj is self.store:
             return obj.__reduce_parts__(self._records)
         return NotImplemented
