@@ -611,7 +611,7 @@ def _read(cache: _Cache, key: bytes, reparse: Callable[[], Any] | None = None) -
         entry.name = _entry_name(key)
         entry.ident = (st.st_dev, st.st_ino)
         obj = _unpickled(entry)
-        if obj is None:
+        if obj is None or len(entry.table) == 1:  # else kept: parts are read from it when first asked for
             _close_mapping(data)
         else:
             with contextlib.suppress(OSError, NotImplementedError):
