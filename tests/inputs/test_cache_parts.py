@@ -342,11 +342,9 @@ def test_a_damaged_namespace_is_one_line_exit_2_from_the_command(env, tmp_path):
     key, entry = _write(path)
     data = entry.read_bytes()
     table = _table(data)
-    first = _part_of(data, table, "records")
-    for at, length, eager in table[first:]:
-        if eager:
-            break
-        _flip(entry, at + length - 1)  # every namespace's records
+    for j, (at, length, _) in enumerate(table):
+        if _part_of_kind(data, table, j) == "records":
+            _flip(entry, at + length - 1)  # every namespace's records
     r = subprocess.run(cmd, env=run_env, capture_output=True, text=True, timeout=120)
     assert r.returncode == 2 and r.stdout == "", r.stderr  # its pod's namespace's pods were read
     assert (
