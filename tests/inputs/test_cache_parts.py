@@ -117,16 +117,21 @@ def test_an_entry_is_read_back_in_parts_and_answers_as_the_files(env):
     assert [p.raw for p in cluster.pods] == [p.raw for p in parsed.pods]
 
 
-def test_a_damaged_part_read_late_is_never_read_and_the_files_answer(env, monkeypatch):
+def _damaged(env, kind: str):
+    """An entry of a snapshot, the first part holding `kind` (one checked late) with a byte
+    flipped: (snapshot, entry, its bytes before, its table, the damaged part's bytes)."""
     path = _snapshot(env)
     key, entry = _write(path)
     data = entry.read_bytes()
     table = _table(data)
-    i = _part_of(data, table, "raws:nodes")
-    at, length, eager = table[i]
+    at, length, eager = table[_part_of(data, table, kind)]
     assert not eager
     _flip(entry, at + length // 2)
-    damaged = entry.read_bytes()[at : at + length]
+    return path, entry, data, table, entry.read_bytes()[at : at + length]
+
+
+def test_a_damaged_part_read_late_is_never_read_and_the_files_answer(env, monkeypatch):
+    path, entry, data, table, damaged = _damaged(env, "raws:nodes")
     seen: list[bytes] = []
     real = zlib.decompress
 
@@ -145,16 +150,8 @@ def test_a_damaged_part_read_late_is_never_read_and_the_files_answer(env, monkey
 
 
 def test_a_damaged_kind_is_never_unpickled_and_the_files_answer(env, monkeypatch):
-    path = _snapshot(env)
+    path, entry, data, table, damaged = _damaged(env, "kind")
     parsed = load_cluster([path])
-    key, entry = _write(path)
-    data = entry.read_bytes()
-    table = _table(data)
-    i = _part_of(data, table, "kind")
-    at, length, eager = table[i]
-    assert not eager
-    _flip(entry, at + length // 2)
-    damaged = entry.read_bytes()[at : at + length]
     kinds = [j for j in range(len(table)) if _part_of_kind(data, table, j) == "kind"]
     loaded: list[bytes] = []
 
