@@ -613,7 +613,7 @@ def _read(cache: _Cache, key: bytes, reparse: Callable[[], Any] | None = None) -
         obj = _unpickled(entry)
         if obj is None or len(entry.table) == 1:  # else kept: parts are read from it when first asked for
             _close_mapping(data)
-        else:
+        if obj is not None:
             with contextlib.suppress(OSError, NotImplementedError):
                 os.utime(fd)  # recently used: evicted last
         return obj
