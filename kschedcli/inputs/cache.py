@@ -442,9 +442,9 @@ class _Entry:
         """The files read again (once), as the entry's writer stored them; the damaged entry
         removed. DamagedEntry when that cannot be done."""
         if self.fresh is None:
+            self.remove()
             if self.reparse is None:
                 raise DamagedEntry(_CHANGED)
-            self.remove()
             self.fresh = self.reparse()
         return self.fresh
 

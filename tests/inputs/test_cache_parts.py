@@ -198,6 +198,7 @@ def test_a_damaged_part_read_late_without_the_files_is_one_clear_error(env):
     assert got is not None
     with pytest.raises(snapshot_cache.DamagedEntry, match="changed while in use"):
         got.pods[0].raw  # noqa: B018
+    assert not entry.exists()
 
 
 def test_a_damaged_first_part_is_a_miss_and_nothing_is_unpickled(env, monkeypatch):
