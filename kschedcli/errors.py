@@ -7,6 +7,12 @@ from __future__ import annotations
 SOURCE_LABELS: dict[str, str] = {}
 
 
+class InputChanged(BaseException):
+    """An input changed under the running command (a snapshot cache entry damaged after the command
+    started reading it): one line, exit status 2. Not an Exception: no `except Exception` of a
+    command may take it for a result."""
+
+
 class InputError(Exception):
     """Bad user input. Rendered as one line `file: where: field: message`, exit status 2."""
 

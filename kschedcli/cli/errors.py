@@ -14,7 +14,7 @@ from typing import Any, NoReturn
 
 from typer.core import TyperGroup
 
-from ..errors import InputError
+from ..errors import InputChanged, InputError
 
 try:  # typer 0.2x vendors click
     from typer._click.exceptions import ClickException, NoArgsIsHelpError, UsageError
@@ -55,7 +55,7 @@ class OneLineErrorsGroup(TyperGroup):
         except UsageError as e:
             print(usage_line(e), file=sys.stderr)
             sys.exit(2)
-        except InputError as e:  # bad input, from any command: the one line it carries
+        except (InputError, InputChanged) as e:  # bad input, from any command: the one line it carries
             print(f"ksched: {e}", file=sys.stderr)
             sys.exit(2)
         except ClickException as e:

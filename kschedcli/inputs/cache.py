@@ -9,10 +9,13 @@ last 256 KiB and of 64 blocks spread over it. Hashing the whole file would cost 
 it (about 0.1 s for the 74 MB of the 500-node rung, a second at 5,000 nodes). Stdin, pipes and
 devices are never cached (there is no identity to key by, and they are read once).
 
-Entries are safe to read whatever their bytes. Each is authenticated by a MAC (keyed BLAKE2b) over
-its header (which holds the key) and its payload, with a secret of this user's that never lives in
-the cache directory (`key_file`: 32 random bytes, mode 0600); the MAC is checked before anything is
-unpickled, and the unpickler then resolves only the globals ksched's entries hold
+Entries are safe to read whatever their bytes. An entry is parts (format 5, docs/cache.md): its
+header (which holds the key) and the table of its parts' lengths and MACs are authenticated by a MAC
+(HMAC-SHA256), and each part by one of its own, with a secret of this user's that never lives in
+the cache directory (`key_file`: 32 random bytes, mode 0600). The parts read up front are checked
+before anything is unpickled; the source objects' parts (which an explain never reads) when first
+read, before any of their bytes is, and a damaged one is then read from the files again
+(_Part.raws). The unpickler resolves only the globals ksched's entries hold
 (snapshot_pickle.ALLOWED). A directory that is not the user's own, or that group or others may
 write, is not used (one warning line; the files are parsed as without a cache); nor is a key file
 that is not a regular file of the user's with mode 0600. Entries are opened without following
@@ -44,10 +47,12 @@ import struct
 import sys
 import time
 from _operator import _compare_digest as compare_digest  # hmac.compare_digest, without hmac's imports
+from bisect import bisect_right
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ..errors import InputChanged
 from . import cache_lock
 
 try:  # the blake2 module alone: hashlib would load OpenSSL's bindings into every explain
@@ -55,9 +60,11 @@ try:  # the blake2 module alone: hashlib would load OpenSSL's bindings into ever
 except ImportError:  # pragma: no cover - another Python implementation
     from hashlib import blake2b
 
-_MAGIC = b"KSCHEDC4"  # 4: HMAC-SHA256 (3: keyed BLAKE2b)
-_HEADER = struct.Struct("<8s32sQ32s")  # magic, key, payload length, MAC of the three and the payload
-_MACED = struct.Struct("<8s32sQ")  # the header's part the MAC covers (with the payload)
+_MAGIC = b"KSCHEDC5"  # 5: parts, each with its MAC (4: HMAC-SHA256 of one payload; 3: keyed BLAKE2b)
+_HEAD = struct.Struct("<8s32sQ")  # magic, key, number of parts
+_PART = struct.Struct("<Q?32s")  # per part: length, checked before anything is read?, its MAC
+_MAC_SIZE = 32
+_MAX_PARTS = 1 << 24  # a sanity bound; the table must fit in the file besides
 _MAC_PERSON = b"ksched-entry"
 _SUFFIX = ".cluster"
 _SAMPLE_EDGE = 256 * 1024
@@ -347,19 +354,194 @@ def _entry_path(key: bytes) -> Path:
     return cache_dir() / _entry_name(key)
 
 
-def _mac(secret: bytes, key: bytes, payload: Any) -> bytes:
-    """HMAC-SHA256 under the user's secret of the header's fields and the payload: SHA-256 runs on
-    the CPU's SHA instructions where it has them (x86 since 2016-2019, ARMv8), twice keyed
-    BLAKE2b's speed over a 150 MB entry (0.10 s against 0.19 s here); OpenSSL's bindings are
-    loaded only when an entry is read or written (3 ms)."""
+def _hmac(secret: bytes) -> Any:
+    """HMAC-SHA256 under the user's secret: SHA-256 runs on the CPU's SHA instructions where it has
+    them (x86 since 2016-2019, ARMv8), twice keyed BLAKE2b's speed over a 150 MB entry (0.10 s
+    against 0.19 s here); OpenSSL's bindings are loaded only when an entry is read or written (3 ms)."""
     try:
         from _hashlib import hmac_new
     except ImportError:  # pragma: no cover - a Python without OpenSSL
         from hmac import new as hmac_new  # type: ignore[assignment]
-    h = hmac_new(secret, _MAC_PERSON, "sha256")
-    h.update(_MACED.pack(_MAGIC, key, len(payload)))
-    h.update(payload)
+    return hmac_new(secret, _MAC_PERSON, "sha256")
+
+
+def _part_mac(secret: bytes, key: bytes, i: int, data: Any) -> bytes:
+    """The MAC of part `i` of the entry of `key`: over the magic, the key, the part's position and
+    length, and its bytes."""
+    h = _hmac(secret)
+    h.update(b"part|" + _HEAD.pack(_MAGIC, key, i) + struct.pack("<Q", len(data)))
+    h.update(data)
     return h.digest()
+
+
+def _head_mac(secret: bytes, head: bytes) -> bytes:
+    """The MAC of an entry's header: the magic, the key, the number of parts and the table of their
+    lengths, flags and MACs (so a part of another entry, or of another position, fails its own)."""
+    h = _hmac(secret)
+    h.update(b"head|")
+    h.update(head)
+    return h.digest()
+
+
+def _mac(secret: bytes, key: bytes, payload: Any) -> bytes:
+    """The MAC a one-part entry of `payload` carries in its header's table (tests forge entries
+    with another secret's)."""
+    return _part_mac(secret, key, 0, payload)
+
+
+class DamagedEntry(InputChanged):
+    """A part of a cache entry failed its MAC when first read, after the command started using the
+    entry: a namespace's pods' records, or source objects the files could not give again (they
+    changed since, or the entry was read without them). One line, exit 2, never an answer from the
+    damaged part (an InputChanged: no `except Exception` of a command takes it for a result)."""
+
+
+_CHANGED = "a snapshot cache entry was changed while in use (it was removed): run the command again"
+
+
+class _Entry:
+    """An entry being read: its mapping (kept while a part is still to be read), the user's secret,
+    its key and parts' table, and how to read the files again (`reparse`: the prepared cluster, or
+    None) should a part checked late fail."""
+
+    __slots__ = ("data", "secret", "key", "table", "reparse", "fresh", "name", "ident")
+
+    def __init__(self, data: mmap.mmap, secret: bytes, key: bytes, table: list[tuple[int, int, bool, bytes]]):
+        self.data = data
+        self.secret = secret
+        self.key = key
+        self.table = table  # per part: (offset, length, checked up front, MAC)
+        self.reparse: Callable[[], Any] | None = None
+        self.fresh: Any = None
+        self.name: str | None = None
+        self.ident: tuple[int, int] | None = None
+
+    def view(self, i: int) -> memoryview:
+        at, length, _, _ = self.table[i]
+        return memoryview(self.data)[at : at + length]
+
+    def check(self, i: int) -> bool:
+        view = self.view(i)
+        try:
+            return compare_digest(_part_mac(self.secret, self.key, i, view), self.table[i][3])
+        finally:
+            view.release()
+
+    def part(self, i: int, what: str) -> Any:
+        """What entry_part(i, what) stands for in the first part (cache_pickle.loads_parts)."""
+        if type(i) is not int or not 0 < i < len(self.table):
+            raise pickle.UnpicklingError(f"no part {i!r}")
+        if what.startswith("records:"):
+            n = int(what[8:])
+            if not 0 < n <= len(self.table) - i or any(self.table[j][2] for j in range(i, i + n)):
+                raise pickle.UnpicklingError(f"no records in parts {i}..{i + n - 1}")
+            return _Records(self, i, n)
+        return _Part(self, i, what)
+
+    def reparsed(self) -> Any:
+        """The files read again (once), as the entry's writer stored them; the damaged entry
+        removed. DamagedEntry when that cannot be done."""
+        if self.fresh is None:
+            self.remove()
+            if self.reparse is None:
+                raise DamagedEntry(_CHANGED)
+            self.fresh = self.reparse()
+        return self.fresh
+
+    def remove(self) -> None:
+        if self.name is None or self.ident is None:
+            return
+        with contextlib.suppress(OSError):
+            path = cache_dir() / self.name
+            st = os.lstat(path)
+            if (st.st_dev, st.st_ino) == self.ident:  # not an entry written since
+                os.unlink(path)
+
+
+def _namespace_of(key: Any) -> str:
+    """The namespace of a key of Cluster.objects (as cache_pickle._Pickler._kind groups them)."""
+    return key[0] if type(key) is tuple and key and type(key[0]) is str else ""
+
+
+class _Records:
+    """The pods' records of an entry (lazy_pods.PodStore.blob): parts `first` .. `first + n - 1`,
+    one per namespace, one after the other in the entry; `view` spans them all. `check(at)`: the
+    MAC of the part holding byte `at` of the view checked (once) before a record of it is read."""
+
+    __slots__ = ("entry", "first", "starts", "checked", "view")
+
+    def __init__(self, entry: _Entry, first: int, n: int):
+        table = entry.table
+        base = table[first][0]
+        end = table[first + n - 1][0] + table[first + n - 1][1]
+        self.entry = entry
+        self.first = first
+        self.starts = [table[first + j][0] - base for j in range(n)]
+        self.checked = bytearray(n)
+        self.view = memoryview(entry.data)[base:end]
+
+    def check(self, at: int) -> None:
+        j = bisect_right(self.starts, at) - 1
+        if not self.checked[j]:
+            if j < 0 or not self.entry.check(self.first + j):
+                self.entry.remove()
+                raise DamagedEntry(_CHANGED)
+            self.checked[j] = 1
+
+    def whole(self) -> bytes:
+        """Every record, checked (a cluster read from the cache pickled again)."""
+        for at in self.starts:
+            self.check(at)
+        return bytes(self.view)
+
+
+class _Part:
+    """A part of an entry read when first asked for: its MAC checked then, before any of its bytes
+    is read. A part that fails it is read from the files again (_Entry.reparsed): the command goes
+    on as it would have without the cache."""
+
+    __slots__ = ("entry", "i", "what")
+
+    def __init__(self, entry: _Entry, i: int, what: str):
+        self.entry = entry
+        self.i = i
+        self.what = what
+
+    def _checked(self) -> memoryview | None:
+        entry = self.entry
+        if entry.table[self.i][2] or entry.check(self.i):
+            return entry.view(self.i)
+        return None
+
+    def load(self, namespace: str) -> dict:
+        """The objects of a kind of Cluster.objects in `namespace` (cache_pickle.KindParts), from the
+        files when the part is damaged."""
+        if not self.what.startswith("kind:"):
+            raise pickle.UnpicklingError(f"part {self.i} is no kind of objects")
+        view = self._checked()
+        if view is not None:
+            from .cache_pickle import Unpickler, _Reader
+
+            return Unpickler(_Reader(view)).load()  # type: ignore[arg-type]
+        objs = self.entry.reparsed().objects.get(self.what[5:]) or {}
+        return {k: o for k, o in objs.items() if _namespace_of(k) == namespace}
+
+    def raws(self) -> list:
+        """The source objects of a RawStore (cache_pickle), from the files when the part is damaged."""
+        import marshal
+        import zlib
+
+        view = self._checked()
+        if view is not None:
+            return marshal.loads(zlib.decompress(view))
+        fresh = self.entry.reparsed()
+        if self.what == "raws:nodes":
+            store = fresh.nodes[0]._raw[0]
+        elif fresh._pod_store is not None:
+            store = fresh._pod_store.raws
+        else:
+            store = fresh._pods[0]._raw[0]
+        return marshal.loads(zlib.decompress(store.blob))
 
 
 class _Cache:
@@ -404,7 +586,7 @@ def read_entry(key: bytes, cache: _Cache | None = None) -> Any | None:
             cache.close()
 
 
-def _read(cache: _Cache, key: bytes) -> Any | None:
+def _read(cache: _Cache, key: bytes, reparse: Callable[[], Any] | None = None) -> Any | None:
     try:
         fd = os.open(_entry_name(key), _OPEN_READ, dir_fd=cache.dir_fd)
     except OSError:  # none; or a symbolic link (ELOOP)
@@ -416,13 +598,20 @@ def _read(cache: _Cache, key: bytes) -> Any | None:
         if not stat.S_ISREG(st.st_mode) or _owner_problem(st, "it") or st.st_mode & 0o022:
             return None
         try:
-            # mapped, not read: a 200 MB entry is not copied into the process before it is unpickled
+            # mapped, not read: a 200 MB entry is not copied into the process; parts read when
+            # first asked for (the source objects) are read from the mapping, kept while they are
             data = mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
         except (OSError, ValueError):  # an empty file cannot be mapped
             return None
-        try:
-            obj = _unpickled(data, key, cache.secret)
-        finally:
+        entry = _opened(data, key, cache.secret)
+        if entry is None:
+            _close_mapping(data)
+            return None
+        entry.reparse = reparse
+        entry.name = _entry_name(key)
+        entry.ident = (st.st_dev, st.st_ino)
+        obj = _unpickled(entry)
+        if obj is None or len(entry.table) == 1:  # else kept: parts are read from it when first asked for
             _close_mapping(data)
         if obj is not None:
             with contextlib.suppress(OSError, NotImplementedError):
@@ -440,25 +629,45 @@ def _close_mapping(data: mmap.mmap) -> None:
         data.close()
 
 
-def _unpickled(data: mmap.mmap, key: bytes, secret: bytes) -> Any | None:
-    if len(data) < _HEADER.size:
+def _opened(data: mmap.mmap, key: bytes, secret: bytes) -> _Entry | None:
+    """The entry in `data` when its header and table are this user's ksched's for `key` (their MAC
+    checked in constant time), its length the sum of its parts' and its parts checked up front
+    pass theirs; else None."""
+    if len(data) < _HEAD.size + _MAC_SIZE:
         return None
-    magic, stored_key, length, mac = _HEADER.unpack_from(data)
-    with memoryview(data) as view:
-        payload = view[_HEADER.size :]
-        try:
-            if magic != _MAGIC or stored_key != key or len(payload) != length:
-                return None
-            # the MAC first: nothing of an entry this user's ksched did not write is unpickled
-            if not compare_digest(_mac(secret, key, payload), mac):
-                return None
-            from .cache_pickle import loads
+    magic, stored_key, count = _HEAD.unpack_from(data)
+    if magic != _MAGIC or stored_key != key or not 0 < count <= _MAX_PARTS:
+        return None
+    end = _HEAD.size + count * _PART.size
+    if len(data) < end + _MAC_SIZE:
+        return None
+    if not compare_digest(_head_mac(secret, data[:end]), data[end : end + _MAC_SIZE]):
+        return None
+    table = []
+    at = end + _MAC_SIZE
+    for i in range(count):
+        length, eager, mac = _PART.unpack_from(data, _HEAD.size + i * _PART.size)
+        table.append((at, length, eager, mac))
+        at += length
+    if at != len(data) or not table[0][2]:  # cut short (or grown): a part would be
+        return None
+    entry = _Entry(data, secret, key, table)
+    # the MAC first: nothing of an entry this user's ksched did not write is unpickled
+    if not all(entry.check(i) for i in range(count) if table[i][2]):
+        return None
+    return entry
 
-            return loads(payload)
-        except Exception:  # noqa: BLE001 - a damaged entry is a miss
-            return None
-        finally:
-            payload.release()
+
+def _unpickled(entry: _Entry) -> Any | None:
+    from .cache_pickle import loads_parts
+
+    view = entry.view(0)
+    try:
+        return loads_parts(view, entry.part)
+    except Exception:  # noqa: BLE001 - a damaged entry is a miss
+        return None
+    finally:
+        view.release()
 
 
 def write_entry(key: bytes, obj: Any, cache: _Cache | None = None, limit: int | None = None) -> Path | None:
@@ -479,15 +688,18 @@ def write_entry(key: bytes, obj: Any, cache: _Cache | None = None, limit: int | 
 
 def _write(cache: _Cache, key: bytes, obj: Any, limit: int) -> Path | None:
     try:
-        from .cache_pickle import dumps  # the writer alone needs the model's pickling
+        from .cache_pickle import dumps_parts  # the writer alone needs the model's pickling
 
-        payload = dumps(obj)
+        parts = dumps_parts(obj)
     except (pickle.PicklingError, RecursionError, TypeError, AttributeError):
         return None
     dfd = cache.dir_fd
     name = _entry_name(key)
-    header = _HEADER.pack(_MAGIC, key, len(payload), _mac(cache.secret, key, payload))
-    tmp = cache_lock.private_temp(dfd, _SUFFIX, header, payload)
+    head = _HEAD.pack(_MAGIC, key, len(parts)) + b"".join(
+        _PART.pack(len(data), eager, _part_mac(cache.secret, key, i, data)) for i, (data, eager) in enumerate(parts)
+    )
+    header = head + _head_mac(cache.secret, head)
+    tmp = cache_lock.private_temp(dfd, _SUFFIX, header, *[data for data, _ in parts])
     if tmp is None:
         return None
     try:
@@ -607,7 +819,7 @@ def _prepare_and_write(
         cache_lock.release(cache.dir_fd, lock, wrote)
 
 
-def _await_writer(cache: _Cache, key: bytes) -> Any | None:
+def _await_writer(cache: _Cache, key: bytes, reparse: Callable[[], Any] | None = None) -> Any | None:
     """No entry: when a live background writer is writing it and should be done before a parse
     would be, wait for it (at most as long as its command's parse took; not past the writer's
     end) and read it (its MAC checked as any entry's). None: parse."""
@@ -624,11 +836,11 @@ def _await_writer(cache: _Cache, key: bytes) -> Any | None:
         time.sleep(_POLL_SECONDS)
         with contextlib.suppress(OSError):
             os.stat(name, dir_fd=cache.dir_fd, follow_symlinks=False)
-            return _read(cache, key)  # there: whatever it holds, read as any entry (a bad one: parse)
+            return _read(cache, key, reparse)  # there: whatever it holds, read as any entry (a bad one: parse)
         now_held = cache_lock.read(cache.dir_fd, lock)
         if now_held is None or now_held.pid != held.pid or not cache_lock.alive(held.pid):
             # the writer is done (the entry may have landed just now) or gone
-            return _read(cache, key)
+            return _read(cache, key, reparse)
     return None
 
 
@@ -708,10 +920,18 @@ def cached(
     cache = _Cache.open(create=True)
     if cache is None:
         return load(paths), False
+
+    def reparse() -> Any:
+        """A part of the entry read failed its MAC late: the files read again, as stored."""
+        fresh = load(paths)
+        if entry_key(paths) != key:
+            raise DamagedEntry(_CHANGED)
+        return prepare(fresh) if prepare is not None else fresh
+
     try:
-        hit = _read(cache, key)
+        hit = _read(cache, key, reparse)
         if hit is None:
-            hit = _await_writer(cache, key)
+            hit = _await_writer(cache, key, reparse)
         if hit is not None:
             return hit, True
         t0 = time.monotonic()
