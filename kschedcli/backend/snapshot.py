@@ -364,6 +364,7 @@ class Snapshot:
         self._label_columns: dict[str, list] = {}
         self._image_columns: dict[str, list] = {}
         self._taint_groups: tuple[list[int], list[NodeInfo]] | None = None
+        self._unschedulable: list[int] | None = None  # positions of cordoned nodes (unschedulable_positions)
         self._free: tuple[list, list, list, list] | None = None
         self._free_seen = 0  # how much of `changes` the free columns include
         # the free columns and the allocatable ones as int64 arrays (vectors.py): None until
@@ -674,6 +675,13 @@ class Snapshot:
             self._taint_groups = (groups, first)
         return self._taint_groups
 
+    def unschedulable_positions(self) -> list[int]:
+        """The positions of the nodes marked unschedulable (cordoned), in node order."""
+        at = self._unschedulable
+        if at is None:
+            at = self._unschedulable = [i for i, ni in enumerate(self.node_infos) if ni.node.unschedulable]
+        return at
+
     def free_columns(self) -> tuple[list[int], list[int], list[int], list[int]]:
         """Each node's room for more pods (allowed pods minus pods), and its free milli-cpu,
         memory and ephemeral storage (allocatable minus requested), up to date with every bind."""
@@ -888,6 +896,8 @@ class Snapshot:
         for name, col in self._image_columns.items():
             col.append(counts.get(name))
         self._taint_groups = None
+        if self._unschedulable is not None and node.unschedulable:
+            self._unschedulable.append(i)
         if self._free is not None:
             for col, v in zip(self._free, free_of(ni)):
                 col.append(v)
