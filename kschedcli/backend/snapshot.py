@@ -238,6 +238,11 @@ def free_of(ni: NodeInfo) -> tuple[int, int, int, int]:
     )
 
 
+def _below_2_61(values) -> bool:
+    """Whether every value (Python ints) is of magnitude below 2**61."""
+    return not values or (min(values) > -(2**61) and max(values) < 2**61)
+
+
 def free_columns(node_infos: list[NodeInfo]) -> tuple[list[int], list[int], list[int], list[int]]:
     """free_of each node, as four columns in node order."""
     cols: tuple[list[int], list[int], list[int], list[int]] = ([], [], [], [])
@@ -373,6 +378,10 @@ class Snapshot:
         self._free_arrays_seen = 0
         self._score: ScoreColumns | None = None  # the resource scorers' columns (score_columns)
         self._score_seen = 0
+        # the score columns as int64 arrays (score_arrays): None until asked for, False when a
+        # value is too large for the arrays' arithmetic
+        self._score_arrays: Any = None
+        self._score_arrays_seen = 0
 
     def _build_image_states(self) -> None:
         for ni, states in zip(self.node_infos, self._image_states()):
@@ -719,6 +728,33 @@ class Snapshot:
             self._score_seen = len(self.changes)
         return cols
 
+    def score_arrays(self, np) -> tuple | None:
+        """score_columns' six columns (ScoreColumns order) as int64 arrays of `np` (numpy, which
+        the caller chose to use; vectors.py), up to date with every bind; None when some value's
+        magnitude reaches 2**61 (the scorers' sums and differences of two values then stay
+        within int64)."""
+        cols = self.score_columns()
+        arrays = self._score_arrays
+        if arrays is None:
+            columns = cols._columns()
+            if not all(map(_below_2_61, columns)):
+                self._score_arrays = False
+                return None
+            arrays = self._score_arrays = tuple(np.array(col, dtype=np.int64) for col in columns)
+        elif arrays is False:
+            return None
+        elif self._score_arrays_seen < len(self.changes):
+            columns = cols._columns()
+            for i in set(self.changes[self._score_arrays_seen :]):
+                values = [col[i] for col in columns]
+                if not _below_2_61(values):
+                    self._score_arrays = False
+                    return None
+                for array, v in zip(arrays, values):
+                    array[i] = v
+        self._score_arrays_seen = len(self.changes)
+        return arrays
+
     def free_arrays(self, np) -> tuple | None:
         """free_columns, then each node's allocatable milli-cpu, memory and ephemeral storage,
         as seven int64 arrays of `np` (numpy, which the caller chose to use; vectors.py), up to
@@ -905,6 +941,8 @@ class Snapshot:
         self._free_arrays_seen = 0
         if self._score is not None:
             self._score.append(ni)
+        self._score_arrays = None
+        self._score_arrays_seen = 0
         for pod in pods:
             self._pods_by_namespace.setdefault(pod.namespace, []).append(pod)
             if self._ns_log is not None:
