@@ -47,7 +47,7 @@ _SCORE_COLUMNS = ("alloc_cpu", "alloc_mem", "req_cpu", "req_mem", "free0_cpu100"
 
 
 def scored_arrays(handle, state, nodes, names: tuple[str, ...]) -> tuple | None:
-    """(numpy, then the snapshot's score columns `names` as int64 arrays in the order of `nodes`)
+    """(numpy, the snapshot's ScoreColumns, then its columns `names` as int64 arrays in the order of `nodes`)
     when numpy pays over this many nodes (vectors.numpy_for) and `nodes` are the snapshot's own
     (all of them, or those at CycleState.score_positions); None otherwise. Every value's magnitude
     is below 2**61 (Snapshot.score_arrays)."""
@@ -64,13 +64,14 @@ def scored_arrays(handle, state, nodes, names: tuple[str, ...]) -> tuple | None:
     if arrays is None:
         return None
     by_name = dict(zip(_SCORE_COLUMNS, arrays))
+    cols = snapshot.score_columns()  # (brought up to date by score_arrays)
     if positions is None:
-        return (np, *(by_name[n] for n in names))
+        return (np, cols, *(by_name[n] for n in names))
     made = state.score_positions_array
     if made is None or made[0] is not positions:
         made = state.score_positions_array = (positions, np.array(positions, dtype=np.intp))
     at = made[1]
-    return (np, *(by_name[n][at] for n in names))
+    return (np, cols, *(by_name[n][at] for n in names))
 
 
 def allocatable_and_requested(node_info, name: str, pod_request: int, use_requested: bool) -> tuple[int, int]:
