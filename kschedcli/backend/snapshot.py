@@ -238,6 +238,11 @@ def free_of(ni: NodeInfo) -> tuple[int, int, int, int]:
     )
 
 
+def _below_2_61(values) -> bool:
+    """Whether every value (Python ints) is of magnitude below 2**61."""
+    return not values or (min(values) > -(2**61) and max(values) < 2**61)
+
+
 def free_columns(node_infos: list[NodeInfo]) -> tuple[list[int], list[int], list[int], list[int]]:
     """free_of each node, as four columns in node order."""
     cols: tuple[list[int], list[int], list[int], list[int]] = ([], [], [], [])
@@ -364,6 +369,7 @@ class Snapshot:
         self._label_columns: dict[str, list] = {}
         self._image_columns: dict[str, list] = {}
         self._taint_groups: tuple[list[int], list[NodeInfo]] | None = None
+        self._unschedulable: list[int] | None = None  # positions of cordoned nodes (unschedulable_positions)
         self._free: tuple[list, list, list, list] | None = None
         self._free_seen = 0  # how much of `changes` the free columns include
         # the free columns and the allocatable ones as int64 arrays (vectors.py): None until
@@ -372,6 +378,10 @@ class Snapshot:
         self._free_arrays_seen = 0
         self._score: ScoreColumns | None = None  # the resource scorers' columns (score_columns)
         self._score_seen = 0
+        # the score columns as int64 arrays (score_arrays): None until asked for, False when a
+        # value is too large for the arrays' arithmetic
+        self._score_arrays: Any = None
+        self._score_arrays_seen = 0
 
     def _build_image_states(self) -> None:
         for ni, states in zip(self.node_infos, self._image_states()):
@@ -674,6 +684,13 @@ class Snapshot:
             self._taint_groups = (groups, first)
         return self._taint_groups
 
+    def unschedulable_positions(self) -> list[int]:
+        """The positions of the nodes marked unschedulable (cordoned), in node order."""
+        at = self._unschedulable
+        if at is None:
+            at = self._unschedulable = [i for i, ni in enumerate(self.node_infos) if ni.node.unschedulable]
+        return at
+
     def free_columns(self) -> tuple[list[int], list[int], list[int], list[int]]:
         """Each node's room for more pods (allowed pods minus pods), and its free milli-cpu,
         memory and ephemeral storage (allocatable minus requested), up to date with every bind."""
@@ -710,6 +727,33 @@ class Snapshot:
                 cols.set(i, nis[i])
             self._score_seen = len(self.changes)
         return cols
+
+    def score_arrays(self, np) -> tuple | None:
+        """score_columns' six columns (ScoreColumns order) as int64 arrays of `np` (numpy, which
+        the caller chose to use; vectors.py), up to date with every bind; None when some value's
+        magnitude reaches 2**61 (the scorers' sums and differences of two values then stay
+        within int64)."""
+        cols = self.score_columns()
+        arrays = self._score_arrays
+        if arrays is None:
+            columns = cols._columns()
+            if not all(map(_below_2_61, columns)):
+                self._score_arrays = False
+                return None
+            arrays = self._score_arrays = tuple(np.array(col, dtype=np.int64) for col in columns)
+        elif arrays is False:
+            return None
+        elif self._score_arrays_seen < len(self.changes):
+            columns = cols._columns()
+            for i in set(self.changes[self._score_arrays_seen :]):
+                values = [col[i] for col in columns]
+                if not _below_2_61(values):
+                    self._score_arrays = False
+                    return None
+                for array, v in zip(arrays, values):
+                    array[i] = v
+        self._score_arrays_seen = len(self.changes)
+        return arrays
 
     def free_arrays(self, np) -> tuple | None:
         """free_columns, then each node's allocatable milli-cpu, memory and ephemeral storage,
@@ -888,6 +932,8 @@ class Snapshot:
         for name, col in self._image_columns.items():
             col.append(counts.get(name))
         self._taint_groups = None
+        if self._unschedulable is not None and node.unschedulable:
+            self._unschedulable.append(i)
         if self._free is not None:
             for col, v in zip(self._free, free_of(ni)):
                 col.append(v)
@@ -895,6 +941,8 @@ class Snapshot:
         self._free_arrays_seen = 0
         if self._score is not None:
             self._score.append(ni)
+        self._score_arrays = None
+        self._score_arrays_seen = 0
         for pod in pods:
             self._pods_by_namespace.setdefault(pod.namespace, []).append(pod)
             if self._ns_log is not None:

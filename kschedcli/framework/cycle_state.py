@@ -13,7 +13,14 @@ class NotFound(KeyError):
 
 
 class CycleState:
-    __slots__ = ("_data", "skip_filter_plugins", "skip_score_plugins", "filter_columns", "score_positions")
+    __slots__ = (
+        "_data",
+        "skip_filter_plugins",
+        "skip_score_plugins",
+        "filter_columns",
+        "score_positions",
+        "score_positions_array",
+    )
 
     def __init__(self):
         self._data: dict[str, Any] = {}
@@ -25,6 +32,8 @@ class CycleState:
         # while Score runs: the scored nodes' positions in the snapshot's node order, when they
         # are the snapshot's own NodeInfos (plugins may read per-node columns by them)
         self.score_positions: list[int] | None = None
+        # (score_positions, the same as a numpy array): made by the first plugin that wants it
+        self.score_positions_array: tuple[list[int], Any] | None = None
 
     def write(self, key: str, value: Any) -> None:
         self._data[key] = value
@@ -46,4 +55,5 @@ class CycleState:
         c.skip_score_plugins = set(self.skip_score_plugins)
         c.filter_columns = self.filter_columns
         c.score_positions = self.score_positions
+        c.score_positions_array = self.score_positions_array
         return c

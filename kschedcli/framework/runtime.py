@@ -71,6 +71,20 @@ class PreFilterOutcome:
         self.skipped: set[str] = set()
 
 
+_OFFERS: dict[tuple[type, type], bool] = {}
+
+
+def offers(pl: Any, form: type) -> bool:
+    """isinstance(pl, form) for a runtime-checkable Protocol `form`, asked once per plugin class:
+    the structural check looks up every member of the protocol, and a what-if sweep builds a
+    framework per scenario."""
+    key = (type(pl), form)
+    found = _OFFERS.get(key)
+    if found is None:
+        found = _OFFERS[key] = isinstance(pl, form)
+    return found
+
+
 class Framework:
     def __init__(self, profile: Profile, registry: dict[str, type[Plugin]], handle: Handle):
         self.profile = profile
@@ -98,19 +112,19 @@ class Framework:
         self.score_plugins: list[ScorePlugin] = at("score")
         # the optional forms each plugin offers, asked once (structural checks are not cheap)
         self.pre_filter_extensions_of: dict[str, PreFilterExtensions] = {
-            pl.name: pl for pl in self.pre_filter_plugins if isinstance(pl, PreFilterExtensions)
+            pl.name: cast(PreFilterExtensions, pl) for pl in self.pre_filter_plugins if offers(pl, PreFilterExtensions)
         }
         self.batch_filters: dict[str, BatchFilterPlugin] = {
-            pl.name: pl for pl in self.filter_plugins if isinstance(pl, BatchFilterPlugin)
+            pl.name: cast(BatchFilterPlugin, pl) for pl in self.filter_plugins if offers(pl, BatchFilterPlugin)
         }
         self.batch_scorers: dict[str, BatchScorePlugin] = {
-            pl.name: pl for pl in self.score_plugins if isinstance(pl, BatchScorePlugin)
+            pl.name: cast(BatchScorePlugin, pl) for pl in self.score_plugins if offers(pl, BatchScorePlugin)
         }
         self.normalizers: dict[str, ScoreExtensions] = {
-            pl.name: pl for pl in self.score_plugins if isinstance(pl, ScoreExtensions)
+            pl.name: cast(ScoreExtensions, pl) for pl in self.score_plugins if offers(pl, ScoreExtensions)
         }
         self.batch_normalizers: dict[str, BatchNormalizePlugin] = {
-            pl.name: pl for pl in self.score_plugins if isinstance(pl, BatchNormalizePlugin)
+            pl.name: cast(BatchNormalizePlugin, pl) for pl in self.score_plugins if offers(pl, BatchNormalizePlugin)
         }
         self.weights = profile.score_weights
         # node-local plugin results shared between cycles of equivalent pods (see equivalence.py)

@@ -37,11 +37,19 @@ def transient():
     frees what the scenario left (only what was not frozen is looked at: about one scenario's
     objects). What survives it lasts (pods made from the snapshot cache on first use, what
     scenarios cache on the loaded objects) and is frozen."""
+    outermost = not _TRANSIENT[0]
+    was = gc.isenabled()
+    if outermost:
+        # the cyclic collector paused for the whole block: what a scenario leaves is collected as
+        # it ends (below), not by collections after each of its cycles (no_gc) over the same objects
+        gc.disable()
     _TRANSIENT[0] += 1
     try:
         yield
     finally:
         _TRANSIENT[0] -= 1
+        if outermost and was:
+            gc.enable()
         if not _TRANSIENT[0] and _TRANSIENT[1]:
             _TRANSIENT[1] = False
             gc.collect()

@@ -32,6 +32,12 @@ class NodeUnschedulable(Plugin, BatchFilterPlugin, EnqueueExtensions):
         if tolerates(pod.tolerations, "node.kubernetes.io/unschedulable", "", "NoSchedule"):
             return [None] * len(nodes)
         st = unresolvable(ERR_REASON_UNSCHEDULABLE)
+        snapshot = getattr(self.handle, "snapshot", None)
+        if snapshot is not None and nodes is snapshot.node_infos:
+            out: list[Status | None] = [None] * len(nodes)
+            for i in snapshot.unschedulable_positions():
+                out[i] = st
+            return out
         return [st if ni.node.unschedulable else None for ni in nodes]
 
     def events_to_register(self) -> list[ClusterEvent]:

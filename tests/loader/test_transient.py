@@ -53,3 +53,27 @@ def test_a_freeze_inside_a_scenario_waits_for_its_end_and_its_cycles_are_freed()
     with transient():
         pass
     assert gc.get_freeze_count() >= before + len(lasting)  # the next scenario: nothing asked, nothing done
+
+
+def test_the_collector_is_paused_for_a_whole_scenario_and_resumed_as_it_was():
+    """A scenario's cycles do not each end with collections over its objects (no_gc leaves the
+    collector as it found it: paused); the scenario's end resumes it, unless it was paused before."""
+    from kschedcli.loader import no_gc
+
+    assert gc.isenabled()
+    with transient():
+        assert not gc.isenabled()
+        with no_gc():
+            pass
+        assert not gc.isenabled()  # a cycle's end does not resume it inside the scenario
+        with transient():
+            pass
+        assert not gc.isenabled()  # nor does an inner block's
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with transient():
+            pass
+        assert not gc.isenabled()  # paused before: stays paused
+    finally:
+        gc.enable()

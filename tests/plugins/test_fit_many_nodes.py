@@ -95,3 +95,48 @@ def test_first_failures_are_each_nodes_first_non_success_status_in_profile_order
         given = first_failures([list(c) for c in columns], n, [set(filter(None, c)) for c in columns])
         assert all(a is b for a, b in zip(given, want)), (columns, given, want)
     assert shapes == {"passes", "all fail", "some", "success"}
+
+
+def test_nodes_all_lacking_get_filters_status_in_node_order():
+    """A preemptor lacks room on every node: each node's status is Filter's, and the statuses of
+    alike nodes are made from the first of them."""
+    shapes = [("4", "8Gi", "3"), ("1", "8Gi", "0"), ("4", "1Gi", "0"), ("4", "3Gi", "3"), ("1", "1Gi", "0")]
+    nodes, pods = [], []
+    for i, (cpu, memory, used) in enumerate(shapes * 3):
+        nodes.append(node(f"n{i}", cpu=cpu, memory=memory))
+        pods.append(pod(f"p{i}", requests={"cpu": used}, node_name=f"n{i}"))
+    s = scheduler(nodes, pods)
+    fit = plugin(s, "NodeResourcesFit")
+    incoming = pod("big", requests={"cpu": "2", "memory": "4Gi"})
+    state = CycleState()
+    fit.pre_filter(state, incoming, s.snapshot.node_infos)
+    nis = s.snapshot.node_infos
+    many = fit.filter_nodes(state, incoming, nis)
+    assert None not in many
+    assert [_verdict(st) for st in many] == [_verdict(fit.filter(state, incoming, ni)) for ni in nis]
+    for i in range(len(shapes)):  # the same shape, every fifth node: one status object
+        assert many[i] is many[i + len(shapes)] is many[i + 2 * len(shapes)]
+
+
+def test_node_unschedulable_over_the_snapshot_follows_cordoned_and_added_nodes():
+    from kschedcli.framework.cycle_state import CycleState as State
+
+    nodes = [node(f"n{i}", unschedulable=i % 3 == 1) for i in range(7)]
+    s = scheduler(nodes, [])
+    unsched = plugin(s, "NodeUnschedulable")
+    incoming = pod("in")
+    snap = s.snapshot
+
+    def verdicts():
+        many = unsched.filter_nodes(State(), incoming, snap.node_infos)
+        one = [unsched.filter(State(), incoming, ni) for ni in snap.node_infos]
+        assert [_verdict(st) for st in many] == [_verdict(st) for st in one]
+        return [st is not None for st in many]
+
+    assert verdicts() == [i % 3 == 1 for i in range(7)]
+    snap.add_node(node("n7", unschedulable=True), [])
+    snap.add_node(node("n8"), [])
+    assert verdicts() == [i % 3 == 1 for i in range(7)] + [True, False]
+    toleration = {"key": "node.kubernetes.io/unschedulable", "operator": "Exists"}
+    tolerant = pod("tolerant", spec={"tolerations": [toleration]})
+    assert unsched.filter_nodes(State(), tolerant, snap.node_infos) == [None] * 9

@@ -455,3 +455,51 @@ def test_label_index_gives_the_same_counts_as_a_full_scan():
         # bind more pods: the index must follow
         for k in range(10):
             s.bind(pod(f"new{step}-{k}", labels={"app": rng.choice(apps), "tier": "a"}), f"n{rng.randrange(30)}")
+
+
+def test_score_over_many_nodes_is_each_nodes_own_score():
+    """score_nodes (each node's domain read off the snapshot's label columns, at the scored
+    positions or over every node) gives every node the score `score` gives it: random clusters
+    with nodes lacking a topology key, existing pods' preferred and required terms, the incoming
+    pod's preferred affinity and anti-affinity over hostname, zone and rack; binds in between."""
+    rng = random.Random(560)
+    keys = [HOST, ZONE, "example.com/rack"]
+    apps = ["web", "db", "cache"]
+
+    def some_terms():
+        return [
+            (rng.randint(1, 100), term({"app": rng.choice(apps)}, rng.choice(keys))) for _ in range(rng.randint(0, 2))
+        ]
+
+    for _ in range(25):
+        nodes = []
+        for i in range(rng.randint(2, 12)):
+            labels = {k: f"{k[-4:]}-{rng.randint(0, 2)}" for k in keys[1:] if rng.random() < 0.8}
+            nodes.append(node(f"n{i}", labels=labels))
+        pods = []
+        for i, n in enumerate(nodes):
+            for j in range(rng.randint(0, 3)):
+                spec = affinity(preferred=some_terms(), preferred_anti=some_terms()) if rng.random() < 0.5 else None
+                pods.append(pod(f"p{i}-{j}", labels={"app": rng.choice(apps)}, node_name=n.name, spec=spec))
+        s = scheduler(nodes, pods)
+        pl = plugin(s, "InterPodAffinity")
+        for round_ in range(2):
+            incoming = pod(
+                "in",
+                labels={"app": rng.choice(apps)},
+                spec=affinity(preferred=some_terms(), preferred_anti=some_terms()),
+            )
+            nis = s.snapshot.node_infos
+            state = fresh_state()
+            if pl.pre_score(state, incoming, nis) is not None:
+                continue  # nothing to score
+            each = [pl.score(state, incoming, ni)[0] for ni in nis]
+            assert pl.score_nodes(state, incoming, nis) == (each, None)
+            positions = sorted(rng.sample(range(len(nis)), rng.randint(1, len(nis))))
+            state.score_positions = positions
+            assert pl.score_nodes(state, incoming, [nis[i] for i in positions]) == ([each[i] for i in positions], None)
+            state.score_positions = None
+            copies = [ni.clone() for ni in nis]  # not the snapshot's own: node by node
+            assert pl.score_nodes(state, incoming, copies) == (each, None)
+            if round_ == 0:
+                s.bind(pod("bound", labels={"app": rng.choice(apps)}), rng.choice(nodes).name)

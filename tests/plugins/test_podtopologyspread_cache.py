@@ -146,3 +146,37 @@ def test_namespace_groups_follow_binds_for_a_new_selector():
     sched.snapshot.bind(_web("c1", labels={"app": "cache"}), "b")
     other = [dict(HARD[0], labelSelector={"matchLabels": {"app": "cache"}})]
     assert _zone_counts(sched, _web("new2", constraints=other)) == {"z1": 0, "z2": 1}
+
+
+def test_services_by_namespace_follow_the_clusters_objects():
+    """DefaultSelector's Services by namespace are indexed once and indexed again whenever the
+    cluster lists other objects (one added, one replaced by an equal copy); a Service without
+    metadata.namespace is in `default`."""
+    from kschedcli.plugins.podtopologyspread.common import NamespaceIndex
+
+    class Objects:
+        def __init__(self):
+            self.services: list[dict] = []
+
+        def list(self, kind):
+            assert kind == "Service"
+            return list(self.services)
+
+    def svc(name, ns=None):
+        meta = {"name": name} if ns is None else {"name": name, "namespace": ns}
+        return {"kind": "Service", "metadata": meta, "spec": {"selector": {"app": name}}}
+
+    cluster = Objects()
+    a, b = svc("a", "shop"), svc("b")
+    cluster.services = [a, b]
+    index = NamespaceIndex("Service")
+    assert index.of(cluster, "shop") == [a]
+    assert index.of(cluster, "default") == [b]
+    assert index.of(cluster, "other") == []
+    c = svc("c", "shop")
+    cluster.services.append(c)
+    assert index.of(cluster, "shop") == [a, c]
+    moved = svc("a", "web")  # same count, another object
+    cluster.services[0] = moved
+    assert index.of(cluster, "shop") == [c]
+    assert index.of(cluster, "web") == [moved]

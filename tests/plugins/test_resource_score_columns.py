@@ -6,9 +6,25 @@ feasible nodes' positions and over every node, before and after binds."""
 
 import random
 
+import pytest
 from builders import node, plugin, pod, scheduler
 
+from kschedcli.backend import vectors
 from kschedcli.framework.cycle_state import CycleState
+
+
+@pytest.fixture(params=[False, True], ids=["lists", "numpy"])
+def vectorised(request, monkeypatch):
+    """Both ways of scoring many nodes: Python's ints, and the score columns as int64 arrays
+    (numpy, which a process uses past its first passes over a large cluster)."""
+    if request.param:
+        pytest.importorskip("numpy")
+        monkeypatch.setattr(vectors, "MIN_NODES", 1)
+        monkeypatch.setattr(vectors, "IMPORT_AFTER_NODES", 0)
+    else:
+        monkeypatch.setattr(vectors, "MIN_NODES", 10**9)
+    return request.param
+
 
 CPUS = ["0", "1", "4", "7500m", "64", "100000"]
 MEMS = ["0", "1", "1Gi", "8Gi", "100G", "1Ti", "9007199254740993", "123456789012345678"]
@@ -67,7 +83,7 @@ def _check(s, rng, names=("NodeResourcesFit", "NodeResourcesBalancedAllocation")
     assert snap._score is not None  # the many-node scores were made from the columns
 
 
-def test_score_columns_give_each_nodes_own_score():
+def test_score_columns_give_each_nodes_own_score(vectorised):
     rng = random.Random(35)
     for _ in range(40):
         nodes, pods = _cluster(rng, rng.randint(2, 12))
@@ -79,7 +95,7 @@ def test_score_columns_give_each_nodes_own_score():
         _check(s, rng)
 
 
-def test_score_columns_are_exact_where_float64_division_matters():
+def test_score_columns_are_exact_where_float64_division_matters(vectorised):
     """Fractions whose float64 quotient rounds: the columns' int / int is Go's float64(a) / float64(b)
     where both convert exactly, and values past 2**53 take the node-by-node path."""
     nodes = [
@@ -149,3 +165,26 @@ def test_image_and_taint_scores_over_many_nodes_are_each_nodes_own():
             assert [None if v is None else v.reasons for v in verdicts] == [
                 None if v is None else v.reasons for v in expected
             ]
+
+
+def test_score_arrays_give_each_nodes_own_score_and_follow_binds(vectorised):
+    """Clusters whose every value the int64 arrays hold (no zero allocatable, nothing near 2**53):
+    with numpy the many-node scores come from Snapshot.score_arrays, equal node by node, before
+    and after binds, at positions and over every node."""
+    rng = random.Random(61)
+    for _ in range(15):
+        nodes, pods = [], []
+        for i in range(rng.randint(2, 14)):
+            cpu = rng.choice(["1", "3", "4", "7500m", "64"])
+            mem = rng.choice(["1", "3", "1Gi", "8Gi", "100G", "1Ti"])
+            nodes.append(node(f"n{i}", cpu=cpu, memory=mem, pods="500"))
+            for j in range(rng.randint(0, 4)):
+                req = {"cpu": rng.choice(["1m", "100m", "3", "70"]), "memory": rng.choice(["1", "200Mi", "9Gi"])}
+                pods.append(pod(f"p{i}-{j}", requests=req if rng.random() < 0.8 else None, node_name=f"n{i}"))
+        s = scheduler(nodes, pods)
+        _check(s, rng)
+        for k in range(rng.randint(1, 5)):
+            s.bind(pod(f"b{k}", requests={"cpu": rng.choice(["1", "250m"]), "memory": "1Gi"}), rng.choice(nodes).name)
+        _check(s, rng)
+        arrays = s.snapshot._score_arrays
+        assert (arrays is not None and arrays is not False) == vectorised

@@ -10,12 +10,15 @@ preferred terms; Score adds the sums for the node's values; NormalizeScore maps 
 
 from __future__ import annotations
 
+from itertools import repeat
+from operator import add, itemgetter
 from typing import TYPE_CHECKING, Any
 
 from ...framework.interface import (
     MAX_NODE_SCORE,
     AlikeAware,
     BatchFilterPlugin,
+    BatchScorePlugin,
     ClusterEvent,
     EnqueueExtensions,
     Plugin,
@@ -24,7 +27,6 @@ from ...framework.interface import (
     PreFilterResult,
     PreScorePlugin,
     ScoreExtensions,
-    ScorePlugin,
     UnchangedByAlike,
 )
 from ...framework.result import Explainer
@@ -217,7 +219,7 @@ class InterPodAffinity(
     PreFilterExtensions,
     BatchFilterPlugin,
     PreScorePlugin,
-    ScorePlugin,
+    BatchScorePlugin,
     ScoreExtensions,
     EnqueueExtensions,
     Explainer,
@@ -568,6 +570,27 @@ class InterPodAffinity(
             if tv is not None:
                 total += values.get(tv, 0)
         return total, None
+
+    def score_nodes(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> tuple[list[int], Status | None]:
+        """score over many nodes: per topology key scored, each node's domain's score read off the
+        snapshot's label column (at CycleState.score_positions, or every node), summed key by key."""
+        s = state.get(PRE_SCORE_KEY)
+        snapshot = getattr(self.handle, "snapshot", None)
+        positions = state.score_positions
+        if s is None:
+            return [0] * len(nodes), error(f'failed to read "{PRE_SCORE_KEY}" from cycleState: not found')
+        if snapshot is None or (positions is None and nodes is not snapshot.node_infos):
+            return [self.score(state, pod, ni)[0] for ni in nodes], None
+        at = itemgetter(*positions) if positions is not None and len(positions) > 1 else None
+        totals: list[int] | None = None
+        for key, values in s.topology_score.items():
+            col = snapshot.label_column(key)
+            if positions is not None:
+                col = list(at(col)) if at is not None else [col[i] for i in positions]
+            # (a node without the key: None, which no domain's score is kept under)
+            scores = list(map(values.get, col, repeat(0)))
+            totals = scores if totals is None else list(map(add, totals, scores))
+        return (totals if totals is not None else [0] * len(nodes)), None
 
     def normalize_score(self, state: CycleState, pod: Pod, scores: dict[str, int]) -> Status | None:
         s = state.get(PRE_SCORE_KEY)

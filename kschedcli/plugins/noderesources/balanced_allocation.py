@@ -15,6 +15,7 @@ from .resource_allocation import (
     balanced_scorer,
     pod_request_list,
     resource_vectors,
+    scored_arrays,
     scored_columns,
 )
 
@@ -62,8 +63,15 @@ class NodeResourcesBalancedAllocation(Plugin, PreScorePlugin, BatchScorePlugin):
         if reqs is None or self.scores_change or [r["name"] for r in self.resources] != ["cpu", "memory"]:
             return [self.score(state, pod, ni)[0] for ni in nodes], None
         pc, pm = reqs
-        cols = scored_columns(self.handle, state, nodes, ("alloc_cpu", "alloc_mem", "req_cpu", "req_mem"))
-        if cols is not None and cols[0].nonneg and pc >= 0 and pm >= 0 and (cols[0].bound + max(pc, pm)) >> 53 == 0:
+        names = ("alloc_cpu", "alloc_mem", "req_cpu", "req_mem")
+        exact = pc >= 0 and pm >= 0
+        arrays = scored_arrays(self.handle, state, nodes, names) if exact else None
+        if arrays is not None:
+            sc = arrays[1]
+            if sc.nonneg and (sc.bound + max(pc, pm)) >> 53 == 0 and arrays[2].all() and arrays[3].all():
+                return _balanced_arrays(arrays, pc, pm), None
+        cols = scored_columns(self.handle, state, nodes, names) if exact else None
+        if cols is not None and cols[0].nonneg and (cols[0].bound + max(pc, pm)) >> 53 == 0:
             return _balanced_columns(cols, pc, pm), None
         out: list[int] = []
         append = out.append
@@ -92,6 +100,19 @@ class NodeResourcesBalancedAllocation(Plugin, PreScorePlugin, BatchScorePlugin):
             else:
                 append(100)  # fewer than two fractions: no deviation
         return out, None
+
+
+def _balanced_arrays(arrays: tuple, pc: int, pm: int) -> list[int]:
+    """_balanced_columns over int64 arrays, every node having both resources: each operand below
+    2**53 converts to float64 exactly, and numpy's quotient, difference and product are IEEE's, as
+    Go's and Python's; astype truncates as Go's int64() (every product is in [0, 100])."""
+    np, _, alloc_cpu, alloc_mem, req_cpu, req_mem = arrays
+    r = req_cpu + pc
+    q = req_mem + pm
+    f = np.where(r <= alloc_cpu, r / alloc_cpu, 1.0)
+    g = np.where(q <= alloc_mem, q / alloc_mem, 1.0)
+    scores: list[int] = ((1 - np.abs((f - g) / 2)) * 100.0).astype(np.int64).tolist()
+    return scores
 
 
 def _balanced_columns(cols: tuple, pc: int, pm: int) -> list[int]:

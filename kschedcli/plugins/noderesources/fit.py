@@ -27,6 +27,7 @@ from .resource_allocation import (
     pod_request_list,
     requested_to_capacity_ratio,
     resource_vectors,
+    scored_arrays,
     scored_columns,
 )
 
@@ -131,6 +132,17 @@ def _verdict(insufficient: list[InsufficientResource], above_allocatable_unresol
     unresolvable = above_allocatable_unresolvable and any(i.unresolvable for i in insufficient)
     code = UNRESOLVABLE if unresolvable else UNSCHEDULABLE
     return Status(code, *(i.reason for i in insufficient))
+
+
+def _least_allocated_arrays(arrays: tuple, c: int, m: int) -> list[int]:
+    """_least_allocated_columns over int64 arrays, every node having both resources (`c`, `m`: a
+    hundred times the pod's requests): a free column less a request stays within int64 (each
+    below 2**61), and where it is not negative numpy's floor division is Go's truncating one."""
+    np, _, alloc_cpu, alloc_mem, free_cpu, free_mem = arrays
+    cpu = np.where(free_cpu >= c, (free_cpu - c) // alloc_cpu, 0)
+    mem = np.where(free_mem >= m, (free_mem - m) // alloc_mem, 0)
+    scores: list[int] = ((cpu + mem) >> 1).tolist()
+    return scores
 
 
 class NodeResourcesFit(Plugin, PreFilterPlugin, BatchFilterPlugin, PreScorePlugin, BatchScorePlugin, EnqueueExtensions):
@@ -314,7 +326,12 @@ class NodeResourcesFit(Plugin, PreFilterPlugin, BatchFilterPlugin, PreScorePlugi
         pc, pm = reqs
         wc, wm = self.resources[0]["weight"], self.resources[1]["weight"]
         if wc == 1 and wm == 1 and pc >= 0 and pm >= 0:
-            cols = scored_columns(self.handle, state, nodes, ("alloc_cpu", "alloc_mem", "free0_cpu100", "free0_mem100"))
+            names = ("alloc_cpu", "alloc_mem", "free0_cpu100", "free0_mem100")
+            c, m = pc * 100, pm * 100
+            arrays = scored_arrays(self.handle, state, nodes, names) if max(c, m) < 2**61 else None
+            if arrays is not None and arrays[1].nonneg and arrays[2].all() and arrays[3].all():
+                return _least_allocated_arrays(arrays, c, m), None
+            cols = scored_columns(self.handle, state, nodes, names)
             if cols is not None and cols[0].nonneg:
                 return self._least_allocated_columns(cols, pc, pm, nodes), None
         unit = wc == 1 and wm == 1

@@ -7,6 +7,7 @@ from operator import itemgetter
 
 from ...api import quantity
 from ...api.model import is_scalar_resource, scoring_requests
+from ...backend.vectors import numpy_for
 from ...framework.interface import MAX_NODE_SCORE
 
 MAX_UTILIZATION = 100
@@ -40,6 +41,37 @@ def scored_columns(handle, state, nodes, names: tuple[str, ...]) -> tuple | None
         return None
     at = itemgetter(*positions)
     return (cols, *(at(getattr(cols, n)) for n in names))
+
+
+_SCORE_COLUMNS = ("alloc_cpu", "alloc_mem", "req_cpu", "req_mem", "free0_cpu100", "free0_mem100")
+
+
+def scored_arrays(handle, state, nodes, names: tuple[str, ...]) -> tuple | None:
+    """(numpy, the snapshot's ScoreColumns, then its columns `names` as int64 arrays in the order of `nodes`)
+    when numpy pays over this many nodes (vectors.numpy_for) and `nodes` are the snapshot's own
+    (all of them, or those at CycleState.score_positions); None otherwise. Every value's magnitude
+    is below 2**61 (Snapshot.score_arrays)."""
+    snapshot = getattr(handle, "snapshot", None)
+    if snapshot is None:
+        return None
+    positions = state.score_positions
+    if positions is None and nodes is not snapshot.node_infos:
+        return None
+    np = numpy_for(len(nodes))
+    if np is None:
+        return None
+    arrays = snapshot.score_arrays(np)
+    if arrays is None:
+        return None
+    by_name = dict(zip(_SCORE_COLUMNS, arrays))
+    cols = snapshot.score_columns()  # (brought up to date by score_arrays)
+    if positions is None:
+        return (np, cols, *(by_name[n] for n in names))
+    made = state.score_positions_array
+    if made is None or made[0] is not positions:
+        made = state.score_positions_array = (positions, np.array(positions, dtype=np.intp))
+    at = made[1]
+    return (np, cols, *(by_name[n][at] for n in names))
 
 
 def allocatable_and_requested(node_info, name: str, pod_request: int, use_requested: bool) -> tuple[int, int]:

@@ -6,6 +6,7 @@ Kept apart from the plugin so the arithmetic and the constraint building can be 
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Mapping
 from typing import Any
 
@@ -179,10 +180,38 @@ def _parse_group_version(api_version: str) -> tuple[str, str] | None:
     return None
 
 
-def default_selector(pod, cluster) -> tuple[LabelSelector, str]:
-    """helper.DefaultSelector: Services selecting the pod, then its controller (RC, RS, StatefulSet)."""
+class NamespaceIndex:
+    """A kind's objects by namespace (a missing metadata.namespace meaning `default`), indexed
+    once and kept while the cluster lists the very same objects (checked object by object, at C
+    speed): a cycle reads its pod's namespace without a Python step per object of the cluster."""
+
+    __slots__ = ("kind", "objects", "by_namespace")
+
+    def __init__(self, kind: str):
+        self.kind = kind
+        self.objects: list[dict] = []
+        self.by_namespace: dict[str, list[dict]] = {}
+
+    def of(self, cluster, namespace: str) -> list[dict]:
+        objs = cluster.list(self.kind)
+        if len(objs) != len(self.objects) or not all(map(operator.is_, objs, self.objects)):
+            by_namespace: dict[str, list[dict]] = {}
+            for o in objs:
+                by_namespace.setdefault(_ns_of(o), []).append(o)
+            self.objects, self.by_namespace = objs, by_namespace
+        return self.by_namespace.get(namespace, [])
+
+
+def default_selector(pod, cluster, services: NamespaceIndex | None = None) -> tuple[LabelSelector, str]:
+    """helper.DefaultSelector: Services selecting the pod, then its controller (RC, RS, StatefulSet).
+    `services`: an index of the cluster's Services kept by the caller across cycles."""
     label_set: dict[str, str] = {}
-    for svc in objects_in_namespace(cluster, "Service", pod.namespace):
+    in_namespace = (
+        services.of(cluster, pod.namespace)
+        if services is not None
+        else objects_in_namespace(cluster, "Service", pod.namespace)
+    )
+    for svc in in_namespace:
         sel = (svc.get("spec") or {}).get("selector")
         if sel is None:
             continue  # a nil selector selects nothing

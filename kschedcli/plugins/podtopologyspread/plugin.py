@@ -42,6 +42,7 @@ from .common import (
     SCHEDULE_ANYWAY,
     SYSTEM_DEFAULT_CONSTRAINTS,
     Constraint,
+    NamespaceIndex,
     build_constraints,
     default_selector,
     go_round,
@@ -102,6 +103,7 @@ class PodTopologySpread(
             self.default_constraints = [dict(c) for c in args.get("defaultConstraints") or []]
             self.system_defaulted = False
         self._match_counts = _MatchCountCache()
+        self._services = NamespaceIndex("Service")  # DefaultSelector's Services by namespace
 
     def clear_caches(self) -> None:
         """Forget the per-node counts kept between cycles (for timing one cold cycle)."""
@@ -141,7 +143,7 @@ class PodTopologySpread(
         cons = build_constraints(self.default_constraints, pod.labels, action, "defaultConstraints")
         if not cons:
             return []
-        selector, text = default_selector(pod, self.handle.cluster)
+        selector, text = default_selector(pod, self.handle.cluster, self._services)
         if selector.is_empty():
             return []
         for c in cons:
