@@ -32,6 +32,7 @@ equal to the sampled cycles.
 from __future__ import annotations
 
 from bisect import bisect_left, insort
+from itertools import filterfalse
 from typing import TYPE_CHECKING, Any
 
 from ..framework.alike import AlikeCycles, _has_out_of_range, _passes, _Unsupported
@@ -81,8 +82,8 @@ class SampledAlikeCycles(AlikeCycles):
         self.gkeys: list[tuple] = []
         self.grep: list[int] = []  # a node of each group
         self.gids: dict[tuple, int] = {}
-        # per group, its nodes best first: -lkey * big + position, sorted (lkey, a node's local sum
-        # ranked with its name, is unique: the position only rides along)
+        # per group, its nodes' positions in the order of their lkey (a node's local sum ranked with
+        # its name: unique), the best last
         self.gbest: list[list[int]] = []
         self.live: dict[int, None] = {}  # the groups with a feasible node, in the order made
         self.gpos: list[list[int]] = []  # per group, its nodes' positions in node-tree order, sorted
@@ -102,7 +103,6 @@ class SampledAlikeCycles(AlikeCycles):
         self.by_rank = by_rank
         self.tiebreak = tiebreak
         self.scale = n + 1
-        self.big = n + 1  # gbest's factor
         # the feasible nodes' positions in node-tree order, sorted
         alive = self.alive
         self.fseq = [p for p, i in enumerate(order) if alive[i]]
@@ -111,19 +111,19 @@ class SampledAlikeCycles(AlikeCycles):
             n, self.fw.profile.percentage_of_nodes_to_score, self.global_pct, not self.fw.score_plugins
         )
         self._keying = True
-        gbest, gpos, big = self.gbest, self.gpos, self.big
+        gbest, gpos, lk_at = self.gbest, self.gpos, self.lk_at
         for i in self._alive_indexes():
             g, lk, p = self._key_of(i)
-            gbest[g].append(-lk * big + p)
+            gbest[g].append(p)
             gpos[g].append(p)
         for g in range(len(self.gkeys)):
-            gbest[g].sort()
+            gbest[g].sort(key=lk_at.__getitem__)
             gpos[g].sort()
 
     def _enter(self, i: int) -> None:
         if self._keying:
             g, lk, p = self._key_of(i)
-            insort(self.gbest[g], -lk * self.big + p)
+            insort(self.gbest[g], p, key=self.lk_at.__getitem__)
             insort(self.gpos[g], p)
 
     def _key_of(self, i: int) -> tuple[int, int, int]:
@@ -158,7 +158,8 @@ class SampledAlikeCycles(AlikeCycles):
         g = self.gid[i]
         p = self.at[i]
         best, pos = self.gbest[g], self.gpos[g]
-        del best[bisect_left(best, -self.lk_at[p] * self.big + p)]
+        lk_at = self.lk_at
+        del best[bisect_left(best, lk_at[p], key=lk_at.__getitem__)]
         del pos[bisect_left(pos, p)]
         if not pos:
             del self.live[g]
@@ -204,7 +205,7 @@ class SampledAlikeCycles(AlikeCycles):
         are looked into in the order of that bound, only while it can beat the best so far; inside
         one, its nodes best first until one is in the window (about size / count of them), or, with
         few in the window, those read."""
-        gpos, gbest, lk_at, big = self.gpos, self.gbest, self.lk_at, self.big
+        gpos, gbest, lk_at = self.gpos, self.gbest, self.lk_at
         wrapped = stop is not None and stop <= start
         groups: list[int] = []
         counts: list[int] = []
@@ -224,12 +225,18 @@ class SampledAlikeCycles(AlikeCycles):
                     spans.append((lo, hi))
         scale = self.scale
         if len(groups) > 1 and (self.varying or self.score_trackers):
-            shares = [share * scale for share in self._shares(groups, counts)]
+            shares = self._shares(groups, counts, scale)
         else:
             shares = [0] * len(groups)
         # each group's bound: its best lkey anywhere plus its share
-        bounds = [lk_at[gbest[g][0] % big] + share for g, share in zip(groups, shares)]
+        bounds = [lk_at[gbest[g][-1]] + share for g, share in zip(groups, shares)]
         best = -1
+        # membership of a position in the window, at C level: the window's range's, or when it wraps
+        # that of the positions it leaves out
+        if wrapped:
+            outside = range(stop, start).__contains__  # type: ignore[arg-type]
+        else:
+            inside = range(start, stop if stop is not None else self.n).__contains__
         for x in sorted(range(len(groups)), key=bounds.__getitem__, reverse=True):
             if bounds[x] <= best:
                 break  # totals are unique (the name ranks): no group after it can beat the best
@@ -239,11 +246,9 @@ class SampledAlikeCycles(AlikeCycles):
             if cnt == size:
                 top = bounds[x]
             elif cnt * _SCAN >= size:
-                for v in gbest[g]:
-                    p = v % big
-                    if (p >= start or p < stop) if wrapped else (start <= p < stop):  # type: ignore[operator]
-                        break
-                top = lk_at[p] + shares[x]
+                # its nodes best first, the first in the window
+                first = filterfalse(outside, reversed(gbest[g])) if wrapped else filter(inside, reversed(gbest[g]))
+                top = lk_at[next(first)] + shares[x]
             else:
                 lo, hi = spans[x]
                 top = max(map(lk_at.__getitem__, pos[lo:] + pos[:hi] if wrapped else pos[lo:hi])) + shares[x]
@@ -251,8 +256,8 @@ class SampledAlikeCycles(AlikeCycles):
                 best = top
         return self.by_rank[self.n - best % scale]
 
-    def _shares(self, groups: list[int], counts: list[int]) -> list[int]:
-        """Each present group's weighted normalized scores over the window."""
+    def _shares(self, groups: list[int], counts: list[int], scale: int) -> list[int]:
+        """Each present group's weighted normalized scores over the window, times `scale`."""
         gkeys = self.gkeys
         totals = [0] * len(groups)
         reps: list[str] = []
@@ -265,6 +270,7 @@ class SampledAlikeCycles(AlikeCycles):
                 names = self.snapshot.names
                 reps = [names[self.grep[g]] for g in groups]
             pl, w = normalized[pos]
+            w *= scale
             norm = self._normalized_raws(pos, pl, raws, reps)
             totals = [t + w * norm[r] for t, r in zip(totals, raws)]
         nis = self.snapshot.node_infos
@@ -273,6 +279,7 @@ class SampledAlikeCycles(AlikeCycles):
             vals = tr.normalized_scores([(gkeys[g][0][k], c, nis[grep[g]]) for g, c in zip(groups, counts)])
             if vals is None or _has_out_of_range(vals):
                 raise _Unsupported("a normalized score out of range")
+            w *= scale
             totals = [t + w * v for t, v in zip(totals, vals)]
         return totals
 
