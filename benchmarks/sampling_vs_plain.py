@@ -193,7 +193,9 @@ def main() -> None:
             for sampling in modes:
                 cpu, detail = getattr(bench, q)(sampling)
                 raw[q]["sampled" if sampling else "plain"].append((cpu, detail))
-            print(f"  run {r + 1}/{a.runs} {q} done", file=sys.stderr, flush=True)
+            plain, sampled = raw[q]["plain"][-1][0], raw[q]["sampled"][-1][0]
+            line = f"  run {r + 1}/{a.runs} {q}: {plain:.3f}s without, {sampled:.3f}s sampled"
+            print(line, file=sys.stderr, flush=True)
         loads.append(os.getloadavg()[0])
     nodes = len(bench.cluster.nodes)
     print(f"{nodes} nodes; {a.runs} run(s), median CPU seconds; load average {min(loads):.1f}-{max(loads):.1f}")
