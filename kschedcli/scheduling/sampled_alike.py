@@ -31,12 +31,11 @@ equal to the sampled cycles.
 
 from __future__ import annotations
 
-import operator
 from bisect import bisect_left, insort
-from itertools import islice
+from itertools import filterfalse
 from typing import TYPE_CHECKING, Any
 
-from ..framework.alike import AlikeCycles, _has_out_of_range, _Unsupported
+from ..framework.alike import AlikeCycles, _has_out_of_range, _passes, _Unsupported
 
 # a group whose window holds less than 1/_SCAN of its nodes has them read; else its best nodes are
 # looked at in turn until one is in the window
@@ -63,6 +62,13 @@ class SampledAlikeCycles(AlikeCycles):
         """(node, (start, processed, found, to_find, searched)) of the sampled cycle, None when no node
         fits (the cycle then runs: it searches every node), or FALLBACK."""
         self._last = None
+        t = self._template
+        if t is None or pod._cache is not t._cache:
+            # a new template: unlike framework/alike.py's, its first copy is placed from the state
+            # too (the state is built for it): the build costs less than the sampled cycle it
+            # would take first, and a template run here is a sequence of copies
+            self._template = pod
+            self._built = self._unsupported = False
         node = self.place(pod)
         return node, self._last
 
@@ -72,99 +78,102 @@ class SampledAlikeCycles(AlikeCycles):
             raise _Unsupported("no filter plugin (the search reads no verdict)")
         count = len(self.snapshot.node_infos)
         self._keying = False  # the groups are keyed once the node order is known
-        self._bulk = False
         self.gid = [0] * count
-        self.lkey = [0] * count
         self.gkeys: list[tuple] = []
         self.grep: list[int] = []  # a node of each group
         self.gids: dict[tuple, int] = {}
-        self.gneg: list[list[int]] = []  # per group, its nodes' -lkey, sorted (best first)
-        self.gnegpos: list[list[int]] = []  # the same nodes' positions in node-tree order
+        # per group, its nodes' positions in the order of their lkey (a node's local sum ranked with
+        # its name: unique), the best last
+        self.gbest: list[list[int]] = []
         self.live: dict[int, None] = {}  # the groups with a feasible node, in the order made
         self.gpos: list[list[int]] = []  # per group, its nodes' positions in node-tree order, sorted
+        # the normalized plugins whose raw scores differ between groups (one raw score on every
+        # group is one normalized score on any window: the choice unchanged), as positions
+        self.varying: list[int] = []
         super()._build(pod)
         if self.filter_trackers:
             # a verdict that depends on other nodes' pods: one copy changes those of a domain
             raise _Unsupported("a filter tracker")
         snapshot = self.snapshot
-        order = self.sampling.order(snapshot)
+        order, at, by_rank, tiebreak = self.sampling.positions(snapshot)
         n = len(order)
         self.order = order
         self.n = n
-        names = snapshot.names
-        in_order = all(map(operator.lt, names, islice(names, 1, None)))
-        rank = list(range(n)) if in_order else sorted(range(n), key=names.__getitem__)
-        self.by_rank = rank
+        self.at = at  # each node's position in node-tree order
+        self.by_rank = by_rank
+        self.tiebreak = tiebreak
         self.scale = n + 1
-        self.tiebreak = [0] * n
-        for r, i in enumerate(rank):
-            self.tiebreak[i] = n - r  # of equal totals the lowest name wins: the larger the better
         # the feasible nodes' positions in node-tree order, sorted
         alive = self.alive
         self.fseq = [p for p, i in enumerate(order) if alive[i]]
-        self.at = [0] * n  # each node's position in node-tree order
-        for p, i in enumerate(order):
-            self.at[i] = p
+        self.lk_at = [0] * n  # per position, its node's lkey
         self.to_find = self.sampling.to_find(
             n, self.fw.profile.percentage_of_nodes_to_score, self.global_pct, not self.fw.score_plugins
         )
         self._keying = True
-        self._bulk = True  # appended, then sorted once
+        gbest, gpos, lk_at = self.gbest, self.gpos, self.lk_at
         for i in self._alive_indexes():
-            self._key_node(i)
-        self._bulk = False
+            g, lk, p = self._key_of(i)
+            gbest[g].append(p)
+            gpos[g].append(p)
         for g in range(len(self.gkeys)):
-            pairs = sorted(zip(self.gneg[g], self.gnegpos[g]))
-            self.gneg[g] = [a for a, _ in pairs]
-            self.gnegpos[g] = [b for _, b in pairs]
-            self.gpos[g].sort()
+            gbest[g].sort(key=lk_at.__getitem__)
+            gpos[g].sort()
 
     def _enter(self, i: int) -> None:
         if self._keying:
-            self._key_node(i)
+            g, lk, p = self._key_of(i)
+            insort(self.gbest[g], p, key=self.lk_at.__getitem__)
+            insort(self.gpos[g], p)
 
-    def _key_node(self, i: int) -> None:
-        """Node i into its group (its trackers' keys and raw normalized scores, as an id), with its
-        local sum as a key ranked with its name."""
+    def _key_of(self, i: int) -> tuple[int, int, int]:
+        """Node i into its group (its trackers' keys and raw normalized scores, as an id), its lkey
+        (its local sum ranked with its name) kept at its position: (group, lkey, position)."""
         ni = self.snapshot.node_infos[i]
         key = (tuple(tr.node_key(ni) for tr in self.trackers), self.raw_keys[i])
         g = self.gids.get(key)
         if g is None:
             g = self.gids[key] = len(self.gkeys)
+            if self.gkeys:
+                first = self.gkeys[0][1]
+                self.varying = [q for q in range(len(first)) if q in self.varying or key[1][q] != first[q]]
             self.gkeys.append(key)
             self.grep.append(i)
-            self.gneg.append([])
-            self.gnegpos.append([])
+            self.gbest.append([])
             self.gpos.append([])
         self.gid[i] = g
-        lk = self.lkey[i] = self.local_sum[i] * self.scale + self.tiebreak[i]
-        neg = self.gneg[g]
-        if self._bulk:
-            neg.append(-lk)
-            self.gnegpos[g].append(self.at[i])
-            self.gpos[g].append(self.at[i])
-        else:
-            j = bisect_left(neg, -lk)
-            neg.insert(j, -lk)
-            self.gnegpos[g].insert(j, self.at[i])
-            insort(self.gpos[g], self.at[i])
+        p = self.at[i]
+        lk = self.lk_at[p] = self.local_sum[i] * self.scale + self.tiebreak[i]
         self.live[g] = None
+        return g, lk, p
 
     def _node_changed(self, i: int, pod: Pod) -> None:
-        was = self.alive[i]
-        if was and self._keying:
-            # out of its group: the bind may change its key and its local sum
-            g = self.gid[i]
-            neg, pos = self.gneg[g], self.gpos[g]
-            j = bisect_left(neg, -self.lkey[i])
-            del neg[j]
-            del self.gnegpos[g][j]
-            del pos[bisect_left(pos, self.at[i])]
-            if not pos:
-                del self.live[g]
-        super()._node_changed(i, pod)
-        if was and not self.alive[i]:
-            del self.fseq[bisect_left(self.fseq, self.at[i])]
+        """framework/alike.py's, on this state only (its groups' heaps are not kept here)."""
+        ni = self.snapshot.node_infos[i]
+        for tr in self.trackers:
+            tr.node_changed(ni, pod)
+        if not self.alive[i]:
+            return
+        # out of its group: the bind may change its key and its local sum
+        g = self.gid[i]
+        p = self.at[i]
+        best, pos = self.gbest[g], self.gpos[g]
+        lk_at = self.lk_at
+        del best[bisect_left(best, lk_at[p], key=lk_at.__getitem__)]
+        del pos[bisect_left(pos, p)]
+        if not pos:
+            del self.live[g]
+        fw, state = self.fw, self.state
+        for pl in self.gen_filters:
+            if not _passes(fw._filter_one(pl, state, pod, ni)):
+                self.alive[i] = False
+                del self.fseq[bisect_left(self.fseq, p)]
+                return
+        s = self.static_sum[i]
+        for pl, w in self.gen_sum_plugins:
+            s += w * self._scores(pl, [ni])[0]
+        self.local_sum[i] = s
+        self._enter(i)
 
     # -- one copy ---------------------------------------------------------------------
     def _choose(self) -> str | None:
@@ -190,71 +199,89 @@ class SampledAlikeCycles(AlikeCycles):
         return self.snapshot.names[best]
 
     def _best(self, start: int, stop: int | None) -> int:
-        """The best node of the window (highest total, then lowest name): per group present, its count
-        in the window and its best local sum there."""
-        scale, n = self.scale, self.n
-        gneg, gpos = self.gneg, self.gpos
+        """The best node of the window (highest total, then lowest name). Per group present: its
+        count in the window (two bisections) and its share (the normalized scores over the window).
+        A group's best lkey anywhere plus its share bounds its best total in the window: the groups
+        are looked into in the order of that bound, only while it can beat the best so far; inside
+        one, its nodes best first until one is in the window (about size / count of them), or, with
+        few in the window, those read."""
+        gpos, gbest, lk_at = self.gpos, self.gbest, self.lk_at
         wrapped = stop is not None and stop <= start
-        present: dict[int, int] = {}
-        tops: dict[int, int] = {}
-        for g in self.live:
+        groups: list[int] = []
+        counts: list[int] = []
+        spans: list[tuple[int, int]] = []
+        if stop is None:
+            groups = list(self.live)
+            counts = [len(gpos[g]) for g in groups]
+        else:
+            for g in self.live:
+                pos = gpos[g]
+                lo = bisect_left(pos, start)
+                hi = bisect_left(pos, stop)
+                cnt = len(pos) - lo + hi if wrapped else hi - lo
+                if cnt > 0:
+                    groups.append(g)
+                    counts.append(cnt)
+                    spans.append((lo, hi))
+        scale = self.scale
+        if len(groups) > 1 and (self.varying or self.score_trackers):
+            shares = self._shares(groups, counts, scale)
+        else:
+            shares = [0] * len(groups)
+        # each group's bound: its best lkey anywhere plus its share
+        bounds = [lk_at[gbest[g][-1]] + share for g, share in zip(groups, shares)]
+        best = -1
+        # membership of a position in the window, at C level: the window's range's, or when it wraps
+        # that of the positions it leaves out
+        if wrapped:
+            outside = range(stop, start).__contains__  # type: ignore[arg-type]
+        else:
+            inside = range(start, stop if stop is not None else self.n).__contains__
+        for x in sorted(range(len(groups)), key=bounds.__getitem__, reverse=True):
+            if bounds[x] <= best:
+                break  # totals are unique (the name ranks): no group after it can beat the best
+            g, cnt = groups[x], counts[x]
             pos = gpos[g]
             size = len(pos)
-            if stop is None:
-                present[g] = size
-                tops[g] = -gneg[g][0]
-                continue
-            lo, hi = bisect_left(pos, start), bisect_left(pos, stop)
-            cnt = size - lo + hi if wrapped else hi - lo
-            if cnt <= 0:
-                continue
-            present[g] = cnt
             if cnt == size:
-                tops[g] = -gneg[g][0]
-                continue
-            top = None
-            if cnt * _SCAN >= size:
-                # the group's best nodes first, until one is in the window: about size / cnt of them
-                for t, p in enumerate(self.gnegpos[g]):
-                    if (p >= start or p < stop) if wrapped else (start <= p < stop):
-                        top = -gneg[g][t]
-                        break
-            if top is None:
-                # its nodes in the window, read at C level
-                order, lkey = self.order, self.lkey
-                inside = pos[lo:] + pos[:hi] if wrapped else pos[lo:hi]
-                top = max(map(lkey.__getitem__, map(order.__getitem__, inside)))
-            tops[g] = top
-        if len(tops) == 1 or (not self.normalized and not self.score_trackers):
-            best = max(tops.values())
-        else:
-            share = self._shares(present)
-            best = max(top + share[g] * scale for g, top in tops.items())
-        return self.by_rank[n - best % scale]
+                top = bounds[x]
+            elif cnt * _SCAN >= size:
+                # its nodes best first, the first in the window
+                first = filterfalse(outside, reversed(gbest[g])) if wrapped else filter(inside, reversed(gbest[g]))
+                top = lk_at[next(first)] + shares[x]
+            else:
+                lo, hi = spans[x]
+                top = max(map(lk_at.__getitem__, pos[lo:] + pos[:hi] if wrapped else pos[lo:hi])) + shares[x]
+            if top > best:
+                best = top
+        return self.by_rank[self.n - best % scale]
 
-    def _shares(self, present: dict[int, int]) -> dict[int, int]:
-        """Each present group's weighted normalized scores over the window."""
-        groups = list(present)
+    def _shares(self, groups: list[int], counts: list[int], scale: int) -> list[int]:
+        """Each present group's weighted normalized scores over the window, times `scale`."""
         gkeys = self.gkeys
         totals = [0] * len(groups)
         reps: list[str] = []
-        for pos, (pl, w) in enumerate(self.normalized):
+        normalized = self.normalized
+        for pos in self.varying:
             raws = [gkeys[g][1][pos] for g in groups]
             if raws.count(raws[0]) == len(raws):
                 continue  # one raw score: one normalized score for every node, the choice unchanged
             if not reps:
                 names = self.snapshot.names
                 reps = [names[self.grep[g]] for g in groups]
+            pl, w = normalized[pos]
+            w *= scale
             norm = self._normalized_raws(pos, pl, raws, reps)
             totals = [t + w * norm[r] for t, r in zip(totals, raws)]
         nis = self.snapshot.node_infos
         grep = self.grep
         for k, tr, w in self.score_trackers:
-            vals = tr.normalized_scores([(gkeys[g][0][k], present[g], nis[grep[g]]) for g in groups])
+            vals = tr.normalized_scores([(gkeys[g][0][k], c, nis[grep[g]]) for g, c in zip(groups, counts)])
             if vals is None or _has_out_of_range(vals):
                 raise _Unsupported("a normalized score out of range")
+            w *= scale
             totals = [t + w * v for t, v in zip(totals, vals)]
-        return dict(zip(groups, totals))
+        return totals
 
     def _normalized_raws(self, pos: int, pl, raws: list, reps: list[str]) -> dict[Any, int]:
         """raw score -> the plugin's normalized score over the distinct raw scores present (one

@@ -20,7 +20,7 @@ import operator
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from itertools import compress, repeat
+from itertools import compress, islice, repeat
 from operator import is_, itemgetter
 from typing import Any
 
@@ -105,6 +105,7 @@ class NodeSampling:
         self.note = note
         self._order: list[int] | None = None
         self._names: Sequence[str] | None = None
+        self._positions: tuple[list[int], list[int], list[int], list[int]] | None = None
         self._ratio = 1.0  # the share of feasible nodes the last filter_search met
 
     def run_doc(self, parallelism: int) -> dict[str, Any]:
@@ -127,7 +128,27 @@ class NodeSampling:
             index_of = snapshot.index_of
             self._order = [index_of[n] for n in tree]
             self._names = names
+            self._positions = None
         return self._order
+
+    def positions(self, snapshot) -> tuple[list[int], list[int], list[int], list[int]]:
+        """(order, at, by_rank, tiebreak) of the snapshot's nodes, kept with the order: the node-tree
+        order (positions in the snapshot's list), each node's place in it, the nodes by name, and
+        each node's rank by name reversed (n for the lowest name, 1 for the highest)."""
+        order = self.order(snapshot)
+        if self._positions is None:
+            n = len(order)
+            at = [0] * n
+            for p, i in enumerate(order):
+                at[i] = p
+            names = snapshot.names
+            in_order = all(map(operator.lt, names, islice(names, 1, None)))
+            by_rank = list(range(n)) if in_order else sorted(range(n), key=names.__getitem__)
+            tiebreak = [0] * n
+            for r, i in enumerate(by_rank):
+                tiebreak[i] = n - r
+            self._positions = (order, at, by_rank, tiebreak)
+        return self._positions
 
     def unchanged(self, snapshot, profile_pct: int | None, global_pct: int) -> SamplingInfo:
         """A cycle that searched no node (PreFilter rejected the pod, or it fit its nominated
