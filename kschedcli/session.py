@@ -1025,6 +1025,8 @@ class Session:
 
         if workers is not None and workers < 1:
             raise InputError("must be at least 1", field="--workers")
+        if workers is not None and workers > sw.MAX_WORKERS:
+            raise InputError(f"at most {sw.MAX_WORKERS} processes, not {workers:,}", field="--workers")
         if top < 0:
             raise InputError("must be at least 0", field="--top")
         o = self.options

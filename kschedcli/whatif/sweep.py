@@ -37,7 +37,7 @@ from ..api.labels import parse_selector
 from ..api.model import Pod
 from ..backend.snapshot import NodeInfo, Snapshot, free_of, without_positions
 from ..config.scheduler import SchedulerConfig
-from ..errors import InputError
+from ..errors import InputError, cut
 from ..framework.result import CycleResult
 from ..inputs.cluster import Cluster
 from ..loader import transient
@@ -48,6 +48,12 @@ from .edits import is_daemonset_pod, owner_of
 
 ZONE_LABEL = "topology.kubernetes.io/zone"
 BARE = "bare pods (no controller)"
+# --samples at most: far more random K-node sets than a sweep can use (each is a scenario run), and a
+# bound, so that `--samples 1000000000` is one line, not a plan that never finishes being drawn
+MAX_SAMPLES = 100_000
+# --workers at most: each worker process loads the world (spawned, ~100 MB before the snapshot), so
+# `--workers 10000` would start thousands of them; more processes than cores gain nothing
+MAX_WORKERS = 128
 
 
 @dataclass(frozen=True)
@@ -92,7 +98,7 @@ def _selected(cluster: Cluster, selector: str | None, flag: str) -> list[str]:
         raise InputError(f"not a label selector: {e}", field=flag) from None
     found = [n.name for n in cluster.nodes if sel.matches(n.labels)]
     if not found:
-        raise InputError(f"no node matches {selector!r}", field=flag)
+        raise InputError(f"no node matches {cut(selector)}", field=flag)
     return found
 
 
@@ -112,6 +118,14 @@ def plan(
     the order the seeded generator draws them, rolling steps in node order)."""
     if (fail is None) == (rolling is None):
         raise InputError("give one of --fail node|zone|nodes=K and --rolling SELECTOR", field="--fail")
+    if surge is not None and rolling is None:
+        raise InputError("only with --rolling (a node added before the upgrade's first step)", field="--surge")
+    if surge is not None and not surge.strip():
+        raise InputError("expected NODE[:COUNT] or a file of Node manifests, not an empty value", field="--surge")
+    if fail_key is not None and fail != "zone":
+        raise InputError("only with --fail zone", field="--fail-key")
+    if fail_key is not None and not fail_key.strip():
+        raise InputError("expected a node label key, not an empty value", field="--fail-key")
     if rolling is not None:
         if max_unavailable < 1:
             raise InputError("must be at least 1", field="--max-unavailable")
@@ -132,17 +146,23 @@ def plan(
             if v is not None:
                 by_value.setdefault(v, []).append(n)
         if not by_value:
-            raise InputError(f"no node carries the label {key}", field="--fail-key")
+            raise InputError(f"no node carries the label {cut(key, quote=False)}", field="--fail-key")
         return SweepPlan([ScenarioSpec("zone", v, tuple(by_value[v])) for v in sorted(by_value)], "zone", key=key)
     if fail.startswith("nodes="):
         k_text = fail.split("=", 1)[1]
-        if not k_text.isdigit() or int(k_text) < 1:
-            raise InputError(f"nodes=K takes a whole number of nodes at least 1, not {k_text!r}", field="--fail")
+        # ASCII digits only: str.isdigit() also takes '²' (which int() refuses) and '٣'
+        if not (k_text.isascii() and k_text.isdigit()) or int(k_text) < 1:
+            raise InputError(f"nodes=K takes a whole number of nodes at least 1, not {cut(k_text)}", field="--fail")
         k = int(k_text)
         if k > len(names):
-            raise InputError(f"{k} nodes asked to fail, the cluster (or selection) has {len(names)}", field="--fail")
+            raise InputError(
+                f"{cut(k_text, quote=False)} nodes asked to fail, the cluster (or selection) has {len(names)}",
+                field="--fail",
+            )
         if samples < 1:
             raise InputError("must be at least 1", field="--samples")
+        if samples > MAX_SAMPLES:
+            raise InputError(f"at most {MAX_SAMPLES:,} random sets, not {samples:,}", field="--samples")
         rng = random.Random(0 if seed is None else seed)
         order = {n: i for i, n in enumerate(names)}
         specs = []
@@ -150,7 +170,7 @@ def plan(
             chosen = tuple(sorted(rng.sample(names, k), key=order.__getitem__))
             specs.append(ScenarioSpec("nodes", f"#{i + 1} ({', '.join(chosen)})", chosen))
         return SweepPlan(specs, "nodes", seed=seed)
-    raise InputError(f"expected node, zone or nodes=K, not {fail!r}", field="--fail")
+    raise InputError(f"expected node, zone or nodes=K, not {cut(fail)}", field="--fail")
 
 
 # ---------------------------------------------------------------------------- the loaded world
@@ -616,7 +636,11 @@ def _run_rolling(
     if surge:
         from .edits import Edit, apply_edits
 
-        apply_edits(cluster, [Edit("--add-node", surge)])
+        try:
+            apply_edits(cluster, [Edit("--add-node", surge)])
+        except InputError as e:  # the flag the user gave: --surge, not --add-node
+            field = "--surge" if e.field == "--add-node" else e.field
+            raise InputError(e.message, source=e.source, where=e.where, field=field) from None
     docs = []
     next_start = [base.sampling]  # one kube-scheduler through the upgrade: its index carries
     for i, spec in enumerate(specs):

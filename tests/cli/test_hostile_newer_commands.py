@@ -1,0 +1,69 @@
+"""Hostile input to the newer commands (sweep, scale-up, scale-down, --report, run's scenario keys):
+each is one line on stderr naming the option, file or field, exit status 2, no traceback, no hang,
+and the inputs are left as they were."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import socket
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from kschedcli.cli.app import app
+
+ROOT = Path(__file__).resolve().parents[2]
+PROD = str(ROOT / "fixtures" / "prod-cluster.yaml")
+WEB = str(ROOT / "fixtures" / "pods" / "web.yaml")
+
+
+def one_line_error(argv: list[str], says: str, **kwargs) -> str:
+    r = CliRunner().invoke(app, argv, **kwargs)
+    assert r.exit_code == 2, r.output
+    assert "Traceback" not in r.output
+    lines = [x for x in r.output.strip().splitlines() if x.strip()]
+    assert len(lines) == 1, r.output
+    assert says in lines[0], lines[0]
+    return lines[0]
+
+
+# ---------------------------------------------------------------------------------------- sweep
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["--fail", "nodes=\u00b2"], "--fail: nodes=K takes a whole number"),  # '²'.isdigit(), int('²') fails
+        (["--fail", "nodes=\u0663"], "--fail: nodes=K takes a whole number"),  # an Arabic-Indic 3
+        (["--fail", "nodes=2", "--samples", "1000000000"], "--samples: at most 100,000"),
+        (["--fail", "nodes=2", "--samples", "99999999999999999999999999"], "--samples: at most 100,000"),
+        (["--fail", "zone", "--workers", "10000"], "--workers: at most 128"),
+        (["--fail", "zone", "--workers", "0"], "--workers: must be at least 1"),
+        (["--rolling", "pool=general", "--surge", ""], "--surge: expected NODE[:COUNT]"),
+        (["--fail", "node", "--surge", "general-a-01"], "--surge: only with --rolling"),
+        (["--fail", "node", "--fail-key", "rack"], "--fail-key: only with --fail zone"),
+        (["--fail", "zone", "--fail-key", ""], "--fail-key: expected a node label key"),
+        (["--rolling", "pool=general", "--surge", "no-such-node"], "--surge: no node named"),
+    ],
+)
+def test_sweep_options(args, says):
+    one_line_error(["sweep", "-c", PROD, "--workers", "1", *args], says)
+
+
+def test_sweep_quotes_a_huge_value_cut():
+    line = one_line_error(["sweep", "-c", PROD, "--fail", "zone", "--fail-key", "k" * 5000], "--fail-key")
+    assert len(line) < 300 and "5,000 characters" in line
+    line = one_line_error(["sweep", "-c", PROD, "--fail", "x" * 5000], "--fail")
+    assert len(line) < 300
+
+
+def test_a_bad_surge_file_names_surge(tmp_path):
+    bad = tmp_path / "surge.yaml"
+    bad.write_bytes(b"\xff\xfe\x00garbage")
+    line = one_line_error(["sweep", "-c", PROD, "--rolling", "pool=general", "--surge", f"@{bad}"], "--surge")
+    assert "--add-node" not in line
