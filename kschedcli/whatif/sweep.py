@@ -834,6 +834,42 @@ def run_pool(
     return [d for part in out for d in (part or [])]
 
 
+# how long --dask waits for its scheduler: to connect (and hear its handshake), and for a worker
+DASK_CONNECT_SECONDS = 10
+DASK_WORKERS_SECONDS = 30
+
+
+def _dask_client(client_class: Any, address: str) -> Any:
+    """A Dask Client of the scheduler at `address`, or one InputError line within about
+    DASK_CONNECT_SECONDS: distributed bounds the TCP connect but not the handshake read after it (a
+    listener that never answers would hold the command forever), and something that is not a Dask
+    scheduler can fail in any way (an HTTP server's reply read as a frame length of exabytes, a
+    TLS address without a security context)."""
+    import threading
+
+    box: dict[str, Any] = {}
+
+    def connect() -> None:
+        try:
+            box["client"] = client_class(address, timeout=f"{DASK_CONNECT_SECONDS}s")
+        except BaseException as e:  # noqa: BLE001 -- reported below, one line
+            box["error"] = e
+
+    t = threading.Thread(target=connect, name="ksched-dask-connect", daemon=True)
+    t.start()
+    t.join(DASK_CONNECT_SECONDS + 5)
+    where = cut(address)
+    if t.is_alive():
+        raise InputError(f"no Dask scheduler answered at {where} within {DASK_CONNECT_SECONDS + 5} s", field="--dask")
+    e = box.get("error")
+    if e is not None:
+        reason = " ".join(str(e).split()) or type(e).__name__
+        if not isinstance(e, (OSError, TimeoutError, ValueError)):
+            reason = f"not a Dask scheduler? {type(e).__name__}: {reason}"
+        raise InputError(f"cannot reach the Dask scheduler at {where}: {cut(reason, 200, quote=False)}", field="--dask")
+    return box["client"]
+
+
 def run_dask(
     address: str, args: LoadArgs, specs: Sequence[ScenarioSpec], on_done: Callable[[int], None] | None = None
 ) -> list[dict]:
@@ -843,11 +879,15 @@ def run_dask(
         from distributed import Client, as_completed  # type: ignore[import-not-found,unused-ignore]
     except ImportError:
         raise InputError("needs Dask: pip install 'ksched[dask]'", field="--dask") from None
+    client = _dask_client(Client, address)
     try:
-        client = Client(address, timeout="10s")
-    except (OSError, TimeoutError, ValueError) as e:
-        raise InputError(f"cannot reach the Dask scheduler at {address}: {e}", field="--dask") from None
-    try:
+        try:
+            client.wait_for_workers(1, timeout=DASK_WORKERS_SECONDS)
+        except (OSError, TimeoutError) as e:
+            raise InputError(
+                f"the Dask scheduler at {cut(address)} has no worker (none joined within {DASK_WORKERS_SECONDS} s)",
+                field="--dask",
+            ) from None
         workers = max(1, len(client.scheduler_info().get("workers") or {}))
         parts = chunks(specs, workers)
         futures = client.map(run_chunk, [args] * len(parts), parts, pure=False)
@@ -856,7 +896,15 @@ def run_dask(
         done = 0
         for f in as_completed(futures):
             i = index[f.key]
-            out[i] = f.result()
+            try:
+                out[i] = f.result()
+            except InputError as e:  # a worker could not load the world (its files, its config)
+                raise InputError(
+                    f"on a Dask worker: {e.message}", source=e.source, where=e.where, field=e.field
+                ) from None
+            except Exception as e:  # noqa: BLE001 -- a worker lost or killed: one line, not the cluster's traceback
+                reason = cut(" ".join(str(e).split()) or type(e).__name__, 200, quote=False)
+                raise InputError(f"a Dask worker failed: {type(e).__name__}: {reason}", field="--dask") from None
             done += len(parts[i])
             if on_done is not None:
                 on_done(done)

@@ -67,3 +67,73 @@ def test_a_bad_surge_file_names_surge(tmp_path):
     bad.write_bytes(b"\xff\xfe\x00garbage")
     line = one_line_error(["sweep", "-c", PROD, "--rolling", "pool=general", "--surge", f"@{bad}"], "--surge")
     assert "--add-node" not in line
+
+
+# ----------------------------------------------------------------------------------- sweep --dask
+
+
+class _Listener:
+    """A loopback listener that accepts and then either says nothing or answers as an HTTP server."""
+
+    def __init__(self, reply: bytes | None):
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(8)
+        self.address = "127.0.0.1:%d" % self.sock.getsockname()[1]
+        self.reply = reply
+        self.held: list[socket.socket] = []
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                c, _ = self.sock.accept()
+            except OSError:
+                return
+            if self.reply is None:
+                self.held.append(c)
+                continue
+            try:
+                c.sendall(self.reply)
+            except OSError:
+                pass
+            c.close()
+
+    def close(self) -> None:
+        self.sock.close()
+        for c in self.held:
+            c.close()
+
+
+@pytest.fixture
+def quick_dask(monkeypatch):
+    pytest.importorskip("distributed", reason="dask distributed is not installed (ksched[dask])")
+    from kschedcli.whatif import sweep as sw
+
+    monkeypatch.setattr(sw, "DASK_CONNECT_SECONDS", 1)
+    monkeypatch.setattr(sw, "DASK_WORKERS_SECONDS", 1)
+
+
+@pytest.mark.parametrize(
+    ("scheme", "reply", "says"),
+    [
+        ("tcp", None, "no Dask scheduler answered"),  # the handshake never comes: it used to wait forever
+        ("tcp", b"HTTP/1.1 200 OK\r\n\r\n" + b"\xff" * 4096, "not a Dask scheduler?"),  # a traceback before
+        ("ws", b"HTTP/1.1 200 OK\r\n\r\n", "not a Dask scheduler?"),
+        ("tls", b"HTTP/1.1 200 OK\r\n\r\n", "cannot reach the Dask scheduler"),
+    ],
+)
+def test_dask_address_of_something_else(quick_dask, scheme, reply, says):
+    server = _Listener(reply)
+    try:
+        one_line_error(
+            ["sweep", "-c", PROD, "--fail", "zone", "--dask", f"{scheme}://{server.address}"], says
+        )
+    finally:
+        server.close()
+
+
+def test_dask_scheduler_without_workers(quick_dask):
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(n_workers=0, processes=False, dashboard_address=None) as lc:
+        one_line_error(["sweep", "-c", PROD, "--fail", "zone", "--dask", lc.scheduler_address], "has no worker")
