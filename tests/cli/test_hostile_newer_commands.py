@@ -137,3 +137,58 @@ def test_dask_scheduler_without_workers(quick_dask):
     distributed = pytest.importorskip("distributed")
     with distributed.LocalCluster(n_workers=0, processes=False, dashboard_address=None) as lc:
         one_line_error(["sweep", "-c", PROD, "--fail", "zone", "--dask", lc.scheduler_address], "has no worker")
+
+
+# ------------------------------------------------------------------------------------- --report
+
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["capacity", "{pods}", "-c", "{cluster}", "--report", "{cluster}"],
+        ["capacity", "{pods}", "-c", "{cluster}", "--report", "{pods}"],
+        ["explain", "{pods}", "-c", "{cluster}", "--report", "{pods}"],
+        ["scale-up", "-c", "{cluster}", "--report", "{cluster}"],
+        ["sweep", "-c", "{cluster}", "--fail", "zone", "--workers", "1", "--report", "{cluster}"],
+        ["diff", "{pods}", "-c", "{cluster}", "--against-cluster", "{other}", "--report", "{other}"],
+        ["capacity", "{pods}", "-c", "{link}", "--report", "{cluster}"],  # the input through a symbolic link
+        ["capacity", "{pods}", "-c", "{cluster}", "--report", "{dotted}"],  # another spelling of its path
+    ],
+)
+def test_the_report_never_replaces_an_input(tmp_path, argv):
+    cluster, pods, other = tmp_path / "cluster.yaml", tmp_path / "pods.yaml", tmp_path / "other.yaml"
+    cluster.write_bytes(Path(PROD).read_bytes())
+    other.write_bytes(Path(PROD).read_bytes())
+    pods.write_bytes(Path(WEB).read_bytes())
+    (tmp_path / "link.yaml").symlink_to(cluster)
+    before = {p: _digest(p) for p in (cluster, pods, other)}
+    names = {
+        "cluster": str(cluster),
+        "pods": str(pods),
+        "other": str(other),
+        "link": str(tmp_path / "link.yaml"),
+        "dotted": f"{tmp_path}/./cluster.yaml",
+    }
+    one_line_error([a.format(**names) for a in argv], "--report: is also an input of this command")
+    assert {p: _digest(p) for p in before} == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cluster.yaml", "link.yaml", "other.yaml", "pods.yaml"]
+
+
+@pytest.mark.parametrize(
+    ("where", "says"),
+    [
+        ("", "--report: expected a file name"),
+        ("{tmp}/no/such/dir/r.html", "--report: cannot write the report: no such directory"),
+        ("{tmp}", "--report: is a directory"),
+        ("{tmp}/fifo", "--report: is not a regular file"),
+        ("/dev/null", "--report: is not a regular file"),  # never renamed over a device
+    ],
+)
+def test_report_paths_refused_before_the_question(tmp_path, where, says):
+    os.mkfifo(tmp_path / "fifo")
+    one_line_error(["capacity", WEB, "-c", PROD, "--report", where.format(tmp=tmp_path)], says)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["fifo"]  # no temporary file left behind
