@@ -192,3 +192,40 @@ def test_report_paths_refused_before_the_question(tmp_path, where, says):
     os.mkfifo(tmp_path / "fifo")
     one_line_error(["capacity", WEB, "-c", PROD, "--report", where.format(tmp=tmp_path)], says)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["fifo"]  # no temporary file left behind
+
+
+# ------------------------------------------------------------- names that are Markdown, HTML, lines
+
+EVIL = "evil|`x`<b>html</b>\nnext*_[]~strike~$math$"
+
+
+def _evil_cluster(tmp_path) -> tuple[str, str]:
+    import yaml
+
+    sys.path.insert(0, str(ROOT / "tests"))
+    from longnames import long_cluster
+
+    objs = long_cluster(nodes=12, pending=2, workloads=3)
+    objs[0]["metadata"]["labels"]["topology.kubernetes.io/zone"] = EVIL
+    cluster = tmp_path / "cluster.yaml"
+    cluster.write_text(yaml.safe_dump_all(objs))
+    groups = tmp_path / "groups.yaml"
+    template = objs[1]["metadata"]["name"]
+    groups.write_text(yaml.safe_dump({"nodeGroups": [{"name": EVIL, "templateNode": template, "maxSize": 5}]}))
+    return str(cluster), str(groups)
+
+
+def test_a_node_group_name_holding_a_newline_is_refused(tmp_path):
+    cluster, groups = _evil_cluster(tmp_path)
+    line = one_line_error(["scale-up", "-c", cluster, "--node-groups", groups], "nodeGroups[0]: name: ")
+    assert "a control character" in line
+
+
+def test_markdown_takes_nothing_in_a_name_as_markup(tmp_path):
+    cluster, _ = _evil_cluster(tmp_path)
+    r = CliRunner().invoke(app, ["sweep", "-c", cluster, "--fail", "zone", "--workers", "1", "-o", "markdown"])
+    assert r.exit_code in (0, 1), r.output
+    [row] = [x for x in r.stdout.splitlines() if "evil" in x]
+    assert row.count(" | ") == 4  # the name's | is no cell border
+    cell = row.split(" | ")[0]
+    assert cell == "| zone evil\\|\\`x\\`&lt;b&gt;html&lt;/b&gt; next\\*\\_\\[\\]\\~strike\\~\\$math\\$"
