@@ -883,7 +883,7 @@ def run_dask(
     try:
         try:
             client.wait_for_workers(1, timeout=DASK_WORKERS_SECONDS)
-        except (OSError, TimeoutError) as e:
+        except (OSError, TimeoutError):
             raise InputError(
                 f"the Dask scheduler at {cut(address)} has no worker (none joined within {DASK_WORKERS_SECONDS} s)",
                 field="--dask",

@@ -4,10 +4,10 @@ and the inputs are left as they were."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import socket
-import subprocess
 import sys
 import threading
 from pathlib import Path
@@ -79,7 +79,7 @@ class _Listener:
         self.sock = socket.socket()
         self.sock.bind(("127.0.0.1", 0))
         self.sock.listen(8)
-        self.address = "127.0.0.1:%d" % self.sock.getsockname()[1]
+        self.address = f"127.0.0.1:{self.sock.getsockname()[1]}"
         self.reply = reply
         self.held: list[socket.socket] = []
         threading.Thread(target=self._serve, daemon=True).start()
@@ -93,10 +93,8 @@ class _Listener:
             if self.reply is None:
                 self.held.append(c)
                 continue
-            try:
+            with contextlib.suppress(OSError):
                 c.sendall(self.reply)
-            except OSError:
-                pass
             c.close()
 
     def close(self) -> None:
@@ -126,9 +124,7 @@ def quick_dask(monkeypatch):
 def test_dask_address_of_something_else(quick_dask, scheme, reply, says):
     server = _Listener(reply)
     try:
-        one_line_error(
-            ["sweep", "-c", PROD, "--fail", "zone", "--dask", f"{scheme}://{server.address}"], says
-        )
+        one_line_error(["sweep", "-c", PROD, "--fail", "zone", "--dask", f"{scheme}://{server.address}"], says)
     finally:
         server.close()
 
