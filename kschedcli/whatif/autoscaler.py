@@ -787,7 +787,7 @@ def chain_expanders(options: list[GroupEstimate], names: list[str], cluster_node
 def check_expanders(names: list[str]) -> list[str]:
     for n in names:
         if n not in EXPANDERS:
-            raise InputError(f"{n!r}: not an expander (one of {', '.join(EXPANDERS)})", field="--expander")
+            raise InputError(f"{cut(n)}: not an expander (one of {', '.join(EXPANDERS)})", field="--expander")
     return names
 
 

@@ -225,3 +225,19 @@ def test_markdown_takes_nothing_in_a_name_as_markup(tmp_path):
     assert row.count(" | ") == 4  # the name's | is no cell border
     cell = row.split(" | ")[0]
     assert cell == "| zone evil\\|\\`x\\`&lt;b&gt;html&lt;/b&gt; next\\*\\_\\[\\]\\~strike\\~\\$math\\$"
+
+
+# ------------------------------------------------------------------------------------- scale-up
+
+
+@pytest.mark.parametrize(
+    ("value", "says"),
+    [
+        ("", "--expander: expected NAME[,NAME...], not an empty value"),  # was every expander, silently
+        (",,", "--expander: expected NAME[,NAME...], not an empty value"),
+        ("x" * 3000, "… (3,000 characters): not an expander"),
+    ],
+)
+def test_scale_up_expander_values(value, says):
+    line = one_line_error(["scale-up", "-c", PROD, "--expander", value], says)
+    assert len(line) < 400
