@@ -90,35 +90,31 @@ def resources_section(result, *, all_nodes: bool = False, limit: int = 8, width:
             table.add_column(f"{head}\n{need}", justify="right", no_wrap=True)
         for label, row in zip(labels, cells, strict=True):
             table.add_row(label, *row)
-    elif 2 + max(len(x.plain) for x in labels) + 3 + _WORDS_MIN > width:
-        # too narrow even for the words beside the node (a 60-character name at 80 columns): each
-        # node on its line, its resources as words on the next, wrapping between them
-        needs = ", ".join(
-            f"{r['resource']} {fmt_quantity(r['resource'], r['request'])}" for r in rows0 if r["resource"] != "pods"
-        )
-        out.append(indent(prose(Text(f"Free of allocatable (the pod needs {needs} and a pod slot)", style="bold")), 2))
-        for label, name in zip(labels, shown, strict=True):
-            line = Text()
-            for i, r in enumerate(res[name]):
-                if i:
-                    line.append(", ", style="muted")
-                line.append_text(_res_cell(r, fmts[i], name=True))
-            out.append(indent(label, 2))
-            out.append(indent(prose(line), 4))
-        table = None
     else:
         # too wide for a column per resource: each node's resources as words that wrap between them
         needs = ", ".join(
             f"{r['resource']} {fmt_quantity(r['resource'], r['request'])}" for r in rows0 if r["resource"] != "pods"
         )
-        table.add_column(prose(Text(f"Free of allocatable (the pod needs {needs} and a pod slot)", style="bold")))
+        head = prose(Text(f"Free of allocatable (the pod needs {needs} and a pod slot)", style="bold"))
+        # too narrow even for the words beside the node (a 60-character name at 80 columns): each
+        # node on its line, its resources as words on the next
+        under = 2 + max(len(x.plain) for x in labels) + 3 + _WORDS_MIN > width
+        if under:
+            out.append(indent(head, 2))
+        else:
+            table.add_column(head)
         for label, name in zip(labels, shown, strict=True):
             line = Text()
             for i, r in enumerate(res[name]):
                 if i:
                     line.append(", ", style="muted")
                 line.append_text(_res_cell(r, fmts[i], name=True))
-            table.add_row(label, prose(line))
+            if under:
+                out += [indent(label, 2), indent(prose(line), 4)]
+            else:
+                table.add_row(label, prose(line))
+        if under:
+            table = None
     if table is not None:
         out.append(indent(table, 2))
     if len(shown) < len(order):
