@@ -1025,6 +1025,8 @@ class Session:
 
         if workers is not None and workers < 1:
             raise InputError("must be at least 1", field="--workers")
+        if workers is not None and workers > sw.MAX_WORKERS:
+            raise InputError(f"at most {sw.MAX_WORKERS} processes, not {workers:,}", field="--workers")
         if top < 0:
             raise InputError("must be at least 0", field="--top")
         o = self.options
@@ -1053,9 +1055,11 @@ class Session:
                     files = self.files()
                     if "-" in files:
                         raise InputError("a sweep over other processes cannot read stdin", field="--cluster")
+                    if dask is not None:  # the workers run elsewhere: the files by their absolute paths
+                        files = [os.path.abspath(f) for f in files]
                     args = sw.LoadArgs(
                         tuple(files),
-                        o.config,
+                        o.config if dask is None or o.config is None else os.path.abspath(o.config),
                         tuple(o.edits),
                         o.kubernetes_version,
                         server_version(files),

@@ -73,6 +73,10 @@ def scale_up(
     """
     check_report(report)
     names = [n.strip() for v in expander or () for n in v.split(",") if n.strip()]
+    if expander and not names:  # `--expander ''` (an unset variable) is not "every expander"
+        from ..errors import InputError
+
+        raise InputError("expected NAME[,NAME...], not an empty value", field="--expander")
     session = open_session(world, reading, edits=edits or ())
     _show(session.scale_up(pods, node_groups=node_groups, expanders=names or None), output, reading, report)
 

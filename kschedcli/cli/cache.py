@@ -3,6 +3,8 @@ it holds, and emptying it. cli.py registers the group."""
 
 from __future__ import annotations
 
+import os
+
 import typer
 
 cache_app = typer.Typer(
@@ -26,6 +28,8 @@ def info() -> None:
 
     where, enabled, n, total, bound = cache_info()
     state = "" if enabled else " (off: KSCHED_NO_CACHE)"
+    if os.path.lexists(where) and not os.path.isdir(where):  # KSCHED_CACHE_DIR naming a file, a FIFO, a loop
+        state += " (not a directory: nothing is cached there)"
     typer.echo(f"{where}{state}: {n} snapshot(s), {_mb(total)} of at most {_mb(bound)}")
 
 

@@ -80,12 +80,28 @@ def dump(doc: dict, output: Output | str, kind: str) -> None:
         sys.stdout.write(json_text(doc) + "\n")
 
 
+def _given_values(but: str) -> list[str]:
+    """Every string the command was given (its arguments and options' values, as parsed), but
+    parameter `but`'s."""
+    ctx = get_current_context(silent=True)
+    out: list[str] = []
+    for name, v in ctx.params.items() if ctx is not None else ():
+        if name == but:
+            continue
+        for item in v if isinstance(v, (list, tuple)) else (v,):
+            if isinstance(item, str):
+                out.append(item)
+    return out
+
+
 def check_report(report: str | None) -> None:
-    """--report's charting extra importable, before the question is asked (else one line, exit 2)."""
+    """--report, before the question is asked: its charting extra importable, and its path one the
+    report can replace that is none of the command's inputs (else one line, exit 2)."""
     if report is not None:
-        from ..render.html import require
+        from ..render.html import check_target, require
 
         require()
+        check_target(report, _given_values(but="report"))
 
 
 def write_report(report: str | None, kind: str, doc: dict, answer: Any) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import stat
 import sys
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 from ..errors import InputError
 
@@ -78,6 +78,64 @@ def _read_stream(f: BinaryIO, path: str, limit: int) -> bytes:
         chunks.append(chunk)
 
 
+# how long a FIFO is waited for its writer to open it (`ksched -c fifo & kubectl get ... > fifo`)
+FIFO_WRITER_SECONDS = 5.0
+
+
+class _Prefixed:
+    """A stream whose first bytes were already read (`head`)."""
+
+    def __init__(self, head: bytes, f: BinaryIO):
+        self.head, self.f = head, f
+
+    def read(self, n: int) -> bytes:
+        if self.head:
+            out, self.head = self.head, b""
+            return out
+        return self.f.read(n)
+
+    def __enter__(self) -> _Prefixed:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.f.close()
+
+
+def _open_stream(path: str, mode: int) -> Any:
+    """A stream to read. A FIFO is opened without waiting for a writer (a plain open() waits until
+    one comes: `ksched -c fifo` with nobody writing would hang), then waited for one at most
+    FIFO_WRITER_SECONDS: once a writer has it open (`<(kubectl get ...)`, `cmd > fifo &`), it is
+    read as any pipe, to its end; a FIFO nobody opens for writing in that time is an error."""
+    if not stat.S_ISFIFO(mode):
+        return open(path, "rb")  # noqa: SIM115 -- closed by the caller
+    import select
+    import time
+
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        deadline = time.monotonic() + FIFO_WRITER_SECONDS
+        head = b""
+        while True:
+            try:
+                head = os.read(fd, _CHUNK)
+            except BlockingIOError:  # a writer has it open, nothing written yet: wait for it as for any pipe
+                break
+            if head:
+                break
+            # nothing and no writer (yet): wait for one a little longer
+            if time.monotonic() >= deadline:
+                raise InputError(
+                    f"a FIFO nobody writes to (no writer opened it within {FIFO_WRITER_SECONDS:g} s)", source=path
+                )
+            select.select([fd], [], [], 0.05)
+            time.sleep(0.05)
+        os.set_blocking(fd, True)
+        return _Prefixed(head, os.fdopen(fd, "rb"))
+    except BaseException:
+        os.close(fd)
+        raise
+
+
 def read_bytes(path: str, limit: int = MAX_SNAPSHOT_BYTES) -> bytes:
     """The bytes of a file, or of stdin for `-`; a stream's bytes are read once and kept. More
     than `limit` bytes is an error."""
@@ -105,7 +163,7 @@ def read_bytes(path: str, limit: int = MAX_SNAPSHOT_BYTES) -> bytes:
             if len(hit[1]) > limit:
                 raise too_large(path, limit)
             return hit[1]
-        with open(path, "rb") as f:
+        with _open_stream(path, st.st_mode) as f:
             data = _read_stream(f, path, limit)
         _READ_ONCE[key] = (None, data)
         return data

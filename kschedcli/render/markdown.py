@@ -31,6 +31,8 @@ _ESCAPES = (
     ("_", "\\_"),
     ("[", "\\["),
     ("]", "\\]"),
+    ("~", "\\~"),  # GitHub's strikethrough (~x~)
+    ("$", "\\$"),  # GitHub's math ($x$)
 )
 
 

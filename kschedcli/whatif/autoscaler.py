@@ -33,13 +33,14 @@ from ..api.model import Node, Pod
 from ..api.quantity import milli_value, value
 from ..api.resources import parse_resource_list
 from ..config.scheduler import SchedulerConfig
-from ..errors import InputError
+from ..errors import InputError, cut
 from ..framework.cycle_state import CycleState
 from ..framework.status import Status
 from ..inputs.cluster import Cluster
 from ..loader import iter_objects
 from ..plugins.podtopologyspread.plugin import ERR_REASON_CONSTRAINTS_NOT_MATCH
 from ..scheduling.scheduler import Scheduler
+from ..textsafe import safe_name
 
 HOSTNAME_LABEL = "kubernetes.io/hostname"
 MAX_NODES_PER_SCALE_UP = 1000  # --max-nodes-per-scaleup's default
@@ -145,6 +146,13 @@ def read_node_groups(path: str, cluster: Cluster) -> list[NodeGroup]:
             name = g.get("name")
             if not isinstance(name, str) or not name:
                 raise InputError("a node group needs a name", source=path, where=at, field="name")
+            if safe_name(name) != name:  # the views print it on one line, as a terminal shows it
+                raise InputError(
+                    f"{cut(name)}: a control character (a newline, a tab, an escape) in a name",
+                    source=path,
+                    where=at,
+                    field="name",
+                )
             if name in seen:
                 raise InputError(f"node group {name} is given twice", source=path, where=at, field="name")
             seen.add(name)
@@ -779,7 +787,7 @@ def chain_expanders(options: list[GroupEstimate], names: list[str], cluster_node
 def check_expanders(names: list[str]) -> list[str]:
     for n in names:
         if n not in EXPANDERS:
-            raise InputError(f"{n!r}: not an expander (one of {', '.join(EXPANDERS)})", field="--expander")
+            raise InputError(f"{cut(n)}: not an expander (one of {', '.join(EXPANDERS)})", field="--expander")
     return names
 
 

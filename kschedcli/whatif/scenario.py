@@ -91,6 +91,9 @@ def load_scenario(path: str) -> Scenario:
     errors = sorted(jsonschema.Draft202012Validator(_schema()).iter_errors(doc), key=lambda e: list(e.absolute_path))
     if errors:
         raise InputError(errors[0].message, source=path, field=_location(list(errors[0].absolute_path)))
+    start = doc.get("startIndex")
+    if start is not None and type(start) is not int:  # JSON Schema's integer takes 1e9 (a float) too
+        raise InputError(f"{start!r} is not a whole number written as one (as 7)", source=path, field="startIndex")
     base = os.path.dirname(path) if path != "-" else ""
 
     def rel(p: str) -> str:

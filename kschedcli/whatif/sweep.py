@@ -37,7 +37,7 @@ from ..api.labels import parse_selector
 from ..api.model import Pod
 from ..backend.snapshot import NodeInfo, Snapshot, free_of, without_positions
 from ..config.scheduler import SchedulerConfig
-from ..errors import InputError
+from ..errors import InputError, cut
 from ..framework.result import CycleResult
 from ..inputs.cluster import Cluster
 from ..loader import transient
@@ -48,6 +48,12 @@ from .edits import is_daemonset_pod, owner_of
 
 ZONE_LABEL = "topology.kubernetes.io/zone"
 BARE = "bare pods (no controller)"
+# --samples at most: far more random K-node sets than a sweep can use (each is a scenario run), and a
+# bound, so that `--samples 1000000000` is one line, not a plan that never finishes being drawn
+MAX_SAMPLES = 100_000
+# --workers at most: each worker process loads the world (spawned, ~100 MB before the snapshot), so
+# `--workers 10000` would start thousands of them; more processes than cores gain nothing
+MAX_WORKERS = 128
 
 
 @dataclass(frozen=True)
@@ -92,7 +98,7 @@ def _selected(cluster: Cluster, selector: str | None, flag: str) -> list[str]:
         raise InputError(f"not a label selector: {e}", field=flag) from None
     found = [n.name for n in cluster.nodes if sel.matches(n.labels)]
     if not found:
-        raise InputError(f"no node matches {selector!r}", field=flag)
+        raise InputError(f"no node matches {cut(selector)}", field=flag)
     return found
 
 
@@ -112,6 +118,14 @@ def plan(
     the order the seeded generator draws them, rolling steps in node order)."""
     if (fail is None) == (rolling is None):
         raise InputError("give one of --fail node|zone|nodes=K and --rolling SELECTOR", field="--fail")
+    if surge is not None and rolling is None:
+        raise InputError("only with --rolling (a node added before the upgrade's first step)", field="--surge")
+    if surge is not None and not surge.strip():
+        raise InputError("expected NODE[:COUNT] or a file of Node manifests, not an empty value", field="--surge")
+    if fail_key is not None and fail != "zone":
+        raise InputError("only with --fail zone", field="--fail-key")
+    if fail_key is not None and not fail_key.strip():
+        raise InputError("expected a node label key, not an empty value", field="--fail-key")
     if rolling is not None:
         if max_unavailable < 1:
             raise InputError("must be at least 1", field="--max-unavailable")
@@ -132,17 +146,23 @@ def plan(
             if v is not None:
                 by_value.setdefault(v, []).append(n)
         if not by_value:
-            raise InputError(f"no node carries the label {key}", field="--fail-key")
+            raise InputError(f"no node carries the label {cut(key, quote=False)}", field="--fail-key")
         return SweepPlan([ScenarioSpec("zone", v, tuple(by_value[v])) for v in sorted(by_value)], "zone", key=key)
     if fail.startswith("nodes="):
         k_text = fail.split("=", 1)[1]
-        if not k_text.isdigit() or int(k_text) < 1:
-            raise InputError(f"nodes=K takes a whole number of nodes at least 1, not {k_text!r}", field="--fail")
+        # ASCII digits only: str.isdigit() also takes '²' (which int() refuses) and '٣'
+        if not (k_text.isascii() and k_text.isdigit()) or int(k_text) < 1:
+            raise InputError(f"nodes=K takes a whole number of nodes at least 1, not {cut(k_text)}", field="--fail")
         k = int(k_text)
         if k > len(names):
-            raise InputError(f"{k} nodes asked to fail, the cluster (or selection) has {len(names)}", field="--fail")
+            raise InputError(
+                f"{cut(k_text, quote=False)} nodes asked to fail, the cluster (or selection) has {len(names)}",
+                field="--fail",
+            )
         if samples < 1:
             raise InputError("must be at least 1", field="--samples")
+        if samples > MAX_SAMPLES:
+            raise InputError(f"at most {MAX_SAMPLES:,} random sets, not {samples:,}", field="--samples")
         rng = random.Random(0 if seed is None else seed)
         order = {n: i for i, n in enumerate(names)}
         specs = []
@@ -150,7 +170,7 @@ def plan(
             chosen = tuple(sorted(rng.sample(names, k), key=order.__getitem__))
             specs.append(ScenarioSpec("nodes", f"#{i + 1} ({', '.join(chosen)})", chosen))
         return SweepPlan(specs, "nodes", seed=seed)
-    raise InputError(f"expected node, zone or nodes=K, not {fail!r}", field="--fail")
+    raise InputError(f"expected node, zone or nodes=K, not {cut(fail)}", field="--fail")
 
 
 # ---------------------------------------------------------------------------- the loaded world
@@ -616,7 +636,11 @@ def _run_rolling(
     if surge:
         from .edits import Edit, apply_edits
 
-        apply_edits(cluster, [Edit("--add-node", surge)])
+        try:
+            apply_edits(cluster, [Edit("--add-node", surge)])
+        except InputError as e:  # the flag the user gave: --surge, not --add-node
+            field = "--surge" if e.field == "--add-node" else e.field
+            raise InputError(e.message, source=e.source, where=e.where, field=field) from None
     docs = []
     next_start = [base.sampling]  # one kube-scheduler through the upgrade: its index carries
     for i, spec in enumerate(specs):
@@ -810,6 +834,42 @@ def run_pool(
     return [d for part in out for d in (part or [])]
 
 
+# how long --dask waits for its scheduler: to connect (and hear its handshake), and for a worker
+DASK_CONNECT_SECONDS = 10
+DASK_WORKERS_SECONDS = 30
+
+
+def _dask_client(client_class: Any, address: str) -> Any:
+    """A Dask Client of the scheduler at `address`, or one InputError line within about
+    DASK_CONNECT_SECONDS: distributed bounds the TCP connect but not the handshake read after it (a
+    listener that never answers would hold the command forever), and something that is not a Dask
+    scheduler can fail in any way (an HTTP server's reply read as a frame length of exabytes, a
+    TLS address without a security context)."""
+    import threading
+
+    box: dict[str, Any] = {}
+
+    def connect() -> None:
+        try:
+            box["client"] = client_class(address, timeout=f"{DASK_CONNECT_SECONDS}s")
+        except BaseException as e:  # noqa: BLE001 -- reported below, one line
+            box["error"] = e
+
+    t = threading.Thread(target=connect, name="ksched-dask-connect", daemon=True)
+    t.start()
+    t.join(DASK_CONNECT_SECONDS + 5)
+    where = cut(address)
+    if t.is_alive():
+        raise InputError(f"no Dask scheduler answered at {where} within {DASK_CONNECT_SECONDS + 5} s", field="--dask")
+    e = box.get("error")
+    if e is not None:
+        reason = " ".join(str(e).split()) or type(e).__name__
+        if not isinstance(e, (OSError, TimeoutError, ValueError)):
+            reason = f"not a Dask scheduler? {type(e).__name__}: {reason}"
+        raise InputError(f"cannot reach the Dask scheduler at {where}: {cut(reason, 200, quote=False)}", field="--dask")
+    return box["client"]
+
+
 def run_dask(
     address: str, args: LoadArgs, specs: Sequence[ScenarioSpec], on_done: Callable[[int], None] | None = None
 ) -> list[dict]:
@@ -819,11 +879,15 @@ def run_dask(
         from distributed import Client, as_completed  # type: ignore[import-not-found,unused-ignore]
     except ImportError:
         raise InputError("needs Dask: pip install 'ksched[dask]'", field="--dask") from None
+    client = _dask_client(Client, address)
     try:
-        client = Client(address, timeout="10s")
-    except (OSError, TimeoutError, ValueError) as e:
-        raise InputError(f"cannot reach the Dask scheduler at {address}: {e}", field="--dask") from None
-    try:
+        try:
+            client.wait_for_workers(1, timeout=DASK_WORKERS_SECONDS)
+        except (OSError, TimeoutError):
+            raise InputError(
+                f"the Dask scheduler at {cut(address)} has no worker (none joined within {DASK_WORKERS_SECONDS} s)",
+                field="--dask",
+            ) from None
         workers = max(1, len(client.scheduler_info().get("workers") or {}))
         parts = chunks(specs, workers)
         futures = client.map(run_chunk, [args] * len(parts), parts, pure=False)
@@ -832,7 +896,15 @@ def run_dask(
         done = 0
         for f in as_completed(futures):
             i = index[f.key]
-            out[i] = f.result()
+            try:
+                out[i] = f.result()
+            except InputError as e:  # a worker could not load the world (its files, its config)
+                raise InputError(
+                    f"on a Dask worker: {e.message}", source=e.source, where=e.where, field=e.field
+                ) from None
+            except Exception as e:  # noqa: BLE001 -- a worker lost or killed: one line, not the cluster's traceback
+                reason = cut(" ".join(str(e).split()) or type(e).__name__, 200, quote=False)
+                raise InputError(f"a Dask worker failed: {type(e).__name__}: {reason}", field="--dask") from None
             done += len(parts[i])
             if on_done is not None:
                 on_done(done)

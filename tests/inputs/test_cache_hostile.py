@@ -368,3 +368,21 @@ def test_an_entry_is_read_while_a_profiler_holds_the_reading_frames(env, snapsho
     assert got == stored
     held.clear()
     assert snapshot_cache.read_entry(key) == stored
+
+
+@pytest.mark.parametrize("kind", ["file", "fifo", "loop"])
+def test_cache_info_says_when_the_cache_dir_is_no_directory(env, tmp_path, kind):
+    where = tmp_path / "cache"  # env's KSCHED_CACHE_DIR
+    if kind == "file":
+        where.write_bytes(b"\x00garbage")
+    elif kind == "fifo":
+        os.mkfifo(where)
+    else:
+        where.symlink_to(tmp_path / "cache2")
+        (tmp_path / "cache2").symlink_to(where)
+    info = ksched(env, "cache", "info")
+    assert info.returncode == 0, info.stderr
+    assert info.stdout.startswith(f"{where} (not a directory: nothing is cached there): 0 snapshot(s)")
+    cleared = ksched(env, "cache", "clear")
+    assert cleared.returncode == 0 and cleared.stdout.startswith("removed 0 snapshot(s)")
+    assert os.path.lexists(where)  # left as it was

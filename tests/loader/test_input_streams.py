@@ -260,3 +260,51 @@ def test_a_regular_file_past_the_bound_is_refused_before_it_is_read(tmp_path):
         out.truncate((256 << 20) + 1)  # sparse: no disk used
     r = run("explain", str(f), "-c", str(SMALL))
     assert r.exit_code == 2 and "more than 256 MiB" in r.stderr, r.output
+
+
+# a FIFO nobody writes to: one line after a bounded wait for a writer, never a hang
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["explain", "{fifo}", "-c", str(PROD)],
+        ["explain", str(WEB), "-c", "{fifo}"],
+        ["scale-up", "-c", str(PROD), "--node-groups", "{fifo}"],
+        ["run", "{fifo}"],
+        ["sweep", "-c", str(PROD), "--rolling", "pool=general", "--surge", "@{fifo}"],
+    ],
+)
+def test_a_fifo_nobody_writes_to_is_one_line(tmp_path, monkeypatch, argv):
+    from kschedcli.loader import sources
+
+    monkeypatch.setattr(sources, "FIFO_WRITER_SECONDS", 0.2)
+    fifo = tmp_path / "nobody"
+    os.mkfifo(fifo)
+    result: list = []
+    t = threading.Thread(target=lambda: result.append(run(*[a.format(fifo=fifo) for a in argv])), daemon=True)
+    t.start()
+    t.join(HANG_GUARD)
+    assert not t.is_alive(), "ksched waited for a writer that never came"
+    r = result[0]
+    assert r.exit_code == 2, r.output
+    line = r.output.strip()
+    assert len(line.splitlines()) == 1 and line.startswith(f"ksched: {fifo}: "), line
+    assert line.endswith("a FIFO nobody writes to (no writer opened it within 0.2 s)"), line
+
+
+def test_a_fifo_whose_writer_comes_a_little_later_is_read(tmp_path):
+    fifo = tmp_path / "later"
+    os.mkfifo(fifo)
+
+    def feed() -> None:
+        import time
+
+        time.sleep(0.5)  # the reader opened it first: it waits for this writer
+        with open(fifo, "wb") as f:
+            f.write(PROD.read_bytes())
+
+    threading.Thread(target=feed, daemon=True).start()
+    r = run("explain", str(WEB), "-c", str(fifo), "-o", "json")
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)["verdict"]

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import jsonschema
+import pytest
 from typer.testing import CliRunner
 
 from kschedcli.cli.app import app
@@ -107,3 +108,13 @@ def test_bad_scenarios_are_one_line_naming_the_place(tmp_path):
     f.write_text("kind: Pod\n")
     r = run("run", str(f))
     assert r.exit_code == 2 and "expected kind Scenario" in r.stderr
+
+
+@pytest.mark.parametrize("value", ["1e9", "99999999999999999999999999", "2.0"])
+def test_a_start_index_that_is_a_float_is_one_line(tmp_path, value):
+    # JSON Schema's "integer" takes 1e9 and 2.0 (floats of whole value): the sampling start index then
+    # was a float, and a slice of the node order a traceback
+    r = run("run", write(tmp_path, f"sampling: true\nstartIndex: {value}\n"))
+    assert r.exit_code == 2, r.output
+    assert r.stderr.count("\n") == 1 and "Traceback" not in r.output
+    assert "s.yaml: startIndex: " in r.stderr and "is not a whole number" in r.stderr

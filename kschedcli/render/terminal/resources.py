@@ -22,6 +22,10 @@ def _res_cell(row: dict, fmt: Callable[[int], str], name: bool = False) -> Text:
     return Text.assemble((ALSO + GLUE, "bad"), (label, "bad"), (free, "bad"), (f"{GLUE}of{GLUE}{alloc}", "muted"))
 
 
+# the narrowest the words of a node's resources may be beside its name (else they go under it)
+_WORDS_MIN = 30
+
+
 def resources_section(result, *, all_nodes: bool = False, limit: int = 8, width: int = 80) -> list[Any]:
     ann = annotations_of(result)
     res = ann.get("resources") or {}
@@ -79,7 +83,7 @@ def resources_section(result, *, all_nodes: bool = False, limit: int = 8, width:
     ]
     col_w = [max([len(h[0]), len(h[1])] + [len(row[i].plain) for row in cells]) for i, h in enumerate(heads)]
     natural = 2 + max(len(x.plain) for x in labels) + sum(w + 3 for w in col_w)
-    table = new_table()
+    table: Any = new_table()
     table.add_column("Node", style="node", no_wrap=True)
     if natural <= width:
         for head, need in heads:
@@ -91,15 +95,28 @@ def resources_section(result, *, all_nodes: bool = False, limit: int = 8, width:
         needs = ", ".join(
             f"{r['resource']} {fmt_quantity(r['resource'], r['request'])}" for r in rows0 if r["resource"] != "pods"
         )
-        table.add_column(prose(Text(f"Free of allocatable (the pod needs {needs} and a pod slot)", style="bold")))
+        head = prose(Text(f"Free of allocatable (the pod needs {needs} and a pod slot)", style="bold"))
+        # too narrow even for the words beside the node (a 60-character name at 80 columns): each
+        # node on its line, its resources as words on the next
+        under = 2 + max(len(x.plain) for x in labels) + 3 + _WORDS_MIN > width
+        if under:
+            out.append(indent(head, 2))
+        else:
+            table.add_column(head)
         for label, name in zip(labels, shown, strict=True):
             line = Text()
             for i, r in enumerate(res[name]):
                 if i:
                     line.append(", ", style="muted")
                 line.append_text(_res_cell(r, fmts[i], name=True))
-            table.add_row(label, prose(line))
-    out.append(indent(table, 2))
+            if under:
+                out += [indent(label, 2), indent(prose(line), 4)]
+            else:
+                table.add_row(label, prose(line))
+        if under:
+            table = None
+    if table is not None:
+        out.append(indent(table, 2))
     if len(shown) < len(order):
         out.append(Text(f"  … {plural(len(order) - len(shown), 'more node')} (--all-nodes lists them)", style="muted"))
     if roomy:
