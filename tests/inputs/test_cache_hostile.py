@@ -92,6 +92,21 @@ def wait_for(path: Path) -> None:
         time.sleep(0.05)
 
 
+def writer_done(env, snapshot) -> None:
+    """After a command that parsed: its background writer's entry landed and its lock is gone, so
+    that an entry planted next is not replaced under the next command (nor waited past: a command
+    that finds a live writer's lock waits for its entry)."""
+    from kschedcli.inputs import cache_lock
+
+    key = snapshot_cache.entry_key([snapshot])
+    assert key is not None
+    lock = Path(env["KSCHED_CACHE_DIR"]) / cache_lock.lock_name(entry_path(env, snapshot).name)
+    deadline = time.monotonic() + GUARD
+    while snapshot_cache.read_entry(key) is None or lock.exists():
+        assert time.monotonic() < deadline, "the background writer did not finish"
+        time.sleep(0.05)
+
+
 def forgeries(key: bytes, payload: bytes) -> dict[str, bytes]:
     """An entry of `payload` under `key` as one who cannot read the user's key file can make it:
     in the layout ksched used before (magic, key, length, CRC-32 of the payload), and in today's
@@ -136,6 +151,7 @@ def test_a_planted_pickle_runs_nothing_and_the_files_are_parsed(env, snapshot, t
         assert not (tmp_path / "pwned").exists(), f"the {layout} entry ran its code"
         assert r.returncode == 0 and r.stdout == expected, (layout, r.stderr)
         assert "from the cache" not in r.stderr
+        writer_done(env, snapshot)
     # the forged entry was replaced by a good one: the next command reads it
     deadline = time.monotonic() + GUARD
     while True:
@@ -160,6 +176,7 @@ def test_another_snapshots_entry_under_this_key_is_not_taken_for_it(env, snapsho
         r = explain(env, snapshot, "-v")
         assert r.returncode == 0 and r.stdout == expected, (layout, r.stderr)
         assert "from the cache" not in r.stderr, layout
+        writer_done(env, snapshot)
 
 
 def test_an_entry_made_with_another_secret_is_a_miss(env, snapshot):
