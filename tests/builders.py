@@ -95,3 +95,26 @@ def plugin(sched, name):
 
 def fresh_state():
     return CycleState()
+
+
+def capacity_template(name: str, labels: dict, cpu: str = "300m", spec: dict | None = None):
+    """A `ksched capacity` template (whatif.capacity.Template) of a pod in `default` with `labels`,
+    one container of the web image requesting `cpu` and 512Mi, and `spec`'s fields besides."""
+    from kschedcli.whatif.capacity import Template
+
+    obj = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": "default", "labels": labels},
+        "spec": {
+            "containers": [
+                {
+                    "name": "c",
+                    "image": "registry.example/web:1",
+                    "resources": {"requests": {"cpu": cpu, "memory": "512Mi"}},
+                }
+            ],
+            **(spec or {}),
+        },
+    }
+    return Template(obj, "test", "", f"Pod default/{name}")

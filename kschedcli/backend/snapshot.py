@@ -9,7 +9,7 @@ import builtins  # Snapshot.list shadows the name in its class body
 import operator
 from bisect import bisect_left
 from collections import defaultdict
-from collections.abc import Container, Iterable, Sequence
+from collections.abc import Callable, Container, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -243,6 +243,20 @@ def _below_2_61(values) -> bool:
     return not values or (min(values) > -(2**61) and max(values) < 2**61)
 
 
+def _patched(
+    arrays: tuple, columns: Sequence[list[int]], changed: list[int], fits: Callable[[list[int]], bool]
+) -> bool:
+    """Each array set from its column (lists in the same order) at the `changed` positions; False,
+    the arrays half patched, when some position's values are not `fits`."""
+    for i in set(changed):
+        values = [col[i] for col in columns]
+        if not fits(values):
+            return False
+        for array, v in zip(arrays, values):
+            array[i] = v
+    return True
+
+
 def free_columns(node_infos: list[NodeInfo]) -> tuple[list[int], list[int], list[int], list[int]]:
     """free_of each node, as four columns in node order."""
     cols: tuple[list[int], list[int], list[int], list[int]] = ([], [], [], [])
@@ -262,6 +276,7 @@ class ScoreColumns:
     exactly."""
 
     __slots__ = ("alloc_cpu", "alloc_mem", "req_cpu", "req_mem", "free0_cpu100", "free0_mem100", "bound", "nonneg")
+    NAMES = ("alloc_cpu", "alloc_mem", "req_cpu", "req_mem", "free0_cpu100", "free0_mem100")  # _columns' order
 
     def __init__(self, node_infos: builtins.list[NodeInfo]):
         allocs = [ni.node.allocatable for ni in node_infos]
@@ -743,15 +758,9 @@ class Snapshot:
             arrays = self._score_arrays = tuple(np.array(col, dtype=np.int64) for col in columns)
         elif arrays is False:
             return None
-        elif self._score_arrays_seen < len(self.changes):
-            columns = cols._columns()
-            for i in set(self.changes[self._score_arrays_seen :]):
-                values = [col[i] for col in columns]
-                if not _below_2_61(values):
-                    self._score_arrays = False
-                    return None
-                for array, v in zip(arrays, values):
-                    array[i] = v
+        elif not _patched(arrays, cols._columns(), self.changes[self._score_arrays_seen :], _below_2_61):
+            self._score_arrays = False
+            return None
         self._score_arrays_seen = len(self.changes)
         return arrays
 
@@ -782,14 +791,9 @@ class Snapshot:
             arrays = self._free_arrays = tuple(np.array(col, dtype=np.int64) for col in columns)
         elif arrays is False:
             return None
-        elif self._free_arrays_seen < len(self.changes):
-            for i in set(self.changes[self._free_arrays_seen :]):
-                values = [col[i] for col in free]
-                if not fit_int64(values):
-                    self._free_arrays = False
-                    return None
-                for array, v in zip(arrays, values):
-                    array[i] = v
+        elif not _patched(arrays, free, self.changes[self._free_arrays_seen :], fit_int64):
+            self._free_arrays = False
+            return None
         self._free_arrays_seen = len(self.changes)
         return arrays
 

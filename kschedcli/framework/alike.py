@@ -261,11 +261,28 @@ class AlikeCycles:
         heapq.heappush(g.heap, (-self.local_sum[i], ni.node.name, i, self.version[i]))
 
     def _node_changed(self, i: int, pod: Pod) -> None:
+        """A bind on node i: the trackers follow it; a live node leaves its group, is filtered
+        again by the plugins whose verdict depends on the node's pods (out for good when one
+        fails), and enters the group of its new key with its new local sum."""
         ni = self.snapshot.node_infos[i]
         for tr in self.trackers:
             tr.node_changed(ni, pod)
         if not self.alive[i]:
             return
+        self._leave(i)
+        fw, state = self.fw, self.state
+        for pl in self.gen_filters:
+            if not _passes(fw._filter_one(pl, state, pod, ni)):
+                self._drop(i)
+                return
+        s = self.static_sum[i]
+        for pl, w in self.gen_sum_plugins:
+            s += w * self._scores(pl, [ni])[0]
+        self.local_sum[i] = s
+        self._enter(i)
+
+    def _leave(self, i: int) -> None:
+        """Take live node i out of its group (its heap entry made stale)."""
         g = self.group_of[i]
         if g is not None:
             g.size -= 1
@@ -273,16 +290,10 @@ class AlikeCycles:
                 del self.groups[g.key]
         self.group_of[i] = None
         self.version[i] += 1
-        fw, state = self.fw, self.state
-        for pl in self.gen_filters:
-            if not _passes(fw._filter_one(pl, state, pod, ni)):
-                self.alive[i] = False
-                return
-        s = self.static_sum[i]
-        for pl, w in self.gen_sum_plugins:
-            s += w * self._scores(pl, [ni])[0]
-        self.local_sum[i] = s
-        self._enter(i)
+
+    def _drop(self, i: int) -> None:
+        """Node i, out of its group, fails a filter: no copy fits it any more."""
+        self.alive[i] = False
 
     # -- one copy ---------------------------------------------------------------------
     def _choose(self) -> str | None:

@@ -35,7 +35,7 @@ from bisect import bisect_left, insort
 from itertools import filterfalse
 from typing import TYPE_CHECKING, Any
 
-from ..framework.alike import AlikeCycles, _has_out_of_range, _passes, _Unsupported
+from ..framework.alike import AlikeCycles, _has_out_of_range, _Unsupported
 
 # a group whose window holds less than 1/_SCAN of its nodes has them read; else its best nodes are
 # looked at in turn until one is in the window
@@ -147,14 +147,9 @@ class SampledAlikeCycles(AlikeCycles):
         self.live[g] = None
         return g, lk, p
 
-    def _node_changed(self, i: int, pod: Pod) -> None:
-        """framework/alike.py's, on this state only (its groups' heaps are not kept here)."""
-        ni = self.snapshot.node_infos[i]
-        for tr in self.trackers:
-            tr.node_changed(ni, pod)
-        if not self.alive[i]:
-            return
-        # out of its group: the bind may change its key and its local sum
+    def _leave(self, i: int) -> None:
+        """Out of its group's ordered lists (framework/alike.py's heaps are not kept here): the
+        bind may change its key and its local sum."""
         g = self.gid[i]
         p = self.at[i]
         best, pos = self.gbest[g], self.gpos[g]
@@ -163,17 +158,10 @@ class SampledAlikeCycles(AlikeCycles):
         del pos[bisect_left(pos, p)]
         if not pos:
             del self.live[g]
-        fw, state = self.fw, self.state
-        for pl in self.gen_filters:
-            if not _passes(fw._filter_one(pl, state, pod, ni)):
-                self.alive[i] = False
-                del self.fseq[bisect_left(self.fseq, p)]
-                return
-        s = self.static_sum[i]
-        for pl, w in self.gen_sum_plugins:
-            s += w * self._scores(pl, [ni])[0]
-        self.local_sum[i] = s
-        self._enter(i)
+
+    def _drop(self, i: int) -> None:
+        super()._drop(i)
+        del self.fseq[bisect_left(self.fseq, self.at[i])]
 
     # -- one copy ---------------------------------------------------------------------
     def _choose(self) -> str | None:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import pickle
-import shutil
 import stat
 import struct
 import subprocess
@@ -47,13 +46,6 @@ def env(tmp_path, monkeypatch):
         monkeypatch.delenv(k, raising=False)
     monkeypatch.setattr(snapshot_cache, "_WARNED", set(), raising=False)
     return {**os.environ, **values, "COLUMNS": "100", "KSCHED_NO_PROGRESS": "1"}
-
-
-@pytest.fixture
-def snapshot(tmp_path):
-    path = tmp_path / "cluster.yaml"
-    shutil.copy(SMALL, path)
-    return str(path)
 
 
 def ksched(env, *args, umask=None):

@@ -6,7 +6,6 @@ while a live one holds the lock; whatever lands under the entry's name is read a
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 import struct
 import subprocess
@@ -50,21 +49,6 @@ WRITER = textwrap.dedent(
     cache_lock.release(cache.dir_fd, cache_lock.lock_name(name), wrote=then == "write")
     """
 )
-
-
-@pytest.fixture
-def cache(tmp_path, monkeypatch):
-    folder = tmp_path / "cache"
-    monkeypatch.setenv("KSCHED_CACHE_DIR", str(folder))
-    monkeypatch.delenv("KSCHED_NO_CACHE", raising=False)
-    return folder
-
-
-@pytest.fixture
-def snapshot(tmp_path):
-    path = tmp_path / "cluster.yaml"
-    shutil.copy(SMALL, path)
-    return str(path)
 
 
 def _writer(snapshot: str, parse_s: float, per_parse: float, then: str) -> subprocess.Popen:

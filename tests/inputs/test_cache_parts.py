@@ -66,13 +66,12 @@ def _table(data: bytes) -> list[tuple[int, int, bool]]:
     return out
 
 
-def _part_of(data: bytes, table, kind: str) -> int:
-    """The position of the (first) part holding `kind` ('records', 'raws:nodes', 'raws:pods',
-    'kind'), as the first part refers to it."""
+def _referred(data: bytes, table) -> list[tuple[int, str]]:
+    """(position, what it holds) of each part the first part refers to, in the order it does."""
     found = []
 
     def part(i, what):
-        found.append((i, what if what.startswith("raws:") else what.partition(":")[0]))
+        found.append((i, what))
         return None
 
     at, length, _ = table[0]
@@ -80,7 +79,17 @@ def _part_of(data: bytes, table, kind: str) -> int:
     u.part = part
     u.load()
     u.load()
-    return next(i for i, what in found if what == kind)
+    return found
+
+
+def _part_of(data: bytes, table, kind: str) -> int:
+    """The position of the (first) part holding `kind` ('records', 'raws:nodes', 'raws:pods',
+    'kind'), as the first part refers to it."""
+    return next(
+        i
+        for i, what in _referred(data, table)
+        if (what if what.startswith("raws:") else what.partition(":")[0]) == kind
+    )
 
 
 def _cached(path: str):
@@ -173,17 +182,9 @@ def test_a_damaged_kind_is_never_unpickled_and_the_files_answer(env, monkeypatch
 def _part_of_kind(data: bytes, table, j: int) -> str:
     """What the first part says part `j` holds."""
     found = {}
-
-    def part(i, what):
+    for i, what in _referred(data, table):
         for k in range(i, i + (int(what[8:]) if what.startswith("records:") else 1)):
             found[k] = what.partition(":")[0]
-        return None
-
-    at, length, _ = table[0]
-    u = cache_pickle.Unpickler(cache_pickle._Reader(memoryview(data)[at : at + length]))  # type: ignore[arg-type]
-    u.part = part
-    u.load()
-    u.load()
     return found.get(j, "first")
 
 

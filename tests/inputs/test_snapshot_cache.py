@@ -30,21 +30,6 @@ SMALL = ROOT / "fixtures" / "small-cluster.yaml"
 POD = str(ROOT / "fixtures" / "pods" / "web.yaml")
 
 
-@pytest.fixture
-def cache(tmp_path, monkeypatch):
-    folder = tmp_path / "cache"
-    monkeypatch.setenv("KSCHED_CACHE_DIR", str(folder))
-    monkeypatch.delenv("KSCHED_NO_CACHE", raising=False)
-    return folder
-
-
-@pytest.fixture
-def snapshot(tmp_path):
-    path = tmp_path / "cluster.yaml"
-    shutil.copy(SMALL, path)
-    return str(path)
-
-
 def _load(paths):
     return snapshot_cache.cached(paths, load_cluster, background=False)
 

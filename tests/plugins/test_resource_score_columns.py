@@ -58,6 +58,17 @@ def _each_node(pl, state, incoming, nodes):
     return [pl.score(state, incoming, ni)[0] for ni in nodes]
 
 
+def _at_positions(pl, state, incoming, nis, positions):
+    """The snapshot's nodes at `positions` scored in one call, as the framework passes the feasible
+    ones (CycleState.score_positions), equal their node-by-node scores; returns those nodes."""
+    some = [nis[i] for i in positions]
+    state.score_positions = positions
+    got = pl.score_nodes(state, incoming, some)[0]
+    state.score_positions = None
+    assert got == _each_node(pl, state, incoming, some)
+    return some
+
+
 def _check(s, rng, names=("NodeResourcesFit", "NodeResourcesBalancedAllocation")):
     snap = s.snapshot
     nis = snap.node_infos
@@ -72,11 +83,7 @@ def _check(s, rng, names=("NodeResourcesFit", "NodeResourcesBalancedAllocation")
             assert pl.score_nodes(state, incoming, nis)[0] == _each_node(pl, state, incoming, nis)
             # the feasible ones, at their positions
             positions = sorted(rng.sample(range(len(nis)), rng.randint(2, len(nis))))
-            some = [nis[i] for i in positions]
-            state.score_positions = positions
-            got = pl.score_nodes(state, incoming, some)[0]
-            state.score_positions = None
-            assert got == _each_node(pl, state, incoming, some)
+            some = _at_positions(pl, state, incoming, nis, positions)
             # nodes that are not the snapshot's: node by node
             copies = [ni.clone() for ni in some]
             assert pl.score_nodes(state, incoming, copies)[0] == _each_node(pl, state, incoming, copies)
@@ -154,11 +161,7 @@ def test_image_and_taint_scores_over_many_nodes_are_each_nodes_own():
                     pl.pre_score(state, incoming, nis)
                 assert pl.score_nodes(state, incoming, nis)[0] == _each_node(pl, state, incoming, nis)
                 positions = sorted(rng.sample(range(len(nis)), rng.randint(1, len(nis))))
-                some = [nis[i] for i in positions]
-                state.score_positions = positions
-                got = pl.score_nodes(state, incoming, some)[0]
-                state.score_positions = None
-                assert got == _each_node(pl, state, incoming, some)
+                _at_positions(pl, state, incoming, nis, positions)
             tt = plugin(s, "TaintToleration")
             verdicts = tt.filter_nodes(CycleState(), incoming, nis)
             expected = [tt.filter(CycleState(), incoming, ni) for ni in nis]

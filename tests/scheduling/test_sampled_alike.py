@@ -10,9 +10,10 @@ from __future__ import annotations
 import random
 
 import pytest
+from builders import capacity_template as template
 from builders import node, pod, scheduler
 
-from kschedcli.whatif.capacity import Template, run_capacity
+from kschedcli.whatif.capacity import run_capacity
 
 ZONE = "topology.kubernetes.io/zone"
 REGION = "topology.kubernetes.io/region"
@@ -77,25 +78,6 @@ def world(seed: int, n_nodes: int):
         {"kind": "Service", "metadata": {"name": "web", "namespace": "default"}, "spec": {"selector": {"app": "web"}}}
     ]
     return nodes, bound, services
-
-
-def template(name: str, labels: dict, cpu: str = "300m", spec: dict | None = None) -> Template:
-    obj = {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": name, "namespace": "default", "labels": labels},
-        "spec": {
-            "containers": [
-                {
-                    "name": "c",
-                    "image": "registry.example/web:1",
-                    "resources": {"requests": {"cpu": cpu, "memory": "512Mi"}},
-                }
-            ],
-            **(spec or {}),
-        },
-    }
-    return Template(obj, "test", "", f"Pod default/{name}")
 
 
 def spread(key: str, when: str, max_skew: int = 1) -> dict:

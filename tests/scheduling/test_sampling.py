@@ -401,12 +401,20 @@ def test_the_sampled_cycle_filters_only_the_nodes_its_search_counts():
     assert sorted(r.feasible) == sorted(s.found)
 
 
-def test_a_plugin_without_shared_results_filters_the_chunks_visited():
-    # 1,000 nodes, 10 % to find: the search visits a few chunks of ~150 nodes; InterPodAffinity's
-    # verdicts are not shared between pods, so it filters those chunks only
-    sched = scheduler(_mixed_cluster(1000))
-    sched.config.percentage_of_nodes_to_score = 10
-    sched.enable_sampling(start_index=900)
+_SELF_ANTI = {
+    "affinity": {
+        "podAntiAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": [
+                {"labelSelector": {"matchLabels": {"app": "x"}}, "topologyKey": "kubernetes.io/hostname"}
+            ]
+        }
+    }
+}
+
+
+def _ipa_filtered(sched) -> list[str]:
+    """The names of the nodes InterPodAffinity's filter_nodes is given from now on, call after call
+    (its verdicts are not shared between pods: each node it filters is one it was asked for)."""
     ipa = sched.frameworks["default-scheduler"].plugins["InterPodAffinity"]
     seen: list[str] = []
     original = ipa.filter_nodes
@@ -416,16 +424,17 @@ def test_a_plugin_without_shared_results_filters_the_chunks_visited():
         return original(state, pod_, nodes)
 
     ipa.filter_nodes = counting
-    anti = {
-        "affinity": {
-            "podAntiAffinity": {
-                "requiredDuringSchedulingIgnoredDuringExecution": [
-                    {"labelSelector": {"matchLabels": {"app": "x"}}, "topologyKey": "kubernetes.io/hostname"}
-                ]
-            }
-        }
-    }
-    r = sched.schedule(pod("p", requests={"cpu": "2"}, labels={"app": "x"}, spec=anti))
+    return seen
+
+
+def test_a_plugin_without_shared_results_filters_the_chunks_visited():
+    # 1,000 nodes, 10 % to find: the search visits a few chunks of ~150 nodes; InterPodAffinity's
+    # verdicts are not shared between pods, so it filters those chunks only
+    sched = scheduler(_mixed_cluster(1000))
+    sched.config.percentage_of_nodes_to_score = 10
+    sched.enable_sampling(start_index=900)
+    seen = _ipa_filtered(sched)
+    r = sched.schedule(pod("p", requests={"cpu": "2"}, labels={"app": "x"}, spec=_SELF_ANTI))
     s = r.sampling
     assert (s.num_feasible_nodes_to_find, s.feasible_nodes) == (100, 100)
     assert s.evaluated_nodes <= len(seen) == len(set(seen)) < 400
@@ -439,25 +448,8 @@ def test_a_plugin_filtered_on_every_node_once_per_search_whatever_its_chunks():
     nodes = [node(_n(i), cpu="1" if i % 5 < 3 else "4", labels={ZONE: f"z{i % 3}"}) for i in range(300)]
     sched = scheduler(nodes)
     sched.enable_sampling(start_index=40)
-    ipa = sched.frameworks["default-scheduler"].plugins["InterPodAffinity"]
-    seen: list[str] = []
-    original = ipa.filter_nodes
-
-    def counting(state, pod_, nodes_):
-        seen.extend(ni.node.name for ni in nodes_)
-        return original(state, pod_, nodes_)
-
-    ipa.filter_nodes = counting
-    anti = {
-        "affinity": {
-            "podAntiAffinity": {
-                "requiredDuringSchedulingIgnoredDuringExecution": [
-                    {"labelSelector": {"matchLabels": {"app": "x"}}, "topologyKey": "kubernetes.io/hostname"}
-                ]
-            }
-        }
-    }
-    r = sched.schedule(pod("p", requests={"cpu": "2"}, labels={"app": "x"}, spec=anti))
+    seen = _ipa_filtered(sched)
+    r = sched.schedule(pod("p", requests={"cpu": "2"}, labels={"app": "x"}, spec=_SELF_ANTI))
     s = r.sampling
     assert (s.num_feasible_nodes_to_find, s.feasible_nodes, s.evaluated_nodes) == (144, 120, 300)
     assert len(seen) == len(set(seen)) == 300

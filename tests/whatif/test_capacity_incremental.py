@@ -9,6 +9,7 @@ from __future__ import annotations
 import random
 
 import pytest
+from builders import capacity_template as template
 from builders import node, pod, scheduler
 
 from kschedcli.whatif.capacity import Template, run_capacity
@@ -68,25 +69,6 @@ def world(seed: int, n_nodes: int = 14, *, service: bool = True):
         {"kind": "Service", "metadata": {"name": "web", "namespace": "default"}, "spec": {"selector": {"app": "web"}}}
     ]
     return nodes, bound, services if service else []
-
-
-def template(name: str, labels: dict, cpu: str = "300m", spec: dict | None = None) -> Template:
-    obj = {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": name, "namespace": "default", "labels": labels},
-        "spec": {
-            "containers": [
-                {
-                    "name": "c",
-                    "image": "registry.example/web:1",
-                    "resources": {"requests": {"cpu": cpu, "memory": "512Mi"}},
-                }
-            ],
-            **(spec or {}),
-        },
-    }
-    return Template(obj, "test", "", f"Pod default/{name}")
 
 
 def capacity(seed: int, templates: list[Template], *, incremental: bool, max_copies=None, n_nodes=14, service=True):

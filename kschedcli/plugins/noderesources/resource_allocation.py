@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from operator import itemgetter
+from typing import Any
 
 from ...api import quantity
 from ...api.model import is_scalar_resource, scoring_requests
@@ -24,16 +25,22 @@ def pod_request_list(pod, resources: list[dict], use_requested: bool, pod_level:
     return out
 
 
-def scored_columns(handle, state, nodes, names: tuple[str, ...]) -> tuple | None:
-    """(the snapshot's ScoreColumns, then each of its columns `names` read in the order of
-    `nodes`) when `nodes` are the snapshot's own (all of them, or those at
+def _own_snapshot(handle, state, nodes) -> Any:
+    """The handle's snapshot when `nodes` are its own (all of them, or those at
     CycleState.score_positions); None otherwise."""
     snapshot = getattr(handle, "snapshot", None)
+    if snapshot is None or (state.score_positions is None and nodes is not snapshot.node_infos):
+        return None
+    return snapshot
+
+
+def scored_columns(handle, state, nodes, names: tuple[str, ...]) -> tuple | None:
+    """(the snapshot's ScoreColumns, then each of its columns `names` read in the order of
+    `nodes`) when `nodes` are the snapshot's own (_own_snapshot); None otherwise."""
+    snapshot = _own_snapshot(handle, state, nodes)
     if snapshot is None:
         return None
     positions = state.score_positions
-    if positions is None and nodes is not snapshot.node_infos:
-        return None
     cols = snapshot.score_columns()
     if positions is None:
         return (cols, *(getattr(cols, n) for n in names))
@@ -43,28 +50,22 @@ def scored_columns(handle, state, nodes, names: tuple[str, ...]) -> tuple | None
     return (cols, *(at(getattr(cols, n)) for n in names))
 
 
-_SCORE_COLUMNS = ("alloc_cpu", "alloc_mem", "req_cpu", "req_mem", "free0_cpu100", "free0_mem100")
-
-
 def scored_arrays(handle, state, nodes, names: tuple[str, ...]) -> tuple | None:
     """(numpy, the snapshot's ScoreColumns, then its columns `names` as int64 arrays in the order of `nodes`)
     when numpy pays over this many nodes (vectors.numpy_for) and `nodes` are the snapshot's own
-    (all of them, or those at CycleState.score_positions); None otherwise. Every value's magnitude
-    is below 2**61 (Snapshot.score_arrays)."""
-    snapshot = getattr(handle, "snapshot", None)
+    (_own_snapshot); None otherwise. Every value's magnitude is below 2**61 (Snapshot.score_arrays)."""
+    snapshot = _own_snapshot(handle, state, nodes)
     if snapshot is None:
         return None
     positions = state.score_positions
-    if positions is None and nodes is not snapshot.node_infos:
-        return None
     np = numpy_for(len(nodes))
     if np is None:
         return None
     arrays = snapshot.score_arrays(np)
     if arrays is None:
         return None
-    by_name = dict(zip(_SCORE_COLUMNS, arrays))
     cols = snapshot.score_columns()  # (brought up to date by score_arrays)
+    by_name = dict(zip(cols.NAMES, arrays))
     if positions is None:
         return (np, cols, *(by_name[n] for n in names))
     made = state.score_positions_array
