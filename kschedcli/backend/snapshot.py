@@ -85,6 +85,11 @@ class NodeInfo:
     def allocatable(self) -> Resource:
         return self.node.allocatable
 
+    def pod_count(self) -> int:
+        """len(self.pods), without making the pods where they are made when first read (a node
+        read from the snapshot cache: lazy_pods.LazyNodeInfo)."""
+        return len(self.pods)
+
     def add_pod(self, pod: Pod) -> None:
         self.pods.append(pod)
         if pod.has_affinity():

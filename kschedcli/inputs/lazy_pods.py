@@ -217,6 +217,10 @@ class LazyNodeInfo(NodeInfo):
     def pods_with_required_anti_affinity(self, value: list[Pod]) -> None:
         _set(self, _ANTI, value)
 
+    def pod_count(self) -> int:
+        v = _PODS.__get__(self)
+        return len(v[1]) if type(v) is tuple else len(v)
+
     def __reduce__(self) -> Any:
         return _restore_lazy_node_info, (tuple(d.__get__(self) for d in _SLOTS),)
 
