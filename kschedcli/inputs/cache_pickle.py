@@ -404,6 +404,7 @@ ALLOWED = frozenset(
         ("kschedcli.inputs.lazy_pods", "PodGroups"),
         ("kschedcli.inputs.lazy_pods", "PodStore"),
         ("kschedcli.inputs.lazy_pods", "_restore_lazy_node_info"),
+        ("kschedcli.inputs.lazy_pods", "ImageStates"),
         ("kschedcli.api.model", "Container"),
         ("kschedcli.api.model", "Node"),
         ("kschedcli.api.model", "Pod"),
