@@ -30,7 +30,7 @@ from typing import Any
 from ..api.model import Pod
 from ..backend.snapshot import NodeInfo
 from ..loader import freeze_lasting, no_gc
-from .cache_pickle import Unpickler, _Reader  # the records come from a cache entry: its globals only
+from .cache_pickle import Unpickler  # the records come from a cache entry: its globals only
 
 # the slots a record holds, in order; `_raw` is the store's (raws, index), `_key` made when asked for
 _RECORD_SLOTS = tuple(s for s in Pod.__slots__ if s not in ("_raw", "_key"))
@@ -111,13 +111,14 @@ class PodStore:
         made, offsets, raws = self.made, self.offsets, self.raws
         load = self.shared.__getitem__
         blob = self.blob
-        # the bytes shared, not copied (a cache entry's records: a view of the mapped entry, each
-        # namespace's MAC checked before a record of it is read: cache._Records.check)
-        check = None
+        # a cache entry's records: a view of the mapped entry, each namespace's MAC checked before
+        # a record of it is read (cache._Records.check), then the record's bytes copied (a few
+        # hundred: read from a BytesIO, in C, rather than through a reader written in Python)
+        check = view = None
         if type(blob) is bytes:
             f: Any = io.BytesIO(blob)
         else:
-            f = _Reader(blob.view)
+            view = blob.view
             check = blob.check
         out = []
         n = 0
@@ -125,9 +126,12 @@ class PodStore:
             for i in positions:
                 pod = made[i]
                 if pod is None:
+                    at = offsets[i]
                     if check is not None:
-                        check(offsets[i])
-                    f.seek(offsets[i])
+                        check(at)
+                        f = io.BytesIO(view[at : offsets[i + 1]])
+                    else:
+                        f.seek(at)
                     reader = Unpickler(f)
                     reader.persistent_load = load  # type: ignore[method-assign]
                     pod = made[i] = _make_pod(reader.load(), None if raws is None else (raws, i))
@@ -296,10 +300,22 @@ def defer_image_states(snap: Any) -> bool:
     return True
 
 
+def _node_info_maker() -> Any:
+    """`make(values)`: a NodeInfo with its slots set from `values` in one statement (a NodeInfo's
+    attributes are its slots: LazyNodeInfo's properties would make the pods)."""
+    targets = "".join(f"obj.{name}, " for name in NodeInfo.__slots__)
+    source = f"def make(values):\n    obj = new(cls)\n    {targets}= values\n    return obj\n"
+    namespace: dict[str, Any] = {"new": object.__new__, "cls": NodeInfo}
+    exec(source, namespace)  # a fixed template over the class's own slot names
+    return namespace["make"]
+
+
+_make_node_info = _node_info_maker()
+
+
 def _restore_lazy_node_info(values: tuple) -> LazyNodeInfo:
-    ni = object.__new__(LazyNodeInfo)
-    for d, v in zip(_SLOTS, values):
-        d.__set__(ni, v)
+    ni = _make_node_info(values)
+    ni.__class__ = LazyNodeInfo  # the same slots: its lists are (store, positions)
     return ni
 
 

@@ -353,7 +353,8 @@ def test_image_states_that_are_not_what_the_images_give_stay_a_map_per_node():
 
 def test_a_node_added_to_a_snapshot_read_back_counts_images_as_over_the_parsed_one():
     def added(cluster: Cluster) -> list:
-        snap = cluster.prebuilt_snapshot.snapshot if cluster.prebuilt_snapshot else Snapshot(cluster.nodes, cluster.pods)
+        pre = cluster.prebuilt_snapshot
+        snap = pre.snapshot if pre is not None else Snapshot(cluster.nodes, cluster.pods)
         names = _image_names(cluster)
         template = cluster.nodes[0]
         extra = node("added-1", images=[{"names": list(template.images[0][0]), "sizeBytes": template.images[0][1]}])
