@@ -430,9 +430,11 @@ def _with_prebuilt_snapshot(cluster: Cluster) -> Cluster:
     pods' and nodes' source objects kept marshalled until one is read (snapshot_pickle.defer_raws),
     the bound pods kept in a PodStore, each made when first read (lazy_pods.py)."""
     from ..backend.snapshot import PrebuiltSnapshot
-    from .cache_pickle import defer_raws
+    from .cache_pickle import RawList, defer_raws
     from .lazy_pods import store_pods
 
+    if cluster.pending:
+        cluster.pending = RawList.of(list(cluster.pending))  # type: ignore[assignment]  # read as a list
     prebuilt = cluster.prebuilt_snapshot = PrebuiltSnapshot(cluster.nodes, cluster.pods)
     _share_equal(cluster.nodes, prebuilt.snapshot)
     defer_raws(cluster.nodes)

@@ -114,7 +114,8 @@ class PodStore:
         # a cache entry's records: a view of the mapped entry, each namespace's MAC checked before
         # a record of it is read (cache._Records.check), then the record's bytes copied (a few
         # hundred: read from a BytesIO, in C, rather than through a reader written in Python)
-        check = view = None
+        check = None
+        view: Any = None
         if type(blob) is bytes:
             f: Any = io.BytesIO(blob)
         else:
@@ -338,10 +339,15 @@ def _set(ni: NodeInfo, slot: Any, value: list[Pod]) -> None:
     slot.__set__(ni, value)
 
 
-def lazy_node_info(ni: NodeInfo, store: PodStore, position: dict[int, int]) -> LazyNodeInfo:
-    """`ni` (in the writer) as a LazyNodeInfo whose lists are its pods' positions in `store`."""
+def lazy_node_info(
+    ni: NodeInfo, store: PodStore, position: dict[int, int], empty: tuple | None = None
+) -> LazyNodeInfo:
+    """`ni` (in the writer) as a LazyNodeInfo whose lists are its pods' positions in `store`;
+    `empty`, (store, ()), held for every empty list (most nodes' pods with affinity: one object
+    in the entry, not one per node)."""
     for slot in _LISTS:
-        slot.__set__(ni, (store, _positions(slot.__get__(ni), position)))
+        at = _positions(slot.__get__(ni), position)
+        slot.__set__(ni, empty if not at and empty is not None else (store, at))
     ni.__class__ = LazyNodeInfo
     return ni  # type: ignore[return-value]
 
@@ -421,8 +427,9 @@ def store_pods(prebuilt: Any, pods: Sequence[Pod]) -> PodStore | None:
     snap.free_columns()
     store = PodStore.of(in_order, [position[id(p)] for p in pods], raws)
     store.chunks = chunks
+    empty = (store, ())
     for ni in snap.node_infos:
-        lazy_node_info(ni, store, position)
+        lazy_node_info(ni, store, position, empty)
     snap._pods_by_namespace = PodGroups.of(snap._pods_by_namespace, store, position)
     snap.unplaced_pods = (store, _positions(snap.unplaced_pods, position))
     defer_image_states(snap)

@@ -353,3 +353,41 @@ def test_a_damaged_namespace_is_one_line_exit_2_from_the_command(env, tmp_path):
     assert not entry.exists()
     r = subprocess.run(cmd, env=run_env, capture_output=True, text=True, timeout=120)
     assert r.returncode == expected.returncode and r.stdout == expected.stdout
+
+
+def test_the_pending_pods_are_a_part_of_their_own_read_when_first_asked_for(env):
+    path = _snapshot(env)
+    key, entry = _write(path)
+    data = entry.read_bytes()
+    table = _table(data)
+    assert not table[_part_of(data, table, "raws:pending")][2]  # checked when first read
+    cluster, hit = _cached(path)
+    assert hit and type(cluster.pending) is cache_pickle.RawList
+    assert cluster.pending._items is None  # an explain of a pod file reads none of them
+    parsed = load_cluster([path])
+    assert len(parsed.pending) == 2 and cluster.pending_pods() == parsed.pending_pods()
+    assert cluster.pending == parsed.pending and list(cluster.pending) == parsed.pending
+
+
+def test_a_damaged_pending_part_is_never_read_and_the_files_answer(env, monkeypatch):
+    path, entry, data, table, damaged = _damaged(env, "raws:pending")
+    seen: list[bytes] = []
+    real = zlib.decompress
+
+    def spy(data, *a):
+        seen.append(bytes(data))
+        return real(data, *a)
+
+    monkeypatch.setattr(zlib, "decompress", spy)
+    cluster, hit = _cached(path)
+    assert hit
+    assert cluster.pending_pods() == load_cluster([path]).pending_pods()  # the files', read again
+    assert damaged not in seen  # nothing of the damaged part was decompressed, nor unmarshalled
+    assert not entry.exists()
+
+
+def test_pending_pods_marshal_cannot_write_stay_a_list():
+    items = [({"kind": "Pod"}, "f.yaml", (1, None, False)), ({"kind": "Pod"}, "f.yaml", object())]
+    assert cache_pickle.RawList.of(items) is items
+    kept = cache_pickle.RawList.of(items[:1])
+    assert type(kept) is cache_pickle.RawList and cache_pickle.loads(cache_pickle.dumps(kept)) == items[:1]
