@@ -339,9 +339,7 @@ def _set(ni: NodeInfo, slot: Any, value: list[Pod]) -> None:
     slot.__set__(ni, value)
 
 
-def lazy_node_info(
-    ni: NodeInfo, store: PodStore, position: dict[int, int], empty: tuple | None = None
-) -> LazyNodeInfo:
+def lazy_node_info(ni: NodeInfo, store: PodStore, position: dict[int, int], empty: tuple | None = None) -> LazyNodeInfo:
     """`ni` (in the writer) as a LazyNodeInfo whose lists are its pods' positions in `store`;
     `empty`, (store, ()), held for every empty list (most nodes' pods with affinity: one object
     in the entry, not one per node)."""
