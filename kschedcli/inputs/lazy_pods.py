@@ -194,7 +194,7 @@ class PodStore:
 
 class LazyNodeInfo(NodeInfo):
     """A NodeInfo whose pod lists are made when one is first read (or set), each from the (store,
-    positions) its slot holds; a plain NodeInfo again from then on."""
+    positions) or (store, start, stop) its slot holds; a plain NodeInfo again from then on."""
 
     __slots__ = ()
 
@@ -224,7 +224,7 @@ class LazyNodeInfo(NodeInfo):
 
     def pod_count(self) -> int:
         v = _PODS.__get__(self)
-        return len(v[1]) if type(v) is tuple else len(v)
+        return len(_at(v)) if type(v) is tuple else len(v)
 
     @property
     def image_states(self) -> dict[str, tuple[int, int]]:
@@ -326,7 +326,7 @@ def _made(ni: NodeInfo, slot: Any) -> list[Pod]:
     for d in _LISTS:
         v = d.__get__(ni)
         if type(v) is tuple:
-            d.__set__(ni, v[0].take(v[1]))
+            d.__set__(ni, v[0].take(_at(v)))
     states = _IMAGE_STATES.__get__(ni)
     if type(states) is ImageStates:
         _IMAGE_STATES.__set__(ni, states.of(ni.node))
@@ -345,9 +345,19 @@ def lazy_node_info(ni: NodeInfo, store: PodStore, position: dict[int, int], empt
     in the entry, not one per node)."""
     for slot in _LISTS:
         at = _positions(slot.__get__(ni), position)
-        slot.__set__(ni, empty if not at and empty is not None else (store, at))
+        if not at and empty is not None:
+            slot.__set__(ni, empty)
+        elif type(at) is range:  # (store, start, stop): three numbers in the entry, no range to rebuild
+            slot.__set__(ni, (store, at.start, at.stop))
+        else:
+            slot.__set__(ni, (store, at))
     ni.__class__ = LazyNodeInfo
     return ni  # type: ignore[return-value]
+
+
+def _at(v: tuple) -> Sequence[int]:
+    """The positions a LazyNodeInfo's list slot holds: (store, positions) or (store, start, stop)."""
+    return range(v[1], v[2]) if len(v) == 3 else v[1]
 
 
 def _positions(pods: Iterable[Pod], position: dict[int, int]) -> Sequence[int]:

@@ -165,9 +165,10 @@ def test_binds_and_evictions_on_nodes_whose_pods_were_never_read():
     cluster = _read_back(_prod())
     cluster.follow(choose(None, cluster.nodes))
     snap = Scheduler(cluster, default_config(REGISTRY, cluster.version.release)).snapshot
-    ni = max(snap.node_infos, key=lambda n: len(NodeInfo.__dict__["pods"].__get__(n)[1]))
+    ni = max(snap.node_infos, key=lambda n: n.pod_count())
     assert type(ni) is LazyNodeInfo
-    n_before = len(NodeInfo.__dict__["pods"].__get__(ni)[1])
+    n_before = ni.pod_count()
+    assert type(ni) is LazyNodeInfo  # counted without making its pods
     new = pod("newcomer", node_name="")
     snap.bind(new, ni.name)
     assert len(snap.by_name[ni.name].pods) == n_before + 1 and snap.by_name[ni.name].pods[-1] is new
@@ -363,3 +364,12 @@ def test_a_node_added_to_a_snapshot_read_back_counts_images_as_over_the_parsed_o
         return [snap.image_column(name) for name in names] + [snap.by_name["added-1"].image_states]
 
     assert added(_read_back(_prod())) == added(_prod())
+
+
+def test_equal_allocatable_amounts_are_one_object_read_back_with_the_parsed_values():
+    parsed = _prod()
+    cluster = _read_back(_prod())
+    amounts = [n.allocatable.as_dict() | {"pods": n.allocatable.allowed_pods} for n in cluster.nodes]
+    assert amounts == [n.allocatable.as_dict() | {"pods": n.allocatable.allowed_pods} for n in parsed.nodes]
+    distinct = {id(n.allocatable) for n in cluster.nodes}
+    assert len(distinct) == len({str(a) for a in amounts}) < len(cluster.nodes)
