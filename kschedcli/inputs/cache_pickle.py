@@ -28,7 +28,9 @@ from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
 
-from ..api.model import Node, Pod
+from ..api.labels import LabelSelector, NodeSelector, NodeSelectorTerm, Requirement
+from ..api.model import Container, Node, Pod, Taint, Toleration
+from ..api.resources import Resource
 
 _PROTOCOL = 5
 
@@ -48,6 +50,16 @@ def _restorer(cls: type) -> Any:
 
 restore_pod = _restorer(Pod)
 restore_node = _restorer(Node)
+# the model's other objects an entry holds thousands of (a node's requested amounts, the pods'
+# shared containers, tolerations and selectors), restored the same way
+restore_resource = _restorer(Resource)
+restore_container = _restorer(Container)
+restore_taint = _restorer(Taint)
+restore_toleration = _restorer(Toleration)
+restore_requirement = _restorer(Requirement)
+restore_labelselector = _restorer(LabelSelector)
+restore_nodeselector = _restorer(NodeSelector)
+restore_nodeselectorterm = _restorer(NodeSelectorTerm)
 
 
 def stored_pod(store: Any, i: int) -> Pod:
@@ -68,7 +80,24 @@ def _reducer(cls: type, restore: Any) -> Any:
     return reduce
 
 
-_DISPATCH = {**copyreg.dispatch_table, Pod: _reducer(Pod, restore_pod), Node: _reducer(Node, restore_node)}
+_DISPATCH: dict[Any, Any] = {
+    **copyreg.dispatch_table,
+    **{
+        cls: _reducer(cls, restore)
+        for cls, restore in (
+            (Pod, restore_pod),
+            (Node, restore_node),
+            (Resource, restore_resource),
+            (Container, restore_container),
+            (Taint, restore_taint),
+            (Toleration, restore_toleration),
+            (Requirement, restore_requirement),
+            (LabelSelector, restore_labelselector),
+            (NodeSelector, restore_nodeselector),
+            (NodeSelectorTerm, restore_nodeselectorterm),
+        )
+    },
+}
 
 
 class RawStore:
@@ -482,6 +511,14 @@ ALLOWED = frozenset(
         ("kschedcli.inputs.cache_pickle", "RawList"),
         ("kschedcli.inputs.cache_pickle", "restore_node"),
         ("kschedcli.inputs.cache_pickle", "restore_pod"),
+        ("kschedcli.inputs.cache_pickle", "restore_resource"),
+        ("kschedcli.inputs.cache_pickle", "restore_container"),
+        ("kschedcli.inputs.cache_pickle", "restore_taint"),
+        ("kschedcli.inputs.cache_pickle", "restore_toleration"),
+        ("kschedcli.inputs.cache_pickle", "restore_requirement"),
+        ("kschedcli.inputs.cache_pickle", "restore_labelselector"),
+        ("kschedcli.inputs.cache_pickle", "restore_nodeselector"),
+        ("kschedcli.inputs.cache_pickle", "restore_nodeselectorterm"),
         ("kschedcli.inputs.cache_pickle", "stored_pod"),
         ("kschedcli.inputs.cache_pickle", "entry_part"),
         ("kschedcli.inputs.cache_pickle", "LazyKinds"),
