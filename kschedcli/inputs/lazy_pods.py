@@ -30,7 +30,7 @@ from typing import Any
 from ..api.model import Pod
 from ..backend.snapshot import NodeInfo
 from ..loader import freeze_lasting, no_gc
-from .cache_pickle import Unpickler  # the records come from a cache entry: its globals only
+from .cache_pickle import _DISPATCH, Unpickler  # the records come from a cache entry: its globals only
 
 # the slots a record holds, in order; `_raw` is the store's (raws, index), `_key` made when asked for
 _RECORD_SLOTS = tuple(s for s in Pod.__slots__ if s not in ("_raw", "_key"))
@@ -177,6 +177,7 @@ class PodStore:
 
         out = io.BytesIO()
         pickler = pickle.Pickler(out, protocol=5)
+        pickler.dispatch_table = _DISPATCH  # the model's objects as tuples of their slots
         pickler.persistent_id = persistent_id  # type: ignore[method-assign]
         offsets = array("q")
         followers = array("q")
