@@ -139,8 +139,8 @@ def _damaged(env, kind: str):
     return path, entry, data, table, entry.read_bytes()[at : at + length]
 
 
-def test_a_damaged_part_read_late_is_never_read_and_the_files_answer(env, monkeypatch):
-    path, entry, data, table, damaged = _damaged(env, "raws:nodes")
+def _spy_decompress(monkeypatch) -> list[bytes]:
+    """The bytes zlib.decompress is given from now on (a RawStore's part is decompressed, then unmarshalled)."""
     seen: list[bytes] = []
     real = zlib.decompress
 
@@ -149,6 +149,12 @@ def test_a_damaged_part_read_late_is_never_read_and_the_files_answer(env, monkey
         return real(data, *a)
 
     monkeypatch.setattr(zlib, "decompress", spy)
+    return seen
+
+
+def test_a_damaged_part_read_late_is_never_read_and_the_files_answer(env, monkeypatch):
+    path, entry, data, table, damaged = _damaged(env, "raws:nodes")
+    seen = _spy_decompress(monkeypatch)
     cluster, hit = _cached(path)
     assert hit  # the parts checked up front are whole
     parsed = load_cluster([path])
@@ -371,14 +377,7 @@ def test_the_pending_pods_are_a_part_of_their_own_read_when_first_asked_for(env)
 
 def test_a_damaged_pending_part_is_never_read_and_the_files_answer(env, monkeypatch):
     path, entry, data, table, damaged = _damaged(env, "raws:pending")
-    seen: list[bytes] = []
-    real = zlib.decompress
-
-    def spy(data, *a):
-        seen.append(bytes(data))
-        return real(data, *a)
-
-    monkeypatch.setattr(zlib, "decompress", spy)
+    seen = _spy_decompress(monkeypatch)
     cluster, hit = _cached(path)
     assert hit
     assert cluster.pending_pods() == load_cluster([path]).pending_pods()  # the files', read again
