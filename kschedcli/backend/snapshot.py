@@ -85,6 +85,11 @@ class NodeInfo:
     def allocatable(self) -> Resource:
         return self.node.allocatable
 
+    def pod_count(self) -> int:
+        """len(self.pods), without making the pods where they are made when first read (a node
+        read from the snapshot cache: lazy_pods.LazyNodeInfo)."""
+        return len(self.pods)
+
     def add_pod(self, pod: Pod) -> None:
         self.pods.append(pod)
         if pod.has_affinity():
@@ -671,8 +676,14 @@ class Snapshot:
                 # a parent of without_nodes' snapshots, never changed: the nodes listing it only
                 col = [None] * len(self.node_infos)
                 nis = self.node_infos
-                for i in self.__dict__["_holders"].get(name, ()):
-                    col[i] = nis[i].image_states.get(name)
+                one = self.__dict__.get("_image_state_of")
+                if one is not None:  # every node listing it holds its one pair (lazy_pods.ImageStates)
+                    state = one.get(name)
+                    for i in self.__dict__["_holders"].get(name, ()):
+                        col[i] = state
+                else:
+                    for i in self.__dict__["_holders"].get(name, ()):
+                        col[i] = nis[i].image_states.get(name)
             else:
                 col = [ni.image_states.get(name) for ni in self.node_infos]
             self._image_columns[name] = col
@@ -926,6 +937,7 @@ class Snapshot:
                     counts[name] = (held[0], held[1] + 1) if held is not None else (size, 1)
         ni.image_states = counts
         self.__dict__.pop("_holders", None)  # image name -> positions: built again when asked
+        self.__dict__.pop("_image_state_of", None)  # the others' states are not recounted
         i = len(self.node_infos)
         self.node_infos.append(ni)
         self.by_name[node.name] = ni

@@ -246,7 +246,8 @@ def choose(flag: str | None, nodes: Iterable = (), server_version: str | None = 
         return Choice(release, "flag", f"--kubernetes-version {flag}")
     if server_version:
         return _from_version(server_version, "cluster", f"the cluster's API server is {server_version}")
-    seen = [mm for mm in map(minor_of, kubelet_versions(nodes)) if mm is not None]
+    # each distinct version read once (thousands of nodes report a handful): the newest is the same
+    seen = [mm for mm in map(minor_of, set(kubelet_versions(nodes))) if mm is not None]
     if seen:
         major, minor = max(seen)
         return _from_version(f"v{major}.{minor}", "nodes", f"the newest kubelet among the nodes is v{major}.{minor}")

@@ -92,6 +92,11 @@ class FilterTable(_NodeTable):
         i = self.index[name]
         return NodeFilter(self.first[i], {p: col[i] for p, col in self.columns.items() if col[i] is not NOT_ASKED})
 
+    def ran(self) -> set[str]:
+        """The plugins (and extenders) with an entry for some node: {p for nf in self.values() for
+        p in nf.plugins}, without making the rows."""
+        return {p for p, col in self.columns.items() if any(v is not NOT_ASKED for v in col)}
+
 
 class ScoreTable(_NodeTable):
     """node name -> {plugin: PluginScore} for every scored node, kept as columns per plugin:
@@ -109,6 +114,11 @@ class ScoreTable(_NodeTable):
     def __getitem__(self, name: str) -> dict[str, PluginScore]:
         i = self.index[name]
         return {pl: PluginScore(raw[i], norm[i], w, norm[i] * w) for pl, raw, norm, w in self.columns}
+
+    def weights(self) -> dict[str, int]:
+        """plugin -> weight of every plugin some node has a score of (each row has them all), in
+        column order, without making the rows."""
+        return {pl: w for pl, _, _, w in self.columns} if self.names else {}
 
 
 class Candidate:

@@ -535,6 +535,8 @@ class _Part:
         if view is not None:
             return marshal.loads(zlib.decompress(view))
         fresh = self.entry.reparsed()
+        if self.what == "raws:pending":
+            return list(fresh.pending)
         if self.what == "raws:nodes":
             store = fresh.nodes[0]._raw[0]
         elif fresh._pod_store is not None:

@@ -28,7 +28,9 @@ from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
 
-from ..api.model import Node, Pod
+from ..api.labels import LabelSelector, NodeSelector, NodeSelectorTerm, Requirement
+from ..api.model import Container, Node, Pod, Taint, Toleration
+from ..api.resources import Resource
 
 _PROTOCOL = 5
 
@@ -48,6 +50,16 @@ def _restorer(cls: type) -> Any:
 
 restore_pod = _restorer(Pod)
 restore_node = _restorer(Node)
+# the model's other objects an entry holds thousands of (a node's requested amounts, the pods'
+# shared containers, tolerations and selectors), restored the same way
+restore_resource = _restorer(Resource)
+restore_container = _restorer(Container)
+restore_taint = _restorer(Taint)
+restore_toleration = _restorer(Toleration)
+restore_requirement = _restorer(Requirement)
+restore_labelselector = _restorer(LabelSelector)
+restore_nodeselector = _restorer(NodeSelector)
+restore_nodeselectorterm = _restorer(NodeSelectorTerm)
 
 
 def stored_pod(store: Any, i: int) -> Pod:
@@ -68,7 +80,24 @@ def _reducer(cls: type, restore: Any) -> Any:
     return reduce
 
 
-_DISPATCH = {**copyreg.dispatch_table, Pod: _reducer(Pod, restore_pod), Node: _reducer(Node, restore_node)}
+_DISPATCH: dict[Any, Any] = {
+    **copyreg.dispatch_table,
+    **{
+        cls: _reducer(cls, restore)
+        for cls, restore in (
+            (Pod, restore_pod),
+            (Node, restore_node),
+            (Resource, restore_resource),
+            (Container, restore_container),
+            (Taint, restore_taint),
+            (Toleration, restore_toleration),
+            (Requirement, restore_requirement),
+            (LabelSelector, restore_labelselector),
+            (NodeSelector, restore_nodeselector),
+            (NodeSelectorTerm, restore_nodeselectorterm),
+        )
+    },
+}
 
 
 class RawStore:
@@ -91,12 +120,16 @@ class RawStore:
         return cls(zlib.compress(marshal.dumps(raws), 1))
 
     def get(self, i: int) -> dict:
+        return self.all()[i]
+
+    def all(self) -> list:
+        """Every source object, in order."""
         raws = self.raws
         if raws is None:
             blob = self.blob
             raws = self.raws = marshal.loads(zlib.decompress(blob)) if type(blob) is bytes else blob.raws()
             self.blob = b""
-        return raws[i]
+        return raws
 
     def blob_bytes(self) -> bytes:
         """The compressed marshal of the source objects (what an entry stores)."""
@@ -111,6 +144,53 @@ class RawStore:
 
     def __reduce__(self) -> Any:
         return RawStore, (self.blob_bytes(),)
+
+
+class RawList:
+    """A list of source objects kept marshalled (a RawStore) until first read: the files' pending
+    pods (Cluster.pending, each (object, file, location)), which only `explain NAMESPACE/NAME`
+    reads; a cache entry holds them in a part of their own, checked when first read. Iterates,
+    indexes and compares as the list."""
+
+    __slots__ = ("store", "_items")
+
+    def __init__(self, store: RawStore):
+        self.store = store
+        self._items: list | None = None
+
+    @classmethod
+    def of(cls, items: list) -> RawList | list:
+        """`items` kept marshalled; `items` itself when marshal cannot write them."""
+        try:
+            return cls(RawStore.of(items))
+        except ValueError:
+            return items
+
+    def items(self) -> list:
+        found = self._items
+        if found is None:
+            found = self._items = self.store.all()
+        return found
+
+    def __iter__(self) -> Any:
+        return iter(self.items())
+
+    def __len__(self) -> int:
+        return len(self.items())
+
+    def __getitem__(self, i: Any) -> Any:
+        return self.items()[i]
+
+    def __eq__(self, other: object) -> bool:
+        return self.items() == (other.items() if type(other) is RawList else other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"RawList({self.items()!r})"
+
+    def __reduce__(self) -> Any:
+        return RawList, (self.store,)
 
 
 def defer_raws(objs: Sequence[Pod | Node]) -> None:
@@ -260,6 +340,7 @@ class _Pickler(pickle.Pickler):
         self.store = store
         self.parts = parts
         self.kinds = kinds
+        self.pending: Any = None  # the RawStore of the cluster's pending pods (RawList), when it has one
 
     def _part(self, data: Any, eager: bool, what: str) -> _PartRef:
         assert self.parts is not None
@@ -306,7 +387,12 @@ class _Pickler(pickle.Pickler):
         elif t is _KindOut:
             return KindParts, obj.args
         elif t is RawStore:
-            what = "raws:pods" if self.store is not None and obj is self.store.raws else "raws:nodes"
+            if self.store is not None and obj is self.store.raws:
+                what = "raws:pods"
+            elif obj is self.pending:
+                what = "raws:pending"
+            else:
+                what = "raws:nodes"
             # checked when first read (none is, by an explain): a damaged part is read from the files
             return RawStore, (self._part(obj.blob_bytes(), False, what),)
         elif obj is self.kinds and self.kinds is not None:
@@ -327,6 +413,8 @@ def dumps_parts(obj: Any) -> list[tuple[Any, bool]]:
     kinds = getattr(obj, "objects", None)
     parts: list[tuple[Any, bool]] = [(b"", True)]
     pickler = _Pickler(out, store, parts, kinds if isinstance(kinds, defaultdict) else None)
+    pending = getattr(obj, "pending", None)
+    pickler.pending = pending.store if type(pending) is RawList else None
     pickler.dump(store)
     pickler.dump(obj)
     parts[0] = (out.getvalue(), True)
@@ -404,6 +492,7 @@ ALLOWED = frozenset(
         ("kschedcli.inputs.lazy_pods", "PodGroups"),
         ("kschedcli.inputs.lazy_pods", "PodStore"),
         ("kschedcli.inputs.lazy_pods", "_restore_lazy_node_info"),
+        ("kschedcli.inputs.lazy_pods", "ImageStates"),
         ("kschedcli.api.model", "Container"),
         ("kschedcli.api.model", "Node"),
         ("kschedcli.api.model", "Pod"),
@@ -419,8 +508,17 @@ ALLOWED = frozenset(
         ("kschedcli.backend.snapshot", "PrebuiltSnapshot"),
         ("kschedcli.backend.snapshot", "Snapshot"),
         ("kschedcli.inputs.cache_pickle", "RawStore"),
+        ("kschedcli.inputs.cache_pickle", "RawList"),
         ("kschedcli.inputs.cache_pickle", "restore_node"),
         ("kschedcli.inputs.cache_pickle", "restore_pod"),
+        ("kschedcli.inputs.cache_pickle", "restore_resource"),
+        ("kschedcli.inputs.cache_pickle", "restore_container"),
+        ("kschedcli.inputs.cache_pickle", "restore_taint"),
+        ("kschedcli.inputs.cache_pickle", "restore_toleration"),
+        ("kschedcli.inputs.cache_pickle", "restore_requirement"),
+        ("kschedcli.inputs.cache_pickle", "restore_labelselector"),
+        ("kschedcli.inputs.cache_pickle", "restore_nodeselector"),
+        ("kschedcli.inputs.cache_pickle", "restore_nodeselectorterm"),
         ("kschedcli.inputs.cache_pickle", "stored_pod"),
         ("kschedcli.inputs.cache_pickle", "entry_part"),
         ("kschedcli.inputs.cache_pickle", "LazyKinds"),

@@ -430,9 +430,11 @@ def _with_prebuilt_snapshot(cluster: Cluster) -> Cluster:
     pods' and nodes' source objects kept marshalled until one is read (snapshot_pickle.defer_raws),
     the bound pods kept in a PodStore, each made when first read (lazy_pods.py)."""
     from ..backend.snapshot import PrebuiltSnapshot
-    from .cache_pickle import defer_raws
+    from .cache_pickle import RawList, defer_raws
     from .lazy_pods import store_pods
 
+    if cluster.pending:
+        cluster.pending = RawList.of(list(cluster.pending))  # type: ignore[assignment]  # read as a list
     prebuilt = cluster.prebuilt_snapshot = PrebuiltSnapshot(cluster.nodes, cluster.pods)
     _share_equal(cluster.nodes, prebuilt.snapshot)
     defer_raws(cluster.nodes)
@@ -455,12 +457,16 @@ def _share_equal(nodes: list[Node], snapshot: Any) -> None:
     """Equal values of the nodes held once, as one object, so that an entry stores them once and a
     reader makes them once: each image (names and size; at 5,000 nodes 173,000 images of 2,100
     kinds, 36 MB of names), the names the snapshot's image states are keyed by, the labels' keys and
-    values. The values are unchanged; only who holds which copy."""
+    values, the allocatable amounts. The values are unchanged; only who holds which copy."""
     images: dict = {}
     words: dict[str, str] = {}
+    amounts: dict[tuple, Any] = {}  # nodes of one type have the same allocatable (nothing changes one in place)
     for node in nodes:
         node.images = [images.setdefault(image, image) for image in node.images]
         node.labels = {words.setdefault(k, k): words.setdefault(v, v) for k, v in node.labels.items()}
+        a = node.allocatable
+        key = (a.milli_cpu, a.memory, a.ephemeral_storage, a.allowed_pods, *a.scalars.items())
+        node.allocatable = amounts.setdefault(key, a)
     for names, _ in images:
         for name in names:
             words.setdefault(name, name)

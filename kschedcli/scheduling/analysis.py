@@ -260,7 +260,7 @@ def resource_rows(pod, node_info, fit_plugin=None) -> list[dict]:
         except Exception:  # explanations never fail the command
             short = set()
     rows = []
-    npods = len(node_info.pods)
+    npods = node_info.pod_count()
     rows.append(
         {
             "resource": "pods",

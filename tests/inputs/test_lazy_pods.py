@@ -11,12 +11,12 @@ from builders import node, pod, pod_level_requests_pod
 from test_snapshot_pickle import _value
 
 from kschedcli.api.model import Pod
-from kschedcli.backend.snapshot import NodeInfo
+from kschedcli.backend.snapshot import NodeInfo, PrebuiltSnapshot, Snapshot
 from kschedcli.config.scheduler import default_config
 from kschedcli.config.versions import RELEASES, choose
 from kschedcli.inputs.cache_pickle import dumps, loads
 from kschedcli.inputs.cluster import Cluster, _with_prebuilt_snapshot, load_cluster, parse_pending_pods
-from kschedcli.inputs.lazy_pods import LazyNodeInfo, PodGroups, PodStore
+from kschedcli.inputs.lazy_pods import ImageStates, LazyNodeInfo, PodGroups, PodStore, defer_image_states, store_pods
 from kschedcli.loader import iter_objects
 from kschedcli.plugins import REGISTRY
 from kschedcli.plugins.interpodaffinity.index import ExistingTermsIndex, existing_terms_for
@@ -165,9 +165,10 @@ def test_binds_and_evictions_on_nodes_whose_pods_were_never_read():
     cluster = _read_back(_prod())
     cluster.follow(choose(None, cluster.nodes))
     snap = Scheduler(cluster, default_config(REGISTRY, cluster.version.release)).snapshot
-    ni = max(snap.node_infos, key=lambda n: len(NodeInfo.__dict__["pods"].__get__(n)[1]))
+    ni = max(snap.node_infos, key=lambda n: n.pod_count())
     assert type(ni) is LazyNodeInfo
-    n_before = len(NodeInfo.__dict__["pods"].__get__(ni)[1])
+    n_before = ni.pod_count()
+    assert type(ni) is LazyNodeInfo  # counted without making its pods
     new = pod("newcomer", node_name="")
     snap.bind(new, ni.name)
     assert len(snap.by_name[ni.name].pods) == n_before + 1 and snap.by_name[ni.name].pods[-1] is new
@@ -284,3 +285,91 @@ def test_making_many_pods_pauses_the_collector_and_keeps_them_out_of_its_passes(
     made = store.all()
     assert gc.isenabled() and gc.get_freeze_count() > frozen + 2500
     assert made[:10] == few and [p.name for p in made] == [p.name for p in pods]
+
+
+_STATES = NodeInfo.__dict__["image_states"]  # the slot, under LazyNodeInfo's property
+
+
+def _image_names(cluster: Cluster) -> list[str]:
+    return sorted({name for n in cluster.nodes for names, _ in n.images for name in names})
+
+
+def test_the_nodes_image_states_are_held_once_and_each_nodes_made_when_first_read():
+    parsed = _prod()
+    fresh = Snapshot(parsed.nodes, parsed.pods)
+    cluster = _read_back(_prod())
+    pre = cluster.prebuilt_snapshot.snapshot
+    held = {id(_STATES.__get__(ni)) for ni in pre.node_infos}
+    assert len(held) == 1 and type(_STATES.__get__(pre.node_infos[0])) is ImageStates
+    names = _image_names(parsed)
+    assert len(names) >= 3 and any(None in fresh.image_column(name) for name in names)  # some nodes lack some
+    # the image columns (what ImageLocality reads) come from the one table: no node's map is made
+    assert [pre.image_column(name) for name in names] == [fresh.image_column(name) for name in names]
+    assert all(type(_STATES.__get__(ni)) is ImageStates for ni in pre.node_infos)
+    # a node's own pod count without its pods made
+    assert [ni.pod_count() for ni in pre.node_infos] == [len(ni.pods) for ni in fresh.node_infos]
+    assert _made(cluster) == 0
+    for ni, want in zip(pre.node_infos, fresh.node_infos, strict=True):
+        states = ni.image_states
+        assert states == want.image_states and list(states) == list(want.image_states)
+        assert _STATES.__get__(ni) is states  # made once
+    # making a node's pods (a plain NodeInfo again) makes its map first
+    other = _read_back(_prod()).prebuilt_snapshot.snapshot
+    ni = next(ni for ni in other.node_infos if ni.node.images)
+    assert len(ni.pods) >= 0 and type(ni) is NodeInfo
+    assert ni.image_states == fresh.by_name[ni.name].image_states
+
+
+def test_a_cycle_over_the_held_image_states_scores_images_as_over_the_parsed_cluster():
+    def scored(cluster: Cluster) -> list[dict]:
+        cluster.follow(choose(None, cluster.nodes))
+        sched = Scheduler(cluster, default_config(REGISTRY, cluster.version.release))
+        image = cluster.nodes[0].images[0][0][0]
+        p = pod("imaged", containers=[{"name": "c", "image": image, "resources": {"requests": {"cpu": "10m"}}}])
+        return [result_doc(sched.schedule(p))]
+
+    expected = scored(_prod())
+    assert "ImageLocality" in str(expected)
+    assert scored(_read_back(_prod())) == expected
+
+
+def test_image_states_that_are_not_what_the_images_give_stay_a_map_per_node():
+    cluster = _prod()
+    prebuilt = PrebuiltSnapshot(cluster.nodes, cluster.pods)
+    snap = prebuilt.snapshot
+    # two pairs for one name (as a node added in place has: its count is not recounted on the others)
+    ni = next(ni for ni in snap.node_infos if ni.node.images)
+    name = next(iter(ni.image_states))
+    ni.image_states = {**ni.image_states, name: (ni.image_states[name][0], ni.image_states[name][1] + 1)}
+    store = store_pods(prebuilt, cluster.pods)
+    assert store is not None
+    cluster.prebuilt_snapshot, cluster._pod_store, cluster._pods = prebuilt, store, None
+    assert all(type(n) is LazyNodeInfo and type(_STATES.__get__(n)) is dict for n in snap.node_infos)
+    assert "_image_state_of" not in snap.__dict__
+    assert not defer_image_states(snap)
+    # read back, the maps are as stored
+    back = loads(dumps(cluster)).prebuilt_snapshot.snapshot
+    assert [n.image_states for n in back.node_infos] == [n.image_states for n in snap.node_infos]
+
+
+def test_a_node_added_to_a_snapshot_read_back_counts_images_as_over_the_parsed_one():
+    def added(cluster: Cluster) -> list:
+        pre = cluster.prebuilt_snapshot
+        snap = pre.snapshot if pre is not None else Snapshot(cluster.nodes, cluster.pods)
+        names = _image_names(cluster)
+        template = cluster.nodes[0]
+        extra = node("added-1", images=[{"names": list(template.images[0][0]), "sizeBytes": template.images[0][1]}])
+        snap.add_node(extra, [])
+        snap.__dict__.pop("_holders", None)
+        return [snap.image_column(name) for name in names] + [snap.by_name["added-1"].image_states]
+
+    assert added(_read_back(_prod())) == added(_prod())
+
+
+def test_equal_allocatable_amounts_are_one_object_read_back_with_the_parsed_values():
+    parsed = _prod()
+    cluster = _read_back(_prod())
+    amounts = [n.allocatable.as_dict() | {"pods": n.allocatable.allowed_pods} for n in cluster.nodes]
+    assert amounts == [n.allocatable.as_dict() | {"pods": n.allocatable.allowed_pods} for n in parsed.nodes]
+    distinct = {id(n.allocatable) for n in cluster.nodes}
+    assert len(distinct) == len({str(a) for a in amounts}) < len(cluster.nodes)

@@ -215,3 +215,41 @@ def test_the_entries_of_the_fixtures_need_no_global_beyond_the_allowed_ones():
         assert all(isinstance(o.raw, dict) for o in [*back.pods, *back.nodes])
         read += 1
     assert read >= 2
+
+
+def test_the_models_other_objects_come_back_slot_for_slot_through_their_restorers():
+    from kschedcli.api.labels import LabelSelector, NodeSelector, NodeSelectorTerm, Requirement
+    from kschedcli.api.model import Container, Taint, Toleration
+    from kschedcli.api.resources import Resource
+    from kschedcli.inputs import cache_pickle
+
+    cluster = load_cluster([PROD])
+    objs: dict[type, list] = {}
+
+    def collect(o, depth=0):
+        if depth > 6:
+            return
+        if type(o) in (Resource, Container, Taint, Toleration, Requirement, LabelSelector, NodeSelector):
+            objs.setdefault(type(o), []).append(o)
+        if type(o) in (list, tuple):
+            for v in o:
+                collect(v, depth + 1)
+        elif type(o) is dict:
+            for v in o.values():
+                collect(v, depth + 1)
+        elif hasattr(type(o), "__slots__") and type(o).__module__.startswith("kschedcli.api"):
+            for s in type(o).__slots__:
+                if s not in ("_raw", "_cache") and hasattr(o, s):
+                    collect(getattr(o, s), depth + 1)
+
+    collect([*cluster.pods, *cluster.nodes])
+    assert {Resource, Container, Taint, Toleration} <= objs.keys()
+    for cls, found in objs.items():
+        assert cls in cache_pickle._DISPATCH  # a tuple of its slots, not pickle's dict of them
+        back = loads(dumps(found))
+        assert all(_same_fields(a, b) for a, b in zip(found, back, strict=True)), cls
+    # a selector term (its requirements and their values), written by the restorers, reads back equal
+    term = NodeSelectorTerm.__new__(NodeSelectorTerm)
+    term.expressions, term.fields, term.raw, term.errors = [Requirement("k", "In", ["a"])], [], {"x": 1}, []
+    selector = NodeSelector([term])
+    assert _same_fields(loads(dumps(selector)), selector)

@@ -67,7 +67,7 @@ class InsufficientResource:
 def fits_request(req, node_info, ignored: set[str], ignored_groups: set[str]) -> list[InsufficientResource]:
     """fitsRequest: pod count first, then cpu, memory, ephemeral-storage, then scalar resources."""
     return fits_request_on(
-        req, node_info.node.allocatable, node_info.requested, len(node_info.pods), ignored, ignored_groups
+        req, node_info.node.allocatable, node_info.requested, node_info.pod_count(), ignored, ignored_groups
     )
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ...framework.result import FilterTable
 from ...scheduling.analysis import (
     GROUP_THRESHOLD,
     annotations_of,
@@ -90,7 +91,8 @@ def filter_matrix(result, *, all_nodes: bool = False, width: int = 80) -> list[A
         return out
     failing, rows = matrix_rows(result, all_nodes=all_nodes)
     grouped = not (all_nodes or len(result.filters) <= GROUP_THRESHOLD)
-    ran_somewhere = {p for nf in result.filters.values() for p in nf.plugins}
+    ft = result.filters
+    ran_somewhere = ft.ran() if isinstance(ft, FilterTable) else {p for nf in ft.values() for p in nf.plugins}
     columns = filter_columns(result)
     skipped = [p for p in result.filter_plugins if p not in ran_somewhere]
     passed = [p for p in columns if p in ran_somewhere and p not in failing]

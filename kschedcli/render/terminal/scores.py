@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ...framework.result import ScoreTable
 from ..richsafe import Text
 from .layout import TableOrStack, glue, indent, new_table, plural, section
 
@@ -22,11 +23,20 @@ SHORT_PLUGIN = {
 }
 
 
+def _weights(scores) -> dict[str, int]:
+    """plugin -> weight, of every plugin some node has a score of (the last node's weight)."""
+    if isinstance(scores, ScoreTable):
+        return scores.weights()
+    weights = {}
+    for per in scores.values():
+        for p, s in per.items():
+            weights[p] = s.weight
+    return weights
+
+
 def score_plugins(result) -> list[str]:
     """The score table's columns: the plugins that scored, then the HTTP extenders that did."""
-    present = set()
-    for per in result.scores.values():
-        present.update(per)
+    present = _weights(result.scores)
     return [p for p in [*result.score_plugins, *getattr(result, "score_extenders", ())] if p in present]
 
 
@@ -56,10 +66,7 @@ def score_table(result, console_width: int, *, top: int = 10, raw: bool = False)
     plugins = score_plugins(result)
     ranked = ranking(result)
     shown = ranked[:top] if top > 0 else ranked
-    weights = {}
-    for per in result.scores.values():
-        for p, s in per.items():
-            weights[p] = s.weight
+    weights = _weights(result.scores)
     top_of = f"top {len(shown)} of " if len(shown) < len(ranked) else ""
     sub = f"{top_of}{plural(len(ranked), 'feasible node')}, best first"
     sub += (
