@@ -1,4 +1,4 @@
-"""An entry of the snapshot cache in parts (kschedcli/inputs/cache.py, format KSCHEDC5): the header's
+"""An entry of the snapshot cache in parts (kschedcli/inputs/cache.py, format KSCHEDC6): the header's
 MAC covers the table of the parts' lengths, flags and MACs; the parts checked up front (the first,
 the pods' records, the kinds of objects) are checked before anything is unpickled, the source
 objects' parts when first read. A damaged part checked up front is a miss; one checked late is
@@ -53,7 +53,7 @@ def _write(path: str) -> tuple[bytes, Path]:
 def _table(data: bytes) -> list[tuple[int, int, bool]]:
     """Each part's (offset, length, checked up front)."""
     magic, _, count = snapshot_cache._HEAD.unpack_from(data)
-    assert magic == b"KSCHEDC5"
+    assert magic == b"KSCHEDC6"
     at = snapshot_cache._HEAD.size + count * snapshot_cache._PART.size + 32
     out = []
     for i in range(count):
