@@ -303,7 +303,7 @@ class InterPodAffinity(
         ns_labels = s.ns_labels
         matched = set()
         total = 0
-        for key, e in idx.entries.items():
+        for key, e in idx.entries_in(pod.namespace):
             if e.kind != REQUIRED_ANTI_AFFINITY or not e.term.matches(pod, ns_labels):
                 continue
             matched.add(key)
@@ -505,7 +505,7 @@ class InterPodAffinity(
         idx = existing_terms_for(snapshot)
         matched: dict = {}
         total = 0
-        for key, e in idx.entries.items():
+        for key, e in idx.entries_in(pod.namespace):
             kind = e.kind
             if kind == REQUIRED_ANTI_AFFINITY or (kind == REQUIRED_AFFINITY and hard <= 0):
                 continue
