@@ -322,9 +322,9 @@ class Framework:
                 refreshed = UNKNOWN in col
                 if refreshed:
                     col = list(col)
-                    for i, v in enumerate(col):
-                        if v is UNKNOWN:
-                            col[i] = self._filter_one(pl, state, pod, nodes[i])
+                    # the nodes changed since, found by a C-level pass
+                    for i in list(compress(range(len(col)), map(is_, col, repeat(UNKNOWN)))):
+                        col[i] = self._filter_one(pl, state, pod, nodes[i])
                 seen = set(filter(None, col))
                 if refreshed and not _has_error(seen):
                     cache.store(snapshot, col)
