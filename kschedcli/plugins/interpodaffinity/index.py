@@ -406,8 +406,8 @@ class ExistingTermsIndex(_NodeTracker):
         self.contribs: list = [None] * n
         self.entries: dict = {}  # (kind, id(term)) -> TermEntry
         self.positions: dict = {}  # PodTerms -> {node position: pods carrying it there}
-        # namespace -> the entries whose term may match a pod of it (entries_in); emptied
-        # whenever an entry comes or goes
+        # namespace -> the entries whose term may match a pod of it (entries_in); extended as
+        # entries come, emptied when one goes
         self.by_namespace: dict = {}
 
     def _copy_state(self, other, extra: int) -> None:
@@ -458,11 +458,23 @@ class ExistingTermsIndex(_NodeTracker):
         found = self.by_namespace.get(namespace)
         if found is None:
             found = self.by_namespace[namespace] = [
-                (key, e)
-                for key, e in self.entries.items()
-                if namespace in e.term.namespaces or e.term.all_namespaces or not e.term.ns_selector.is_nothing
+                (key, e) for key, e in self.entries.items() if _may_match_in(namespace, e.term)
             ]
         return found
+
+    def _new_entries(self, et) -> None:
+        """The entries of a PodTerms that has carriers again: added to `entries` (at its end,
+        their keys being new) and to each namespace's list kept by entries_in (at its end: the
+        entries' order), where their terms may match."""
+        entries = self.entries
+        memo = self.by_namespace
+        for key, t, _ in _flat_terms(et):
+            if key in entries:  # (not expected: a key keeps its place, the lists would not)
+                memo.clear()
+            e = entries[key] = TermEntry(t, key[0], et)
+            for namespace, found in memo.items():
+                if _may_match_in(namespace, t):
+                    found.append((key, e))
 
     def holders(self, keys) -> list:
         """The snapshot's NodeInfos carrying any of the terms `keys`, in node order."""
@@ -562,9 +574,7 @@ class ExistingTermsIndex(_NodeTracker):
             known = positions.get(et)
             if known is None:
                 positions[et] = held
-                for key, t, _ in _flat_terms(et):
-                    entries[key] = TermEntry(t, key[0], et)
-                self.by_namespace.clear()
+                self._new_entries(et)
                 continue
             known.update(held)  # positions of nodes that had no contribution: new to it
             for key, _, tk in _flat_terms(et):
@@ -590,9 +600,7 @@ class ExistingTermsIndex(_NodeTracker):
             at = positions.get(et)
             if at is None:
                 at = positions[et] = {}
-                for key, t, _ in _flat_terms(et):
-                    entries[key] = TermEntry(t, key[0], et)
-                self.by_namespace.clear()
+                self._new_entries(et)
             left = at.get(i, 0) + sign * m
             if left:
                 at[i] = left
@@ -614,6 +622,12 @@ class ExistingTermsIndex(_NodeTracker):
                     counts[tv] = left
                 else:
                     del counts[tv]
+
+
+def _may_match_in(namespace: str, t) -> bool:
+    """Whether the term may match a pod of `namespace` (AffinityTerm.matches decides): it lists
+    the namespace, selects every namespace, or has a namespaceSelector."""
+    return namespace in t.namespaces or t.all_namespaces or not t.ns_selector.is_nothing
 
 
 def _flat_terms(et) -> tuple:
