@@ -507,19 +507,14 @@ class PodTopologySpread(
             else:
                 col = [None if (v := lb.get(key)) is None else counts.get(v, 0) for lb in all_labels]
             columns.append(col)
-        # each constraint's term per node (0.0 where the node lacks the key: adding it changes
-        # no sum's rounding), once per distinct count; the terms summed column by column in
-        # constraint order, each distinct sum rounded once
-        total: list | None = None
-        for col, (_, _, _, _, skew_term, weight) in zip(columns, terms):
-            term = {cnt: 0.0 if cnt is None else float(cnt) * weight + skew_term for cnt in set(col)}
-            part = list(map(term.__getitem__, col))
-            total = part if total is None else list(map(operator.add, total, part))
-        if total is None:
-            out = [0] * len(nodes)
-        else:
-            rounded = {x: go_round(x) for x in set(total)}
-            out = list(map(rounded.__getitem__, total))
+        memo: dict[tuple, int] = {}
+        for sig_key in set(zip(*columns)):
+            total = 0.0
+            for cnt, (_, _, _, _, skew_term, weight) in zip(sig_key, terms):
+                if cnt is not None:
+                    total += float(cnt) * weight + skew_term
+            memo[sig_key] = go_round(total)
+        out = list(map(memo.__getitem__, zip(*columns))) if columns else [0] * len(nodes)
         if ignored:
             out = [0 if n in ignored else sc for n, sc in zip(names, out)]
         return out, None
