@@ -3,7 +3,7 @@ scores worked out by hand, preemption's add/remove on cloned state, and the labe
 
 import random
 
-from builders import fresh_state, node, plugin, pod, scheduler
+from builders import fresh_state, node, plugin, pod, scheduler, score_nodes_is_each_score
 
 from kschedcli.framework.status import ERROR, SKIP, UNRESOLVABLE, UNSCHEDULABLE
 from kschedcli.plugins.interpodaffinity.plugin import (
@@ -495,14 +495,7 @@ def test_score_over_many_nodes_is_each_nodes_own_score():
             state = fresh_state()
             if pl.pre_score(state, incoming, nis) is not None:
                 continue  # nothing to score
-            each = [pl.score(state, incoming, ni)[0] for ni in nis]
-            assert pl.score_nodes(state, incoming, nis) == (each, None)
-            positions = sorted(rng.sample(range(len(nis)), rng.randint(1, len(nis))))
-            state.score_positions = positions
-            assert pl.score_nodes(state, incoming, [nis[i] for i in positions]) == ([each[i] for i in positions], None)
-            state.score_positions = None
-            copies = [ni.clone() for ni in nis]  # not the snapshot's own: node by node
-            assert pl.score_nodes(state, incoming, copies) == (each, None)
+            score_nodes_is_each_score(pl, state, incoming, nis, rng)
             if round_ == 0:
                 s.bind(pod("bound", labels={"app": rng.choice(apps)}), rng.choice(nodes).name)
 

@@ -4,7 +4,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from builders import fresh_state, node, plugin, pod, scheduler
+from builders import fresh_state, node, plugin, pod, scheduler, score_nodes_is_each_score
 
 from kschedcli.api.model import Pod
 from kschedcli.framework.interface import ClusterEvent
@@ -431,12 +431,6 @@ def test_score_over_many_nodes_is_each_nodes_own_score():
         state = fresh_state()
         if pl.pre_score(state, incoming, nis) is not None:
             continue
-        each = [pl.score(state, incoming, ni)[0] for ni in nis]
-        assert pl.score_nodes(state, incoming, nis) == (each, None)
-        positions = sorted(rng.sample(range(len(nis)), rng.randint(1, len(nis))))
-        state.score_positions = positions
-        assert pl.score_nodes(state, incoming, [nis[i] for i in positions]) == ([each[i] for i in positions], None)
-        state.score_positions = None
-        assert pl.score_nodes(state, incoming, [ni.clone() for ni in nis]) == (each, None)
+        each = score_nodes_is_each_score(pl, state, incoming, nis, rng)
         scored += len(set(each)) > 1
     assert scored > 20
