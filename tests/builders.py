@@ -118,3 +118,17 @@ def capacity_template(name: str, labels: dict, cpu: str = "300m", spec: dict | N
         },
     }
     return Template(obj, "test", "", f"Pod default/{name}")
+
+
+def score_nodes_is_each_score(pl, state, incoming, nis, rng) -> list:
+    """A plugin's score_nodes against its score node by node (after its PreScore into `state`):
+    over every node, at random positions, and on copies of the nodes (not the snapshot's own).
+    Returns each node's score."""
+    each = [pl.score(state, incoming, ni)[0] for ni in nis]
+    assert pl.score_nodes(state, incoming, nis) == (each, None)
+    positions = sorted(rng.sample(range(len(nis)), rng.randint(1, len(nis))))
+    state.score_positions = positions
+    assert pl.score_nodes(state, incoming, [nis[i] for i in positions]) == ([each[i] for i in positions], None)
+    state.score_positions = None
+    assert pl.score_nodes(state, incoming, [ni.clone() for ni in nis]) == (each, None)
+    return each

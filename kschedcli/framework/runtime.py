@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from itertools import compress
+from itertools import compress, repeat
+from operator import is_
 from typing import TYPE_CHECKING, Any, cast
 
 from ..config.versions import REFERENCE, Release
@@ -321,9 +322,9 @@ class Framework:
                 refreshed = UNKNOWN in col
                 if refreshed:
                     col = list(col)
-                    for i, v in enumerate(col):
-                        if v is UNKNOWN:
-                            col[i] = self._filter_one(pl, state, pod, nodes[i])
+                    # the nodes changed since, found by a C-level pass
+                    for i in list(compress(range(len(col)), map(is_, col, repeat(UNKNOWN)))):
+                        col[i] = self._filter_one(pl, state, pod, nodes[i])
                 seen = set(filter(None, col))
                 if refreshed and not _has_error(seen):
                     cache.store(snapshot, col)
@@ -460,8 +461,10 @@ class Framework:
                     out.append(self._normalized(pl, state, pod, nodes, raw, names))
                     continue
                 assert positions is not None
-                raw = [vals[i] for i in positions]
-                missing = [k for k, v in enumerate(raw) if v is UNKNOWN]
+                # every node: the column itself, copied (C-level); nodes changed since are found
+                # only when the column holds one
+                raw = list(vals) if every_node else list(map(vals.__getitem__, positions))
+                missing = list(compress(range(len(raw)), map(is_, raw, repeat(UNKNOWN)))) if UNKNOWN in raw else ()
                 if missing:
                     fresh = self._score_nodes(pl, state, pod, [nodes[k] for k in missing])
                     vals = list(vals)

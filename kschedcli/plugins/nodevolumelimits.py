@@ -62,6 +62,38 @@ def volume_limits(csi_node: dict | None) -> dict[str, int]:
     return out
 
 
+_MAY_ATTACH = "ksched.nodevolumelimits.may_attach"
+
+
+def _may_count(v) -> bool:
+    """Whether filterAttachableVolumes can count the volume on some node: a claim (a PVC or a
+    generic ephemeral volume) or an in-tree volume that migrates to CSI; any other kind (config
+    maps, secrets, projected, emptyDir, hostPath, ...) it passes over on every node, whatever the
+    catalog and the CSINode hold."""
+    if not isinstance(v, dict):
+        return False
+    return (
+        isinstance(v.get("persistentVolumeClaim"), dict)
+        or v.get("ephemeral") is not None
+        or csi.inline_plugin(v) is not None
+    )
+
+
+def may_attach(pod: Pod) -> list:
+    """The pod's volumes that may count, in their order (most pods: none). A function of the
+    volumes list alone, kept in the pod's `_cache` by the list's identity (pods sharing a
+    `_cache`, the replacements of one template, each hold their own list)."""
+    volumes = pod._cache.get(_MAY_ATTACH)
+    if volumes is None:
+        volumes = pod._cache[_MAY_ATTACH] = {}
+    hit = volumes.get(id(pod.volumes))
+    if hit is not None and hit[0] is pod.volumes:
+        return hit[1]
+    found = [v for v in pod.volumes if _may_count(v)]
+    volumes[id(pod.volumes)] = (pod.volumes, found)  # the list kept alive: its id stays its own
+    return found
+
+
 class NodeVolumeLimits(CatalogMixin, Plugin, PreFilterPlugin, FilterPlugin, EnqueueExtensions):
     name = "NodeVolumeLimits"
 
@@ -114,10 +146,12 @@ class NodeVolumeLimits(CatalogMixin, Plugin, PreFilterPlugin, FilterPlugin, Enqu
             return "", ""
         return driver, handle
 
-    def _attachable(self, pod, csi_node, new_pod: bool, out: dict[str, str]) -> None:
-        """filterAttachableVolumes: volume unique name -> driver, into `out`."""
+    def _attachable(self, pod, csi_node, new_pod: bool, out: dict[str, str], volumes=None) -> None:
+        """filterAttachableVolumes: volume unique name -> driver, into `out`. `volumes`: the pod's
+        volumes to look at, in their order, when known to hold every one that may count
+        (may_attach); by default all of them."""
         cat = self._catalog()
-        for v in pod.volumes:
+        for v in pod.volumes if volumes is None else volumes:
             if not isinstance(v, dict):
                 continue
             ref = pod_claim_name(pod, v)
@@ -180,7 +214,7 @@ class NodeVolumeLimits(CatalogMixin, Plugin, PreFilterPlugin, FilterPlugin, Enqu
         csi_node = self._catalog().csi_node(node.name)
         new_volumes: dict[str, str] = {}
         try:
-            self._attachable(pod, csi_node, True, new_volumes)
+            self._attachable(pod, csi_node, True, new_volumes, may_attach(pod))
         except _NotFoundLookup as e:
             return unresolvable(str(e))
         except VolumeError as e:
@@ -193,8 +227,8 @@ class NodeVolumeLimits(CatalogMixin, Plugin, PreFilterPlugin, FilterPlugin, Enqu
         attached: dict[str, str] = {}
         try:
             for ep in node_info.pods:
-                if ep.volumes:
-                    self._attachable(ep, csi_node, False, attached)
+                if ep.volumes and (volumes := may_attach(ep)):
+                    self._attachable(ep, csi_node, False, attached, volumes)
         except VolumeError as e:
             return error(str(e))
         attached_count: dict[str, int] = {}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 from itertools import compress, repeat
-from operator import add, mul, not_
+from operator import add, eq, mul, not_
 from typing import Any
 
 from .. import progress
@@ -345,7 +345,7 @@ class Scheduler:
         if totals.count(best) == 1:  # one node has the top score: found without a pass in Python
             res.top_nodes = [names[totals.index(best)]]
         else:
-            res.top_nodes = sorted([n for n, t in zip(names, totals) if t == best])
+            res.top_nodes = sorted(compress(names, map(eq, totals, repeat(best))))
         if seed is None or len(res.top_nodes) == 1:
             res.selected_node = res.top_nodes[0]
         else:

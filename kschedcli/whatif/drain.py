@@ -246,8 +246,11 @@ def evict(pod: Pod, budgets: list[Budget]) -> tuple[bool, str, str]:
 # ---------------------------------------------------------------------------- the drain
 
 
-def replacement_of(pod: Pod, cluster: Cluster) -> Pod:
-    """The pod its controller creates in its place: the same spec, not bound to a node."""
+def replacement_of(pod: Pod, cluster: Cluster, templates: dict | None = None) -> Pod:
+    """The pod its controller creates in its place: the same spec, not bound to a node.
+    `templates`: a dict the caller keeps across calls (model.Pod's), so that replacements whose
+    spec parts are the very same objects (the loader shares equal parts) share their parsed
+    fields instead of each parsing them again."""
     raw = dict(pod.raw)
     spec = {k: v for k, v in (raw.get("spec") or {}).items() if k != "nodeName"}
     raw["spec"] = spec
@@ -255,7 +258,7 @@ def replacement_of(pod: Pod, cluster: Cluster) -> Pod:
     meta = dict(raw.get("metadata") or {})
     meta.pop("deletionTimestamp", None)
     raw["metadata"] = meta
-    return Pod(raw, cluster.priorities, cluster.default_priority)
+    return Pod(raw, cluster.priorities, cluster.default_priority, templates)
 
 
 def _bound(pod: Pod, node_name: str, cluster: Cluster) -> Pod:

@@ -199,6 +199,9 @@ class Base:
     # PodDisruptionBudget (desiredHealthy above 0) with its selected pods' count; each zone's
     # headroom (schedulable nodes, free cpu, memory, pod slots)
     _budget_counts: list | None = field(default=None, repr=False)
+    # model.Pod's templates for the replacements the scenarios make (each template's parsed
+    # fields made once, shared by the replacements of pods with the same spec parts)
+    pod_templates: dict = field(default_factory=dict, repr=False)
     _zone_room: dict | None = field(default=None, repr=False)
 
     def budget_counts(self) -> list:
@@ -376,7 +379,7 @@ def _run_failure(base: Base, spec: ScenarioSpec) -> dict[str, Any]:
         if what == "lost":
             lost.append({"pod": p.key, "node": p.node_name or ""})
             continue
-        r = replacement_of(p, cluster)
+        r = replacement_of(p, cluster, base.pod_templates)
         key = base.template_of(p)
         if key is not None:
             # what plugins derive from a pod's fields (requests, spread constraints and their

@@ -35,6 +35,18 @@ def _term(rng):
     return t
 
 
+def _term_any_namespace(rng):
+    """A term of another namespace, of every namespace ({}), or of those a selector picks."""
+    t = _term(rng)
+    t["namespaces"] = ["other"]
+    r = rng.random()
+    if r < 0.3:
+        t["namespaceSelector"] = {}
+    elif r < 0.6:
+        t["namespaceSelector"] = {"matchLabels": {"team": "x"}}
+    return t
+
+
 def _affinity(rng):
     """A random podAffinity / podAntiAffinity section with required and preferred terms."""
     aff: dict = {}
@@ -120,7 +132,22 @@ def _check(snapshot, work_out=None):
         assert e.kind == key[0] and id(e.term) == key[1]
         assert idx.counts(e) == want[key][0], key
         assert [snapshot.node_infos.index(ni) for ni in idx.holders([key])] == sorted(want[key][1])
+    _check_entries_in(idx)
     return idx
+
+
+def _check_entries_in(idx):
+    """entries_in(namespace), kept from the earlier checks while no entry came or went: every
+    entry whose term matches a pod of the namespace, in the entries' order."""
+    order = list(idx.entries)
+    for ns in ("default", "other", "elsewhere"):
+        got = [key for key, _ in idx.entries_in(ns)]
+        assert got == [k for k in order if k in set(got)]
+        for app in APPS:
+            probe = pod("probe", ns=ns, labels={"app": app})
+            for ns_labels in ({}, {"team": "x"}):
+                matching = {k for k, e in idx.entries.items() if e.term.matches(probe, ns_labels)}
+                assert matching <= set(got), (ns, app)
 
 
 @pytest.mark.parametrize("seed", range(40))
@@ -244,3 +271,34 @@ def test_index_state_pickles():
     contribs = pickle.loads(pickle.dumps(idx.contribs))
     assert ix._IN_POSITIONS in idx.contribs
     assert [c is ix._IN_POSITIONS for c in contribs] == [c is ix._IN_POSITIONS for c in idx.contribs]
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_entries_by_namespace_follow_binds_and_evictions(seed):
+    """The entries a namespace's pods may match (entries_in), with terms naming other namespaces,
+    every namespace, or a namespaceSelector: after every bind and eviction they hold every entry
+    that matches such a pod (an entry coming or going empties what was kept)."""
+    rng = random.Random(500 + seed)
+    nodes = _nodes(rng, rng.randint(3, 10))
+    count = [0]
+
+    def make(node_name):
+        count[0] += 1
+        section = rng.choice(["podAffinity", "podAntiAffinity"])
+        kind = rng.choice(["requiredDuringSchedulingIgnoredDuringExecution", "preferred"])
+        t = _term_any_namespace(rng) if rng.random() < 0.5 else _term(rng)
+        terms = [t] if kind.startswith("required") else [{"weight": 5, "podAffinityTerm": t}]
+        key = kind if kind.startswith("required") else "preferredDuringSchedulingIgnoredDuringExecution"
+        spec = {"affinity": {section: {key: terms}}} if rng.random() < 0.7 else {}
+        ns = rng.choice(["default", "other"])
+        return pod(f"q{count[0]}", ns=ns, node_name=node_name, labels={"app": rng.choice(APPS)}, spec=spec)
+
+    snap = Snapshot(nodes, [make(rng.choice(nodes).name) for _ in range(rng.randint(0, 15))])
+    _check(snap)
+    for _ in range(6):
+        snap.bind(make(""), rng.choice(nodes).name)
+        _check(snap)
+        placed = [p for ni in snap.node_infos for p in ni.pods]
+        if placed and rng.random() < 0.5:
+            assert snap.evict(rng.choice(placed))
+            _check(snap)

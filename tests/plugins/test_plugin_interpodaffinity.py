@@ -3,7 +3,7 @@ scores worked out by hand, preemption's add/remove on cloned state, and the labe
 
 import random
 
-from builders import fresh_state, node, plugin, pod, scheduler
+from builders import fresh_state, node, plugin, pod, scheduler, score_nodes_is_each_score
 
 from kschedcli.framework.status import ERROR, SKIP, UNRESOLVABLE, UNSCHEDULABLE
 from kschedcli.plugins.interpodaffinity.plugin import (
@@ -76,6 +76,8 @@ def scores_of(sched, p, nodes=None):
     raw = {n: pl.score(state, p, sched.snapshot.get(n))[0] for n in names}
     norm = dict(raw)
     assert pl.normalize_score(state, p, norm) is None
+    # the list form the framework calls gives what the dict form leaves
+    assert pl.normalize_scores(state, p, list(raw.values()), names) == (list(norm.values()), None)
     return raw, norm
 
 
@@ -493,13 +495,24 @@ def test_score_over_many_nodes_is_each_nodes_own_score():
             state = fresh_state()
             if pl.pre_score(state, incoming, nis) is not None:
                 continue  # nothing to score
-            each = [pl.score(state, incoming, ni)[0] for ni in nis]
-            assert pl.score_nodes(state, incoming, nis) == (each, None)
-            positions = sorted(rng.sample(range(len(nis)), rng.randint(1, len(nis))))
-            state.score_positions = positions
-            assert pl.score_nodes(state, incoming, [nis[i] for i in positions]) == ([each[i] for i in positions], None)
-            state.score_positions = None
-            copies = [ni.clone() for ni in nis]  # not the snapshot's own: node by node
-            assert pl.score_nodes(state, incoming, copies) == (each, None)
+            score_nodes_is_each_score(pl, state, incoming, nis, rng)
             if round_ == 0:
                 s.bind(pod("bound", labels={"app": rng.choice(apps)}), rng.choice(nodes).name)
+
+
+def test_normalize_scores_on_a_list_is_normalize_score_on_the_dict():
+    """NormalizeScore's list form (many nodes sharing few scores) against its dict form, on
+    negative, equal and mixed scores."""
+    import random
+
+    pl = plugin(scheduler(zoned_nodes()), "InterPodAffinity")
+    p = pod("web", labels={"app": "web"})
+    rng = random.Random(7)
+    for scores in ([3, 3, 3], [-5, 0, 7, 7, -5], [0], [rng.randrange(-300, 300) for _ in range(500)]):
+        state = fresh_state()
+        s = type("S", (), {"topology_score": {ZONE: {"a": 1}}})()
+        state.write("PreScoreInterPodAffinity", s)
+        names = [f"n{i}" for i in range(len(scores))]
+        table = dict(zip(names, scores))
+        assert pl.normalize_score(state, p, table) is None
+        assert pl.normalize_scores(state, p, list(scores), names) == (list(table.values()), None)

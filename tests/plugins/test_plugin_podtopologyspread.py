@@ -4,7 +4,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from builders import fresh_state, node, plugin, pod, scheduler
+from builders import fresh_state, node, plugin, pod, scheduler, score_nodes_is_each_score
 
 from kschedcli.api.model import Pod
 from kschedcli.framework.interface import ClusterEvent
@@ -392,3 +392,45 @@ def test_explain_shows_domains_and_per_node_skew():
     row = d["filter"]["nodes"]["a1"][0]
     assert (row["matchNum"], row["skew"], row["passes"]) == (2, 3, False)
     assert d["filter"]["nodes"]["b1"][0]["passes"] is True
+
+
+def test_score_over_many_nodes_is_each_nodes_own_score():
+    """score_nodes (a column of terms per constraint, summed column by column, each distinct sum
+    rounded once) gives every node what `score` gives it: random clusters with nodes lacking a
+    topology key, one to three ScheduleAnyway constraints (hostname, zone, rack; maxSkew 1-5),
+    the system defaults, over every node, at positions, and on nodes not the snapshot's."""
+    import random
+
+    rng = random.Random(31)
+    keys = [HOST, ZONE, "example.com/rack"]
+    apps = ["web", "db"]
+    scored = 0
+    for case in range(40):
+        nodes = []
+        for i in range(rng.randint(2, 14)):
+            labels = {k: f"{k[-4:]}-{rng.randint(0, 3)}" for k in keys[1:] if rng.random() < 0.85}
+            nodes.append(node(f"n{i}", labels=labels))
+        pods = [
+            pod(f"p{i}", labels={"app": rng.choice(apps)}, node_name=rng.choice(nodes).name)
+            for i in range(rng.randint(0, 30))
+        ]
+        s = scheduler(nodes, pods)
+        pl = plugin(s, "PodTopologySpread")
+        constraints = [
+            spread(
+                k,
+                max_skew=rng.randint(1, 5),
+                when="ScheduleAnyway",
+                selector={"matchLabels": {"app": rng.choice(apps)}},
+            )
+            for k in rng.sample(keys, rng.randint(1, 3))
+        ]
+        spec = {"topologySpreadConstraints": constraints} if case % 4 else {}  # system defaults
+        incoming = pod("in", labels={"app": rng.choice(apps)}, spec=spec)
+        nis = s.snapshot.node_infos
+        state = fresh_state()
+        if pl.pre_score(state, incoming, nis) is not None:
+            continue
+        each = score_nodes_is_each_score(pl, state, incoming, nis, rng)
+        scored += len(set(each)) > 1
+    assert scored > 20

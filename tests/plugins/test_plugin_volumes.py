@@ -552,3 +552,73 @@ def test_binding_regional_gce_pv_translation_error():
         "could not translate pv: failed to get region from zones: multiple or no regions gotten "
         "from zones, got: map[us-central1:{} us-east1:{}]"
     ]
+
+
+def test_csi_limits_look_only_at_volumes_that_may_count_and_agree_with_every_volume_walked(monkeypatch):
+    """The existing pods' volumes that can never count (config maps, secrets, projected, emptyDir,
+    hostPath) are passed over (nodevolumelimits.may_attach): on nodes with and without room, an
+    existing pod's translation error, a missing claim, the verdicts are those of walking every
+    volume of every pod, as the filter did."""
+    from kschedcli.plugins import nodevolumelimits
+
+    plain = [
+        {"name": "cm", "configMap": {"name": "c"}},
+        {"name": "tok", "projected": {"sources": [{"serviceAccountToken": {"path": "t"}}]}},
+        {"name": "tmp", "emptyDir": {}},
+        {"name": "host", "hostPath": {"path": "/x"}},
+    ]
+    objs = [sc("gp3", provisioner="ebs.csi.aws.com"), pvc("new", cls="gp3"), pvc("new2", cls="gp3")]
+    nodes, existing = [], []
+    for n in range(6):
+        nodes.append(node(f"n{n}"))
+        objs.append(_csinode(f"n{n}", 3))
+        for i in range(n):
+            c = f"c{n}-{i}"
+            objs += [pvc(c, cls="gp3", volume=f"pv-{c}"), _csi_pv(f"pv-{c}", f"vol-{c}", f"default/{c}")]
+            vols = plain[: i % 5] + (
+                [{"name": "ebs", "awsElasticBlockStore": {"volumeID": f"vol-i{n}"}}] if i == 2 else []
+            )
+            existing.append(claim_pod(f"e{n}-{i}", c, node_name=f"n{n}", extra_volumes=vols))
+        existing.append(pod(f"plain{n}", node_name=f"n{n}", spec={"volumes": plain}))
+    # an existing pod whose claim is missing counts nothing; one whose in-tree volume cannot be
+    # translated is an error on its node
+    existing.append(claim_pod("gone", "missing", node_name="n1"))
+    bad = {"name": "b", "awsElasticBlockStore": {"volumeID": "aws://zone/not-a-volume"}}
+    existing.append(pod("bad", node_name="n5", spec={"volumes": [bad]}))
+    s = sched(nodes, existing, objs)
+    newcomers = [
+        claim_pod("p", "new", extra_volumes=plain),
+        claim_pod("q", "new", "new2"),
+        pod("r", spec={"volumes": [*plain, {"name": "e", "awsElasticBlockStore": {"volumeID": "vol-i3"}}]}),
+        claim_pod("s", "c2-0"),  # already attached on n2
+    ]
+
+    def verdicts():
+        out = []
+        for p in newcomers:
+            for ni in s.snapshot.node_infos:
+                st = run(s, "NodeVolumeLimits", p, ni.node.name)[1]
+                out.append(None if st is None else (st.code, tuple(st.reasons)))
+        return out
+
+    fast = verdicts()
+    assert ("Unschedulable", ("node(s) exceed max volume count",)) in fast
+    assert any(v is not None and v[0] == ERROR for v in fast)
+    assert fast.count(None) > len(fast) // 3
+    assert [v["name"] for v in nodevolumelimits.may_attach(existing[-4])] == ["v0"]  # e5-4: its claim
+    assert nodevolumelimits.may_attach(existing[-3]) == []  # plain5
+    # every volume walked, as before
+    monkeypatch.setattr(nodevolumelimits, "may_attach", lambda p: list(p.volumes))
+    assert verdicts() == fast
+
+
+def test_may_attach_follows_each_pods_own_volumes_under_a_shared_cache():
+    """Pods sharing a `_cache` (a template's replacements) each get their own volumes' answer."""
+    from kschedcli.plugins.nodevolumelimits import may_attach
+
+    a = claim_pod("a", "ca", extra_volumes=[{"name": "cm", "configMap": {"name": "c"}}])
+    b = pod("b", spec={"volumes": [{"name": "cm", "configMap": {"name": "c"}}]})
+    b._cache = a._cache
+    assert [v["name"] for v in may_attach(a)] == ["v0"]
+    assert may_attach(b) == []
+    assert [v["name"] for v in may_attach(a)] == ["v0"]

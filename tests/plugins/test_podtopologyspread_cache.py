@@ -180,3 +180,47 @@ def test_services_by_namespace_follow_the_clusters_objects():
     cluster.services[0] = moved
     assert index.of(cluster, "shop") == [c]
     assert index.of(cluster, "web") == [moved]
+
+
+def test_a_stale_tally_taken_again_counts_as_the_changed_nodes_counted_one_by_one():
+    """A tally older than the binds and evictions since (more of them than pods it counted) is
+    taken again from the label index: at every step of binds and evictions, over many selectors
+    (some matching nothing), the counts each node gets are those of the tally kept and each
+    changed node recounted, and those of the node's pods counted directly."""
+    import random
+
+    from kschedcli.plugins.podtopologyspread.counting import _count_matching, _MatchCountCache
+
+    rng = random.Random(3)
+    nodes = [_node(f"n{i}", f"z{i % 3}") for i in range(12)]
+    apps = ["web", "api", "db", "none"]
+    pods = [_web(f"p{i}", f"n{rng.randrange(12)}", labels={"app": rng.choice(apps[:3])}) for i in range(40)]
+    sched = scheduler(nodes, pods)
+    snap = sched.snapshot
+    pl = plugin(sched, "PodTopologySpread")
+    incoming = {a: _web(f"in-{a}", constraints=SOFT, labels={"app": a}) for a in apps}
+    caches = {"often": _MatchCountCache(retally=0.0), "never": _MatchCountCache(retally=float("inf"))}
+    caches["default"] = _MatchCountCache()
+    retallied = 0
+    for step in range(60):
+        if step % 4 == 3 and snap.node_infos[step % 12].pods:
+            snap.evict(snap.node_infos[step % 12].pods[0])
+        else:
+            snap.bind(_web(f"b{step}", labels={"app": rng.choice(apps[:3])}), f"n{rng.randrange(12)}")
+        for a in rng.sample(apps, 2):
+            sel = pl.constraints_for(incoming[a], "ScheduleAnyway")[0][0].selector
+            direct = [_count_matching(ni, "default", sel) for ni in snap.node_infos]
+            for name, cache in caches.items():
+                before = dict(cache._tables)
+                counter = cache.counter(snap, "default", sel)
+                if (
+                    name == "often"
+                    and before
+                    and any(cache._tables[k] is not v for k, v in before.items() if k in cache._tables)
+                ):
+                    retallied += 1
+                assert [counter(ni) for ni in snap.node_infos] == direct, (step, a, name)
+                held = dict((ni.node.name, n) for ni, n in counter.held_counts(counter.holders()))
+                assert held == {ni.node.name: n for ni, n in zip(snap.node_infos, direct) if n}, (step, a, name)
+    assert retallied
+    assert len(caches["never"]._tables) == len(caches["often"]._tables)

@@ -466,3 +466,42 @@ def test_a_long_run_of_scenarios_leaves_nothing_behind(tmp_path):
     assert recreated == [1] * 2 * n  # every scenario ran a cycle
     assert after_2n == after_n
     assert after_2n[0] == 0  # no scenario's snapshot outlives it
+
+
+def _parsed(v, depth=0):
+    """A parsed value as plain data (objects by their slots or attributes), for comparing."""
+    assert depth < 20
+    if isinstance(v, dict):
+        return {k: _parsed(x, depth + 1) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [type(v).__name__, *(_parsed(x, depth + 1) for x in v)]
+    if isinstance(v, (str, int, float, bool, type(None))):
+        return v
+    names = [n for c in type(v).__mro__ for n in getattr(c, "__slots__", ())] or sorted(vars(v))
+    return [
+        type(v).__name__,
+        {n: _parsed(getattr(v, n, None), depth + 1) for n in names if n not in ("_raw", "_cache")},
+    ]
+
+
+@pytest.mark.parametrize("path", [PROD, EKS])
+def test_replacements_sharing_parsed_templates_are_the_replacements_parsed_anew(path):
+    """A sweep's replacements are built with the scenarios' shared model.Pod templates (a
+    template's parsed fields made once): each is field for field the replacement parsed on its
+    own (drain's), and the templates are used (containers shared between replacements)."""
+    from kschedcli.whatif.drain import replacement_of
+
+    cluster, _, _ = Session(path)._inputs()
+    templates: dict = {}
+    bound = [p for p in cluster.pods if p.node_name]
+    shared = 0
+    for p in bound:
+        fresh, reused = replacement_of(p, cluster), replacement_of(p, cluster, templates)
+        assert _parsed(reused) == _parsed(fresh)
+        assert reused.raw == fresh.raw and not reused.node_name and reused.phase == "Pending"
+    seen: dict = {}
+    for p in bound:
+        r = replacement_of(p, cluster, templates)
+        shared += id(r.containers) in seen
+        seen[id(r.containers)] = r
+    assert shared > len(bound) // 3

@@ -398,7 +398,7 @@ class ExistingTermsIndex(_NodeTracker):
     term's counts per topology value are worked out from them for the terms an incoming pod
     matches only (most never do), and kept up to date from then on."""
 
-    __slots__ = ("contribs", "entries", "positions")
+    __slots__ = ("contribs", "entries", "positions", "by_namespace")
 
     def _reset(self, n: int) -> None:
         # per position: None (no pod with affinity), _IN_POSITIONS (added in bulk: the node's
@@ -406,6 +406,9 @@ class ExistingTermsIndex(_NodeTracker):
         self.contribs: list = [None] * n
         self.entries: dict = {}  # (kind, id(term)) -> TermEntry
         self.positions: dict = {}  # PodTerms -> {node position: pods carrying it there}
+        # namespace -> the entries whose term may match a pod of it (entries_in); extended as
+        # entries come, emptied when one goes
+        self.by_namespace: dict = {}
 
     def _copy_state(self, other, extra: int) -> None:
         self.contribs = other.contribs + [None] * extra  # replaced per position, never changed
@@ -414,6 +417,7 @@ class ExistingTermsIndex(_NodeTracker):
             c = self.entries[key] = TermEntry(e.term, e.kind, e.owner)
             c.counts = None if e.counts is None else dict(e.counts)
         self.positions = {et: dict(held) for et, held in other.positions.items()}
+        self.by_namespace = {}
 
     def _grow(self, extra: int) -> None:
         self.contribs.extend([None] * extra)
@@ -443,7 +447,34 @@ class ExistingTermsIndex(_NodeTracker):
         self.gens = [None if ni is None else ni.generation for ni in self.objs]
         self.seen = -1
         self.entries = {(e.kind, id(e.term)): e for e in self.entries.values()}
+        self.by_namespace = {}
         _TERM_INDEXES[snapshot] = self
+
+    def entries_in(self, namespace: str) -> list:
+        """(key, entry) of the entries whose term may match a pod of `namespace`, in the entries'
+        order: those listing it, those of every namespace and those with a namespaceSelector
+        (which AffinityTerm.matches decides); the others cannot match it. Worked out once per
+        namespace while no entry comes or goes."""
+        found = self.by_namespace.get(namespace)
+        if found is None:
+            found = self.by_namespace[namespace] = [
+                (key, e) for key, e in self.entries.items() if _may_match_in(namespace, e.term)
+            ]
+        return found
+
+    def _new_entries(self, et) -> None:
+        """The entries of a PodTerms that has carriers again: added to `entries` (at its end,
+        their keys being new) and to each namespace's list kept by entries_in (at its end: the
+        entries' order), where their terms may match."""
+        entries = self.entries
+        memo = self.by_namespace
+        for key, t, _ in _flat_terms(et):
+            if key in entries:  # (not expected: a key keeps its place, the lists would not)
+                memo.clear()
+            e = entries[key] = TermEntry(t, key[0], et)
+            for namespace, found in memo.items():
+                if _may_match_in(namespace, t):
+                    found.append((key, e))
 
     def holders(self, keys) -> list:
         """The snapshot's NodeInfos carrying any of the terms `keys`, in node order."""
@@ -543,8 +574,7 @@ class ExistingTermsIndex(_NodeTracker):
             known = positions.get(et)
             if known is None:
                 positions[et] = held
-                for key, t, _ in _flat_terms(et):
-                    entries[key] = TermEntry(t, key[0], et)
+                self._new_entries(et)
                 continue
             known.update(held)  # positions of nodes that had no contribution: new to it
             for key, _, tk in _flat_terms(et):
@@ -570,8 +600,7 @@ class ExistingTermsIndex(_NodeTracker):
             at = positions.get(et)
             if at is None:
                 at = positions[et] = {}
-                for key, t, _ in _flat_terms(et):
-                    entries[key] = TermEntry(t, key[0], et)
+                self._new_entries(et)
             left = at.get(i, 0) + sign * m
             if left:
                 at[i] = left
@@ -581,6 +610,7 @@ class ExistingTermsIndex(_NodeTracker):
                     del positions[et]
                     for key, _, _ in _flat_terms(et):
                         del entries[key]
+                    self.by_namespace.clear()
                     continue
             for key, _, tk in _flat_terms(et):
                 counts = entries[key].counts
@@ -592,6 +622,12 @@ class ExistingTermsIndex(_NodeTracker):
                     counts[tv] = left
                 else:
                     del counts[tv]
+
+
+def _may_match_in(namespace: str, t) -> bool:
+    """Whether the term may match a pod of `namespace` (AffinityTerm.matches decides): it lists
+    the namespace, selects every namespace, or has a namespaceSelector."""
+    return namespace in t.namespaces or t.all_namespaces or not t.ns_selector.is_nothing
 
 
 def _flat_terms(et) -> tuple:

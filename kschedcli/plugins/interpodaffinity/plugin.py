@@ -18,6 +18,7 @@ from ...framework.interface import (
     MAX_NODE_SCORE,
     AlikeAware,
     BatchFilterPlugin,
+    BatchNormalizePlugin,
     BatchScorePlugin,
     ClusterEvent,
     EnqueueExtensions,
@@ -26,11 +27,11 @@ from ...framework.interface import (
     PreFilterPlugin,
     PreFilterResult,
     PreScorePlugin,
-    ScoreExtensions,
     UnchangedByAlike,
 )
 from ...framework.result import Explainer
 from ...framework.status import error, skip, unresolvable, unschedulable
+from ..helper import map_list
 from .alike import AffinityTracker, tracks
 from .index import (
     KIND_NAMES,
@@ -220,7 +221,7 @@ class InterPodAffinity(
     BatchFilterPlugin,
     PreScorePlugin,
     BatchScorePlugin,
-    ScoreExtensions,
+    BatchNormalizePlugin,
     EnqueueExtensions,
     Explainer,
     UnchangedByAlike,
@@ -302,7 +303,7 @@ class InterPodAffinity(
         ns_labels = s.ns_labels
         matched = set()
         total = 0
-        for key, e in idx.entries.items():
+        for key, e in idx.entries_in(pod.namespace):
             if e.kind != REQUIRED_ANTI_AFFINITY or not e.term.matches(pod, ns_labels):
                 continue
             matched.add(key)
@@ -504,7 +505,7 @@ class InterPodAffinity(
         idx = existing_terms_for(snapshot)
         matched: dict = {}
         total = 0
-        for key, e in idx.entries.items():
+        for key, e in idx.entries_in(pod.namespace):
             kind = e.kind
             if kind == REQUIRED_ANTI_AFFINITY or (kind == REQUIRED_AFFINITY and hard <= 0):
                 continue
@@ -607,6 +608,27 @@ class InterPodAffinity(
                 f = float(MAX_NODE_SCORE) * (float(v - lo) / float(diff))
             scores[name] = int(f)
         return None
+
+    def normalize_scores(
+        self, state: CycleState, pod: Pod, scores: list[int], names: list[str]
+    ) -> tuple[list[int], Status | None]:
+        """normalize_score on a list (the scores of `names`, in their order): the same arithmetic,
+        once per distinct score (nodes of one domain share theirs)."""
+        s = state.get(PRE_SCORE_KEY)
+        if s is None:
+            return list(scores), error(f'failed to read "{PRE_SCORE_KEY}" from cycleState: not found')
+        if not s.topology_score or not scores:
+            return list(scores), None
+        lo = min(scores)
+        diff = max(scores) - lo
+
+        def normalized(v: int) -> int:
+            f = 0.0
+            if diff > 0:
+                f = float(MAX_NODE_SCORE) * (float(v - lo) / float(diff))
+            return int(f)
+
+        return map_list(scores, normalized), None
 
     # -- queueing -------------------------------------------------------------------------
     def events_to_register(self) -> list[ClusterEvent]:

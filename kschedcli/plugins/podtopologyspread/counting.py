@@ -164,16 +164,20 @@ def _pod_counter(namespace: str, selector):
 class _MatchCountCache:
     """Per-node counts of matching pods per (namespace, selector), kept across cycles.
 
-    A selector seen for the first time is counted over the snapshot's label index (only the pods
-    that carry its rarest key=value pair), tallied by node: that tally holds for every NodeInfo the
+    A selector seen for the first time, or again after more binds and evictions than its tally
+    counted pods, is counted over the snapshot's label index (only the pods that carry its rarest
+    key=value pair), tallied by node: that tally holds for every NodeInfo the
     snapshot owns whose generation is not newer than the tally (generations only grow, and every
     add/remove bumps one). A node changed since, or a preemption clone, is counted from its own
     pods; such counts are kept for owned NodeInfos at their generation. The least recently used
     selectors are dropped.
     """
 
-    def __init__(self, limit: int = 256):
+    def __init__(self, limit: int = 256, retally: float = 1.0):
         self.limit = limit
+        # a tally is taken again when more nodes changed since it was taken than `retally` times
+        # the pods it counted (float("inf"): never; both ways count alike, they differ in cost)
+        self.retally = retally
         self._tables: OrderedDict = OrderedDict()
 
     def clear(self) -> None:
@@ -186,6 +190,12 @@ class _MatchCountCache:
         key = (namespace, _selector_key(selector))
         tables = self._tables
         entry = tables.get(key)
+        if entry is not None and snapshot is not None and len(snapshot.changes) - entry[3] > entry[4] * self.retally:
+            # more nodes changed since the tally than it counted pods: tallied again from the
+            # label index (work in the matching pods) rather than each changed node counted
+            # from its pods (work in the nodes changed since and the pods on them)
+            del tables[key]
+            entry = None
         if entry is None:
             tally: dict[str, int] = {}
             as_of = 0
@@ -194,12 +204,13 @@ class _MatchCountCache:
                 # matching pods per node, tallied by Counter (C-level), in the order nodes are met
                 tally = Counter([p.node_name for p in snapshot.pods_matching(namespace, selector) if not p.deleting])
             fresh: dict[str, tuple[Any, int, int]] = {}  # name -> (NodeInfo, its generation, count)
-            entry = tables[key] = (tally, as_of, fresh, len(snapshot.changes) if snapshot is not None else 0)
+            changes_at = len(snapshot.changes) if snapshot is not None else 0
+            entry = tables[key] = (tally, as_of, fresh, changes_at, sum(tally.values()))
             while len(tables) > self.limit:
                 tables.popitem(last=False)
         else:
             tables.move_to_end(key)
-        tally, as_of, recounted, changes_seen = entry
+        tally, as_of, recounted, changes_seen, _ = entry
         own = snapshot.by_name if snapshot is not None else {}
         recount = _pod_counter(namespace, selector)
 
