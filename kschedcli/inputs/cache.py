@@ -60,7 +60,9 @@ try:  # the blake2 module alone: hashlib would load OpenSSL's bindings into ever
 except ImportError:  # pragma: no cover - another Python implementation
     from hashlib import blake2b
 
-_MAGIC = b"KSCHEDC6"  # 6: the pending pods a part of their own, model objects as slot tuples; 5: parts, each with its MAC (4: HMAC-SHA256 of one payload; 3: keyed BLAKE2b)
+# 6: the pending pods a part of their own, model objects as slot tuples; 5: parts, each with its
+# MAC (4: HMAC-SHA256 of one payload; 3: keyed BLAKE2b)
+_MAGIC = b"KSCHEDC6"
 _HEAD = struct.Struct("<8s32sQ")  # magic, key, number of parts
 _PART = struct.Struct("<Q?32s")  # per part: length, checked before anything is read?, its MAC
 _MAC_SIZE = 32
