@@ -6,6 +6,7 @@ Plugins read only these; nothing here walks every pod for a node query.
 from __future__ import annotations
 
 import builtins  # Snapshot.list shadows the name in its class body
+import itertools
 import operator
 from bisect import bisect_left
 from collections import defaultdict
@@ -659,6 +660,14 @@ class Snapshot:
             self._label_columns[key] = col
         return col
 
+    def label_missing(self, key: str) -> bool:
+        """Whether some node has no label `key` (a column's None entries looked for once)."""
+        known: dict[str, bool] = self.__dict__.setdefault("_label_missing", {})  # (made on first use)
+        missing = known.get(key)
+        if missing is None:
+            missing = known[key] = any(map(operator.is_, self.label_column(key), itertools.repeat(None)))
+        return missing
+
     def image_column(self, name: str) -> list:
         """Each node's state of image `name` (its ImageStateSummary pair; None where it has none)."""
         col = self._image_columns.get(name)
@@ -945,6 +954,7 @@ class Snapshot:
         self.index_of[node.name] = i
         for key, col in self._label_columns.items():
             col.append(node.labels.get(key))
+        self.__dict__.pop("_label_missing", None)
         for name, col in self._image_columns.items():
             col.append(counts.get(name))
         self._taint_groups = None

@@ -20,6 +20,7 @@ class CycleState:
         "filter_columns",
         "score_positions",
         "score_positions_array",
+        "score_gathered",
     )
 
     def __init__(self):
@@ -34,6 +35,9 @@ class CycleState:
         self.score_positions: list[int] | None = None
         # (score_positions, the same as a numpy array): made by the first plugin that wants it
         self.score_positions_array: tuple[list[int], Any] | None = None
+        # (score_positions, a table of per-node columns, {column name: its values at those
+        # positions}, the getter): per-node columns read at the scored nodes once per cycle
+        self.score_gathered: tuple[list[int], Any, dict[str, tuple], Any] | None = None
 
     def write(self, key: str, value: Any) -> None:
         self._data[key] = value
@@ -56,4 +60,5 @@ class CycleState:
         c.filter_columns = self.filter_columns
         c.score_positions = self.score_positions
         c.score_positions_array = self.score_positions_array
+        c.score_gathered = self.score_gathered
         return c

@@ -160,6 +160,9 @@ class Column:
         self.seen = len(snapshot.changes)
 
 
+_UNSET: Any = object()
+
+
 class EquivalenceCache:
     """Per profile: (extension point, plugin, class key) -> Column."""
 
@@ -167,6 +170,9 @@ class EquivalenceCache:
         self.max_classes = max_classes
         self._columns: dict[tuple, Column] = {}
         self.enabled = True
+        # (point, plugin) -> (validity, signature, its key in a pod's _cache), or None when the
+        # plugin's results are not shared: worked out once per plugin
+        self._kinds: dict[tuple, tuple[str, Any, str] | None] = {}
 
     def clear(self) -> None:
         self._columns.clear()
@@ -175,11 +181,17 @@ class EquivalenceCache:
         """The plugin's column for this pod's class, or None when its results are not shared."""
         if not self.enabled:
             return None
-        entry = (FILTERS if point == "filter" else SCORES).get(pl.name)
-        if entry is None or not type(pl).__module__.startswith(_IN_TREE_PREFIX):
+        kind = self._kinds.get((point, pl), _UNSET)
+        if kind is _UNSET:
+            entry = (FILTERS if point == "filter" else SCORES).get(pl.name)
+            if entry is None or not type(pl).__module__.startswith(_IN_TREE_PREFIX):
+                kind = None
+            else:
+                kind = (entry[0], entry[1], f"ksched.class.{entry[1].__name__}")
+            self._kinds[(point, pl)] = kind
+        if kind is None:
             return None
-        validity, signature = entry
-        ck = f"ksched.class.{signature.__name__}"
+        validity, signature, ck = kind
         sig = pod._cache.get(ck)
         if sig is None:
             try:

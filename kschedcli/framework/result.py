@@ -121,6 +121,25 @@ class ScoreTable(_NodeTable):
         return {pl: w for pl, _, _, w in self.columns} if self.names else {}
 
 
+class TotalsTable(_NodeTable):
+    """node name -> total score for every scored node: the totals as a list in the score table's
+    order, looked up through its index (made when first read, and shared)."""
+
+    __slots__ = ("table", "in_order")
+
+    def __init__(self, table: ScoreTable, in_order: list[int]):
+        super().__init__(table.names, None)
+        self.table = table
+        self.in_order = in_order
+
+    @property
+    def index(self) -> dict[str, int]:
+        return self.table.index
+
+    def __getitem__(self, name: str) -> int:
+        return self.in_order[self.table.index[name]]
+
+
 class Candidate:
     """A node where evicting `pods` (model.Pod, in kube-scheduler's victim order) lets the pod
     fit. Their keys and priorities are read from the pods when first asked for: a dry run over
@@ -197,7 +216,7 @@ class CycleResult:
     filters: Mapping[str, NodeFilter] = field(default_factory=dict)
     feasible: list[str] = field(default_factory=list)
     scores: Mapping[str, dict[str, PluginScore]] = field(default_factory=dict)
-    totals: dict[str, int] = field(default_factory=dict)
+    totals: Mapping[str, int] = field(default_factory=dict)  # (a TotalsTable when scored)
     score_plugins: list[str] = field(default_factory=list)
     top_nodes: list[str] = field(default_factory=list)
     selected_node: str | None = None

@@ -500,7 +500,13 @@ class Framework:
             normalized = list(scores.values()) if len(scores) == len(names) else [scores[n] for n in names]
         else:
             normalized = raw
-        if normalized and (max(normalized) > MAX_NODE_SCORE or min(normalized) < 0):
+        if normalized and (
+            # (a column of one score, as from a plugin with nothing to tell the nodes apart by:
+            # that score checked alone)
+            not 0 <= normalized[0] <= MAX_NODE_SCORE
+            if normalized.count(normalized[0]) == len(normalized)
+            else max(normalized) > MAX_NODE_SCORE or min(normalized) < 0
+        ):
             bad = next(s for s in normalized if s > MAX_NODE_SCORE or s < 0)
             raise PluginError(
                 pl.name,
@@ -552,9 +558,21 @@ def first_failures(columns: list[list], n: int, distinct: list[set] | None = Non
             col = [None if st is not None and st.code == SUCCESS else st for st in col]
             if not any(col):
                 continue
-        # (a status is never false: `or` keeps the earlier column's failure)
-        first = list(col) if first is None or None not in col else [mine or later for later, mine in zip(first, col)]
+        first = list(col) if first is None else _overlay(first, col, n)
     return [None] * n if first is None else first
+
+
+def _overlay(later: list, col: list, n: int) -> list:
+    """Each node's entry of `col` where it fails the node, else its entry of `later` (a status is
+    never false). `later` may be changed in place."""
+    failing = list(compress(range(n), col))  # (C-level; `None in col` would compare each status)
+    if len(failing) == n:
+        return list(col)
+    if len(failing) * 4 > n:
+        return [mine or later for later, mine in zip(later, col)]
+    for i in failing:  # few: each takes the column's status
+        later[i] = col[i]
+    return later
 
 
 def _first_failure(statuses: dict[str, Status | None]) -> Status | None:

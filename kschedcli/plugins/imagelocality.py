@@ -51,6 +51,11 @@ class ImageLocality(Plugin, BatchScorePlugin):
         # per image name): nodes holding the same ones share the arithmetic
         positions = state.score_positions
         snapshot = self.handle.snapshot
+        if positions is not None and len(names) == 1:
+            # one image: its states at the scored nodes' positions, each distinct one scored once
+            states = list(map(snapshot.image_column(names[0]).__getitem__, positions))
+            by_state = {st: score_of((st,)) for st in set(states)}
+            return list(map(by_state.__getitem__, states)), None
         if positions is not None:
             # the scored nodes are the snapshot's: read its per-image columns at their positions
             held = list(zip(*[list(map(snapshot.image_column(name).__getitem__, positions)) for name in names]))

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import operator
 import weakref
+from itertools import repeat
 from typing import TYPE_CHECKING
 
 from ..api.labels import parse_node_selector, parse_node_selector_term
@@ -55,7 +57,7 @@ def required_node_affinity_column(pod, snapshot) -> list[bool]:
     req = pod.required_node_affinity
     if req is None and len(selector) == 1:
         ((k, v),) = selector.items()
-        return [x == v for x in snapshot.label_column(k)]
+        return list(map(operator.eq, snapshot.label_column(k), repeat(v)))  # (None == v is False)
     memo = _COLUMNS.get(snapshot)
     if memo is None:
         memo = _COLUMNS[snapshot] = {}

@@ -16,7 +16,7 @@ from ..framework.alike import FALLBACK, AlikeCycles
 from ..framework.cycle_state import CycleState
 from ..framework.fit_error import fit_error_message
 from ..framework.interface import BindObserver, CacheHolder
-from ..framework.result import NOT_ASKED, CycleResult, Explainer, FilterTable, NominatedOnNode, ScoreTable
+from ..framework.result import NOT_ASKED, CycleResult, Explainer, FilterTable, NominatedOnNode, ScoreTable, TotalsTable
 from ..framework.runtime import Framework, Handle, NodeStatuses, PluginError
 from ..framework.status import ERROR, UNRESOLVABLE, Status
 from ..inputs.cluster import Cluster
@@ -340,7 +340,7 @@ class Scheduler:
             for _, _, normalized, w in table:
                 totals = list(map(add, totals, normalized if w == 1 else map(mul, normalized, repeat(w))))
         res.scores = ScoreTable(names, table, self.snapshot.index_of if every_node else None)
-        res.totals = dict(zip(names, totals))
+        res.totals = TotalsTable(res.scores, totals)
         best = max(totals) if totals else 0
         if totals.count(best) == 1:  # one node has the top score: found without a pass in Python
             res.top_nodes = [names[totals.index(best)]]

@@ -63,19 +63,21 @@ def test_first_failures_are_each_nodes_first_non_success_status_in_profile_order
     rng = random.Random(18)
     shapes = set()
     for _ in range(400):
-        n = rng.randint(0, 12)
+        n = rng.randint(0, 40)
         shared = [
             Status(rng.choice(["Unschedulable", "UnschedulableAndUnresolvable", "Success"]), f"r{j}") for j in range(3)
         ]
         columns = []
         for _ in range(rng.randint(0, 5)):
-            kind = rng.choice(["passes", "all fail", "some", "some", "success"])
+            kind = rng.choice(["passes", "all fail", "some", "some", "few", "success"])
             if kind == "passes":
                 col = [None] * n
             elif kind == "all fail":
                 col = [rng.choice(shared[:2]) for _ in range(n)]
             elif kind == "success":
                 col = [Status("Success") if rng.random() < 0.5 else None for _ in range(n)]
+            elif kind == "few":  # a column failing a node or two (overlaid node by node)
+                col = [rng.choice(shared[:2]) if rng.random() < 0.08 else None for _ in range(n)]
             else:
                 col = [rng.choice(shared) if rng.random() < 0.4 else None for _ in range(n)]
             shapes.add(kind)
@@ -94,7 +96,7 @@ def test_first_failures_are_each_nodes_first_non_success_status_in_profile_order
         # the same with each column's distinct statuses given, as the filter pass gives them
         given = first_failures([list(c) for c in columns], n, [set(filter(None, c)) for c in columns])
         assert all(a is b for a, b in zip(given, want)), (columns, given, want)
-    assert shapes == {"passes", "all fail", "some", "success"}
+    assert shapes == {"passes", "all fail", "some", "few", "success"}
 
 
 def test_nodes_all_lacking_get_filters_status_in_node_order():

@@ -434,3 +434,38 @@ def test_score_over_many_nodes_is_each_nodes_own_score():
         each = score_nodes_is_each_score(pl, state, incoming, nis, rng)
         scored += len(set(each)) > 1
     assert scored > 20
+
+
+def test_system_defaults_over_many_nodes_with_labels_missing_are_each_nodes_own_score():
+    """The system defaults (hostname, then zone; every node counts) by score_nodes, against score
+    node by node: random clusters whose nodes may lack the zone or even the hostname label (a
+    node without it gets no hostname term), pods of a ReplicaSet spread over them."""
+    import random
+
+    rng = random.Random(35)
+    owner = [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web-rs", "controller": True}]
+    scored = 0
+    for _ in range(30):
+        nodes = []
+        for i in range(rng.randint(3, 16)):
+            n = node(f"n{i}", labels={ZONE: f"z{rng.randint(0, 2)}"} if rng.random() < 0.8 else {})
+            if rng.random() < 0.2:
+                del n.labels[HOST]
+            nodes.append(n)
+        pods = [
+            web(f"w{i}", rng.choice(nodes).name, meta={"ownerReferences": owner}) for i in range(rng.randint(0, 25))
+        ]
+        s = scheduler(nodes, pods)
+        s.cluster.objects["ReplicaSet"][("default", "web-rs")] = {
+            "kind": "ReplicaSet",
+            "metadata": {"name": "web-rs", "namespace": "default"},
+            "spec": {"selector": {"matchLabels": {"app": "web"}}},
+        }
+        pl = plugin(s, "PodTopologySpread")
+        incoming = web("new", meta={"ownerReferences": owner})
+        nis = s.snapshot.node_infos
+        state = fresh_state()
+        assert pl.pre_score(state, incoming, nis) is None
+        each = score_nodes_is_each_score(pl, state, incoming, nis, rng)
+        scored += len(set(each)) > 1
+    assert scored > 15

@@ -102,6 +102,10 @@ def _cluster(seed):
         )
         for i in range(12)
     ]
+    if seed % 2:
+        # nodes lacking a topology label: no domain for the zone, no hostname (counted as None)
+        del nodes[5].labels["topology.kubernetes.io/zone"]
+        del nodes[7].labels["kubernetes.io/hostname"]
     existing = []
     for j in range(30):
         app = rng.choice(APPS)
@@ -304,7 +308,9 @@ def test_snapshot_columns_follow_binds(seed):
         assert (g == -1) == (not sig)
         if g >= 0:
             assert sig == tuple((t.key, t.value, t.effect) for t in first[g].node.taints)
-    assert snap.label_column("topology.kubernetes.io/zone") == [ZONES[i % 3] for i in range(12)]
+    assert snap.label_column("topology.kubernetes.io/zone") == [
+        ni.node.labels.get("topology.kubernetes.io/zone") for ni in snap.node_infos
+    ]
 
 
 def test_a_shared_error_status_is_wrapped_on_every_node():
@@ -486,3 +492,35 @@ def test_normalize_on_lists_agrees_with_normalize_on_dicts(seed):
                 pl.normalize_score(state, p, table)
                 assert pl.normalize_scores(state, p, list(raw), names)[0] == list(table.values())
     assert checked > 10
+
+
+def test_totals_read_as_a_dict_of_each_nodes_weighted_sum():
+    """A cycle's totals: node name -> the sum of its normalized scores times their weights, in the
+    feasible nodes' order, read as the dict it stands for (==, get, in, items, len)."""
+    nodes, existing, pending = _cluster(3)
+    sched = scheduler(nodes, existing)
+    checked = 0
+    for p in pending:
+        r = sched.schedule(p)
+        if not r.schedulable or len(r.feasible) < 2:
+            continue
+        want = {n: sum(ps.normalized * ps.weight for ps in r.scores[n].values()) for n in r.feasible}
+        assert r.totals == want and want == r.totals
+        assert list(r.totals) == r.feasible and list(r.totals.items()) == list(want.items())
+        assert len(r.totals) == len(want) and r.totals.get("no-such-node") is None
+        assert r.selected_node in r.totals and r.totals[r.selected_node] == max(want.values())
+        checked += 1
+    assert checked > 5
+
+
+def test_a_labels_absence_is_known_until_a_node_is_added():
+    """Snapshot.label_missing: whether some node lacks the label, found once and forgotten when a
+    node comes (a node without it makes it missing)."""
+    nodes, existing, _ = _cluster(2)
+    sched = scheduler(nodes, existing)
+    snap = sched.snapshot
+    assert snap.label_missing("topology.kubernetes.io/zone") is False
+    assert snap.label_missing("no-such-label") is True
+    snap.add_node(node("late", labels={"kubernetes.io/hostname": "late"}), [])
+    assert snap.label_missing("topology.kubernetes.io/zone") is True
+    assert snap.label_column("topology.kubernetes.io/zone")[-1] is None

@@ -124,7 +124,7 @@ def _balanced_columns(cols: tuple, pc: int, pm: int) -> list[int]:
     _, alloc_cpu, alloc_mem, req_cpu, req_mem = cols
     if 0 not in alloc_cpu and 0 not in alloc_mem:  # every node has both resources
         products = [
-            (1 - abs((((r + pc) / a if r + pc <= a else 1.0) - ((q + pm) / b if q + pm <= b else 1.0)) / 2)) * 100.0
+            (1 - abs(((x / a if (x := r + pc) <= a else 1.0) - (y / b if (y := q + pm) <= b else 1.0)) / 2)) * 100.0
             for a, b, r, q in zip(alloc_cpu, alloc_mem, req_cpu, req_mem)
         ]
         return list(map(int, products))

@@ -219,10 +219,14 @@ class NodeResourcesFit(Plugin, PreFilterPlugin, BatchFilterPlugin, PreScorePlugi
         m = req.memory if req.memory > 0 else -math.inf
         eph = req.ephemeral_storage if req.ephemeral_storage > 0 else -math.inf
         # _LACKING marks the nodes whose statuses are made below
-        out: list[Any] = [
-            None if r > 0 and c <= fc and m <= fm and eph <= fe else _LACKING
-            for r, fc, fm, fe in zip(room, free_cpu, free_mem, free_eph)
-        ]
+        out: list[Any] = (
+            [
+                None if r > 0 and c <= fc and m <= fm and eph <= fe else _LACKING
+                for r, fc, fm, fe in zip(room, free_cpu, free_mem, free_eph)
+            ]
+            if req.ephemeral_storage > 0
+            else [None if r > 0 and c <= fc and m <= fm else _LACKING for r, fc, fm in zip(room, free_cpu, free_mem)]
+        )
         if _LACKING not in out:
             return out
         # nodes failing alike share one status: which of fitsRequest's reasons a node has, and

@@ -46,8 +46,18 @@ def scored_columns(handle, state, nodes, names: tuple[str, ...]) -> tuple | None
         return (cols, *(getattr(cols, n) for n in names))
     if len(positions) < 2:  # itemgetter of one position gives the value itself, not a tuple
         return None
-    at = itemgetter(*positions)
-    return (cols, *(at(getattr(cols, n)) for n in names))
+    gathered = state.score_gathered
+    if gathered is None or gathered[0] is not positions or gathered[1] is not cols:
+        # (the scorers of one cycle share what they read: allocatable, most of all)
+        gathered = state.score_gathered = (positions, cols, {}, itemgetter(*positions))
+    _, _, known, at = gathered
+    out = [cols]
+    for n in names:
+        values = known.get(n)
+        if values is None:
+            values = known[n] = at(getattr(cols, n))
+        out.append(values)
+    return tuple(out)
 
 
 def scored_arrays(handle, state, nodes, names: tuple[str, ...]) -> tuple | None:

@@ -11,7 +11,7 @@ ScheduleAnyway) with a selector deduced from the Services and the controller tha
 from __future__ import annotations
 
 import operator
-from itertools import repeat
+from itertools import compress, repeat
 from typing import TYPE_CHECKING, Any
 
 from ...errors import FieldError
@@ -76,6 +76,16 @@ PRE_FILTER_KEY = "PreFilter" + NAME
 PRE_SCORE_KEY = "PreScore" + NAME
 
 _EXPLAIN_LIMIT = 200  # most domains / nodes listed per constraint in explain()
+
+
+def _signature_score(counts: tuple, terms: list) -> int:
+    """A node's score from its matching pods per constraint (None: the node lacks the key), the
+    constraints' terms added in their order as Score does."""
+    total = 0.0
+    for cnt, (_, _, _, _, skew_term, weight) in zip(counts, terms):
+        if cnt is not None:
+            total += float(cnt) * weight + skew_term
+    return go_round(total)
 
 
 class PodTopologySpread(
@@ -176,7 +186,7 @@ class PodTopologySpread(
             plain = _eligibility_is_trivial(pod, constraints)
             columns = [snapshot.label_column(k) for k in keys]  # each node's value of each key
             has_keys = (
-                [v is not None for v in columns[0]]
+                list(map(operator.is_not, columns[0], repeat(None)))
                 if len(columns) == 1
                 else [None not in values for values in zip(*columns)]
             )
@@ -200,11 +210,11 @@ class PodTopologySpread(
                 if plain or (affinity is not None and c.node_affinity_policy != HONOR):
                     rows = has_keys
                 elif affinity is not None:
-                    rows = [h and a for h, a in zip(has_keys, affinity)]
+                    rows = list(map(operator.and_, has_keys, affinity))  # (bools)
                 else:
                     rows = [h and _NodeEligibility(pod, ni.node).includes(c) for h, ni in zip(has_keys, nodes)]
                 # every eligible node makes its domain exist, in node order
-                counts[m_i] = dict.fromkeys([v for v, ok in zip(columns[m_i], rows) if ok], 0)
+                counts[m_i] = dict.fromkeys(compress(columns[m_i], rows), 0)
             held = _holders_by_counter(counters)
             for i, c in enumerate(constraints):
                 m = counts[i]
@@ -369,7 +379,7 @@ class PodTopologySpread(
                     key = c.topology_key
                     if positions is not None:
                         values = list(map(self.handle.snapshot.label_column(key).__getitem__, positions))
-                        if None in values:
+                        if self.handle.snapshot.label_missing(key) and None in values:
                             values = ["" if v is None else v for v in values]
                     else:
                         values = [ni.node.labels.get(key, "") for ni in nodes]
@@ -488,12 +498,13 @@ class PodTopologySpread(
             if positions is not None and counter is None:
                 # the values from the snapshot's label column; counts (None: no such label)
                 # looked up without a Python step per node
-                values = list(map(snapshot.label_column(key).__getitem__, positions))
                 if known is not None:
                     col = list(map(known.get, names, repeat(0)))
-                    if None in values:
+                    if snapshot.label_missing(key):
+                        values = list(map(snapshot.label_column(key).__getitem__, positions))
                         col = [None if v is None else c for v, c in zip(values, col)]
                 else:
+                    values = list(map(snapshot.label_column(key).__getitem__, positions))
                     lookup: dict = {**counts, None: None}
                     col = list(map(lookup.get, values, repeat(0)))
                 columns.append(col)
@@ -507,13 +518,7 @@ class PodTopologySpread(
             else:
                 col = [None if (v := lb.get(key)) is None else counts.get(v, 0) for lb in all_labels]
             columns.append(col)
-        memo: dict[tuple, int] = {}
-        for sig_key in set(zip(*columns)):
-            total = 0.0
-            for cnt, (_, _, _, _, skew_term, weight) in zip(sig_key, terms):
-                if cnt is not None:
-                    total += float(cnt) * weight + skew_term
-            memo[sig_key] = go_round(total)
+        memo = {sig_key: _signature_score(sig_key, terms) for sig_key in set(zip(*columns))}
         out = list(map(memo.__getitem__, zip(*columns))) if columns else [0] * len(nodes)
         if ignored:
             out = [0 if n in ignored else sc for n, sc in zip(names, out)]
@@ -615,7 +620,8 @@ class PodTopologySpread(
                 return [n for n in result.filters if n in feasible]
             # the statuses failing a node, each distinct one looked at once
             failing = {st for st in set(col) if st is not None and not st.is_success()}
-            return [n for n, st in zip(result.filters, col) if st in failing or n in feasible]
+            wanted = map(operator.or_, map(failing.__contains__, col), map(feasible.__contains__, result.filters))
+            return list(compress(result.filters, wanted))
         for name, nf in result.filters.items() if result is not None else ():
             st = nf.plugins.get(NAME) if nf.plugins else None
             if name in feasible or (st is not None and not st.is_success()):
@@ -653,34 +659,44 @@ class PodTopologySpread(
             (c, snapshot.label_column(c.topology_key), s.counts[i], cons_out[i]["selfMatch"], cons_out[i]["minMatch"])
             for i, c in enumerate(s.constraints)
         ]
-        for name, pos in zip(nodes[:_EXPLAIN_LIMIT], positions):
-            if pos is None:
-                continue
-            rows = []
-            for c, values, counts, self_match, min_match in per_constraint:
-                value = values[pos]
-                if value is None:
-                    rows.append({"topologyKey": c.topology_key, "missingLabel": True, "passes": False})
-                    continue
-                match = counts.get(value, 0)
-                skew = match + self_match - min_match
-                rows.append(
-                    {
-                        "topologyKey": c.topology_key,
-                        "domain": value,
-                        "matchNum": match,
-                        "selfMatch": self_match,
-                        "minMatch": min_match,
-                        "skew": skew,
-                        "maxSkew": c.max_skew,
-                        "passes": skew <= c.max_skew,
-                    }
-                )
-            per_node[name] = rows
+        # a node's rows follow from its values of the keys: nodes of the same domains (most
+        # nodes of a zone) share one list of rows, made once (read only from here on)
+        shown = nodes[:_EXPLAIN_LIMIT]
+        at: list[int] = positions[: len(shown)]  # type: ignore[assignment]  # (None: filtered out next)
+        if None in at:  # (a name the snapshot does not have is left out)
+            shown = [n for n, p in zip(shown, at) if p is not None]
+            at = [p for p in at if p is not None]
+        domains = list(zip(*[list(map(values.__getitem__, at)) for _, values, _, _, _ in per_constraint]))
+        made = {k: self._filter_rows(per_constraint, k) for k in dict.fromkeys(domains)}
+        per_node.update(zip(shown, map(made.__getitem__, domains)))
         out: dict[str, Any] = {"constraints": cons_out, "nodes": per_node}
         if len(nodes) > _EXPLAIN_LIMIT:
             out["nodesOmitted"] = len(nodes) - _EXPLAIN_LIMIT
         return out
+
+    @staticmethod
+    def _filter_rows(per_constraint: list, domains: tuple) -> list[dict]:
+        """A node's rows of the filter explanation: per constraint, its domain's skew."""
+        rows: list[dict] = []
+        for (c, _, counts, self_match, min_match), value in zip(per_constraint, domains):
+            if value is None:
+                rows.append({"topologyKey": c.topology_key, "missingLabel": True, "passes": False})
+                continue
+            match = counts.get(value, 0)
+            skew = match + self_match - min_match
+            rows.append(
+                {
+                    "topologyKey": c.topology_key,
+                    "domain": value,
+                    "matchNum": match,
+                    "selfMatch": self_match,
+                    "minMatch": min_match,
+                    "skew": skew,
+                    "maxSkew": c.max_skew,
+                    "passes": skew <= c.max_skew,
+                }
+            )
+        return rows
 
     def _explain_score(self, s: PreScoreState, pod, result) -> dict:
         snapshot = self.handle.snapshot
@@ -700,8 +716,8 @@ class PodTopologySpread(
                 positions: list[Any] = list(map(index_of.get, shown)) if known is not None and not ignored else [None]
                 if None not in positions:
                     # PreScore's counts, every shown node the snapshot's: read in C-level passes
-                    labelled = list(map(hosts.__getitem__, positions))
-                    if None in labelled:
+                    if snapshot.label_missing(HOSTNAME_KEY):
+                        labelled = list(map(hosts.__getitem__, positions))
                         shown = [n for n, h in zip(shown, labelled) if h is not None]
                     assert known is not None
                     counts = dict(zip(shown, map(known.get, shown, repeat(0))))

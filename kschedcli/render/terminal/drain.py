@@ -60,7 +60,8 @@ def _why(o: PodOutcome) -> str:
     if r is None:
         return ""
     if r.schedulable:
-        extra = f"score {r.totals[r.selected_node]}" if r.selected_node in r.totals else "only feasible node"
+        sel = r.selected_node
+        extra = f"score {r.totals[sel]}" if sel is not None and sel in r.totals else "only feasible node"
         return extra + (f" (after retries, round {o.round})" if o.round > 1 else "")
     if nominated(r) and r.preemption is not None:
         return "evicts " + ", ".join(r.preemption.victims)
