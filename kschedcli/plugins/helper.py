@@ -22,8 +22,10 @@ def default_normalize_score(scores: dict[str, int], reverse: bool, max_priority:
 
 
 def default_normalize_list(scores: list[int], reverse: bool, max_priority: int = MAX_NODE_SCORE) -> list[int]:
-    """default_normalize_score on a list of scores: a new list."""
-    max_count = max(0, max(scores, default=0))
+    """default_normalize_score on a list of scores: a new list (each distinct score, of the
+    few nodes have, worked out once)."""
+    distinct = set(scores)
+    max_count = max(0, max(distinct, default=0))
     if max_count == 0:
         return [max_priority] * len(scores) if reverse else list(scores)
 
@@ -31,7 +33,8 @@ def default_normalize_list(scores: list[int], reverse: bool, max_priority: int =
         s = max_priority * s // max_count if s >= 0 else -((max_priority * -s) // max_count)
         return max_priority - s if reverse else s
 
-    return map_list(scores, scaled)
+    memo = {v: scaled(v) for v in distinct}
+    return list(map(memo.__getitem__, scores))
 
 
 def map_list(scores: list[int], fn) -> list[int]:

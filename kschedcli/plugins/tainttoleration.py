@@ -35,6 +35,8 @@ def _per_taint_set(nodes, decide, untainted, snapshot=None, positions=None) -> l
         groups, first = snapshot.taint_groups()
         # each group's decision, then the untainted one last: group -1 reads it
         decided = [*map(decide, first), untainted]
+        if decided.count(untainted) == len(decided):  # every group decided alike (by identity or ==)
+            return [untainted] * (len(positions) if positions is not None else len(nodes))
         if positions is not None:
             return list(map(decided.__getitem__, map(groups.__getitem__, positions)))
         return list(map(decided.__getitem__, groups))

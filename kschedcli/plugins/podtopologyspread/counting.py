@@ -249,8 +249,17 @@ class _MatchCountCache:
                     out.append((ni, n))
             return out
 
+        def fresh_tally() -> dict[str, int] | None:
+            """node name -> count of every node holding a matching pod, when no node changed
+            since the tally (what held_counts(holders()) gives then, in no particular order);
+            None otherwise."""
+            if snapshot is None or len(snapshot.changes) != changes_seen:
+                return None
+            return tally
+
         count.holders = holders  # type: ignore[attr-defined]  # the callers' way to the nodes it counts
         count.held_counts = held_counts  # type: ignore[attr-defined]
+        count.fresh_tally = fresh_tally  # type: ignore[attr-defined]
         return count
 
 

@@ -32,7 +32,7 @@ from ...framework.interface import (
 )
 from ...framework.result import Explainer
 from ...framework.status import error, skip, unresolvable, unschedulable
-from ..helper import map_list, map_scores
+from ..helper import map_scores
 from ..nodeaffinity import required_node_affinity_column
 from .alike import SpreadTracker, normalized_spread_score
 from .common import (
@@ -215,15 +215,28 @@ class PodTopologySpread(
                     rows = [h and _NodeEligibility(pod, ni.node).includes(c) for h, ni in zip(has_keys, nodes)]
                 # every eligible node makes its domain exist, in node order
                 counts[m_i] = dict.fromkeys(compress(columns[m_i], rows), 0)
-            held = _holders_by_counter(counters)
-            for i, c in enumerate(constraints):
-                m = counts[i]
-                f = counters[i]
-                for ni in held[id(f)]:
-                    pos = index_of[ni.node.name]
-                    if not has_keys[pos] or not eligible(pos, ni, c):
-                        continue
-                    m[columns[i][pos]] += f(ni)
+            tallies = [f.fresh_tally() for f in counters]
+            if None not in tallies:
+                # no node changed since the tallies: they are the counts (a sum does not depend on
+                # the order the nodes are met in)
+                nis = snapshot.node_infos
+                for i, c in enumerate(constraints):
+                    m = counts[i]
+                    values = columns[i]
+                    for name, held_here in tallies[i].items():
+                        pos = index_of[name]
+                        if has_keys[pos] and eligible(pos, nis[pos], c):
+                            m[values[pos]] += held_here
+            else:
+                held = _holders_by_counter(counters)
+                for i, c in enumerate(constraints):
+                    m = counts[i]
+                    f = counters[i]
+                    for ni in held[id(f)]:
+                        pos = index_of[ni.node.name]
+                        if not has_keys[pos] or not eligible(pos, ni, c):
+                            continue
+                        m[columns[i][pos]] += f(ni)
         else:
             for ni in nodes:
                 node = ni.node
@@ -395,11 +408,21 @@ class PodTopologySpread(
         if all_nodes is self.handle.snapshot.node_infos and all(hasattr(f, "holders") for f in counters):
             # nodes without a matching pod add nothing: visit only those that may hold one, each
             # counted once per distinct counter
-            held = _holders_by_counter(counters)
-            counted = {k: f.held_counts(lst) for k, lst, f in _by_counter(held, counters)}
-            for i, c in enumerate(constraints):
-                if c.topology_key == HOSTNAME_KEY:
-                    s.node_counts[i] = {ni.node.name: n for ni, n in counted[id(counters[i])]}
+            tallies = [f.fresh_tally() for f in counters]
+            if None not in tallies:
+                # no node changed since the tallies: they are the counts (the sums below do not
+                # depend on the order the nodes are met in)
+                by_name = self.handle.snapshot.by_name
+                counted = {id(f): [(by_name[name], n) for name, n in t.items()] for f, t in zip(counters, tallies)}
+                for i, c in enumerate(constraints):
+                    if c.topology_key == HOSTNAME_KEY:
+                        s.node_counts[i] = dict(tallies[i])
+            else:
+                held = _holders_by_counter(counters)
+                counted = {k: f.held_counts(lst) for k, lst, f in _by_counter(held, counters)}
+                for i, c in enumerate(constraints):
+                    if c.topology_key == HOSTNAME_KEY:
+                        s.node_counts[i] = {ni.node.name: n for ni, n in counted[id(counters[i])]}
             trivial = _eligibility_is_trivial(pod, constraints)
             eligibility: dict[int, _NodeEligibility] = {}
             for i, c in enumerate(constraints):
@@ -562,8 +585,11 @@ class PodTopologySpread(
         if s is None:
             return list(scores), None
         if not s.ignored_nodes and scores:
-            lowest, highest = min(scores), max(0, max(scores))
-            return map_list(scores, lambda sc: normalized_spread_score(sc, lowest, highest)), None
+            # the few distinct scores: their extremes, and each one's normalized score, once
+            distinct = set(scores)
+            lowest, highest = min(distinct), max(0, max(distinct))
+            normalized = {sc: normalized_spread_score(sc, lowest, highest) for sc in distinct}
+            return list(map(normalized.__getitem__, scores)), None
         table = dict(zip(names, scores))
         st = self.normalize_score(state, pod, table)
         return (list(table.values()) if len(table) == len(names) else [table[n] for n in names]), st
