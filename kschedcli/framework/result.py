@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, MutableMapping
 from dataclasses import dataclass, field
+from itertools import compress
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from .interface import NamedPlugin
@@ -172,6 +173,47 @@ class Candidate:
         return f"Candidate({self.node}, victims={self.victims}, pdb_violations={self.pdb_violations})"
 
 
+class NodeWhys(MutableMapping):
+    """node name -> why preemption cannot help there, for the nodes whose entry in `whys` (in
+    the order of `names`) is not None, made into a dict when first read: most cycles' results
+    are never shown, and at 5,000 nodes the dict is a large part of PostFilter's own work. Entries
+    set before that are laid over it then."""
+
+    __slots__ = ("_names", "_whys", "_later", "_made")
+
+    def __init__(self, names: list[str], whys: list):
+        self._names = names
+        self._whys = whys
+        self._later: dict[str, str] = {}
+        self._made: dict[str, str] | None = None
+
+    def _dict(self) -> dict[str, str]:
+        made = self._made
+        if made is None:
+            made = self._made = dict(compress(zip(self._names, self._whys), self._whys))  # (a why is never empty)
+            made.update(self._later)
+            self._names = self._whys = []
+        return made
+
+    def __setitem__(self, name: str, why: str) -> None:
+        if self._made is None:
+            self._later[name] = why
+        else:
+            self._made[name] = why
+
+    def __getitem__(self, name: str) -> str:
+        return self._dict()[name]
+
+    def __delitem__(self, name: str) -> None:
+        del self._dict()[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._dict())
+
+    def __len__(self) -> int:
+        return len(self._dict())
+
+
 @dataclass
 class PreemptionResult:
     nominated_node: str | None
@@ -179,7 +221,7 @@ class PreemptionResult:
     equally_good: list[Candidate]
     message: str
     candidates: list[Candidate] = field(default_factory=list)
-    not_helpful: dict[str, str] = field(default_factory=dict)  # node -> why preemption cannot help
+    not_helpful: MutableMapping[str, str] = field(default_factory=dict)  # node -> why preemption cannot help
     ineligible: str = ""
     # the dry run's extent: nodes where preemption might help, how many candidates kube-scheduler
     # would look for (minCandidateNodesPercentage / minCandidateNodesAbsolute), how many ksched tried

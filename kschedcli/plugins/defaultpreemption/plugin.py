@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 from ...api.model import Resource
 from ...framework.fit_error import fit_error_message
 from ...framework.interface import Plugin, PostFilterPlugin, PostFilterResult, PreEnqueuePlugin
-from ...framework.result import Candidate, Explainer, PreemptionResult
+from ...framework.result import Candidate, Explainer, NodeWhys, PreemptionResult
 from ...framework.runtime import NodeStatuses
 from ...framework.status import ERROR, SUCCESS, UNRESOLVABLE, UNSCHEDULABLE, Status
 from .victims import (
@@ -156,8 +156,7 @@ class DefaultPreemption(Plugin, PreEnqueuePlugin, PostFilterPlugin, Explainer):
             at = list(compress(range(len(names)), map(operator.not_, whys)))
             potential = list(map(all_nodes.__getitem__, at))
             potential_names = list(map(names.__getitem__, at))
-            not_helpful: dict[str, Any] = dict(compress(zip(names, whys), whys))  # a why is never empty
-            detail.not_helpful = not_helpful
+            detail.not_helpful = NodeWhys(names, whys)
         else:
             potential = list(all_nodes)
             potential_names = list(names)
