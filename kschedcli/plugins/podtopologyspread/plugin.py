@@ -88,6 +88,18 @@ def _signature_score(counts: tuple, terms: list) -> int:
     return go_round(total)
 
 
+class _SignatureScores(dict):
+    """signature (a node's count per constraint) -> its score, worked out when first asked for."""
+
+    def __init__(self, terms: list):
+        super().__init__()
+        self.terms = terms
+
+    def __missing__(self, counts: tuple) -> int:
+        score = self[counts] = _signature_score(counts, self.terms)
+        return score
+
+
 class PodTopologySpread(
     Plugin,
     PreFilterPlugin,
@@ -499,14 +511,12 @@ class PodTopologySpread(
         # the node) share the arithmetic
         snapshot = self.handle.snapshot
         positions: list | None = state.score_positions
-        # (the snapshot's own nodes at known positions: their names read off its list)
-        names = (
-            list(map(snapshot.names.__getitem__, positions))
-            if positions is not None
-            else [ni.node.name for ni in nodes]
-        )
-        if positions is None and snapshot is not None:
-            positions = list(map(snapshot.index_of.get, names))
+        # (the snapshot's own nodes at known positions: their names read off its list when needed)
+        names: list[str] | None = None
+        if positions is None:
+            names = [ni.node.name for ni in nodes]
+            if snapshot is not None:
+                positions = list(map(snapshot.index_of.get, names))
         if (
             positions is not None
             and positions is not state.score_positions
@@ -517,12 +527,23 @@ class PodTopologySpread(
             positions = None  # not the snapshot's own nodes
         all_labels = [ni.node.labels for ni in nodes] if positions is None else None
         columns = []
+        col: list
         for key, known, counter, counts, _, _ in terms:
             if positions is not None and counter is None:
                 # the values from the snapshot's label column; counts (None: no such label)
                 # looked up without a Python step per node
                 if known is not None:
-                    col = list(map(known.get, names, repeat(0)))
+                    if len(known) * 4 < len(positions):
+                        # the few holders' counts laid out by position, read at the positions
+                        by_position = [0] * len(snapshot.node_infos)
+                        index_of = snapshot.index_of
+                        for name, cnt in known.items():
+                            by_position[index_of[name]] = cnt
+                        col = list(map(by_position.__getitem__, positions))
+                    else:
+                        if names is None:
+                            names = list(map(snapshot.names.__getitem__, positions))
+                        col = list(map(known.get, names, repeat(0)))
                     if snapshot.label_missing(key):
                         values = list(map(snapshot.label_column(key).__getitem__, positions))
                         col = [None if v is None else c for v, c in zip(values, col)]
@@ -534,6 +555,8 @@ class PodTopologySpread(
                 continue
             if all_labels is None:
                 all_labels = [ni.node.labels for ni in nodes]
+            if names is None:
+                names = [ni.node.name for ni in nodes]
             if known is not None:
                 col = [None if lb.get(key) is None else known.get(n, 0) for lb, n in zip(all_labels, names)]
             elif counter is not None:
@@ -541,9 +564,12 @@ class PodTopologySpread(
             else:
                 col = [None if (v := lb.get(key)) is None else counts.get(v, 0) for lb in all_labels]
             columns.append(col)
-        memo = {sig_key: _signature_score(sig_key, terms) for sig_key in set(zip(*columns))}
-        out = list(map(memo.__getitem__, zip(*columns))) if columns else [0] * len(nodes)
+        # each distinct signature scored when first met
+        out = list(map(_SignatureScores(terms).__getitem__, zip(*columns))) if columns else [0] * len(nodes)
         if ignored:
+            if names is None:
+                assert positions is not None  # (names are made whenever positions are not known)
+                names = list(map(snapshot.names.__getitem__, positions))
             out = [0 if n in ignored else sc for n, sc in zip(names, out)]
         return out, None
 
