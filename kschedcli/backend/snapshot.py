@@ -279,9 +279,19 @@ class ScoreColumns:
     (`free0_cpu100`, `free0_mem100`: what LeastAllocated subtracts a hundred times the pod's
     from). `bound` is at least every allocatable and requested value (an upper bound kept through
     updates); `nonneg` says none is negative: below 2**53 every such value converts to float64
-    exactly."""
+    exactly; `zero_alloc` is false when every node has some cpu and some memory allocatable."""
 
-    __slots__ = ("alloc_cpu", "alloc_mem", "req_cpu", "req_mem", "free0_cpu100", "free0_mem100", "bound", "nonneg")
+    __slots__ = (
+        "alloc_cpu",
+        "alloc_mem",
+        "req_cpu",
+        "req_mem",
+        "free0_cpu100",
+        "free0_mem100",
+        "bound",
+        "nonneg",
+        "zero_alloc",
+    )
     NAMES = ("alloc_cpu", "alloc_mem", "req_cpu", "req_mem", "free0_cpu100", "free0_mem100")  # _columns' order
 
     def __init__(self, node_infos: builtins.list[NodeInfo]):
@@ -296,12 +306,16 @@ class ScoreColumns:
         values = (self.alloc_cpu, self.alloc_mem, self.req_cpu, self.req_mem)
         self.bound = max(map(max, values)) if node_infos else 0
         self.nonneg = not node_infos or min(map(min, values)) >= 0
+        # whether some node may have no cpu or no memory allocatable (once true, kept)
+        self.zero_alloc = 0 in self.alloc_cpu or 0 in self.alloc_mem
 
     def _values(self, ni: NodeInfo) -> tuple[int, int, int, int, int, int]:
         a, r = ni.node.allocatable, ni.requested
         self.bound = max(self.bound, a.milli_cpu, a.memory, r.milli_cpu, r.memory)
         if min(a.milli_cpu, a.memory, r.milli_cpu, r.memory) < 0:
             self.nonneg = False
+        if not a.milli_cpu or not a.memory:
+            self.zero_alloc = True
         free0 = ((a.milli_cpu - ni.non0_cpu) * 100, (a.memory - ni.non0_mem) * 100)
         return (a.milli_cpu, a.memory, r.milli_cpu, r.memory, *free0)
 

@@ -28,6 +28,15 @@ MAX_NODE_SCORE = 100
 MIN_NODE_SCORE = 0
 MAX_TOTAL_SCORE = (1 << 63) - 1
 
+
+class ScoresInRange(list):
+    """Scores a plugin's score_nodes knows to lie in [0, MAX_NODE_SCORE] by how it made them:
+    the framework's range check after NormalizeScore (kube-scheduler's "returns an invalid
+    score") is passed over for them when no normalizer changed them."""
+
+    __slots__ = ()
+
+
 EXTENSION_METHODS = {
     "preEnqueue": "pre_enqueue",
     "preFilter": "pre_filter",

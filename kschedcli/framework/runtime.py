@@ -27,6 +27,7 @@ from .interface import (
     QueueSortPlugin,
     ScoreExtensions,
     ScorePlugin,
+    ScoresInRange,
 )
 from .status import ERROR, SUCCESS, UNRESOLVABLE, UNSCHEDULABLE, Status
 
@@ -500,12 +501,16 @@ class Framework:
             normalized = list(scores.values()) if len(scores) == len(names) else [scores[n] for n in names]
         else:
             normalized = raw
-        if normalized and (
-            # (a column of one score, as from a plugin with nothing to tell the nodes apart by:
-            # that score checked alone)
-            not 0 <= normalized[0] <= MAX_NODE_SCORE
-            if normalized.count(normalized[0]) == len(normalized)
-            else max(normalized) > MAX_NODE_SCORE or min(normalized) < 0
+        if (
+            normalized
+            and type(normalized) is not ScoresInRange
+            and (
+                # (a column of one score, as from a plugin with nothing to tell the nodes apart
+                # by: that score checked alone)
+                not 0 <= normalized[0] <= MAX_NODE_SCORE
+                if normalized.count(normalized[0]) == len(normalized)
+                else max(normalized) > MAX_NODE_SCORE or min(normalized) < 0
+            )
         ):
             bad = next(s for s in normalized if s > MAX_NODE_SCORE or s < 0)
             raise PluginError(

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ...framework.interface import BatchScorePlugin, Plugin, PreScorePlugin
+from ...framework.interface import BatchScorePlugin, Plugin, PreScorePlugin, ScoresInRange
 from ...framework.status import skip
 from .resource_allocation import (
     balanced_change_scorer,
@@ -121,13 +121,14 @@ def _balanced_columns(cols: tuple, pc: int, pm: int) -> list[int]:
     one (a fraction is over 1, and made 1, exactly when the request is over allocatable); a node
     lacking either resource has one fraction or none, no deviation (100). The products are
     truncated to int in one pass at the end, as Go's int64() conversion."""
-    _, alloc_cpu, alloc_mem, req_cpu, req_mem = cols
-    if 0 not in alloc_cpu and 0 not in alloc_mem:  # every node has both resources
+    table, alloc_cpu, alloc_mem, req_cpu, req_mem = cols
+    if not table.zero_alloc or (0 not in alloc_cpu and 0 not in alloc_mem):  # every node has both resources
         products = [
             (1 - abs(((x / a if (x := r + pc) <= a else 1.0) - (y / b if (y := q + pm) <= b else 1.0)) / 2)) * 100.0
             for a, b, r, q in zip(alloc_cpu, alloc_mem, req_cpu, req_mem)
         ]
-        return list(map(int, products))
+        # each fraction in [0, 1] (no value negative, allocatable not 0): each product in [50, 100]
+        return ScoresInRange(map(int, products))
     out: list[float] = []
     append = out.append
     for a, b, r, q in zip(alloc_cpu, alloc_mem, req_cpu, req_mem):

@@ -19,6 +19,7 @@ from ...framework.interface import (
     PreFilterPlugin,
     PreFilterResult,
     PreScorePlugin,
+    ScoresInRange,
 )
 from ...framework.status import UNRESOLVABLE, UNSCHEDULABLE, Status, error
 from .resource_allocation import (
@@ -374,13 +375,17 @@ class NodeResourcesFit(Plugin, PreFilterPlugin, BatchFilterPlugin, PreScorePlugi
         (allocatable - requested) * 100 // allocatable, 0 where the request is over allocatable;
         their mean, truncated. The columns hold a hundred times what is left after the non-zero
         requests: less a hundred times the pod's, that is the numerator."""
-        _, alloc_cpu, alloc_mem, free_cpu, free_mem = cols
+        table, alloc_cpu, alloc_mem, free_cpu, free_mem = cols
         c, m = pc * 100, pm * 100
-        if 0 not in alloc_cpu and 0 not in alloc_mem:  # every node has both resources
-            return [
-                ((u - c) // a if u >= c else 0) + ((v - m) // b if v >= m else 0) >> 1
-                for a, b, u, v in zip(alloc_cpu, alloc_mem, free_cpu, free_mem)
-            ]
+        if not table.zero_alloc or (0 not in alloc_cpu and 0 not in alloc_mem):  # every node has both resources
+            # no value negative: 100 * (allocatable - requested) <= 100 * allocatable, each term in
+            # [0, 100], their mean too
+            return ScoresInRange(
+                [
+                    ((u - c) // a if u >= c else 0) + ((v - m) // b if v >= m else 0) >> 1
+                    for a, b, u, v in zip(alloc_cpu, alloc_mem, free_cpu, free_mem)
+                ]
+            )
         out: list[int] = []
         for k, (a, b, u, v) in enumerate(zip(alloc_cpu, alloc_mem, free_cpu, free_mem)):
             if a and b:
