@@ -33,13 +33,13 @@ def default_normalize_list(scores: list[int], reverse: bool, max_priority: int =
         s = max_priority * s // max_count if s >= 0 else -((max_priority * -s) // max_count)
         return max_priority - s if reverse else s
 
-    memo = {v: scaled(v) for v in distinct}
-    return list(map(memo.__getitem__, scores))
+    return map_list(scores, scaled, distinct)
 
 
-def map_list(scores: list[int], fn) -> list[int]:
-    """[fn(s) for s in scores], fn called once per distinct score (nodes share few)."""
-    memo = {v: fn(v) for v in set(scores)}
+def map_list(scores: list[int], fn, distinct: set[int] | None = None) -> list[int]:
+    """[fn(s) for s in scores], fn called once per distinct score (nodes share few); `distinct`:
+    set(scores), when the caller has it already."""
+    memo = {v: fn(v) for v in (set(scores) if distinct is None else distinct)}
     return list(map(memo.__getitem__, scores))
 
 

@@ -619,8 +619,9 @@ class InterPodAffinity(
             return list(scores), error(f'failed to read "{PRE_SCORE_KEY}" from cycleState: not found')
         if not s.topology_score or not scores:
             return list(scores), None
-        lo = min(scores)
-        diff = max(scores) - lo
+        distinct = set(scores)
+        lo = min(distinct)
+        diff = max(distinct) - lo
 
         def normalized(v: int) -> int:
             f = 0.0
@@ -628,7 +629,7 @@ class InterPodAffinity(
                 f = float(MAX_NODE_SCORE) * (float(v - lo) / float(diff))
             return int(f)
 
-        return map_list(scores, normalized), None
+        return map_list(scores, normalized, distinct), None
 
     # -- queueing -------------------------------------------------------------------------
     def events_to_register(self) -> list[ClusterEvent]:

@@ -249,17 +249,20 @@ class _MatchCountCache:
                     out.append((ni, n))
             return out
 
-        def fresh_tally() -> dict[str, int] | None:
-            """node name -> count of every node holding a matching pod, when no node changed
-            since the tally (what held_counts(holders()) gives then, in no particular order);
-            None otherwise."""
-            if snapshot is None or len(snapshot.changes) != changes_seen:
-                return None
-            return tally
+        def held() -> list:
+            """(NodeInfo, count) of every snapshot node holding a matching pod: the tally itself
+            when no node changed since it was taken (in its order), else held_counts(holders())
+            (in node order)."""
+            if snapshot is None:
+                return []
+            if len(snapshot.changes) == changes_seen:
+                by_name = snapshot.by_name
+                return [(by_name[name], n) for name, n in tally.items()]
+            return held_counts(holders())
 
         count.holders = holders  # type: ignore[attr-defined]  # the callers' way to the nodes it counts
         count.held_counts = held_counts  # type: ignore[attr-defined]
-        count.fresh_tally = fresh_tally  # type: ignore[attr-defined]
+        count.held = held  # type: ignore[attr-defined]
         return count
 
 

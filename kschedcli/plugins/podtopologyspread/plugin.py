@@ -32,7 +32,7 @@ from ...framework.interface import (
 )
 from ...framework.result import Explainer
 from ...framework.status import error, skip, unresolvable, unschedulable
-from ..helper import map_scores
+from ..helper import map_list, map_scores
 from ..nodeaffinity import required_node_affinity_column
 from .alike import SpreadTracker, normalized_spread_score
 from .common import (
@@ -56,7 +56,6 @@ from .counting import (
     _count_matching,
     _eligibility_is_trivial,
     _has_all_keys,
-    _holders_by_counter,
     _MatchCountCache,
     _NodeEligibility,
 )
@@ -191,7 +190,7 @@ class PodTopologySpread(
         counts: list[dict[str, int]] = [{} for _ in range(n)]
         counters = self._counters(pod.namespace, constraints)
         snapshot = self.handle.snapshot
-        if snapshot is not None and nodes is snapshot.node_infos and all(hasattr(f, "holders") for f in counters):
+        if snapshot is not None and nodes is snapshot.node_infos and all(hasattr(f, "held") for f in counters):
             # Every eligible node makes its domain exist (count 0); only the nodes that may hold
             # a matching pod can add to a count.
             keys = [c.topology_key for c in constraints]
@@ -227,28 +226,18 @@ class PodTopologySpread(
                     rows = [h and _NodeEligibility(pod, ni.node).includes(c) for h, ni in zip(has_keys, nodes)]
                 # every eligible node makes its domain exist, in node order
                 counts[m_i] = dict.fromkeys(compress(columns[m_i], rows), 0)
-            tallies = [f.fresh_tally() for f in counters]
-            if None not in tallies:
-                # no node changed since the tallies: they are the counts (a sum does not depend on
-                # the order the nodes are met in)
-                nis = snapshot.node_infos
-                for i, c in enumerate(constraints):
-                    m = counts[i]
-                    values = columns[i]
-                    for name, held_here in tallies[i].items():
-                        pos = index_of[name]
-                        if has_keys[pos] and eligible(pos, nis[pos], c):
-                            m[values[pos]] += held_here
-            else:
-                held = _holders_by_counter(counters)
-                for i, c in enumerate(constraints):
-                    m = counts[i]
-                    f = counters[i]
-                    for ni in held[id(f)]:
-                        pos = index_of[ni.node.name]
-                        if not has_keys[pos] or not eligible(pos, ni, c):
-                            continue
-                        m[columns[i][pos]] += f(ni)
+            counted: dict[int, list] = {}  # per distinct counter: (NodeInfo, count) of its holders
+            for i, c in enumerate(constraints):
+                m = counts[i]
+                f = counters[i]
+                held = counted.get(id(f))
+                if held is None:
+                    held = counted[id(f)] = f.held()
+                values = columns[i]
+                for ni, held_here in held:
+                    pos = index_of[ni.node.name]
+                    if has_keys[pos] and eligible(pos, ni, c):
+                        m[values[pos]] += held_here
         else:
             for ni in nodes:
                 node = ni.node
@@ -417,24 +406,16 @@ class PodTopologySpread(
         s.counters = counters = self._counters(pod.namespace, constraints)
         holders = all_nodes
         s.node_counts = [None] * len(constraints)
-        if all_nodes is self.handle.snapshot.node_infos and all(hasattr(f, "holders") for f in counters):
+        if all_nodes is self.handle.snapshot.node_infos and all(hasattr(f, "held") for f in counters):
             # nodes without a matching pod add nothing: visit only those that may hold one, each
             # counted once per distinct counter
-            tallies = [f.fresh_tally() for f in counters]
-            if None not in tallies:
-                # no node changed since the tallies: they are the counts (the sums below do not
-                # depend on the order the nodes are met in)
-                by_name = self.handle.snapshot.by_name
-                counted = {id(f): [(by_name[name], n) for name, n in t.items()] for f, t in zip(counters, tallies)}
-                for i, c in enumerate(constraints):
-                    if c.topology_key == HOSTNAME_KEY:
-                        s.node_counts[i] = dict(tallies[i])
-            else:
-                held = _holders_by_counter(counters)
-                counted = {k: f.held_counts(lst) for k, lst, f in _by_counter(held, counters)}
-                for i, c in enumerate(constraints):
-                    if c.topology_key == HOSTNAME_KEY:
-                        s.node_counts[i] = {ni.node.name: n for ni, n in counted[id(counters[i])]}
+            counted: dict[int, list] = {}
+            for f in counters:
+                if id(f) not in counted:
+                    counted[id(f)] = f.held()
+            for i, c in enumerate(constraints):
+                if c.topology_key == HOSTNAME_KEY:
+                    s.node_counts[i] = {ni.node.name: n for ni, n in counted[id(counters[i])]}
             trivial = _eligibility_is_trivial(pod, constraints)
             eligibility: dict[int, _NodeEligibility] = {}
             for i, c in enumerate(constraints):
@@ -614,8 +595,7 @@ class PodTopologySpread(
             # the few distinct scores: their extremes, and each one's normalized score, once
             distinct = set(scores)
             lowest, highest = min(distinct), max(0, max(distinct))
-            normalized = {sc: normalized_spread_score(sc, lowest, highest) for sc in distinct}
-            return list(map(normalized.__getitem__, scores)), None
+            return map_list(scores, lambda sc: normalized_spread_score(sc, lowest, highest), distinct), None
         table = dict(zip(names, scores))
         st = self.normalize_score(state, pod, table)
         return (list(table.values()) if len(table) == len(names) else [table[n] for n in names]), st
@@ -810,11 +790,3 @@ def _domain_table(counts: dict[str, int], relevant: list[str]) -> tuple[dict[str
         if v in counts and len(keep) < _EXPLAIN_LIMIT:
             keep[v] = counts[v]
     return {k: keep[k] for k in sorted(keep)}, len(counts) - len(keep)
-
-
-def _by_counter(held: dict[int, list], counters: list) -> list:
-    """(id, the NodeInfos it may count on, the counter) per distinct counter."""
-    seen: dict[int, Any] = {}
-    for f in counters:
-        seen.setdefault(id(f), f)
-    return [(k, held[k], f) for k, f in seen.items()]
