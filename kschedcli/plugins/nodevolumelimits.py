@@ -63,6 +63,7 @@ def volume_limits(csi_node: dict | None) -> dict[str, int]:
 
 
 _MAY_ATTACH = "ksched.nodevolumelimits.may_attach"
+_ON_NODE = "ksched.nodevolumelimits.on_node"
 
 
 def _may_count(v) -> bool:
@@ -207,11 +208,38 @@ class NodeVolumeLimits(CatalogMixin, Plugin, PreFilterPlugin, FilterPlugin, Enqu
             index.setdefault(str(spec.get("nodeName") or ""), {})[f"{attacher}/{pv.csi[1]}"] = attacher
         return index
 
+    def _on_node(self, cat, csi_node, node_info: NodeInfo):
+        """What filter reads of the node besides the new pod: (catalog, CSINode, the drivers'
+        limits, the unique names of its pods' attachable volumes -> driver) or (catalog, CSINode,
+        the VolumeError counting them raised). Kept on the node until its pods change (NodeInfo.derive),
+        for the catalog and CSINode it was worked out from."""
+        derived = node_info.derived
+        entry = derived.get(_ON_NODE) if derived else None
+        if entry is not None and entry[0] is cat and entry[1] is csi_node:
+            return entry
+
+        def build(ni: NodeInfo):
+            limits = volume_limits(csi_node)
+            attached: dict[str, str] = {}
+            if limits:
+                try:
+                    for ep in ni.pods:
+                        if ep.volumes and (volumes := may_attach(ep)):
+                            self._attachable(ep, csi_node, False, attached, volumes)
+                except VolumeError as e:
+                    return (cat, csi_node, e)
+            return (cat, csi_node, limits, attached)
+
+        if entry is not None:
+            derived.pop(_ON_NODE, None)  # another catalog's or CSINode's
+        return node_info.derive(_ON_NODE, build)
+
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
         if not pod.volumes:
             return None
         node = node_info.node
-        csi_node = self._catalog().csi_node(node.name)
+        cat = self._catalog()
+        csi_node = cat.csi_node(node.name)
         new_volumes: dict[str, str] = {}
         try:
             self._attachable(pod, csi_node, True, new_volumes, may_attach(pod))
@@ -221,16 +249,12 @@ class NodeVolumeLimits(CatalogMixin, Plugin, PreFilterPlugin, FilterPlugin, Enqu
             return error(str(e))
         if not new_volumes:
             return None
-        limits = volume_limits(csi_node)
+        on_node = self._on_node(cat, csi_node, node_info)
+        if len(on_node) == 3:
+            return error(str(on_node[2]))
+        limits, attached = on_node[2], on_node[3]
         if not limits:
             return None
-        attached: dict[str, str] = {}
-        try:
-            for ep in node_info.pods:
-                if ep.volumes and (volumes := may_attach(ep)):
-                    self._attachable(ep, csi_node, False, attached, volumes)
-        except VolumeError as e:
-            return error(str(e))
         attached_count: dict[str, int] = {}
         for unique, driver in attached.items():
             new_volumes.pop(unique, None)

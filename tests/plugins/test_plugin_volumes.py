@@ -622,3 +622,34 @@ def test_may_attach_follows_each_pods_own_volumes_under_a_shared_cache():
     assert [v["name"] for v in may_attach(a)] == ["v0"]
     assert may_attach(b) == []
     assert [v["name"] for v in may_attach(a)] == ["v0"]
+
+
+def test_csi_limits_node_count_kept_until_the_nodes_pods_change():
+    """What a node's pods attach is worked out once per node (NodeInfo.derive) and worked out again
+    when a pod is bound to or removed from it, or when another cluster's catalog reads it."""
+    objs = [sc("gp3", provisioner="ebs.csi.aws.com"), _csinode("n1", 2)]
+    for i in range(3):
+        objs += [pvc(f"c{i}", cls="gp3", volume=f"pv{i}"), _csi_pv(f"pv{i}", f"vol-{i}", f"default/c{i}")]
+    objs.append(pvc("new", cls="gp3"))
+    s = sched([node("n1")], [claim_pod("e0", "c0", node_name="n1")], objs)
+    p = claim_pod("p", "new")
+    assert run(s, "NodeVolumeLimits", p, "n1")[1] is None  # 1 attached + 1 new <= 2
+    assert run(s, "NodeVolumeLimits", p, "n1")[1] is None  # the node's count as kept
+    e1 = claim_pod("e1", "c1", node_name="n1")
+    s.bind(e1, "n1")
+    st = run(s, "NodeVolumeLimits", p, "n1")[1]
+    assert (st.code, st.reasons) == (UNSCHEDULABLE, ["node(s) exceed max volume count"])
+    assert run(s, "NodeVolumeLimits", claim_pod("q", "c1"), "n1")[1] is None  # already attached there
+    s.snapshot.get("n1").remove_pod(e1)
+    assert run(s, "NodeVolumeLimits", p, "n1")[1] is None
+    # another cluster (a scenario's copy) whose CSINode allows one volume: its own count
+    other = sched(
+        [node("n1")],
+        [claim_pod("e0", "c0", node_name="n1")],
+        [o for o in objs if o["kind"] != "CSINode"] + [_csinode("n1", 1)],
+    )
+    pl = other.frameworks["default-scheduler"].plugins["NodeVolumeLimits"]
+    pl.handle.snapshot = s.snapshot  # the same NodeInfo, read through the other catalog
+    st = pl.filter(fresh_state(), p, s.snapshot.get("n1"))
+    assert (st.code, st.reasons) == (UNSCHEDULABLE, ["node(s) exceed max volume count"])
+    assert run(s, "NodeVolumeLimits", p, "n1")[1] is None
