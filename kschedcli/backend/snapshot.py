@@ -366,10 +366,9 @@ def _first_size(node: Node, name: str) -> int:
 class Snapshot:
     """Every node's NodeInfo in the cluster's node order, with the indexes plugins share."""
 
-    # without_nodes: how this snapshot came from its parent (a _Removal), and per namespace the
-    # pods bound (1) and evicted (-1) since, in order, for label indexes taken from the parent's
+    # without_nodes: how this snapshot came from its parent (a _Removal); label indexes are taken
+    # from the parent's, less the removed pods, with the pods bound and evicted since (pod_log)
     _removal: Any = None
-    _ns_log: Any = None
 
     def __init__(self, nodes: Iterable[Node], pods: Iterable[Pod]):
         self.node_infos: list[NodeInfo] = []
@@ -397,6 +396,9 @@ class Snapshot:
         # the index of the node each bind changed, in order: results cached per node (column
         # caches) bring themselves up to date by replaying the entries past their position
         self.changes: list[int] = []
+        # per namespace, the pods bound (1) to and evicted (-1) from the snapshot's nodes, with
+        # the node's name, in order: per-selector counts bring themselves up to date from it
+        self.pod_log: dict[str, list[tuple[Pod, str, int]]] = {}
         # namespace -> label key -> value -> the placed pods carrying it; built per namespace and
         # key on first use (a selector's keys only, not every label of every pod)
         self._label_index: dict[str, dict[str, dict[str, list[Pod]]]] = {}
@@ -560,7 +562,6 @@ class Snapshot:
                 new.copies[k] = nis[i]
         new._init_indexes()
         new._removal = _Removal(self, gone_positions, state_of, gone_pods, gone_by_ns, len(new.node_infos))
-        new._ns_log = {}
         return new
 
     def forget_parent(self) -> None:
@@ -846,7 +847,7 @@ class Snapshot:
         if by_key is None:
             by_key = self._label_index[namespace] = {}
         index = by_key.get(key)
-        if index is None and self._removal is not None and self._ns_log is not None:
+        if index is None and self._removal is not None:
             index = by_key[key] = self._key_index_from_parent(namespace, key)
         elif index is None:
             index = by_key[key] = {}
@@ -872,7 +873,7 @@ class Snapshot:
                 held = index.get(v) if v is not None else None
                 if held is not None and v is not None:
                     index[v] = [p for p in held if id(p) not in ids]
-        for pod, sign in self._ns_log.get(namespace, ()):
+        for pod, _, sign in self.pod_log.get(namespace, ()):
             v = pod.labels.get(key)
             if v is None:
                 continue
@@ -929,8 +930,7 @@ class Snapshot:
             return False
         self._own(pod.node_name).remove_pod(pod)
         self.changes.append(self.index_of[pod.node_name])
-        if self._ns_log is not None:
-            self._ns_log.setdefault(pod.namespace, []).append((pod, -1))
+        self.pod_log.setdefault(pod.namespace, []).append((pod, pod.node_name, -1))
         in_ns = self._pods_by_namespace.get(pod.namespace)
         if in_ns is not None:
             _drop(in_ns, pod)
@@ -985,8 +985,7 @@ class Snapshot:
         self._score_arrays_seen = 0
         for pod in pods:
             self._pods_by_namespace.setdefault(pod.namespace, []).append(pod)
-            if self._ns_log is not None:
-                self._ns_log.setdefault(pod.namespace, []).append((pod, 1))
+            self.pod_log.setdefault(pod.namespace, []).append((pod, node.name, 1))
             by_key = self._label_index.get(pod.namespace)
             if by_key is not None:
                 for key, index in by_key.items():
@@ -1002,9 +1001,8 @@ class Snapshot:
         pod.node_name = node_name
         self._own(node_name).add_pod(pod)
         self.changes.append(self.index_of[node_name])
+        self.pod_log.setdefault(pod.namespace, []).append((pod, node_name, 1))
         self._pods_by_namespace.setdefault(pod.namespace, []).append(pod)
-        if self._ns_log is not None:
-            self._ns_log.setdefault(pod.namespace, []).append((pod, 1))
         by_key = self._label_index.get(pod.namespace)
         if by_key is not None:
             for key, index in by_key.items():

@@ -548,12 +548,12 @@ def _budgets_after(base: Base, scheduler: Scheduler) -> list[dict[str, Any]]:
     those evicted (the namespace lists' changes)."""
     snap = scheduler.snapshot
     removal = snap._removal
-    if removal is not None and removal.parent is base.snapshot and snap._ns_log is not None:
+    if removal is not None and removal.parent is base.snapshot:
         moved: dict[str, list[tuple[Pod, int]]] = {}
         for ns, pods in removal.pods_by_ns.items():
             moved[ns] = [(p, -1) for p in pods]
-        for ns, changed in snap._ns_log.items():
-            moved.setdefault(ns, []).extend(changed)
+        for ns, changed in snap.pod_log.items():
+            moved.setdefault(ns, []).extend((p, sign) for p, _, sign in changed)
         found = []
         for b, count in base.budget_counts():
             for p, sign in moved.get(b.namespace, ()):

@@ -36,8 +36,18 @@ def _term(rng):
 
 
 def _term_any_namespace(rng):
-    """A term of another namespace, of every namespace ({}), or of those a selector picks."""
+    """A term of another namespace, of every namespace ({}), or of those a selector picks; some
+    select pods by expressions or select every pod."""
     t = _term(rng)
+    r = rng.random()
+    if r < 0.15:
+        t["labelSelector"] = {"matchExpressions": [{"key": "app", "operator": "In", "values": ["web", "api"]}]}
+    elif r < 0.25:
+        t["labelSelector"] = {"matchExpressions": [{"key": "tier", "operator": "NotIn", "values": ["back"]}]}
+    elif r < 0.3:
+        t["labelSelector"] = {}
+    elif r < 0.35:
+        t["labelSelector"] = {"matchLabels": {"app": "web", "tier": "back"}}
     t["namespaces"] = ["other"]
     r = rng.random()
     if r < 0.3:
@@ -148,6 +158,13 @@ def _check_entries_in(idx):
             for ns_labels in ({}, {"team": "x"}):
                 matching = {k for k, e in idx.entries.items() if e.term.matches(probe, ns_labels)}
                 assert matching <= set(got), (ns, app)
+        # entries_matching: exactly those of entries_in that match the pod, in their order (terms
+        # requiring app=X found through the pod's labels, the others each asked)
+        for labels in [{"app": a} for a in APPS] + [{}, {"tier": "front"}, {"app": "web", "tier": "back"}]:
+            probe = pod("probe", ns=ns, labels=labels)
+            for ns_labels in ({}, {"team": "x"}):
+                want = [k for k, e in idx.entries_in(ns) if e.term.matches(probe, ns_labels)]
+                assert [k for k, _ in idx.entries_matching(probe, ns_labels)] == want, (ns, labels)
 
 
 @pytest.mark.parametrize("seed", range(40))

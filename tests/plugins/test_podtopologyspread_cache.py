@@ -65,9 +65,21 @@ def test_counts_follow_binds_between_cycles():
     assert _zone_counts(sched, incoming) == {"z1": 2, "z2": 0}
     sched.snapshot.bind(_web("w3"), "b")
     assert _zone_counts(sched, incoming) == {"z1": 2, "z2": 1}
-    ni = sched.snapshot.get("a")
-    ni.remove_pod(ni.pods[0])
+    # an eviction (the snapshot's own nodes change only through bind, evict and add_node)
+    assert sched.snapshot.evict(sched.snapshot.get("a").pods[0])
     assert _zone_counts(sched, incoming) == {"z1": 1, "z2": 1}
+    # binds and evictions in other namespaces and of pods the selector does not match change nothing
+    sched.snapshot.bind(_web("x1", ns="other"), "b")
+    sched.snapshot.bind(_web("o2", labels={"app": "other"}), "a")
+    assert _zone_counts(sched, incoming) == {"z1": 1, "z2": 1}
+    # a pod bound and evicted between two cycles, and one moved: each step replayed in order
+    w4 = _web("w4")
+    sched.snapshot.bind(w4, "a")
+    assert sched.snapshot.evict(w4)
+    w3 = next(p for p in sched.snapshot.get("b").pods if p.name == "w3")
+    assert sched.snapshot.evict(w3)
+    sched.snapshot.bind(w3, "a")
+    assert _zone_counts(sched, incoming) == {"z1": 2, "z2": 0}
 
 
 def test_score_counts_follow_binds_and_namespaces():

@@ -398,7 +398,7 @@ class ExistingTermsIndex(_NodeTracker):
     term's counts per topology value are worked out from them for the terms an incoming pod
     matches only (most never do), and kept up to date from then on."""
 
-    __slots__ = ("contribs", "entries", "positions", "by_namespace")
+    __slots__ = ("contribs", "entries", "positions", "by_namespace", "_probes")
 
     def _reset(self, n: int) -> None:
         # per position: None (no pod with affinity), _IN_POSITIONS (added in bulk: the node's
@@ -409,6 +409,9 @@ class ExistingTermsIndex(_NodeTracker):
         # namespace -> the entries whose term may match a pod of it (entries_in); extended as
         # entries come, emptied when one goes
         self.by_namespace: dict = {}
+        # namespace -> [its by_namespace list, how many of its entries are indexed, (key, value) ->
+        # their positions in it, the positions of those without such a requirement] (entries_matching)
+        self._probes: dict = {}
 
     def _copy_state(self, other, extra: int) -> None:
         self.contribs = other.contribs + [None] * extra  # replaced per position, never changed
@@ -418,6 +421,7 @@ class ExistingTermsIndex(_NodeTracker):
             c.counts = None if e.counts is None else dict(e.counts)
         self.positions = {et: dict(held) for et, held in other.positions.items()}
         self.by_namespace = {}
+        self._probes = {}
 
     def _grow(self, extra: int) -> None:
         self.contribs.extend([None] * extra)
@@ -448,6 +452,7 @@ class ExistingTermsIndex(_NodeTracker):
         self.seen = -1
         self.entries = {(e.kind, id(e.term)): e for e in self.entries.values()}
         self.by_namespace = {}
+        self._probes = {}
         _TERM_INDEXES[snapshot] = self
 
     def entries_in(self, namespace: str) -> list:
@@ -461,6 +466,39 @@ class ExistingTermsIndex(_NodeTracker):
                 (key, e) for key, e in self.entries.items() if _may_match_in(namespace, e.term)
             ]
         return found
+
+    def entries_matching(self, pod, ns_labels) -> list:
+        """entries_in(pod.namespace) narrowed to the entries whose term matches the pod
+        (AffinityTerm.matches), in the same order. A term whose selector requires a label
+        `key=value` can only match a pod carrying it: such terms are found through the pod's own
+        labels (a probe index kept beside each namespace's list, extended as the list grows),
+        the others are each asked."""
+        found = self.entries_in(pod.namespace)
+        probes = self._probes.get(pod.namespace)
+        if probes is None or probes[0] is not found:
+            probes = self._probes[pod.namespace] = [found, 0, {}, []]
+        if probes[1] != len(found):
+            by_pair, general = probes[2], probes[3]
+            for i in range(probes[1], len(found)):
+                sel = found[i][1].term.selector
+                if sel.is_nothing:
+                    continue  # matches no pod
+                pairs = sel.equality_pairs()
+                if pairs:
+                    by_pair.setdefault(pairs[0], []).append(i)
+                else:
+                    general.append(i)
+            probes[1] = len(found)
+        by_pair = probes[2]
+        at = list(probes[3])
+        for pair in pod.labels.items():
+            hit = by_pair.get(pair)
+            if hit is not None:
+                at += hit
+        if not at:
+            return []
+        at.sort()
+        return [kv for kv in map(found.__getitem__, at) if kv[1].term.matches(pod, ns_labels)]
 
     def _new_entries(self, et) -> None:
         """The entries of a PodTerms that has carriers again: added to `entries` (at its end,

@@ -303,8 +303,8 @@ class InterPodAffinity(
         ns_labels = s.ns_labels
         matched = set()
         total = 0
-        for key, e in idx.entries_in(pod.namespace):
-            if e.kind != REQUIRED_ANTI_AFFINITY or not e.term.matches(pod, ns_labels):
+        for key, e in idx.entries_matching(pod, ns_labels):
+            if e.kind != REQUIRED_ANTI_AFFINITY:
                 continue
             matched.add(key)
             tk = e.term.topology_key
@@ -505,13 +505,11 @@ class InterPodAffinity(
         idx = existing_terms_for(snapshot)
         matched: dict = {}
         total = 0
-        for key, e in idx.entries_in(pod.namespace):
+        for key, e in idx.entries_matching(pod, ns_labels):
             kind = e.kind
             if kind == REQUIRED_ANTI_AFFINITY or (kind == REQUIRED_AFFINITY and hard <= 0):
                 continue
             t = e.term
-            if not t.matches(pod, ns_labels):
-                continue
             w = hard if kind == REQUIRED_AFFINITY else (t.weight if kind == PREFERRED_AFFINITY else -t.weight)
             matched[key] = w
             tk = t.topology_key

@@ -6,6 +6,7 @@ whether a node's domain counts for a constraint.
 
 from __future__ import annotations
 
+import weakref
 from collections import Counter, OrderedDict
 from typing import Any
 
@@ -161,22 +162,43 @@ def _pod_counter(namespace: str, selector):
     return count_any
 
 
+class _Tally:
+    """One selector's matching pods per node name, as of a snapshot's generation and change log."""
+
+    __slots__ = ("counts", "as_of", "recounted", "changes_seen", "total", "snapshot", "log_seen")
+
+    def __init__(self, counts: dict[str, int], as_of: int, changes_seen: int, snapshot, log_seen: int):
+        self.counts = counts
+        self.as_of = as_of
+        # name -> (NodeInfo, its generation, count): nodes changed since, counted from their pods
+        self.recounted: dict[str, tuple[Any, int, int]] = {}
+        self.changes_seen = changes_seen
+        self.total = sum(counts.values())
+        self.snapshot = None if snapshot is None else weakref.ref(snapshot)
+        self.log_seen = log_seen  # how much of the snapshot's pod_log (the namespace's) it holds
+
+
 class _MatchCountCache:
     """Per-node counts of matching pods per (namespace, selector), kept across cycles.
 
-    A selector seen for the first time, or again after more binds and evictions than its tally
-    counted pods, is counted over the snapshot's label index (only the pods that carry its rarest
-    key=value pair), tallied by node: that tally holds for every NodeInfo the
+    A selector seen for the first time is counted over the snapshot's label index (only the pods
+    that carry its rarest key=value pair), tallied by node: that tally holds for every NodeInfo the
     snapshot owns whose generation is not newer than the tally (generations only grow, and every
-    add/remove bumps one). A node changed since, or a preemption clone, is counted from its own
-    pods; such counts are kept for owned NodeInfos at their generation. The least recently used
-    selectors are dropped.
+    add/remove bumps one). When the same snapshot comes back, the pods bound and evicted in the
+    namespace since (its pod_log) are replayed into the tally, which then holds as of the
+    snapshot's generation again: the snapshot's own nodes change only through bind, evict and
+    add_node, which log each pod. A replay longer than a few times the pods the tally counts is
+    a tally taken again instead. A node the tally does not hold (changed after it under another
+    snapshot, or a preemption clone) is counted from its own pods; such counts are kept for owned
+    NodeInfos at their generation. The least recently used selectors are dropped.
     """
 
     def __init__(self, limit: int = 256, retally: float = 1.0):
         self.limit = limit
-        # a tally is taken again when more nodes changed since it was taken than `retally` times
-        # the pods it counted (float("inf"): never; both ways count alike, they differ in cost)
+        # a tally is taken again when more pods of its namespace were bound or evicted since than
+        # `retally` times four times the pods it counted (and 64): replaying them would cost more;
+        # under another snapshot, when more nodes changed than `retally` times the pods it counted
+        # (float("inf"): never; all ways count alike, they differ in cost)
         self.retally = retally
         self._tables: OrderedDict = OrderedDict()
 
@@ -189,28 +211,39 @@ class _MatchCountCache:
             return _zero
         key = (namespace, _selector_key(selector))
         tables = self._tables
-        entry = tables.get(key)
-        if entry is not None and snapshot is not None and len(snapshot.changes) - entry[3] > entry[4] * self.retally:
-            # more nodes changed since the tally than it counted pods: tallied again from the
-            # label index (work in the matching pods) rather than each changed node counted
-            # from its pods (work in the nodes changed since and the pods on them)
-            del tables[key]
-            entry = None
+        entry: _Tally | None = tables.get(key)
+        if entry is not None and snapshot is not None:
+            same = entry.snapshot is not None and entry.snapshot() is snapshot
+            if same and entry.changes_seen != len(snapshot.changes):
+                log = snapshot.pod_log.get(namespace, ())
+                if len(log) - entry.log_seen > 4 * (entry.total + 64) * self.retally:
+                    del tables[key]  # tallied again: cheaper than the replay
+                    entry = None
+                else:
+                    _replay(entry, log, selector)
+                    entry.as_of = snapshot.generation
+                    entry.changes_seen = len(snapshot.changes)
+            elif not same and len(snapshot.changes) - entry.changes_seen > entry.total * self.retally:
+                # more nodes changed since the tally than it counted pods: tallied again from the
+                # label index (work in the matching pods) rather than each changed node counted
+                # from its pods (work in the nodes changed since and the pods on them)
+                del tables[key]
+                entry = None
         if entry is None:
-            tally: dict[str, int] = {}
+            counts: dict[str, int] = {}
             as_of = 0
             if snapshot is not None:
                 as_of = snapshot.generation
                 # matching pods per node, tallied by Counter (C-level), in the order nodes are met
-                tally = Counter([p.node_name for p in snapshot.pods_matching(namespace, selector) if not p.deleting])
-            fresh: dict[str, tuple[Any, int, int]] = {}  # name -> (NodeInfo, its generation, count)
+                counts = Counter([p.node_name for p in snapshot.pods_matching(namespace, selector) if not p.deleting])
             changes_at = len(snapshot.changes) if snapshot is not None else 0
-            entry = tables[key] = (tally, as_of, fresh, changes_at, sum(tally.values()))
+            log_at = len(snapshot.pod_log.get(namespace, ())) if snapshot is not None else 0
+            entry = tables[key] = _Tally(counts, as_of, changes_at, snapshot, log_at)
             while len(tables) > self.limit:
                 tables.popitem(last=False)
         else:
             tables.move_to_end(key)
-        tally, as_of, recounted, changes_seen, _ = entry
+        tally, as_of, recounted, changes_seen = entry.counts, entry.as_of, entry.recounted, entry.changes_seen
         own = snapshot.by_name if snapshot is not None else {}
         recount = _pod_counter(namespace, selector)
 
@@ -264,6 +297,24 @@ class _MatchCountCache:
         count.held_counts = held_counts  # type: ignore[attr-defined]
         count.held = held  # type: ignore[attr-defined]
         return count
+
+
+def _replay(entry: _Tally, log, selector) -> None:
+    """Bring a tally up to date with the namespace's pods bound and evicted since it was last."""
+    counts = entry.counts
+    match = selector.matches
+    total = entry.total
+    for pod, node_name, sign in log[entry.log_seen :]:
+        if not pod.deleting and match(pod.labels):
+            left = counts.get(node_name, 0) + sign
+            if left:
+                counts[node_name] = left
+            else:
+                del counts[node_name]
+            total += sign
+    entry.total = total
+    entry.log_seen = len(log)
+    entry.recounted.clear()
 
 
 def _eligibility_is_trivial(pod, constraints) -> bool:
