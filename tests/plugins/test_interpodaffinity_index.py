@@ -319,3 +319,23 @@ def test_entries_by_namespace_follow_binds_and_evictions(seed):
         if placed and rng.random() < 0.5:
             assert snap.evict(rng.choice(placed))
             _check(snap)
+
+
+def test_a_node_carrying_a_terms_alone_keeps_its_entries_when_it_changes():
+    """A bind to the only node carrying a PodTerms adds what changed: the PodTerms' entries stay
+    (in their place) and the namespaces' lists kept by entries_in are not worked out again."""
+    aff = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [_term(random.Random(1))]}}
+    nodes = [
+        node("n0", labels={"topology.kubernetes.io/zone": "a"}),
+        node("n1", labels={"topology.kubernetes.io/zone": "b"}),
+    ]
+    snap = Snapshot(nodes, [pod("solo", node_name="n0", labels={"app": "web"}, spec={"affinity": aff})])
+    idx = _check(snap)
+    keys = list(idx.entries)
+    kept = idx.entries_in("default")
+    snap.bind(pod("plain", labels={"app": "web"}), "n0")
+    snap.bind(pod("twin", labels={"app": "web"}, spec={"affinity": copy.deepcopy(aff)}), "n0")
+    idx = _check(snap)
+    assert list(idx.entries)[: len(keys)] == keys
+    assert idx.entries_in("default") is kept
+    assert len(kept) == len(idx.entries)

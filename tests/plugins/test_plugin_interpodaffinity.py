@@ -516,3 +516,50 @@ def test_normalize_scores_on_a_list_is_normalize_score_on_the_dict():
         table = dict(zip(names, scores))
         assert pl.normalize_score(state, p, table) is None
         assert pl.normalize_scores(state, p, list(scores), names) == (list(table.values()), None)
+
+
+def test_preferred_terms_counted_from_the_label_index_as_from_every_nodes_pods(monkeypatch):
+    """The incoming pod's preferred terms, counted per node from the label index: the same
+    scores per topology value and the same samples (pods named in node order, then how many
+    more) as looking at every pod of every node that may hold one."""
+    from kschedcli.plugins.interpodaffinity import plugin as ipa
+
+    rng = random.Random(11)
+    nodes = [node(f"n{i}", labels={ZONE: f"z{i % 3}"} if i % 7 else {}) for i in range(25)]
+    apps = ["web", "db", "cache"]
+    existing = [
+        pod(
+            f"p{j}",
+            ns=rng.choice(["default", "x"]),
+            labels={"app": rng.choice(apps)},
+            node_name=f"n{rng.randrange(25)}",
+        )
+        for j in range(160)
+    ]
+    s = scheduler(nodes, existing)
+    pl = plugin(s, "InterPodAffinity")
+    p = pod(
+        "inc",
+        labels={"app": "web"},
+        spec=affinity(
+            preferred=[(30, term({"app": "web"}, ZONE)), (5, term({"app": "db"}, HOST, namespaces=["x", "default"]))],
+            preferred_anti=[(70, term({"app": "web"}, HOST)), (9, term({"app": "cache"}, ZONE, namespaceSelector={}))],
+        ),
+    )
+
+    def pre_scored():
+        state = fresh_state()
+        assert pl.pre_score(state, p, s.snapshot.list()) is None
+        st = state.read(ipa.PRE_SCORE_KEY)
+        samples = {k: [(x.items, x.more) for x in v] for k, v in st.trace.items() if isinstance(v, list)}
+        return st.topology_score, samples
+
+    for step in range(3):
+        indexed = pre_scored()
+        with monkeypatch.context() as m:
+            m.setattr(ipa, "matching_by_node", lambda *a: None)
+            scanned = pre_scored()
+        assert indexed == scanned
+        assert any(more for items in indexed[1].values() for _, more in items)  # samples were cut
+        for k in range(15):
+            s.bind(pod(f"new{step}-{k}", labels={"app": rng.choice(apps)}), f"n{rng.randrange(25)}")

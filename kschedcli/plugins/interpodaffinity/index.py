@@ -342,6 +342,21 @@ def nodes_holding(snapshot, nodes: list, terms) -> list:
     return [nodes[i] for i in sorted(allowed)]
 
 
+def matching_by_node(snapshot, nodes: list, t) -> list | None:
+    """(NodeInfo, how many of its pods match `t`) of every node holding a pod that matches the
+    incoming pod's term `t` (AffinityTerm.matches with its namespaces listed, as
+    with_namespaces_resolved leaves them), in node order, found from the snapshot's per-namespace
+    label index; None when `nodes` are not the snapshot's own or the term selects namespaces
+    otherwise (every namespace, a namespaceSelector): the caller looks at the nodes' pods."""
+    if snapshot is None or nodes is not getattr(snapshot, "node_infos", None):
+        return None
+    if t.all_namespaces or not t.ns_selector.is_nothing:
+        return None
+    held = Counter([p.node_name for ns in t.namespaces for p in snapshot.pods_matching(ns, t.selector)])
+    index_of = snapshot.index_of
+    return [(nodes[i], held[snapshot.names[i]]) for i in sorted(map(index_of.__getitem__, held))]
+
+
 # ----------------------------------------------------------------------------- existing pods' terms
 
 # kinds of the existing pods' terms, as PodTerms lists them
@@ -551,13 +566,17 @@ class ExistingTermsIndex(_NodeTracker):
         terms_of: dict = {}  # (namespace, id(podAffinity), id(podAntiAffinity)) -> PodTerms
         for i, ni in changed:
             old = contribs[i]
+            labels = ni.node.labels
             if old is _IN_POSITIONS:
                 # objs[i] is still the NodeInfo read then (refresh replaces it after this)
-                self._add(i, self.objs[i].node.labels, self._groups_at(i), -1)
-            elif old is not None:
+                old = (self.objs[i].node.labels, self._groups_at(i))
+            if old is not None and old[0] is not labels:
                 self._add(i, old[0], old[1], -1)
+                old = None
             pods = ni.pods_with_affinity
             if not pods:
+                if old is not None:
+                    self._add(i, labels, old[1], -1)
                 contribs[i] = None
                 continue
             groups: dict = {}  # PodTerms -> how many of the node's pods carry it
@@ -572,9 +591,20 @@ class ExistingTermsIndex(_NodeTracker):
                     else:
                         cache[TERMS_CACHE_KEY] = et  # what pod_terms(ep) keeps from now on
                 groups[et] = groups.get(et, 0) + 1
-            labels = ni.node.labels
             contribs[i] = (labels, groups)
-            self._add(i, labels, groups, 1)
+            if old is None:
+                self._add(i, labels, groups, 1)
+                continue
+            # the node's labels are the same: only what changed is added or taken back, so that
+            # a PodTerms the node alone carries keeps its entries (and their place)
+            before = old[1]
+            delta = {et: m - before.get(et, 0) for et, m in groups.items()}
+            for et, m in before.items():
+                if et not in groups:
+                    delta[et] = -m
+            delta = {et: d for et, d in delta.items() if d}
+            if delta:
+                self._add(i, labels, delta, 1)
 
     def _add_new(self, changed: list) -> None:
         """The contributions of nodes that had none (every node on the first build), made per

@@ -40,6 +40,7 @@ from .index import (
     REQUIRED_AFFINITY,
     REQUIRED_ANTI_AFFINITY,
     existing_terms_for,
+    matching_by_node,
     nodes_holding,
 )
 from .terms import AffinityTerm, pod_terms
@@ -492,14 +493,29 @@ class InterPodAffinity(
                 for i, t in enumerate(lst):
                     pred = t.compile()
                     key = t.topology_key
-                    for ni in nodes_holding(snapshot, all_nodes, [t]):
+                    sample = samples[i]
+                    held = matching_by_node(snapshot, all_nodes, t)
+                    if held is None:
+                        for ni in nodes_holding(snapshot, all_nodes, [t]):
+                            tv = ni.node.labels.get(key)
+                            if tv is None or not ni.pods:
+                                continue
+                            hits = list(filter(pred, ni.pods))
+                            if hits:
+                                bump(key, tv, sign * t.weight * len(hits))
+                                _sample_pods(sample, hits, ni, tv)
+                        continue
+                    # the matching pods' count per node, in node order: a node's pods are looked
+                    # at only while the sample has room
+                    for ni, n in held:
                         tv = ni.node.labels.get(key)
-                        if tv is None or not ni.pods:
+                        if tv is None:
                             continue
-                        hits = list(filter(pred, ni.pods))
-                        if hits:
-                            bump(key, tv, sign * t.weight * len(hits))
-                            _sample_pods(samples[i], hits, ni, tv)
+                        bump(key, tv, sign * t.weight * n)
+                        if len(sample.items) < SAMPLE_LIMIT:
+                            _sample_pods(sample, list(filter(pred, ni.pods)), ni, tv)
+                        else:
+                            sample.more += n
         # the existing pods' required and preferred terms against the incoming pod, per distinct
         # term (replicas share theirs): its carriers' count per topology value times its weight
         idx = existing_terms_for(snapshot)
