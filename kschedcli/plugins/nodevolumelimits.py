@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import weakref
 from typing import TYPE_CHECKING
 
 from ..framework.interface import (
@@ -212,10 +213,11 @@ class NodeVolumeLimits(CatalogMixin, Plugin, PreFilterPlugin, FilterPlugin, Enqu
         """What filter reads of the node besides the new pod: (catalog, CSINode, the drivers'
         limits, the unique names of its pods' attachable volumes -> driver) or (catalog, CSINode,
         the VolumeError counting them raised). Kept on the node until its pods change (NodeInfo.derive),
-        for the catalog and CSINode it was worked out from."""
+        for the catalog and CSINode it was worked out from; the catalog held weakly (a sweep's
+        scenarios each have their own, and share the loaded snapshot's nodes)."""
         derived = node_info.derived
         entry = derived.get(_ON_NODE) if derived else None
-        if entry is not None and entry[0] is cat and entry[1] is csi_node:
+        if entry is not None and entry[0]() is cat and entry[1] is csi_node:
             return entry
 
         def build(ni: NodeInfo):
@@ -227,8 +229,8 @@ class NodeVolumeLimits(CatalogMixin, Plugin, PreFilterPlugin, FilterPlugin, Enqu
                         if ep.volumes and (volumes := may_attach(ep)):
                             self._attachable(ep, csi_node, False, attached, volumes)
                 except VolumeError as e:
-                    return (cat, csi_node, e)
-            return (cat, csi_node, limits, attached)
+                    return (weakref.ref(cat), csi_node, e)
+            return (weakref.ref(cat), csi_node, limits, attached)
 
         if entry is not None:
             derived.pop(_ON_NODE, None)  # another catalog's or CSINode's

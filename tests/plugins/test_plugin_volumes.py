@@ -1,5 +1,8 @@
 """VolumeRestrictions, NodeVolumeLimits, VolumeBinding and VolumeZone on small hand-built clusters."""
 
+import gc
+import weakref
+
 from builders import fresh_state, node, pod
 
 from kschedcli.api.model import meta_of
@@ -652,4 +655,9 @@ def test_csi_limits_node_count_kept_until_the_nodes_pods_change():
     pl.handle.snapshot = s.snapshot  # the same NodeInfo, read through the other catalog
     st = pl.filter(fresh_state(), p, s.snapshot.get("n1"))
     assert (st.code, st.reasons) == (UNSCHEDULABLE, ["node(s) exceed max volume count"])
+    # the node keeps what it worked out for that catalog, not the catalog (nor its cluster) itself
+    gone = weakref.ref(pl._catalog())
+    del pl, other
+    gc.collect()
+    assert gone() is None
     assert run(s, "NodeVolumeLimits", p, "n1")[1] is None
