@@ -232,7 +232,7 @@ class NodeVolumeLimits(CatalogMixin, Plugin, PreFilterPlugin, FilterPlugin, Enqu
                     return (weakref.ref(cat), csi_node, e)
             return (weakref.ref(cat), csi_node, limits, attached)
 
-        if entry is not None:
+        if entry is not None and derived is not None:
             derived.pop(_ON_NODE, None)  # another catalog's or CSINode's
         return node_info.derive(_ON_NODE, build)
 

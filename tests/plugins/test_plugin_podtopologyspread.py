@@ -469,3 +469,58 @@ def test_system_defaults_over_many_nodes_with_labels_missing_are_each_nodes_own_
         each = score_nodes_is_each_score(pl, state, incoming, nis, rng)
         scored += len(set(each)) > 1
     assert scored > 15
+
+
+def test_domain_counts_follow_binds_and_evictions_with_empty_and_missing_zones():
+    """The matching pods per zone that PreScore (system defaults: every node counts, a node without
+    the key in the domain "") and PreFilter (one hard zone constraint: nodes with the key only)
+    work out, cycle after cycle with binds and evictions between, against counting every node's
+    pods: nodes may carry an empty zone value or none at all."""
+    import random
+
+    from kschedcli.plugins.podtopologyspread.plugin import PRE_SCORE_KEY
+
+    rng = random.Random(31)
+    owner = [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web-rs", "controller": True}]
+    nodes = []
+    for i in range(14):
+        r = rng.random()
+        nodes.append(node(f"n{i}", labels={} if r < 0.15 else {ZONE: "" if r < 0.3 else f"z{i % 3}"}))
+    labels = [{"app": "web"}, {"app": "other"}]
+    pods = [web(f"w{i}", rng.choice(nodes).name, labels=rng.choice(labels)) for i in range(30)]
+    s = scheduler(nodes, pods)
+    s.cluster.objects["ReplicaSet"][("default", "web-rs")] = {
+        "kind": "ReplicaSet",
+        "metadata": {"name": "web-rs", "namespace": "default"},
+        "spec": {"selector": {"matchLabels": {"app": "web"}}},
+    }
+    pl = plugin(s, "PodTopologySpread")
+    soft = web("new", meta={"ownerReferences": owner})
+    hard = web("hard", constraints=[spread(ZONE, max_skew=5)])
+
+    def per_zone(missing):
+        out: dict = {}
+        for ni in s.snapshot.node_infos:
+            zone = ni.node.labels.get(ZONE, missing)
+            if zone is None:
+                continue
+            n = sum(1 for p in ni.pods if p.namespace == "default" and p.labels.get("app") == "web")
+            out[zone] = out.get(zone, 0) + n
+        return out
+
+    count = 0
+    for step in range(25):
+        state = fresh_state()
+        assert pl.pre_score(state, soft, s.snapshot.node_infos) is None
+        zone_counts = state.read(PRE_SCORE_KEY).counts[1]
+        assert zone_counts == per_zone(""), step
+        state = fresh_state()
+        assert pl.pre_filter(state, hard, s.snapshot.node_infos)[1] is None
+        assert state.read(PRE_FILTER_KEY).counts[0] == per_zone(None), step
+        for _ in range(rng.randint(1, 4)):
+            count += 1
+            placed = [p for ni in s.snapshot.node_infos for p in ni.pods]
+            if placed and rng.random() < 0.35:
+                assert s.snapshot.evict(rng.choice(placed))
+            else:
+                s.snapshot.bind(web(f"b{count}", labels=rng.choice(labels)), rng.choice(nodes).name)

@@ -165,7 +165,7 @@ def _pod_counter(namespace: str, selector):
 class _Tally:
     """One selector's matching pods per node name, as of a snapshot's generation and change log."""
 
-    __slots__ = ("counts", "as_of", "recounted", "changes_seen", "total", "snapshot", "log_seen")
+    __slots__ = ("counts", "as_of", "recounted", "changes_seen", "total", "snapshot", "log_seen", "domains")
 
     def __init__(self, counts: dict[str, int], as_of: int, changes_seen: int, snapshot, log_seen: int):
         self.counts = counts
@@ -176,6 +176,8 @@ class _Tally:
         self.total = sum(counts.values())
         self.snapshot = None if snapshot is None else weakref.ref(snapshot)
         self.log_seen = log_seen  # how much of the snapshot's pod_log (the namespace's) it holds
+        # topology key -> the counts summed per node's value of it (None where a node lacks it)
+        self.domains: dict[str, dict[str | None, int]] = {}
 
 
 class _MatchCountCache:
@@ -188,17 +190,18 @@ class _MatchCountCache:
     namespace since (its pod_log) are replayed into the tally, which then holds as of the
     snapshot's generation again: the snapshot's own nodes change only through bind, evict and
     add_node, which log each pod. A replay longer than a few times the pods the tally counts is
-    a tally taken again instead. A node the tally does not hold (changed after it under another
-    snapshot, or a preemption clone) is counted from its own pods; such counts are kept for owned
-    NodeInfos at their generation. The least recently used selectors are dropped.
+    a tally taken again instead, and so is a tally of another snapshot. A node the tally does not
+    hold (changed since, for a counter kept past binds, or a preemption clone) is counted from its
+    own pods; such counts are kept for owned NodeInfos at their generation. Per topology key, the
+    tally's counts summed by the nodes' values are kept with it (domain_sums). The least recently
+    used selectors are dropped.
     """
 
     def __init__(self, limit: int = 256, retally: float = 1.0):
         self.limit = limit
         # a tally is taken again when more pods of its namespace were bound or evicted since than
-        # `retally` times four times the pods it counted (and 64): replaying them would cost more;
-        # under another snapshot, when more nodes changed than `retally` times the pods it counted
-        # (float("inf"): never; all ways count alike, they differ in cost)
+        # `retally` times four times the pods it counted (and 64): replaying them would cost more
+        # (float("inf"): never; both ways count alike, they differ in cost)
         self.retally = retally
         self._tables: OrderedDict = OrderedDict()
 
@@ -214,21 +217,18 @@ class _MatchCountCache:
         entry: _Tally | None = tables.get(key)
         if entry is not None and snapshot is not None:
             same = entry.snapshot is not None and entry.snapshot() is snapshot
-            if same and entry.changes_seen != len(snapshot.changes):
+            if not same:
+                del tables[key]  # another snapshot's: tallied again for this one
+                entry = None
+            elif entry.changes_seen != len(snapshot.changes):
                 log = snapshot.pod_log.get(namespace, ())
                 if len(log) - entry.log_seen > 4 * (entry.total + 64) * self.retally:
                     del tables[key]  # tallied again: cheaper than the replay
                     entry = None
                 else:
-                    _replay(entry, log, selector)
+                    _replay(entry, log, selector, snapshot)
                     entry.as_of = snapshot.generation
                     entry.changes_seen = len(snapshot.changes)
-            elif not same and len(snapshot.changes) - entry.changes_seen > entry.total * self.retally:
-                # more nodes changed since the tally than it counted pods: tallied again from the
-                # label index (work in the matching pods) rather than each changed node counted
-                # from its pods (work in the nodes changed since and the pods on them)
-                del tables[key]
-                entry = None
         if entry is None:
             counts: dict[str, int] = {}
             as_of = 0
@@ -293,17 +293,36 @@ class _MatchCountCache:
                 return [(by_name[name], n) for name, n in tally.items()]
             return held_counts(holders())
 
+        def domain_sums(key: str) -> dict[str | None, int] | None:
+            """Every snapshot node's count summed per its value of `key` (None where it lacks the
+            key; values summing to 0 left out), while the tally holds every node (no bind or
+            eviction since the counter was made); else None."""
+            if snapshot is None or len(snapshot.changes) != changes_seen:
+                return None
+            sums = entry.domains.get(key)
+            if sums is None:
+                sums = {}
+                by_name = snapshot.by_name
+                for name, n in tally.items():
+                    value = by_name[name].node.labels.get(key)
+                    sums[value] = sums.get(value, 0) + n
+                entry.domains[key] = sums
+            return sums
+
         count.holders = holders  # type: ignore[attr-defined]  # the callers' way to the nodes it counts
+        count.domain_sums = domain_sums  # type: ignore[attr-defined]
         count.held_counts = held_counts  # type: ignore[attr-defined]
         count.held = held  # type: ignore[attr-defined]
         return count
 
 
-def _replay(entry: _Tally, log, selector) -> None:
+def _replay(entry: _Tally, log, selector, snapshot) -> None:
     """Bring a tally up to date with the namespace's pods bound and evicted since it was last."""
     counts = entry.counts
     match = selector.matches
     total = entry.total
+    domains = entry.domains.items()
+    by_name = snapshot.by_name
     for pod, node_name, sign in log[entry.log_seen :]:
         if not pod.deleting and match(pod.labels):
             left = counts.get(node_name, 0) + sign
@@ -312,6 +331,13 @@ def _replay(entry: _Tally, log, selector) -> None:
             else:
                 del counts[node_name]
             total += sign
+            for key, sums in domains:
+                value = by_name[node_name].node.labels.get(key)
+                left = sums.get(value, 0) + sign
+                if left:
+                    sums[value] = left
+                else:
+                    del sums[value]
     entry.total = total
     entry.log_seen = len(log)
     entry.recounted.clear()

@@ -230,6 +230,14 @@ class PodTopologySpread(
             for i, c in enumerate(constraints):
                 m = counts[i]
                 f = counters[i]
+                sums = f.domain_sums(keys[0]) if plain and n == 1 else None
+                if sums is not None:
+                    # one constraint, every node with its key eligible: the holders' counts summed
+                    # per domain, kept with the tally
+                    for value, held_here in sums.items():
+                        if value is not None and value in m:
+                            m[value] += held_here
+                    continue
                 held = counted.get(id(f))
                 if held is None:
                     held = counted[id(f)] = f.held()
@@ -423,6 +431,15 @@ class PodTopologySpread(
                 if not m:
                     continue  # no feasible node in any domain (always so for hostname)
                 key = c.topology_key
+                sums = counters[i].domain_sums(key) if trivial and not s.require_all else None
+                if sums is not None:
+                    # every node counts: the holders' counts summed per domain, kept with the tally
+                    # (a node without the key counts in the domain "", as below)
+                    for value, n in sums.items():
+                        value = "" if value is None else value
+                        if value in m:
+                            m[value] += n
+                    continue
                 for ni, cnt in counted[id(counters[i])]:
                     labels = ni.node.labels
                     if s.require_all and not _has_all_keys(labels, constraints):
