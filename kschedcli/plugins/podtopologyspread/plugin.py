@@ -435,10 +435,10 @@ class PodTopologySpread(
                 if sums is not None:
                     # every node counts: the holders' counts summed per domain, kept with the tally
                     # (a node without the key counts in the domain "", as below)
-                    for value, n in sums.items():
+                    for value, cnt in sums.items():
                         value = "" if value is None else value
                         if value in m:
-                            m[value] += n
+                            m[value] += cnt
                     continue
                 for ni, cnt in counted[id(counters[i])]:
                     labels = ni.node.labels
