@@ -5,6 +5,7 @@ scheduler.go buildExtenders). Errors name the field; ksched reports the first.""
 from __future__ import annotations
 
 import base64
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -14,6 +15,21 @@ from ..errors import InputError
 from .argsvalidation import parse_go_duration
 
 DEFAULT_TIMEOUT_S = 5.0  # DefaultExtenderTimeout, for an httpTimeout left at 0
+
+# a query parameter whose value is a credential: shown masked, like the userinfo's password
+_SECRET_QUERY = re.compile(
+    r"(?i)(?P<head>[?&](?:[a-z0-9]+[_-])*(?:token|password|passwd|secret|key|sig|signature|auth|credential)s?=)"
+    r"[^&#]+"
+)
+_USERINFO = re.compile(r"^(?P<head>[A-Za-z][A-Za-z0-9+.-]*://[^/?#@:]*):[^/?#@]*@")
+
+
+def display_url(url: str) -> str:
+    """`url` as ksched prints it: a password in its userinfo reads `xxxxx`, as Go's
+    url.URL.Redacted (and so net/http's own errors) shows it, and the value of a query parameter
+    named like a credential (token=, password=, sig=, ...) reads `xxxxx` too."""
+    url = _USERINFO.sub(lambda m: f"{m['head']}:xxxxx@", url, count=1)
+    return _SECRET_QUERY.sub(lambda m: f"{m['head']}xxxxx", url)
 
 
 @dataclass(frozen=True)
@@ -52,8 +68,9 @@ class ExtenderConfig:
 
     @property
     def name(self) -> str:
-        """Extender.Name(): its URL prefix, as kube-scheduler names it in logs and score lists."""
-        return self.url_prefix
+        """Extender.Name(): its URL prefix, as kube-scheduler names it in logs and score lists,
+        with any password in it masked (`display_url`): ksched prints no credentials."""
+        return display_url(self.url_prefix)
 
     def verbs(self) -> dict[str, str]:
         return {

@@ -9,6 +9,7 @@ changes a verdict, and a plain run does not pay for importing one."""
 
 from __future__ import annotations
 
+import base64
 import io
 import json
 import os
@@ -16,7 +17,7 @@ import re
 import time
 from typing import TYPE_CHECKING, Any
 
-from ..config.extenders import ExtenderConfig
+from ..config.extenders import ExtenderConfig, display_url
 
 if TYPE_CHECKING:
     import http.client
@@ -358,10 +359,10 @@ class HTTPExtender:
         import http.client
         import socket
         import ssl
-        from urllib.parse import urlsplit
+        from urllib.parse import unquote, urlsplit
 
-        url = self.url(verb)
-        parts = urlsplit(url)
+        parts = urlsplit(self.url(verb))
+        url = display_url(self.url(verb))  # as messages name it: no password
         scheme = parts.scheme.lower()
         if scheme not in ("http", "https"):
             raise ExtenderError(f'Post "{url}": unsupported protocol scheme "{parts.scheme}"')
@@ -386,7 +387,13 @@ class HTTPExtender:
                 sock = _DeadlineSocket(raw, clock)
                 conn = http.client.HTTPConnection(host, port)
                 conn.sock = sock  # connected: http.client only writes and reads
-                conn.request("POST", target, body, {"Content-Type": "application/json"})
+                headers = {"Content-Type": "application/json"}
+                if "@" in parts.netloc:
+                    # a URL's userinfo is sent as Basic authentication, as Go's http.Client does
+                    user, _, password = parts.netloc.rpartition("@")[0].partition(":")
+                    token = base64.b64encode(f"{unquote(user)}:{unquote(password)}".encode()).decode()
+                    headers["Authorization"] = f"Basic {token}"
+                conn.request("POST", target, body, headers)
                 resp = conn.getresponse()
             except TimeoutError:
                 raise ExtenderError(

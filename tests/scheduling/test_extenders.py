@@ -475,6 +475,39 @@ def test_timeout_defaults_and_calling_order():
 # -- The command line -------------------------------------------------------------------------------
 
 
+def test_a_url_s_userinfo_is_sent_as_basic_auth_and_never_printed(servers, tmp_path):
+    from typer.testing import CliRunner
+
+    from kschedcli.cli.app import app
+
+    ext = servers({"filter": lambda a: {"NodeNames": a["NodeNames"][:1]}, "bad": lambda a: Reply(status=503)})
+    secret_url = ext.url.replace("://", "://alice%40corp:hunter%2F2@", 1)
+    sched = scheduler(
+        [node("n1"), node("n2")],
+        extenders=[{"urlPrefix": secret_url, "filterVerb": "filter", "nodeCacheCapable": True}],
+    )
+    r = sched.schedule(pod("p"))
+    assert r.schedulable and r.selected_node == "n1"
+    # Go's http.Client: the userinfo, percent-decoded, as an Authorization header
+    assert ext.requests[-1][1]["Authorization"] == "Basic " + base64.b64encode(b"alice@corp:hunter/2").decode()
+    shown = ext.url.replace("://", "://alice%40corp:xxxxx@", 1)
+    assert r.extender_calls[0].extender == shown
+    sched = scheduler([node("n1")], extenders=[{"urlPrefix": secret_url + "?token=t0ken", "filterVerb": "bad"}])
+    r = sched.schedule(pod("p"))
+    assert r.error == f"failed bad with extender at URL {shown}?token=xxxxx, code 503"  # the verb is in the value
+    # the command's every output form: neither the password nor the token
+    root = Path(__file__).resolve().parents[2]
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    cfg = _cli_config(tmp_path, f"http://bob:s3cretpass@127.0.0.1:{port}/x?access_token=t0kenvalue")
+    args = ["explain", str(root / "fixtures/pods/web.yaml"), "--cluster", str(root / "fixtures/small-cluster.yaml")]
+    for out in ("table", "json", "yaml", "markdown"):
+        res = CliRunner().invoke(app, [*args, "--config", cfg, "-o", out])
+        assert "connection refused" in res.output, out
+        assert "bob:xxxxx@" in res.output and "s3cretpass" not in res.output and "t0kenvalue" not in res.output, out
+
+
 def _cli_config(tmp_path, url):
     p = tmp_path / "sched.yaml"
     p.write_text(
