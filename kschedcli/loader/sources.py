@@ -191,7 +191,16 @@ def decode_utf8(data: bytes, path: str) -> str:
             return data.decode("utf-16")
         return data.decode("utf-8")
     except UnicodeDecodeError as e:
-        raise InputError(f"cannot read: {e}", source=path) from None
+        raise InputError(f"not UTF-8 text: {_bad_bytes(data, e)}", source=path) from None
+
+
+def _bad_bytes(data: bytes, e: UnicodeDecodeError) -> str:
+    """Where the text stops being UTF-8 (or UTF-16), as one names it in an editor."""
+    if e.encoding.startswith("utf-16"):
+        return f"a UTF-16 byte order mark, then bytes that are not UTF-16 (offset {e.start})"
+    line = data.count(b"\n", 0, e.start) + 1
+    column = e.start - (data.rfind(b"\n", 0, e.start) + 1) + 1
+    return f"byte 0x{data[e.start]:02x} at line {line}, column {column} (offset {e.start})"
 
 
 def file_size(path: str, limit: int = MAX_SNAPSHOT_BYTES) -> int:

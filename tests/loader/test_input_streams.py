@@ -108,6 +108,20 @@ def test_binary_on_stdin_is_refused():
     assert r.exit_code == 2 and r.stderr == "ksched: -: not YAML or JSON text: a NUL byte at offset 11\n"
 
 
+def test_text_that_is_not_utf8_is_refused_where_it_stops_being_utf8(tmp_path):
+    latin1 = tmp_path / "pod.yaml"
+    latin1.write_bytes(b"apiVersion: v1\nkind: Pod\nmetadata: {name: caf\xe9}\n")
+    for args in (("explain", str(latin1), "-c", str(SMALL)), ("explain", str(WEB), "-c", str(latin1))):
+        r = run(*args)
+        assert (
+            r.exit_code == 2
+            and r.stderr == f"ksched: {latin1}: not UTF-8 text: byte 0xe9 at line 3, column 21 (offset 45)\n"
+        )
+    # from a pipe, as from a file
+    r = run("explain", str(WEB), "-c", "-", input=b"kind: List\nitems: []\n# \xc3(\n")
+    assert r.exit_code == 2 and r.stderr == "ksched: -: not UTF-8 text: byte 0xc3 at line 3, column 3 (offset 23)\n"
+
+
 # ----------------------------------------------------------------------------- 5: `-c -` everywhere
 
 
