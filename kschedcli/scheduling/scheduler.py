@@ -526,7 +526,11 @@ class Scheduler:
         own = self.snapshot.node_infos
         if len(out.found) == len(own):
             return own
-        return [own[i] for i in sorted(out.found)]
+        at = sorted(out.found)
+        feasible = list(map(own.__getitem__, at))
+        # their positions, for PreScore and Score (read off the snapshot's columns)
+        self._feasible_at = (feasible, at)
+        return feasible
 
     def _sample(
         self,
