@@ -3,6 +3,7 @@ decide exactly what the node-by-node methods decide. Seeded random clusters, sma
 
 from __future__ import annotations
 
+import copy
 import random
 
 import pytest
@@ -524,3 +525,35 @@ def test_a_labels_absence_is_known_until_a_node_is_added():
     snap.add_node(node("late", labels={"kubernetes.io/hostname": "late"}), [])
     assert snap.label_missing("topology.kubernetes.io/zone") is True
     assert snap.label_column("topology.kubernetes.io/zone")[-1] is None
+
+
+def test_fit_filter_nodes_on_many_of_the_snapshot_s_nodes_reads_its_columns():
+    """NodeResourcesFit's filter_nodes on a list of 16 or more of the snapshot's own NodeInfos (a
+    sampled search's chunk, the nodes changed since a cached column), in any order, reads the
+    snapshot's free columns at their positions: as node by node, binds included; NodeInfos that
+    are not the snapshot's (copies) are read from themselves."""
+    rng = random.Random(7)
+    nodes = [
+        node(f"n{i:02}", cpu=str(rng.choice([1, 2, 4])), memory="4Gi", pods=str(rng.choice([2, 110])))
+        for i in range(40)
+    ]
+    sched = scheduler(nodes)
+    snap = sched.snapshot
+    fw = sched.frameworks["default-scheduler"]
+    fit = fw.plugins["NodeResourcesFit"]
+    snap.free_columns()  # built before the binds, then brought up to date
+    for j in range(60):
+        p = pod(f"p{j}", requests={"cpu": rng.choice(["500m", "1", "1500m"]), "memory": "512Mi"})
+        r = sched.schedule(p)
+        if r.schedulable:
+            sched.bind(p, r.selected_node)
+        state = CycleState()
+        assert fw.run_pre_filter(state, p).status is None
+        nis = snap.node_infos
+        some = [nis[k] for k in rng.sample(range(len(nis)), 20)]
+        expected = [_verdict(fit.filter(state, p, ni)) for ni in some]
+        assert [_verdict(s) for s in fit.filter_nodes(state, p, some)] == expected
+        copies = [copy.copy(ni) for ni in some]
+        assert [_verdict(s) for s in fit.filter_nodes(state, p, copies)] == expected
+    # the cluster filled up: the last pods' verdicts include failures
+    assert any(_verdict(s) is not None for s in fit.filter_nodes(state, p, snap.node_infos))

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import math
+import operator
 from collections import deque
 from itertools import compress, repeat
+from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
 from ...api.model import is_extended_resource
@@ -63,6 +65,17 @@ class InsufficientResource:
             "capacity": self.capacity,
             "unresolvable": self.unresolvable,
         }
+
+
+def _free_of_nodes(snapshot, nodes: list[NodeInfo]) -> tuple:
+    """free_columns(nodes); read off the snapshot's own columns when `nodes` are many of its
+    NodeInfos (a sampled search's chunk, the nodes changed since a cached column)."""
+    if snapshot is not None and len(nodes) >= 16:
+        at = list(map(snapshot.index_of.get, [ni.node.name for ni in nodes]))
+        if None not in at and all(map(operator.is_, map(snapshot.node_infos.__getitem__, at), nodes)):
+            get = itemgetter(*at)
+            return tuple(get(col) for col in snapshot.free_columns())
+    return free_columns(nodes)
 
 
 def fits_request(req, node_info, ignored: set[str], ignored_groups: set[str]) -> list[InsufficientResource]:
@@ -214,7 +227,7 @@ class NodeResourcesFit(Plugin, PreFilterPlugin, BatchFilterPlugin, PreScorePlugi
                     return self._filter_arrays(np, req, nodes, arrays)
             room, free_cpu, free_mem, free_eph = snapshot.free_columns()
         else:
-            room, free_cpu, free_mem, free_eph = free_columns(nodes)
+            room, free_cpu, free_mem, free_eph = _free_of_nodes(snapshot, nodes)
         # a resource the pod does not ask for is not compared
         c = req.milli_cpu if req.milli_cpu > 0 else -math.inf
         m = req.memory if req.memory > 0 else -math.inf
