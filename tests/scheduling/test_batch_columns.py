@@ -557,3 +557,41 @@ def test_fit_filter_nodes_on_many_of_the_snapshot_s_nodes_reads_its_columns():
         assert [_verdict(s) for s in fit.filter_nodes(state, p, copies)] == expected
     # the cluster filled up: the last pods' verdicts include failures
     assert any(_verdict(s) is not None for s in fit.filter_nodes(state, p, snap.node_infos))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_spread_prescore_at_known_positions_is_prescore_node_by_node(seed):
+    """PodTopologySpread's PreScore given the nodes' snapshot positions (label columns read at them;
+    the pod's own constraints require every key, so nodes lacking one are ignored) keeps the same
+    domains, in the same order, the same ignored nodes and weights as reading each node's labels."""
+    from kschedcli.plugins.podtopologyspread.plugin import PRE_SCORE_KEY
+
+    nodes, existing, pending = _cluster(seed)
+    sched = scheduler(nodes, existing)
+    fw = sched.frameworks["default-scheduler"]
+    pts = fw.plugins["PodTopologySpread"]
+    nis = sched.snapshot.node_infos
+    rng = random.Random(seed)
+    required = ignored = 0
+    for p in pending:
+        positions = sorted(rng.sample(range(len(nis)), rng.randrange(2, len(nis) + 1)))
+        some = [nis[k] for k in positions]
+        states = []
+        for at in (positions, None):
+            state = CycleState()
+            if fw.run_pre_filter(state, p).status is not None:
+                break
+            state.score_positions = at
+            if pts.pre_score(state, p, some) is not None:  # Skip: no soft constraint
+                break
+            states.append(state.get(PRE_SCORE_KEY))
+        if len(states) < 2:
+            continue
+        a, b = states
+        assert [list(m.items()) for m in a.counts] == [list(m.items()) for m in b.counts], p.name
+        assert (a.ignored_nodes, a.weights) == (b.ignored_nodes, b.weights), p.name
+        required += a.require_all
+        ignored += bool(a.ignored_nodes)
+    assert required > 3
+    # odd seeds: a node without a zone label and one without a hostname label
+    assert ignored > 0 if seed % 2 else ignored == 0

@@ -379,7 +379,9 @@ class PodTopologySpread(
         n = len(constraints)
         s.counts = [{} for _ in range(n)]
         sizes = [0] * n
-        if s.require_all:
+        if s.require_all and state.score_positions is not None:
+            self._domains_at(s, state.score_positions, sizes)
+        elif s.require_all:
             for ni in nodes:
                 labels = ni.node.labels
                 if not _has_all_keys(labels, constraints):
@@ -471,6 +473,26 @@ class PodTopologySpread(
                     m[value] += counters[i](ni)
         state.write(PRE_SCORE_KEY, s)
         return None
+
+    def _domains_at(self, s: PreScoreState, positions: list[int], sizes: list[int]) -> None:
+        """PreScore's domains when every constraint's key is required, for the snapshot's nodes at
+        `positions`, read off its label columns: a node lacking some key is ignored; each other
+        node's value per constraint opens its domain, in the nodes' order."""
+        snapshot = self.handle.snapshot
+        constraints = s.constraints
+        kept = positions
+        flags: list | None = None
+        for key in dict.fromkeys(c.topology_key for c in constraints):
+            if snapshot.label_missing(key):
+                has = map(operator.is_not, map(snapshot.label_column(key).__getitem__, positions), repeat(None))
+                flags = list(has) if flags is None else list(map(operator.and_, flags, has))
+        if flags is not None:
+            s.ignored_nodes.update(map(snapshot.names.__getitem__, compress(positions, map(operator.not_, flags))))
+            kept = list(compress(positions, flags))
+        for i, c in enumerate(constraints):
+            if c.topology_key != HOSTNAME_KEY:  # per-node counts are taken in Score
+                s.counts[i] = dict.fromkeys(map(snapshot.label_column(c.topology_key).__getitem__, kept), 0)
+                sizes[i] = len(s.counts[i])
 
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]:
         try:
