@@ -508,6 +508,22 @@ def test_a_url_s_userinfo_is_sent_as_basic_auth_and_never_printed(servers, tmp_p
         assert "bob:xxxxx@" in res.output and "s3cretpass" not in res.output and "t0kenvalue" not in res.output, out
 
 
+@pytest.mark.parametrize(
+    "url, shown",
+    [
+        ("http://u:p@ss@h:1/x", "http://u:xxxxx@h:1/x"),  # the userinfo ends at the last @, as Go parses it
+        ("http://u:@h/x", "http://u:xxxxx@h/x"),  # an empty password is still a password
+        ("http://u@h/x", "http://u@h/x"),  # a user alone is no secret
+        ("http://h/a@b:c", "http://h/a@b:c"),  # an @ in the path is not userinfo
+        ("http://h/x?access_token=abc&page=2", "http://h/x?access_token=xxxxx&page=2"),
+    ],
+)
+def test_extender_urls_are_shown_without_their_secrets(url, shown):
+    from kschedcli.config.extenders import display_url
+
+    assert display_url(url) == shown
+
+
 def _cli_config(tmp_path, url):
     p = tmp_path / "sched.yaml"
     p.write_text(
