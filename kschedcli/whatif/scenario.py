@@ -61,6 +61,44 @@ def scenario_schema_text() -> str:
     return text if text.endswith("\n") else text + "\n"
 
 
+_EXPECTED = {
+    "string": "a string",
+    "array": "a list",
+    "object": "an object",
+    "integer": "a whole number",
+    "number": "a number",
+    "boolean": "a boolean",
+}
+
+
+def _schema_message(e: Any) -> str:
+    """A JSON Schema error of a scenario file in ksched's words (JSON's names for values, the
+    fields named), not the validator's Python reprs."""
+    from ..api.fieldtree import _describe
+
+    v = e.instance
+    if e.validator == "type" and isinstance(e.validator_value, str):
+        got = "null" if v is None else _describe(v)
+        return f"expected {_EXPECTED.get(e.validator_value, e.validator_value)}, got {got}"
+    if e.validator == "additionalProperties" and isinstance(v, dict):
+        known = list(e.schema.get("properties") or {})
+        extra = [str(k) for k in v if k not in known]
+        if len(extra) == 1:
+            import difflib
+
+            close = difflib.get_close_matches(extra[0], known, n=1, cutoff=0.75)
+            if close:
+                return f"unknown field {extra[0]}; did you mean {close[0]}?"
+        return f"unknown field {', '.join(extra)}: expected one of {', '.join(known)}"
+    if e.validator == "maxProperties" and isinstance(v, dict):
+        return f"one key per item, found {len(v)}: {', '.join(map(str, v))}"
+    if e.validator == "minProperties" and isinstance(v, dict):
+        return "an empty item: expected one key"
+    if e.validator == "minLength" and v == "":
+        return "must not be empty"
+    return e.message
+
+
 def _location(path: list) -> str:
     return "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path).lstrip(".") or "(root)"
 
@@ -90,7 +128,7 @@ def load_scenario(path: str) -> Scenario:
 
     errors = sorted(jsonschema.Draft202012Validator(_schema()).iter_errors(doc), key=lambda e: list(e.absolute_path))
     if errors:
-        raise InputError(errors[0].message, source=path, field=_location(list(errors[0].absolute_path)))
+        raise InputError(_schema_message(errors[0]), source=path, field=_location(list(errors[0].absolute_path)))
     start = doc.get("startIndex")
     if start is not None and type(start) is not int:  # JSON Schema's integer takes 1e9 (a float) too
         raise InputError(f"{start!r} is not a whole number written as one (as 7)", source=path, field="startIndex")

@@ -110,6 +110,29 @@ def test_bad_scenarios_are_one_line_naming_the_place(tmp_path):
     assert r.exit_code == 2 and "expected kind Scenario" in r.stderr
 
 
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("edits: [{cordon: null}]\n", "edits[0].cordon: expected a string, got null"),
+        ("edits: [{cordon: 5}]\n", "edits[0].cordon: expected a string, got number 5"),
+        ("edits: [{cordon: ''}]\n", "edits[0].cordon: must not be empty"),
+        ("edits: [{cordon: a, uncordon: a}]\n", "edits[0]: one key per item, found 2: cordon, uncordon"),
+        ("edits: [{}]\n", "edits[0]: an empty item: expected one key"),
+        (
+            "edits: [{drain: x}]\n",
+            "edits[0]: unknown field drain: expected one of addNode, removeNode, cordon, uncordon, taint, label, evict",
+        ),
+        ("edits: [{cordn: a}]\n", "edits[0]: unknown field cordn; did you mean cordon?"),
+        ("clusterz: []\n", "(root): unknown field clusterz; did you mean cluster?"),
+        ("edits: [[1]]\n", "edits[0]: expected an object, got a list"),
+        ("edits: nope\n", 'edits: expected a list, got string "nope"'),
+    ],
+)
+def test_a_scenario_s_schema_errors_are_told_in_json_s_words(tmp_path, text, message):
+    r = run("run", write(tmp_path, text))
+    assert r.exit_code == 2 and r.stderr == f"ksched: {tmp_path / 's.yaml'}: {message}\n"
+
+
 @pytest.mark.parametrize("value", ["1e9", "99999999999999999999999999", "2.0"])
 def test_a_start_index_that_is_a_float_is_one_line(tmp_path, value):
     # JSON Schema's "integer" takes 1e9 and 2.0 (floats of whole value): the sampling start index then
