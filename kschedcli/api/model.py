@@ -412,6 +412,9 @@ class Pod:
         them again once it has.)"""
         pcn = spec.get("priorityClassName") or ""
         prio = _int(spec.get("priority"), "spec.priority")
+        if prio is not None and not -(1 << 31) <= prio < 1 << 31:
+            # an int32 the API server could not have stored (a pod file's is refused before this)
+            raise FieldError("spec.priority", f"number {prio} is out of range for int32")
         policy = spec.get("preemptionPolicy")
         if type(pcn) is not str or (policy is not None and type(policy) is not str):
             pcn = _name(pcn, "spec.priorityClassName")

@@ -189,6 +189,9 @@ def test_decodes_agrees_with_check_value_on_mutated_objects():
         ("spec", "preemptionPolicy", ["Never"], "spec.preemptionPolicy: expected a string, got a list"),
         ("status", "startTime", 5, 'status.startTime: expected a string, got number 5 (quote it if it is text: "5")'),
         ("metadata", "uid", ["u"], "metadata.uid: expected a string, got a list"),
+        # an int32 no API server could have stored
+        ("spec", "priority", 2**31, "spec.priority: number 2147483648 is out of range for int32"),
+        ("spec", "priority", -(2**31) - 1, "spec.priority: number -2147483649 is out of range for int32"),
     ],
 )
 def test_bound_pods_names_and_times_must_be_strings(tmp_path, part, key, value, message):
