@@ -18,6 +18,7 @@ from __future__ import annotations
 import difflib
 import json
 import os
+import re
 from dataclasses import dataclass
 from datetime import date
 from functools import lru_cache
@@ -65,8 +66,16 @@ def _resolve(expr: str) -> str:
     return expr
 
 
-def _describe(v: Any) -> str:
-    """A value as kubectl's JSON would show it, with its JSON type."""
+# fields whose values often hold secrets (a container's env, its arguments and command): a problem
+# there names the value's JSON type only, never its text
+_SECRET_PATH = re.compile(r"(?:^|[.\]])(?:env|envFrom|args|command)(?:[\[.]|$)")
+
+
+def _describe(v: Any, masked: bool = False) -> str:
+    """A value as kubectl's JSON would show it, with its JSON type (`masked`: the type only)."""
+    if masked and v is not None and not isinstance(v, (list, dict)):
+        kind = "a boolean" if v is True or v is False else "a string" if isinstance(v, str) else "a number"
+        return kind if isinstance(v, (str, bool, int, float)) else type(v).__name__
     if v is True or v is False:
         return f"boolean {'true' if v else 'false'}"
     if isinstance(v, int):
@@ -95,9 +104,9 @@ def quote_text(v: Any) -> str:
     return str(v)
 
 
-def _quote_hint(v: Any) -> str:
+def _quote_hint(v: Any, masked: bool = False) -> str:
     if v is True or v is False or isinstance(v, (int, float, date)):
-        return f' (quote it if it is text: "{quote_text(v)}")'
+        return " (quote it if it is text)" if masked else f' (quote it if it is text: "{quote_text(v)}")'
     return ""
 
 
@@ -110,37 +119,38 @@ def did_you_mean(name: str, known: list[str]) -> str:
     return f"; did you mean {hit}?" if hit else ""
 
 
-def _leaf_problem(v: Any, leaf: str) -> str | None:
-    """Why `v` cannot be decoded into the Go leaf type `leaf` (None when it can)."""
+def _leaf_problem(v: Any, leaf: str, masked: bool = False) -> str | None:
+    """Why `v` cannot be decoded into the Go leaf type `leaf` (None when it can); `masked`: the
+    value named by its JSON type only."""
     if leaf in _STRING_LEAVES:
-        return None if isinstance(v, str) else f"expected a string, got {_describe(v)}{_quote_hint(v)}"
+        return None if isinstance(v, str) else f"expected a string, got {_describe(v, masked)}{_quote_hint(v, masked)}"
     if leaf in _TIME_LEAVES:
-        return None if isinstance(v, (str, date)) else f"expected a time (RFC 3339 string), got {_describe(v)}"
+        return None if isinstance(v, (str, date)) else f"expected a time (RFC 3339 string), got {_describe(v, masked)}"
     if leaf == "bool":
-        return None if v is True or v is False else f"expected a boolean, got {_describe(v)}"
+        return None if v is True or v is False else f"expected a boolean, got {_describe(v, masked)}"
     if leaf in _INT_RANGES:
         if isinstance(v, float) and v.is_integer() and abs(v) < 2**63:
             v = int(v)  # YAML's 1.0 reaches the API server as JSON's 1
         if isinstance(v, bool) or not isinstance(v, int):
-            return f"expected an integer, got {_describe(v)}"
+            return f"expected an integer, got {_describe(v, masked)}"
         low, high = _INT_RANGES[leaf]
         if not low <= v <= high:
-            return f"{_describe(v)} is out of range for {leaf}"
+            return f"{_describe(v, masked)} is out of range for {leaf}"
         return None
     if leaf in ("float64", "float32"):
         return (
             None
             if isinstance(v, (int, float)) and not isinstance(v, bool)
-            else f"expected a number, got {_describe(v)}"
+            else f"expected a number, got {_describe(v, masked)}"
         )
     if leaf == "Quantity":
         if isinstance(v, str) or (isinstance(v, (int, float)) and not isinstance(v, bool)):
             return None
-        return f'expected a quantity (a string such as "500m" or a number), got {_describe(v)}'
+        return f'expected a quantity (a string such as "500m" or a number), got {_describe(v, masked)}'
     if leaf == "IntOrString":
         if isinstance(v, str) or (isinstance(v, int) and not isinstance(v, bool)):
             return None
-        return f"expected an integer or a string, got {_describe(v)}"
+        return f"expected an integer or a string, got {_describe(v, masked)}"
     return None  # RawExtension and the like: anything
 
 
@@ -216,6 +226,10 @@ def _decodes(value: Any, expr: str) -> bool:
     return _leaf_problem(value, x) is None
 
 
+def _secret(path: str) -> bool:
+    return _SECRET_PATH.search(path) is not None
+
+
 def check_value(obj: Any, type_name: str, prefix: str = "") -> list[FieldProblem]:
     """The problems of `obj` as a value of the Go type `type_name` (a struct of the trees), its
     fields named under `prefix` (`profiles[0].pluginConfig[1].args`)."""
@@ -228,14 +242,14 @@ def check_value(obj: Any, type_name: str, prefix: str = "") -> list[FieldProblem
         tag, x = _COMPILED.get(expr) or _compile(expr)
         if tag == _LIST:
             if not isinstance(value, list):
-                problems.append(FieldProblem(path, f"expected a list, got {_describe(value)}", False))
+                problems.append(FieldProblem(path, f"expected a list, got {_describe(value, _secret(path))}", False))
                 continue
             for i in range(len(value) - 1, -1, -1):
                 stack.append((f"{path}[{i}]", value[i], x))
             continue
         if tag == _MAP:
             if not isinstance(value, dict):
-                problems.append(FieldProblem(path, f"expected an object, got {_describe(value)}", False))
+                problems.append(FieldProblem(path, f"expected an object, got {_describe(value, _secret(path))}", False))
                 continue
             for k in reversed(list(value)):
                 stack.append((f"{path}.{k}" if path else str(k), value[k], x))
@@ -243,11 +257,13 @@ def check_value(obj: Any, type_name: str, prefix: str = "") -> list[FieldProblem
         if tag != _STRUCT:
             why = _leaf_problem(value, "string" if tag == _STRING else x)
             if why is not None:
+                if _secret(path):
+                    why = _leaf_problem(value, "string" if tag == _STRING else x, masked=True)
                 problems.append(FieldProblem(path, why, False, value))
             continue
         fields = x
         if not isinstance(value, dict):
-            problems.append(FieldProblem(path, f"expected an object, got {_describe(value)}", False))
+            problems.append(FieldProblem(path, f"expected an object, got {_describe(value, _secret(path))}", False))
             continue
         children = []
         for k, v in value.items():

@@ -73,6 +73,28 @@ def test_type_errors_are_errors_in_every_mode(tmp_path):
     )
 
 
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        (
+            "    env: [{name: DB_PASSWORD, value: 8675309}]\n",
+            "env[0].value: expected a string, got a number (quote it if it is text)",
+        ),
+        ("    env: s3cr3t-value\n", "env: expected a list, got a string"),
+        ("    env: [{name: T, valueFrom: tok3n-value}]\n", "env[0].valueFrom: expected an object, got a string"),
+        ("    args: --password=hunter2\n", "args: expected a list, got a string"),
+        ("    command: [run, {password: hunter2}]\n", "command[1]: expected a string, got an object"),
+    ],
+)
+def test_type_errors_in_env_args_and_command_never_show_the_value(tmp_path, extra, message):
+    # values there are often secrets: the problem names the JSON type only (as kubectl's does)
+    r, f = explain(tmp_path, pod_yaml() + extra)
+    line = one_line(r, f)
+    assert line == f"Pod default/p: spec.containers[0].{message}"
+    for secret in ("8675309", "s3cr3t", "tok3n", "hunter2"):
+        assert secret not in r.output
+
+
 def test_field_trees_know_the_api_types():
     pod = yaml.safe_load(pod_yaml())
     assert check_object(pod, "Pod") == []
