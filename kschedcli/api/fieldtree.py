@@ -258,7 +258,7 @@ def check_value(obj: Any, type_name: str, prefix: str = "") -> list[FieldProblem
             why = _leaf_problem(value, "string" if tag == _STRING else x)
             if why is not None:
                 if _secret(path):
-                    why = _leaf_problem(value, "string" if tag == _STRING else x, masked=True)
+                    why = _leaf_problem(value, "string" if tag == _STRING else x, masked=True) or why
                 problems.append(FieldProblem(path, why, False, value))
             continue
         fields = x
