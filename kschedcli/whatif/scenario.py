@@ -82,7 +82,7 @@ def _schema_message(e: Any) -> str:
         return f"expected {_EXPECTED.get(e.validator_value, e.validator_value)}, got {got}"
     if e.validator == "additionalProperties" and isinstance(v, dict):
         known = list(e.schema.get("properties") or {})
-        extra = [str(k) for k in v if k not in known]
+        extra = [cut(k, quote=False) for k in v if k not in known]
         if len(extra) == 1:
             import difflib
 
@@ -91,7 +91,7 @@ def _schema_message(e: Any) -> str:
                 return f"unknown field {extra[0]}; did you mean {close[0]}?"
         return f"unknown field {', '.join(extra)}: expected one of {', '.join(known)}"
     if e.validator == "maxProperties" and isinstance(v, dict):
-        return f"one key per item, found {len(v)}: {', '.join(map(str, v))}"
+        return f"one key per item, found {len(v)}: {', '.join(cut(k, quote=False) for k in v)}"
     if e.validator == "minProperties" and isinstance(v, dict):
         return "an empty item: expected one key"
     if e.validator == "minLength" and v == "":
