@@ -201,7 +201,9 @@ def read_node_groups(path: str, cluster: Cluster) -> list[NodeGroup]:
                     f"maxSize {max_size} is below minSize {min_size}", source=path, where=at, field="maxSize"
                 )
             price = g.get("pricePerHour")
-            if price is not None and (isinstance(price, bool) or not isinstance(price, (int, float)) or price < 0):
+            if price is not None and (
+                isinstance(price, bool) or not isinstance(price, (int, float)) or not 0 <= price < math.inf
+            ):  # (NaN and infinity are not prices either)
                 raise InputError(f"{price!r} is not a price", source=path, where=at, field="pricePerHour")
             prio = g.get("priority")
             if prio is not None and type(prio) is not int:

@@ -321,6 +321,9 @@ def test_table_at_widths_with_long_names(tmp_path, width, monkeypatch):
         ("nodeGroups: [{name: a, template: {metadata: {}}}]", "node group a: template.metadata.name: is required"),
         ("nodeGroups: [{name: a, templateNode: a-1}, {name: a, templateNode: a-1}]", "given twice"),
         ("nodeGroups: [{name: a}]", "give templateNode or template"),
+        ("nodeGroups: [{name: a, templateNode: a-1, pricePerHour: -1}]", "pricePerHour: -1 is not a price"),
+        ("nodeGroups: [{name: a, templateNode: a-1, pricePerHour: .nan}]", "pricePerHour: nan is not a price"),
+        ("nodeGroups: [{name: a, templateNode: a-1, pricePerHour: .inf}]", "pricePerHour: inf is not a price"),
     ],
 )
 def test_bad_node_group_files_say_one_line(tmp_path, text, says):
