@@ -74,8 +74,11 @@ _SECRET_PATH = re.compile(r"(?:^|[.\]])(?:env|envFrom|args|command)(?:[\[.]|$)")
 def _describe(v: Any, masked: bool = False) -> str:
     """A value as kubectl's JSON would show it, with its JSON type (`masked`: the type only)."""
     if masked and v is not None and not isinstance(v, (list, dict)):
-        kind = "a boolean" if v is True or v is False else "a string" if isinstance(v, str) else "a number"
-        return kind if isinstance(v, (str, bool, int, float)) else type(v).__name__
+        if v is True or v is False:
+            return "a boolean"
+        if isinstance(v, str):
+            return "a string"
+        return "a number" if isinstance(v, (int, float)) else type(v).__name__
     if v is True or v is False:
         return f"boolean {'true' if v else 'false'}"
     if isinstance(v, int):

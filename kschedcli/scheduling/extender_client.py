@@ -361,8 +361,9 @@ class HTTPExtender:
         import ssl
         from urllib.parse import unquote, urlsplit
 
-        parts = urlsplit(self.url(verb))
-        url = display_url(self.url(verb))  # as messages name it: no password
+        raw_url = self.url(verb)
+        parts = urlsplit(raw_url)
+        url = display_url(raw_url)  # as messages name it: no password
         scheme = parts.scheme.lower()
         if scheme not in ("http", "https"):
             raise ExtenderError(f'Post "{url}": unsupported protocol scheme "{parts.scheme}"')

@@ -74,6 +74,19 @@ def run_score(sched, p, names=None):
 # --------------------------------------------------------------------------- Filter
 
 
+# the pods of the ReplicaSet web-rs (app=web): the system defaults spread them by its selector
+WEB_RS_OWNER = [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web-rs", "controller": True}]
+
+
+def with_web_rs(sched):
+    """The ReplicaSet web-rs (selector app=web) among the scheduler's cluster objects."""
+    sched.cluster.objects["ReplicaSet"][("default", "web-rs")] = {
+        "kind": "ReplicaSet",
+        "metadata": {"name": "web-rs", "namespace": "default"},
+        "spec": {"selector": {"matchLabels": {"app": "web"}}},
+    }
+
+
 def test_filter_rejects_the_crowded_zone_with_the_exact_reason():
     nodes = [zone_node("a1", "a"), zone_node("a2", "a"), zone_node("b1", "b")]
     pods = [web("w1", "a1"), web("w2", "a2")]
@@ -299,15 +312,10 @@ def test_prescore_skips_without_soft_constraints():
 
 def test_system_defaults_use_the_replicaset_selector_and_allow_missing_zone():
     nodes = [zone_node("a1", "a"), node("nozone")]
-    owner = [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web-rs", "controller": True}]
-    pods = [web("w1", "a1", meta={"ownerReferences": owner}), web("w2", "a1", labels={"app": "other"})]
+    pods = [web("w1", "a1", meta={"ownerReferences": WEB_RS_OWNER}), web("w2", "a1", labels={"app": "other"})]
     sched = scheduler(nodes, pods)
-    sched.cluster.objects["ReplicaSet"][("default", "web-rs")] = {
-        "kind": "ReplicaSet",
-        "metadata": {"name": "web-rs", "namespace": "default"},
-        "spec": {"selector": {"matchLabels": {"app": "web"}}},
-    }
-    p = web("new", meta={"ownerReferences": owner})
+    with_web_rs(sched)
+    p = web("new", meta={"ownerReferences": WEB_RS_OWNER})
     pl = plugin(sched, "PodTopologySpread")
     cons, source = pl.constraints_for(p, "ScheduleAnyway")
     assert source == "default"
@@ -443,7 +451,6 @@ def test_system_defaults_over_many_nodes_with_labels_missing_are_each_nodes_own_
     import random
 
     rng = random.Random(35)
-    owner = [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web-rs", "controller": True}]
     scored = 0
     for _ in range(30):
         nodes = []
@@ -453,16 +460,13 @@ def test_system_defaults_over_many_nodes_with_labels_missing_are_each_nodes_own_
                 del n.labels[HOST]
             nodes.append(n)
         pods = [
-            web(f"w{i}", rng.choice(nodes).name, meta={"ownerReferences": owner}) for i in range(rng.randint(0, 25))
+            web(f"w{i}", rng.choice(nodes).name, meta={"ownerReferences": WEB_RS_OWNER})
+            for i in range(rng.randint(0, 25))
         ]
         s = scheduler(nodes, pods)
-        s.cluster.objects["ReplicaSet"][("default", "web-rs")] = {
-            "kind": "ReplicaSet",
-            "metadata": {"name": "web-rs", "namespace": "default"},
-            "spec": {"selector": {"matchLabels": {"app": "web"}}},
-        }
+        with_web_rs(s)
         pl = plugin(s, "PodTopologySpread")
-        incoming = web("new", meta={"ownerReferences": owner})
+        incoming = web("new", meta={"ownerReferences": WEB_RS_OWNER})
         nis = s.snapshot.node_infos
         state = fresh_state()
         assert pl.pre_score(state, incoming, nis) is None
@@ -481,7 +485,6 @@ def test_domain_counts_follow_binds_and_evictions_with_empty_and_missing_zones()
     from kschedcli.plugins.podtopologyspread.plugin import PRE_SCORE_KEY
 
     rng = random.Random(31)
-    owner = [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web-rs", "controller": True}]
     nodes = []
     for i in range(14):
         r = rng.random()
@@ -489,13 +492,9 @@ def test_domain_counts_follow_binds_and_evictions_with_empty_and_missing_zones()
     labels = [{"app": "web"}, {"app": "other"}]
     pods = [web(f"w{i}", rng.choice(nodes).name, labels=rng.choice(labels)) for i in range(30)]
     s = scheduler(nodes, pods)
-    s.cluster.objects["ReplicaSet"][("default", "web-rs")] = {
-        "kind": "ReplicaSet",
-        "metadata": {"name": "web-rs", "namespace": "default"},
-        "spec": {"selector": {"matchLabels": {"app": "web"}}},
-    }
+    with_web_rs(s)
     pl = plugin(s, "PodTopologySpread")
-    soft = web("new", meta={"ownerReferences": owner})
+    soft = web("new", meta={"ownerReferences": WEB_RS_OWNER})
     hard = web("hard", constraints=[spread(ZONE, max_skew=5)])
 
     def per_zone(missing):
