@@ -199,6 +199,17 @@ def _load_documents(
                 return [transform_doc(json.loads(text), transform)]
             except json.JSONDecodeError:
                 pass  # YAML is a superset of JSON; let the YAML parser report where it breaks
+            if head[:1] == b"{":
+                # JSON objects one after another (`kubectl get -o json | jq -c '.items[]'`): read
+                # as kubectl reads such a stream
+                body = text.lstrip().lstrip("\ufeff").lstrip()
+                with _json_limits(path):
+                    stream, end, whole = _json_prefix(body)
+                if whole:
+                    return [transform_doc(d, transform) for d in stream]
+                if len(stream) > 1:  # an unambiguous JSON stream: no switching to YAML
+                    line = text.count("\n", 0, len(text) - len(body) + end) + 1
+                    raise InputError("malformed JSON after the JSON objects before it", source=path, where=f"line {line}")
         else:
             if data is None:
                 from . import workers

@@ -88,6 +88,23 @@ def test_stdin_snapshot_as_json_equals_the_file():
     assert got.returncode == 0 and got.stdout == expected.stdout
 
 
+def test_snapshot_as_a_stream_of_json_objects_equals_the_file(tmp_path):
+    # `kubectl get nodes,pods -A -o json | jq -c '.items[]'`: one object a line, no List around them
+    items = [d for d in yaml.safe_load_all(SMALL.read_text()) if d]
+    lines = "\n".join(json.dumps(it) for it in items).encode()
+    path = tmp_path / "objects.json"
+    path.write_bytes(lines)
+    expected = ksched("explain", str(WEB), "-c", str(SMALL), "-o", "json")
+    assert ksched("explain", str(WEB), "-c", str(path), "-o", "json").stdout == expected.stdout
+    assert ksched("explain", str(WEB), "-c", "-", "-o", "json", input_bytes=lines).stdout == expected.stdout
+    # cut off in its third object: one line naming where the stream breaks, not a YAML parser's words
+    cut = lines[: lines.index(b"\n", lines.index(b"\n") + 1) + 20]
+    path.write_bytes(cut)
+    got = ksched("explain", str(WEB), "-c", str(path))
+    assert got.returncode == 2
+    assert got.stderr.decode() == f"ksched: {path}: line 3: malformed JSON after the JSON objects before it\n"
+
+
 def test_config_from_a_fifo(tmp_path):
     config = ROOT / "fixtures" / "config" / "profiles.yaml"
     expected = ksched("explain", str(WEB), "-c", str(SMALL), "--config", str(config), "-o", "json")
