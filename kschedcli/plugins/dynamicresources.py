@@ -265,7 +265,7 @@ class DynamicResources(
 
     def _timed_out(self, e: AllocationTimeout) -> Status:
         if self.timed:  # kube-scheduler's words when its filterTimeout passes
-            return Status(UNSCHEDULABLE, "timed out trying to allocate devices")
+            return unresolvable("timed out trying to allocate devices")
         # no timeout: kube-scheduler would search on; ksched does not pretend to know the outcome
         return error(
             f"ksched stopped allocating devices after {e.steps:,} steps; kube-scheduler has no "

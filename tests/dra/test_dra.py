@@ -362,11 +362,16 @@ def _with_args(args):
 
 
 def test_a_search_past_filter_timeout_is_unschedulable_as_kube_scheduler_reports_it():
-    # filterTimeout 1ms is 100 allocator steps: the node is Unschedulable (not Unresolvable), in
-    # kube-scheduler's words, where the search would otherwise run for hours
+    # filterTimeout 1ms is 100 allocator steps: the node is UnschedulableAndUnresolvable (Filter's
+    # statusUnschedulable), in kube-scheduler's words, where the search would otherwise run for hours
     s = dra_scheduler([node("n1")], _endless_search_objects(), _with_args({"filterTimeout": "1ms"}))
     r = s.schedule(claim_pod("p", "endless"))
-    assert dra_status(r, "n1") == ("Unschedulable", ["timed out trying to allocate devices"])
+    assert dra_status(r, "n1") == ("UnschedulableAndUnresolvable", ["timed out trying to allocate devices"])
+    # so preemption does not try the node
+    assert r.message == (
+        "0/1 nodes are available: 1 timed out trying to allocate devices. still not schedulable, "
+        "preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling."
+    )
 
 
 def test_without_filter_timeout_ksched_stops_and_says_so(monkeypatch):
