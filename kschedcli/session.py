@@ -482,7 +482,20 @@ class Session:
             for line in _load_report(loaded[0]):
                 self.messages(line)
         self._warn_release(loaded[0].version)
+        if not loaded[0].nodes:
+            self._warn_no_nodes(list(files))
         return loaded
+
+    def _warn_no_nodes(self, files: list[str]) -> None:
+        """A snapshot without a Node (a file of pods only, a `kubectl get pods` export): every pod
+        is unschedulable, as kube-scheduler says, and one warning says why before the answer."""
+        warning = (
+            f"no Node in the snapshot ({_source_name(files)}): every pod is unschedulable "
+            "(`kubectl get nodes,pods -A -o yaml` exports both; --add-node adds one)"
+        )
+        if warning not in self._warned:
+            self._warned.add(warning)
+            self.messages(f"ksched: warning: {warning}")
 
     def _warn_release(self, choice: Any) -> None:
         """The cluster runs a release ksched does not reproduce: said before any answer (once a
@@ -601,9 +614,22 @@ class Session:
 
     def _unbound(self, p: Pod, source: str, world: World) -> Pod:
         """A bound pod given as input (spec.nodeName set: a running pod's export) as if created again
-        now: spec.nodeName, status and with it status.nominatedNodeName dropped, and the pod itself
-        (same namespace/name, or uid) taken out of the snapshot so that it is not counted twice; one
-        message says so, and the result's `input.unbound` (world.input_unbound)."""
+        now (_recreated); one message says so, and the result's `input.unbound` (world.input_unbound)."""
+        fresh, unbound, held_on = self._recreated(p, source, world)
+        world.input_unbound = unbound
+        where = f"on {held_on}, taken out of the snapshot" if held_on is not None else "not in the snapshot"
+        self.messages(
+            f"ksched: {source}: Pod {p.key} is bound to {unbound['nodeName']}: explained as if created again now "
+            f"(spec.nodeName and status dropped; the pod is {where}); --as-bound takes it as it is"
+        )
+        return fresh
+
+    @staticmethod
+    def _recreated(p: Pod, source: str, world: World) -> tuple[Pod, dict, str | None]:
+        """A bound pod given as input as if created again now: spec.nodeName, status and with it
+        status.nominatedNodeName dropped, and the pod itself (same namespace/name, or uid) taken out
+        of the snapshot so that it is not counted twice. Returns the new pod, what `input.unbound`
+        says of it and the node it was taken off (None: not in the snapshot)."""
         import copy
 
         raw = copy.deepcopy(p.raw)
@@ -623,17 +649,12 @@ class Session:
                 break
         if held is not None:
             snapshot.evict(held)
-        world.input_unbound = {
+        unbound = {
             "nodeName": node_name,
             "nominatedNodeName": nominated or None,
             "removedFromSnapshot": held is not None,
         }
-        where = f"on {held.node_name}, taken out of the snapshot" if held is not None else "not in the snapshot"
-        self.messages(
-            f"ksched: {source}: Pod {p.key} is bound to {node_name}: explained as if created again now "
-            f"(spec.nodeName and status dropped; the pod is {where}); --as-bound takes it as it is"
-        )
-        return fresh
+        return fresh, unbound, None if held is None else held.node_name
 
     def _one_pod(
         self, pod: str, world: World, replicas: int | None, replica: int, is_file: bool, as_bound: bool = False
@@ -690,10 +711,13 @@ class Session:
         sampling: bool = False,
         start_index: int = 0,
         preemption_sampling: bool = False,
+        as_bound: bool = False,
     ) -> ScheduleRun:
         """Several pods in turn, each bound to its node before the next: those of the file `pods`
         (Pods and workloads, '-' for stdin; workloads become the pods their controllers would
-        create), else the pending pods of the snapshot (of `namespace`, or all). `order`: priority
+        create), else the pending pods of the snapshot (of `namespace`, or all). A bound Pod of the
+        file (spec.nodeName set: a running pod's export) is scheduled as if created again now, as
+        `explain` takes it (its `input.unbound` says so), unless `as_bound`. `order`: priority
         (as PrioritySort orders the queue) or file. `preemption`: report (victims reported, the
         cluster left as it was) or carry-out (victims deleted, the preemptor retried).
         `analysis`: the parts of each result's analysis to compute (default: what `to_dict` at
@@ -706,13 +730,60 @@ class Session:
         with self._validating():
             world = self._load(("PODS", pods))
             pod_list, expansion = self._pods(pods, namespace, replicas, world)
+            unbound = self._recreate_bound(pod_list, expansion, pods, world) if expansion and not as_bound else {}
             if sampling:
                 self._sample(world, start_index)
             if preemption_sampling:
                 world.scheduler.enable_preemption_sampling(seed or 0)
             return self._run(
-                world, pod_list, expansion, order, seed, preemption, detail, analysis, on_start, on_result, keep
+                world,
+                pod_list,
+                expansion,
+                order,
+                seed,
+                preemption,
+                detail,
+                analysis,
+                on_start,
+                on_result,
+                keep,
+                unbound,
             )
+
+    def _recreate_bound(
+        self, pod_list: list[Pod], expansion: Expansion, source: str | None, world: World
+    ) -> dict[str, dict]:
+        """The bound Pods of a file to schedule, as if created again now (_recreated), in place in
+        `pod_list` and the expansion; one message says so. Returns each one's `input.unbound` by pod key."""
+        unbound: dict[str, dict] = {}
+        held_on: list[str] = []
+        for i, p in enumerate(pod_list):
+            if p.node_name and expansion.workload_of(p) is None:
+                fresh, unbound[p.key], node = self._recreated(p, source or "-", world)
+                pod_list[i] = fresh
+                if node is not None:
+                    held_on.append(node)
+        if unbound:
+            expansion.pods = list(pod_list)
+            first = next(iter(unbound))
+            taken = (
+                f"{len(held_on)} of them taken out of the snapshot"
+                if len(held_on) != len(unbound)
+                else "each taken out of the snapshot"
+            )
+            if len(unbound) == 1:
+                where = f"on {held_on[0]}, taken out of the snapshot" if held_on else "not in the snapshot"
+                self.messages(
+                    f"ksched: {source}: Pod {first} is bound to {unbound[first]['nodeName']}: scheduled as if created "
+                    f"again now (spec.nodeName and status dropped; the pod is {where}); --as-bound takes it as it is"
+                )
+            else:
+                self.messages(
+                    f"ksched: {source}: {len(unbound)} Pods are bound (spec.nodeName set; the first, {first}, to "
+                    f"{unbound[first]['nodeName']}): scheduled as if created again now (spec.nodeName and status "
+                    f"dropped; {taken}); --as-bound takes them as they are"
+                )
+        return unbound
 
     def run_scenario(
         self,
@@ -827,7 +898,10 @@ class Session:
         on_start: Callable[[World], None] | None,
         on_result: Callable[[CycleResult], None] | None,
         keep: bool,
+        unbound: dict[str, dict] | None = None,
     ) -> ScheduleRun:
+        """The pods scheduled in turn (`unbound`: by pod key, the `input.unbound` of bound pods given
+        as input, scheduled as if created again)."""
         from .scheduling import analysis as an
         from .scheduling.scheduler import queue_sort
 
@@ -843,6 +917,8 @@ class Session:
             parts = analysis if analysis is not None else (an.ALL if full else COMPACT_PARTS)
 
             def explained(r: CycleResult) -> None:
+                if unbound:
+                    r.input_unbound = unbound.get(r.pod.key)
                 an.annotate(r, world, parts)
                 if on_result is not None:
                     on_result(r)
@@ -855,6 +931,8 @@ class Session:
         kept: list[CycleResult] = []
 
         def analysed(r: CycleResult) -> None:
+            if unbound:
+                r.input_unbound = unbound.get(r.pod.key)
             an.annotate(r, world, parts)
             if on_result is not None:
                 on_result(r)
@@ -891,6 +969,12 @@ class Session:
             if sampling:
                 self._sample(world, start_index)
             parsed = read_templates(list(templates))
+            for t in parsed:
+                if t.bound_to is not None:
+                    self.messages(
+                        f"ksched: {t.source}: {t.label} is bound to {t.bound_to}: its copies are new pods "
+                        "(spec.nodeName, status and metadata.uid dropped); the pod itself stays in the snapshot"
+                    )
             stop_docs: dict[int, dict] = {}
 
             def stopped(template: Template, r: CycleResult) -> None:

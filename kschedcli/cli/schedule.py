@@ -10,6 +10,7 @@ import typer
 from .common import dump, finish, open_session, show_edits
 from .options import (
     AllowPreemptionOpt,
+    AsBoundOpt,
     Detail,
     DetailOpt,
     Order,
@@ -67,6 +68,7 @@ def schedule(
     no_headers: bool = typer.Option(False, "--no-headers", help="table / wide: the rows only."),
     detail: Detail = DetailOpt,
     replicas: int | None = ReplicasOpt,
+    as_bound: bool = AsBoundOpt,
     seed: int | None = SeedOpt,
     preemption_sampling: bool = PreemptionSamplingOpt,
     allow_preemption: bool = AllowPreemptionOpt,
@@ -96,6 +98,7 @@ def schedule(
             replicas=replicas,
             seed=seed,
             preemption_sampling=preemption_sampling,
+            as_bound=as_bound,
             **sampling._asdict(),
             **kw,
         ),

@@ -209,7 +209,9 @@ def _load_documents(
                     return [transform_doc(d, transform) for d in stream]
                 if len(stream) > 1:  # an unambiguous JSON stream: no switching to YAML
                     line = text.count("\n", 0, len(text) - len(body) + end) + 1
-                    raise InputError("malformed JSON after the JSON objects before it", source=path, where=f"line {line}")
+                    raise InputError(
+                        "malformed JSON after the JSON objects before it", source=path, where=f"line {line}"
+                    )
         else:
             if data is None:
                 from . import workers

@@ -248,6 +248,8 @@ def compact_result_doc(r: CycleResult) -> dict:
     if "nodeGroups" in ann:
         doc["nodeGroups"] = ann["nodeGroups"]
         doc["failingPlugins"] = ann["failingPlugins"]
+    if r.input_unbound is not None:
+        doc["input"] = {"unbound": dict(r.input_unbound)}
     if r.sampling is not None:
         doc["sampling"] = r.sampling.doc()
     _add_retry_and_attempt(doc, r)

@@ -51,6 +51,7 @@ class Template:
     source: str
     where: str
     label: str  # "Deployment shop/web", "Pod shop/web"
+    bound_to: str | None = None  # a bound Pod given (a running pod's export): the node, its copies made unbound
 
 
 @dataclass
@@ -122,7 +123,15 @@ def read_templates(paths: list[str]) -> list[Template]:
                 meta = _meta(obj)
                 name = meta.get("name") or meta.get("generateName") or ""
                 label = f"{kind} {meta.get('namespace') or 'default'}/{name}"
-                out.append(Template(obj, path, where, label))
+                bound_to = None
+                spec = obj.get("spec")
+                if kind == "Pod" and isinstance(spec, dict) and spec.get("nodeName"):
+                    # a running pod's export: its copies are new pods, bound nowhere yet (the pod
+                    # itself stays where it runs)
+                    bound_to = str(spec["nodeName"])
+                    obj = {k: v for k, v in obj.items() if k != "status"}
+                    obj["spec"] = {k: v for k, v in spec.items() if k != "nodeName"}
+                out.append(Template(obj, path, where, label, bound_to))
             elif kind == "Node":
                 raise InputError(
                     "expected a Pod or a workload, found Node (nodes belong in the snapshot (--cluster))",
@@ -202,6 +211,7 @@ def _pod_copy(template: Template, cluster: Cluster, i: int, proto: list[Pod]) ->
     name = generated_name(f"{base.rstrip('-')}-", f"Pod/{ns}/{base}", i)
     raw = {**template.obj, "metadata": {**meta, "name": name}}
     raw["metadata"].pop("generateName", None)
+    raw["metadata"].pop("uid", None)  # each copy is a pod of its own (a pod's export carries its uid)
     if not proto:
         pod = cluster.parse_pod(raw, template.source, template.where)
         proto.append(copy.copy(pod))
@@ -211,8 +221,7 @@ def _pod_copy(template: Template, cluster: Cluster, i: int, proto: list[Pod]) ->
     pod = copy.copy(proto[0])
     pod.raw = raw
     pod.name = name
-    if not meta.get("uid"):
-        pod.uid = f"{pod.namespace}/{name}"
+    pod.uid = f"{pod.namespace}/{name}"
     pod._key = None
     return pod
 

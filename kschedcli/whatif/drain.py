@@ -35,11 +35,11 @@ from .edits import cordon, is_daemonset_pod, owner_of, select_nodes
 
 MIRROR_POD_ANNOTATION = "kubernetes.io/config.mirror"
 
-# kubectl's drain filter messages (filters.go)
+# kubectl's drain filter messages (filters.go), each printed after "cannot delete " as kubectl prints it
 DAEMONSET_WARNING = "ignoring DaemonSet-managed Pods"
 LOCAL_STORAGE_FATAL = "Pods with local storage (use --delete-emptydir-data to override)"
 LOCAL_STORAGE_WARNING = "deleting Pods with local storage"
-UNMANAGED_FATAL = "Pods declare no controller (use --force to override)"
+UNMANAGED_FATAL = "Pods that declare no controller (use --force to override)"
 UNMANAGED_WARNING = "deleting Pods that declare no controller"
 # the eviction API's refusals (eviction.go)
 PDB_VIOLATION = "Cannot evict pod as it would violate the pod's disruption budget."

@@ -341,3 +341,88 @@ def test_preempt_reads_a_running_pod_the_same_way():
     assert json.loads(r.stdout)["input"]["unbound"]["removedFromSnapshot"] is True
     literal = invoke("preempt", RUNNING, "-c", CLUSTER, "-o", "json", "--as-bound")
     assert "input" not in json.loads(literal.stdout)
+
+
+def test_schedule_reads_a_running_pod_as_explain_does():
+    # the same pod, the same answer: scheduled as if created again, not pinned by its old nodeName
+    explained = json.loads(invoke("explain", RUNNING, "-c", CLUSTER, "-o", "json").stdout)
+    r = invoke("schedule", RUNNING, "-c", CLUSTER, "-o", "json")
+    assert r.exit_code == 0, r.output
+    (res,) = json.loads(r.stdout)["results"]
+    assert res["input"] == explained["input"]
+    assert res["feasibleNodeCount"] == 2 and res["selectedNode"] == explained["selectedNode"]
+    assert res["selectedScore"] == explained["selectedScore"]
+    assert r.stderr == (
+        f"ksched: {RUNNING}: Pod shop/web-6f7c9d8b4-q7x2m is bound to ip-10-0-1-17: scheduled as if created "
+        "again now (spec.nodeName and status dropped; the pod is on ip-10-0-1-17, taken out of the snapshot); "
+        "--as-bound takes it as it is\n"
+    )
+    literal = invoke("schedule", RUNNING, "-c", CLUSTER, "-o", "json", "--as-bound")
+    (res,) = json.loads(literal.stdout)["results"]
+    assert "input" not in res and res["feasibleNodeCount"] == 1 and literal.stderr == ""
+
+
+def test_schedule_of_several_running_pods_says_so_in_one_line(tmp_path):
+    running = Path(RUNNING).read_text()
+    other = running.replace("name: web-6f7c9d8b4-q7x2m", "name: web-other").replace(
+        "uid: 7e3b2a1c-9d8f-4e6a-b5c4-d3e2f1a0b9c8", "uid: 00000000-0000-0000-0000-000000000001"
+    )
+    f = tmp_path / "pods.yaml"
+    f.write_text(running + "\n---\n" + other)
+    r = invoke("schedule", str(f), "-c", CLUSTER, "-o", "json", "--order", "file")
+    assert r.exit_code == 0, r.output
+    docs = json.loads(r.stdout)["results"]
+    assert [d["input"]["unbound"]["removedFromSnapshot"] for d in docs] == [True, False]
+    assert r.stderr == (
+        f"ksched: {f}: 2 Pods are bound (spec.nodeName set; the first, shop/web-6f7c9d8b4-q7x2m, to "
+        "ip-10-0-1-17): scheduled as if created again now (spec.nodeName and status dropped; 1 of them taken "
+        "out of the snapshot); --as-bound takes them as they are\n"
+    )
+
+
+def test_schedule_output_with_input_validates_against_the_schema():
+    import jsonschema
+
+    schema = json.loads((ROOT / "kschedcli" / "schemas" / "result.schema.json").read_text())
+    for detail in ("compact", "full"):
+        doc = json.loads(invoke("schedule", RUNNING, "-c", CLUSTER, "-o", "json", "--detail", detail).stdout)
+        assert doc["results"][0]["input"]["unbound"]["nodeName"] == "ip-10-0-1-17"
+        jsonschema.validate(doc, schema)
+
+
+def test_capacity_of_a_running_pod_counts_new_copies_beside_it():
+    # the running pod stays where it runs; its copies are new pods that any node may take (pinned
+    # by the export's nodeName, every copy went to ip-10-0-1-17 and none to ip-10-0-2-41)
+    r = invoke("capacity", RUNNING, "-c", CLUSTER, "-o", "json")
+    assert r.exit_code == 0, r.output
+    (t,) = json.loads(r.stdout)["perTemplate"]
+    assert set(t["placements"]) == {"ip-10-0-1-17", "ip-10-0-2-41"}
+    assert r.stderr == (
+        f"ksched: {RUNNING}: Pod shop/web-6f7c9d8b4-q7x2m is bound to ip-10-0-1-17: its copies are new pods "
+        "(spec.nodeName, status and metadata.uid dropped); the pod itself stays in the snapshot\n"
+    )
+
+
+def test_capacity_copies_of_an_exported_pod_do_not_share_its_uid():
+    from kschedcli.inputs.cluster import load_cluster
+    from kschedcli.whatif.capacity import copies, read_templates
+
+    (template,) = read_templates([RUNNING])
+    made = list(copies(template, load_cluster([CLUSTER]), limit=3))
+    assert len({p.uid for p in made}) == 3
+    assert "7e3b2a1c-9d8f-4e6a-b5c4-d3e2f1a0b9c8" not in {p.uid for p in made}
+    assert all(p.node_name in (None, "") for p in made)
+
+
+def test_a_snapshot_without_nodes_is_answered_with_a_warning(tmp_path):
+    # a `kubectl get pods -o yaml` export given as the snapshot: kube-scheduler's answer, and why
+    pods = tmp_path / "pods.yaml"
+    pods.write_text(Path(RUNNING).read_text())
+    r = invoke("explain", str(ROOT / "fixtures" / "pods" / "web.yaml"), "-c", str(pods))
+    assert r.exit_code == 1 and "no nodes available to schedule pods" in r.stdout
+    assert r.stderr == (
+        f"ksched: warning: no Node in the snapshot (--cluster {pods}): every pod is unschedulable "
+        "(`kubectl get nodes,pods -A -o yaml` exports both; --add-node adds one)\n"
+    )
+    # with the snapshot's nodes, no warning
+    assert invoke("explain", str(ROOT / "fixtures" / "pods" / "web.yaml"), "-c", CLUSTER).stderr == ""

@@ -132,7 +132,7 @@ def test_local_storage_and_bare_pods_are_errors_and_stop_the_node_as_kubectl():
     n = report.nodes[0]
     assert n.errors == [
         "cannot delete Pods with local storage (use --delete-emptydir-data to override): shop/cache",
-        "cannot delete Pods declare no controller (use --force to override): shop/bare",
+        "cannot delete Pods that declare no controller (use --force to override): shop/bare",
     ]
     assert set(actions(report, "a").values()) == {REFUSED}  # kubectl evicts nothing on the node
     assert not report.evicted and not report.drainable()

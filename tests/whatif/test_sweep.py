@@ -505,3 +505,46 @@ def test_replacements_sharing_parsed_templates_are_the_replacements_parsed_anew(
         shared += id(r.containers) in seen
         seen[id(r.containers)] = r
     assert shared > len(bound) // 3
+
+
+def test_a_sweep_where_every_scenario_keeps_every_pod_lists_no_empty_table(tmp_path):
+    # two nodes, one small replicated pod: either node fails alone and its pod comes back on the other
+    cluster = tmp_path / "c.yaml"
+    nodes = [
+        {
+            "apiVersion": "v1",
+            "kind": "Node",
+            "metadata": {"name": n, "labels": {"kubernetes.io/hostname": n}},
+            "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}},
+        }
+        for n in ("n1", "n2")
+    ]
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": "web-1",
+            "namespace": "default",
+            "ownerReferences": [
+                {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web", "uid": "u1", "controller": True}
+            ],
+        },
+        "spec": {
+            "nodeName": "n1",
+            "containers": [{"name": "c", "image": "i", "resources": {"requests": {"cpu": "100m"}}}],
+        },
+        "status": {"phase": "Running"},
+    }
+    cluster.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": [*nodes, pod]}))
+    r = CliRunner().invoke(
+        app, ["sweep", "--cluster", str(cluster), "--fail", "node", "--workers", "1"], env={"COLUMNS": "80"}
+    )
+    assert r.exit_code == 0, r.output
+    assert "  2 scenarios, each keeping every pod running (--top 0 lists them)\n" in r.output
+    assert "Scenario" not in r.output and "more scenario" not in r.output
+    listed = CliRunner().invoke(
+        app,
+        ["sweep", "--cluster", str(cluster), "--fail", "node", "--workers", "1", "--top", "0"],
+        env={"COLUMNS": "80"},
+    )
+    assert "Scenario" in listed.output and "✔ ok" in listed.output

@@ -151,9 +151,12 @@ def sweep_renderables(doc: dict[str, Any], top: int = 10) -> list[list[Any]]:
         )
         cut = [Text(f"  … {plural(rest, 'more scenario')} not shown, {what}", style="muted")]
     title = "worst first" if s["worst"] else "none loses a pod"
-    blocks.append(
-        [head, Text(f"  {title}", style="muted"), indent(TableOrStack(_table(shown, rolling), _stacked(shown))), *cut]
-    )
+    if shown:
+        table = indent(TableOrStack(_table(shown, rolling), _stacked(shown)))
+        blocks.append([head, Text(f"  {title}", style="muted"), table, *cut])
+    else:  # nothing to list (every scenario keeps every pod): no table of no rows
+        every = f"  {plural(rest, 'scenario')}, each keeping every pod running (--top 0 lists them)"
+        blocks.append([head, Text(f"  {title}", style="muted"), Text(every, style="muted")])
     found: list[Any] = []
     for d in shown:
         lines = _findings(d)
