@@ -146,7 +146,8 @@ def plan(
             if v is not None:
                 by_value.setdefault(v, []).append(n)
         if not by_value:
-            raise InputError(f"no node carries the label {cut(key, quote=False)}", field="--fail-key")
+            hint = "" if fail_key else " (--fail-key LABEL names another failure domain; --fail node fails each node)"
+            raise InputError(f"no node carries the label {cut(key, quote=False)}{hint}", field="--fail-key")
         return SweepPlan([ScenarioSpec("zone", v, tuple(by_value[v])) for v in sorted(by_value)], "zone", key=key)
     if fail.startswith("nodes="):
         k_text = fail.split("=", 1)[1]

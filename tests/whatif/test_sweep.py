@@ -548,3 +548,22 @@ def test_a_sweep_where_every_scenario_keeps_every_pod_lists_no_empty_table(tmp_p
         env={"COLUMNS": "80"},
     )
     assert "Scenario" in listed.output and "✔ ok" in listed.output
+
+
+def test_zones_of_a_cluster_without_zone_labels_is_one_line_with_the_way_out(tmp_path):
+    cluster = tmp_path / "kind.yaml"
+    node = {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": "kind-worker", "labels": {"kubernetes.io/hostname": "kind-worker"}},
+        "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}},
+    }
+    cluster.write_text(json.dumps(node))
+    r = CliRunner().invoke(app, ["sweep", "--cluster", str(cluster), "--fail", "zone"])
+    assert r.exit_code == 2
+    assert r.stderr == (
+        "ksched: --fail-key: no node carries the label topology.kubernetes.io/zone (--fail-key LABEL names "
+        "another failure domain; --fail node fails each node)\n"
+    )
+    r = CliRunner().invoke(app, ["sweep", "--cluster", str(cluster), "--fail", "zone", "--fail-key", "rack"])
+    assert r.stderr == "ksched: --fail-key: no node carries the label rack\n"

@@ -716,3 +716,22 @@ def test_a_mistyped_pod_count_is_refused_not_expanded(tmp_path, kind, field, ext
         f"ksched: {f}: {kind} w: spec.{field}: 2,000,000,000 pods: ksched makes at most 150,000 "
         "(Kubernetes' most pods per cluster)"
     ), r.output
+
+
+def test_a_workload_with_no_pod_scheduled_shows_no_tick():
+    from rich.console import Console
+
+    from kschedcli.render.terminal.workloads import _outcome
+
+    def shown(counts):
+        console = Console(width=200, no_color=True)
+        with console.capture() as cap:
+            console.print(_outcome(counts))
+        return cap.get().strip()
+
+    assert (
+        shown({"schedulable": 0, "preemption": 0, "unschedulable": 1, "error": 0}) == "0 scheduled  ✘ 1 unschedulable"
+    )
+    assert shown({"schedulable": 2, "preemption": 1, "unschedulable": 0, "error": 0}) == (
+        "✔ 2 scheduled  ⚠ 1 need preemption"
+    )

@@ -21,7 +21,11 @@ def _outcome(counts: dict) -> Text:
         if counts.get(key) or key == "schedulable":
             if t.plain:
                 t.append("  ")
-            t.append(fmt.format(counts.get(key, 0)), style=style if counts.get(key) else "")
+            # (none scheduled: the count without the tick, which would read as a success)
+            t.append(
+                fmt.format(counts.get(key, 0)) if counts.get(key) else "0 scheduled",
+                style=style if counts.get(key) else "",
+            )
     return t
 
 
