@@ -1172,12 +1172,14 @@ class Session:
         seed: int | None = None,
         sampling: bool = False,
         start_index: int = 0,
+        as_bound: bool = False,
     ) -> Diff:
         """The same pods in two worlds: A (this session's cluster and config, without its edits)
         and B (`against_config`, `against_cluster` and/or this session's edits). `pods`: a file of
-        Pods and workloads; default: the snapshot's pending pods; `all_pods`: every bound pod,
-        placed again from an empty cluster. `sampling`, `start_index`: node sampling in both worlds, as
-        `schedule`'s."""
+        Pods and workloads (a bound Pod, a running pod's export, is placed as if created again in
+        each world, as `schedule` places it, unless `as_bound`); default: the snapshot's pending pods;
+        `all_pods`: every bound pod, placed again from an empty cluster. `sampling`, `start_index`:
+        node sampling in both worlds, as `schedule`'s."""
         from .whatif.diff import diff as run_diff
 
         o = self.options
@@ -1196,7 +1198,7 @@ class Session:
                 b._files = a._files  # B reads A's snapshot (the live one too)
             cluster_a, config_a, _ = a._inputs()
             cluster_b, config_b, applied = b._inputs()
-            pods_of, mode = self._diff_pods(pods, all_pods, cluster_a)
+            pods_of, mode = self._diff_pods(pods, all_pods, cluster_a, as_bound)
             name_a = f"{_source_name(a.files())} --config {o.config or '(defaults)'}"
             name_b = f"{_source_name(b.files())} --config {b.options.config or '(defaults)'}"
             if o.edits:
@@ -1212,7 +1214,7 @@ class Session:
             )
         return Diff(report, cluster_a, applied)
 
-    def _diff_pods(self, pods: str | None, all_pods: bool, cluster: Cluster) -> tuple[Any, str]:
+    def _diff_pods(self, pods: str | None, all_pods: bool, cluster: Cluster, as_bound: bool = False) -> tuple[Any, str]:
         if all_pods:
             return None, "all"
         if pods is None:
@@ -1230,12 +1232,38 @@ class Session:
         raw_pods = [(obj, pods, where) for obj, where in iter_objects(pods, as_kubectl=True)]
         validation = self._validation()
 
+        said: list[str] = []
+
         def given(c: Cluster) -> list[Pod]:
             # Pods as they are, workloads as their controllers would create them (as schedule)
             ex = pods_for_workloads(raw_pods, c, validation=validation)
             if not ex.pods and not ex.workloads:
                 raise InputError("no Pod or workload found", source=pods)
-            return ex.pods
+            bound = [p for p in ex.pods if p.node_name and ex.workload_of(p) is None]
+            if as_bound or not bound:
+                return ex.pods
+            from .whatif.diff import unbound
+
+            # a running pod's export: as if created again, its running self taken out of the world
+            keys = {p.key for p in bound}
+            uids = {u for p in bound if (u := (p.raw.get("metadata") or {}).get("uid"))}
+            c.pods = [q for q in c.pods if q.key not in keys and q.uid not in uids]
+            if not said:
+                said.append(pods)
+                first = bound[0]
+                what = (
+                    f"Pod {first.key} is bound to {first.node_name}"
+                    if len(bound) == 1
+                    else (
+                        f"{len(bound)} Pods are bound (spec.nodeName set; the first, {first.key}, to {first.node_name})"
+                    )
+                )
+                self.messages(
+                    f"ksched: {pods}: {what}: placed in each world as if created again now (spec.nodeName and "
+                    "status dropped, the running pod taken out of the snapshot); --as-bound takes "
+                    + ("it as it is" if len(bound) == 1 else "them as they are")
+                )
+            return [unbound(p, c) if p.node_name and ex.workload_of(p) is None else p for p in ex.pods]
 
         return given, "pods"
 

@@ -11,6 +11,7 @@ from .common import check_report, dump, finish, open_session, print_release, sho
 from .completion import complete_node
 from .options import (
     AllowPreemptionOpt,
+    AsBoundOpt,
     Output,
     OutputOpt,
     ReadFlags,
@@ -151,6 +152,7 @@ def diff(
         "--all",
         help="Every bound pod, taken off its node and placed again from an empty cluster, in priority order.",
     ),
+    as_bound: bool = AsBoundOpt,
     output: Output = OutputOpt,
     seed: int | None = SeedOpt,
     report: str | None = ReportOpt,
@@ -167,7 +169,7 @@ def diff(
     check_report(report)
     session = open_session(world, reading, edits=edits or ())
     ask = functools.partial(session.diff, against_config=against_config, against_cluster=against_cluster)
-    d = ask(pods, all_pods=all_pods, seed=seed, **sampling._asdict())
+    d = ask(pods, all_pods=all_pods, seed=seed, as_bound=as_bound, **sampling._asdict())
     if output == Output.table:
         from ..render.terminal import make_console
         from ..render.terminal.diff import render_diff

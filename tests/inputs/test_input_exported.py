@@ -426,3 +426,22 @@ def test_a_snapshot_without_nodes_is_answered_with_a_warning(tmp_path):
     )
     # with the snapshot's nodes, no warning
     assert invoke("explain", str(ROOT / "fixtures" / "pods" / "web.yaml"), "-c", CLUSTER).stderr == ""
+
+
+def test_diff_places_a_running_pod_as_if_created_again_in_both_worlds():
+    # world B cordons the pod's node: created again, the pod moves to the other node; read
+    # literally (--as-bound), NodeName pins it to the cordoned node and it fits nowhere
+    args = ("diff", RUNNING, "-c", CLUSTER, "--cordon", "ip-10-0-1-17", "-o", "json")
+    r = invoke(*args)
+    assert r.exit_code == 1, r.output
+    (change,) = json.loads(r.stdout)["diff"]["changes"]
+    assert change["a"] == {"verdict": "schedulable", "node": "ip-10-0-1-17"}
+    assert change["b"] == {"verdict": "schedulable", "node": "ip-10-0-2-41"}
+    assert r.stderr == (
+        f"ksched: {RUNNING}: Pod shop/web-6f7c9d8b4-q7x2m is bound to ip-10-0-1-17: placed in each world as if "
+        "created again now (spec.nodeName and status dropped, the running pod taken out of the snapshot); "
+        "--as-bound takes it as it is\n"
+    )
+    literal = invoke(*args, "--as-bound")
+    (change,) = json.loads(literal.stdout)["diff"]["changes"]
+    assert change["b"]["verdict"] == "unschedulable" and literal.stderr == ""
