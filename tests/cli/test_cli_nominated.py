@@ -81,3 +81,14 @@ def test_verbose_load_counts_the_nominated_pods(tmp_path):
     cluster, pods = _files(tmp_path)
     r = CliRunner().invoke(app, ["-v", "explain", pods, "-c", cluster, "--no-color"])
     assert "1 nominated pod" in r.stderr and "nominated pods" not in r.stderr
+
+
+def test_explain_of_the_nominated_pod_says_only_its_node_was_filtered(tmp_path):
+    # default/waiting fits node-b, its nominated node: kube-scheduler filters that node alone
+    # (evaluateNominatedNode) and the view must not claim the filters passed on both nodes
+    cluster, _ = _files(tmp_path)
+    r = run("explain", "default/waiting", "-c", cluster, "--no-color")
+    assert r.exit_code == 0, r.output
+    assert "Filters  the nominated node node-b × 13 plugins; the other 1 node not filtered\n" in r.stdout
+    assert "  every filter plugin passed on node-b\n" in r.stdout
+    assert "all 2 nodes" not in r.stdout and "passed on every node" not in r.stdout

@@ -96,6 +96,22 @@ def filter_matrix(result, *, all_nodes: bool = False, width: int = 80) -> list[A
     columns = filter_columns(result)
     skipped = [p for p in result.filter_plugins if p not in ran_somewhere]
     passed = [p for p in columns if p in ran_somewhere and p not in failing]
+    tried = getattr(result, "nominated_node_tried", None)
+    if tried and len(result.filters) == 1 and n > 1 and not failing:
+        # evaluateNominatedNode: the nominated node fit on its first try, no other node was filtered
+        out.append(
+            section(
+                "Filters",
+                f"the nominated node {tried} × {plural(len(result.filter_plugins), 'plugin')}; "
+                f"the other {plural(n - 1, 'node')} not filtered",
+            )
+        )
+        out.append(Text.assemble(("  every filter plugin passed on ", "muted"), (tried, "")))
+        if passed:
+            out.append(Text.assemble(("  passed there: ", "muted"), (", ".join(passed), "")))
+        if skipped:
+            out.append(Text.assemble(("  not run (PreFilter returned Skip): ", "muted"), (", ".join(skipped), "")))
+        return out
     out.append(
         section(
             "Filters",
