@@ -489,9 +489,13 @@ class Session:
     def _warn_no_nodes(self, files: list[str]) -> None:
         """A snapshot without a Node (a file of pods only, a `kubectl get pods` export): every pod
         is unschedulable, as kube-scheduler says, and one warning says why before the answer."""
-        warning = (
-            f"no Node in the snapshot ({_source_name(files)}): every pod is unschedulable "
-            "(`kubectl get nodes,pods -A -o yaml` exports both; --add-node adds one)"
+        from .errors import SOURCE_LABELS
+
+        live = bool(files) and all(SOURCE_LABELS.get(f) for f in files)
+        warning = f"no Node in the snapshot ({_source_name(files)}): every pod is unschedulable" + (
+            " (--add-node adds one)"
+            if live
+            else " (`kubectl get nodes,pods -A -o yaml` exports both; --add-node adds one)"
         )
         if warning not in self._warned:
             self._warned.add(warning)

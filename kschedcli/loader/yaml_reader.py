@@ -52,6 +52,13 @@ class _Fallback(Exception):
     """The document needs SafeLoader's full constructor (aliases, merge keys, custom tags)."""
 
 
+def duplicate_key(key: Any, mark) -> yaml.MarkedYAMLError:
+    """A key set twice in one map: kubectl's strict reading refuses it, and the last value would
+    otherwise hide the first (two objects joined without a `---` line lose all but the last)."""
+    hint = ' (two objects joined without a "---" line?)' if getattr(mark, "column", 1) == 0 else ""
+    return yaml.MarkedYAMLError(problem=f"key {json.dumps(key)} already set in map{hint}", problem_mark=mark)
+
+
 def _convert(node, ctor):
     """A composed node as SafeConstructor would build it, for plain documents; raises _Fallback."""
     tag = node.tag
@@ -66,11 +73,16 @@ def _convert(node, ctor):
         d = {}
         for k, v in value:
             if k.tag == _STR and type(k.value) is str:
-                d[k.value] = _convert(v, ctor)
+                key = k.value
+                if key in d:
+                    raise duplicate_key(key, k.start_mark)
             elif k.tag in (_INT, _NULL, _BOOL):
-                d[_convert(k, ctor)] = _convert(v, ctor)
+                key = _convert(k, ctor)  # (1 and true are one Python key, as SafeLoader makes them)
+                if any(o is not k and o.value == k.value for o, _ in value[: value.index((k, v))]):
+                    raise duplicate_key(k.value, k.start_mark)
             else:
                 raise _Fallback
+            d[key] = _convert(v, ctor)
         return d
     if tag == _SEQ:
         if type(value) is not list:
@@ -135,6 +147,16 @@ if _CParser is not None:
                             return _FLOAT
                     return _STR
                 return _SEQ if kind is _seq else _MAP
+
+        def construct_mapping(self, node, deep=False):
+            # a key written twice (merge keys `<<` aside, which may set keys again)
+            seen: set = set()
+            for k, _ in node.value:
+                if isinstance(k, yaml.ScalarNode) and k.tag != "tag:yaml.org,2002:merge":
+                    if k.value in seen:
+                        raise duplicate_key(k.value, k.start_mark)
+                    seen.add(k.value)
+            return super().construct_mapping(node, deep=deep)
 
         def next_document(self):
             """The next document (None when empty); raises StopIteration at the end."""
@@ -417,6 +439,8 @@ def _block_map(toks: list, i: int, indent: int, scalar):
         if ind != indent or item:
             break
         i += 1
+        if key in d:
+            raise _Fallback  # a key set twice: libyaml's reading says where
         if vt is None:
             if i < n and (toks[i][0] > indent or (toks[i][0] == indent and toks[i][1])):
                 d[key], i = (_block_seq if toks[i][1] else _block_map)(toks, i, toks[i][0], scalar)

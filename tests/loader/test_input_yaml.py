@@ -143,3 +143,44 @@ def test_line_reader_agrees_with_libyaml(text):
 def test_a_key_of_1000_characters_still_reads():
     text = "k" * 1000 + ": 2\n"
     assert docs(text) == [{"k" * 1000: 2}]
+
+
+JOINED = (
+    "apiVersion: v1\nkind: Node\nmetadata:\n  name: first\n"
+    "apiVersion: v1\nkind: Node\nmetadata:\n  name: second\n"
+)  # `cat nodes/*.yaml` of files without `---`: one map, every key twice
+
+
+@pytest.mark.parametrize(
+    "text,key,line",
+    [
+        (JOINED, "apiVersion", 5),  # block style: the line reader hands it to libyaml
+        ("kind: Node\nmetadata: {name: n, labels: {a: '1', a: '2'}}\n", "a", 2),  # flow style
+        ("x: &anchor {c: 1}\ny: *anchor\nx: 2\n", "x", 3),  # aliases: SafeConstructor's own path
+    ],
+)
+def test_a_key_set_twice_in_a_snapshot_is_refused_where_it_is_set_again(text, key, line):
+    # kubectl never writes one; files joined by `cat` do, and the last value would hide the others
+    # (the files a person hands in keep the last, as kubectl's YAMLToJSON does: test_input_odd.py)
+    with pytest.raises(yaml.MarkedYAMLError) as e:
+        list(yaml_reader.yaml_docs(text))
+    assert e.value.problem.startswith(f'key "{key}" already set in map')
+    assert e.value.problem_mark.line + 1 == line
+
+
+def test_merge_keys_may_be_set_again():
+    (doc,) = yaml_reader.yaml_docs("base: &b {a: 1, b: 2}\nm:\n  <<: *b\n  a: 3\n")
+    assert doc["m"] == {"a": 3, "b": 2}
+
+
+def test_a_snapshot_of_nodes_joined_without_separators_is_one_line(tmp_path):
+    snap = tmp_path / "nodes.yaml"
+    snap.write_text(JOINED.replace("  name: first\n", "  name: first\nstatus: {allocatable: {cpu: '1', pods: '9'}}\n"))
+    r = CliRunner().invoke(
+        app, ["explain", str(ROOT / "fixtures" / "pods" / "web.yaml"), "-c", str(snap), "--no-cache"]
+    )
+    assert r.exit_code == 2
+    assert r.stderr == (
+        f'ksched: {snap}: line 6, column 1: malformed YAML: key "apiVersion" already set in map '
+        '(two objects joined without a "---" line?)\n'
+    )
