@@ -522,7 +522,24 @@ class Session:
         from .whatif.world import World
 
         cluster, config, applied = self._inputs(pods)
-        return World(cluster, config, Scheduler(cluster, config), applied)
+        world = World(cluster, config, Scheduler(cluster, config), applied)
+        unplaced = world.scheduler.snapshot.unplaced_pods
+        if unplaced and cluster.nodes:
+            self._warn_unplaced(unplaced)
+        return world
+
+    def _warn_unplaced(self, unplaced: list[Pod]) -> None:
+        """Bound pods whose node the snapshot does not hold (nodes and pods exported from two
+        clusters, or at two times): kube-scheduler counts them on no node, and one warning says so."""
+        first = unplaced[0]
+        warning = (
+            f"{len(unplaced):,} bound pod{'s are' if len(unplaced) != 1 else ' is'} on nodes the snapshot does not "
+            f"hold (the first, {first.key}, on {first.node_name}): they count on no node, as in kube-scheduler's "
+            "cache; were the nodes and the pods exported from the same cluster?"
+        )
+        if warning not in self._warned:
+            self._warned.add(warning)
+            self.messages(f"ksched: warning: {warning}")
 
     def world(self) -> World:
         """The cluster as loaded (edits applied), its config and scheduler, for callers that go

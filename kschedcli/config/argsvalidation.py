@@ -128,8 +128,9 @@ def validate_args(plugin: str, a: Any):
                 f"Invalid value: {bts}: invalid BindTimeoutSeconds, should not be a negative value",
             )
         if a.get("shape") is not None:
+            # (the internal UtilizationShapePoint, without json tags: its fields' Go names)
             shape = [
-                {"utilization": p.get("utilization", 0), "score": p.get("score", 0)} if isinstance(p, dict) else p
+                {"Utilization": p.get("utilization", 0), "Score": p.get("score", 0)} if isinstance(p, dict) else p
                 for p in a["shape"]
             ]
             return "shape", (

@@ -341,6 +341,13 @@ def load_config(path: str | None, registry, release: Release = REFERENCE) -> Sch
         e = errors[0]
         loc = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in e.absolute_path).lstrip(".")
         raise InputError(e.message, source=path, field=loc or "(root)")
+    parallelism = doc.get("parallelism")
+    if parallelism is not None and parallelism <= 0:
+        raise InputError(
+            f"Invalid value: {parallelism}: should be an integer value greater than zero",
+            source=path,
+            field="parallelism",
+        )
     pct = doc.get("percentageOfNodesToScore")
     if pct is not None and not 0 <= pct <= 100:
         raise InputError(
@@ -363,9 +370,8 @@ def load_config(path: str | None, registry, release: Release = REFERENCE) -> Sch
                 field=f"profiles[{i}].percentageOfNodesToScore",
             )
         if rp["schedulerName"] in names:
-            raise InputError(
-                f"Duplicate value: {rp['schedulerName']!r}", source=path, field=f"profiles[{i}].schedulerName"
-            )
+            # field.Duplicate's value is the first profile's *field.Path, which encodes as {}
+            raise InputError("Duplicate value: {}", source=path, field=f"profiles[{i}].schedulerName")
         names.add(rp["schedulerName"])
         profiles.append(build_profile({**rp, "_path": f"profiles[{i}]"}, path, registry, release))
         profiles[-1].percentage_of_nodes_to_score = ppct
@@ -379,6 +385,21 @@ def load_config(path: str | None, registry, release: Release = REFERENCE) -> Sch
     for i in range(1, len(profiles)):
         if qs_key(profiles[i]) != qs_key(profiles[0]):
             raise InputError("must be the same for all profiles", source=path, field=f"profiles[{i}].plugins.queueSort")
+    # the queue's backoff (v1 defaults 1 s and 10 s), checked as ValidateKubeSchedulerConfiguration does
+    initial = doc.get("podInitialBackoffSeconds")
+    initial = 1 if initial is None else initial
+    most = doc.get("podMaxBackoffSeconds")
+    most = 10 if most is None else most
+    if initial <= 0:
+        raise InputError(
+            f"Invalid value: {initial}: must be greater than 0", source=path, field="podInitialBackoffSeconds"
+        )
+    if most < initial:
+        raise InputError(
+            f"Invalid value: {most}: must be greater than or equal to PodInitialBackoffSeconds",
+            source=path,
+            field="podMaxBackoffSeconds",
+        )
     extenders = parse_extenders(doc.get("extenders"), path)
     ignored = ignored_resources(extenders)
     if ignored:

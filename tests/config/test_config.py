@@ -125,3 +125,37 @@ def test_wrong_api_version_is_rejected(tmp_path):
     path = _cfg(tmp_path, "apiVersion: kubescheduler.config.k8s.io/v1beta3\nkind: KubeSchedulerConfiguration\n")
     with pytest.raises(InputError, match="unsupported apiVersion"):
         load_config(path, REGISTRY)
+
+
+@pytest.mark.parametrize(
+    "body,field,message",
+    [
+        ("parallelism: 0\n", "parallelism", "Invalid value: 0: should be an integer value greater than zero"),
+        ("podInitialBackoffSeconds: 0\n", "podInitialBackoffSeconds", "Invalid value: 0: must be greater than 0"),
+        # kube-scheduler refuses a maximum below the initial backoff (the default maximum is 10)
+        (
+            "podInitialBackoffSeconds: 5\npodMaxBackoffSeconds: 2\n",
+            "podMaxBackoffSeconds",
+            "Invalid value: 2: must be greater than or equal to PodInitialBackoffSeconds",
+        ),
+        (
+            "podInitialBackoffSeconds: 11\n",
+            "podMaxBackoffSeconds",
+            "Invalid value: 10: must be greater than or equal to PodInitialBackoffSeconds",
+        ),
+        # field.Duplicate's value is a *field.Path, which JSON-encodes as {}
+        ("profiles:\n- schedulerName: x\n- schedulerName: x\n", "profiles[1].schedulerName", "Duplicate value: {}"),
+    ],
+)
+def test_config_validation_in_kube_schedulers_words(tmp_path, body, field, message):
+    path = _cfg(tmp_path, "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n" + body)
+    with pytest.raises(InputError) as e:
+        load_config(path, REGISTRY)
+    assert e.value.field == field
+    assert str(e.value) == f"{path}: {field}: {message}"
+
+
+def test_backoff_within_bounds_is_taken(tmp_path):
+    body = "podInitialBackoffSeconds: 2\npodMaxBackoffSeconds: 2\nparallelism: 1\n"
+    path = _cfg(tmp_path, "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n" + body)
+    assert load_config(path, REGISTRY).parallelism == 1

@@ -445,3 +445,29 @@ def test_diff_places_a_running_pod_as_if_created_again_in_both_worlds():
     literal = invoke(*args, "--as-bound")
     (change,) = json.loads(literal.stdout)["diff"]["changes"]
     assert change["b"]["verdict"] == "unschedulable" and literal.stderr == ""
+
+
+def test_pods_bound_to_nodes_the_snapshot_lacks_are_said_once(tmp_path):
+    # a pods export of another cluster beside this one's nodes: the pods count on no node, as in
+    # kube-scheduler's cache, and one warning says how many
+    ghosts = tmp_path / "pods.yaml"
+    ghosts.write_text(
+        "\n---\n".join(
+            f"apiVersion: v1\nkind: Pod\nmetadata: {{name: g{i}, namespace: other}}\n"
+            f"spec:\n  nodeName: elsewhere-{i}\n  containers: [{{name: c, image: i}}]\nstatus: {{phase: Running}}\n"
+            for i in range(3)
+        )
+    )
+    web = str(ROOT / "fixtures" / "pods" / "web.yaml")
+    r = invoke("explain", web, "-c", CLUSTER, "-c", str(ghosts), "-o", "json")
+    assert r.exit_code == 0, r.output
+    assert r.stderr == (
+        "ksched: warning: 3 bound pods are on nodes the snapshot does not hold (the first, other/g0, on "
+        "elsewhere-0): they count on no node, as in kube-scheduler's cache; were the nodes and the pods "
+        "exported from the same cluster?\n"
+    )
+    # the answer is the snapshot's without them
+    assert (
+        json.loads(r.stdout)["selectedNode"]
+        == json.loads(invoke("explain", web, "-c", CLUSTER, "-o", "json").stdout)["selectedNode"]
+    )

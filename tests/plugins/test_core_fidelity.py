@@ -358,7 +358,7 @@ def test_args_validation_messages_match_validation_pluginargs():
     )
     assert validate_args("VolumeBinding", {"bindTimeoutSeconds": 600, "shape": [{"utilization": 0, "score": 10}]}) == (
         "shape",
-        'Invalid value: [{"utilization":0,"score":10}]: unexpected field `shape`, remove it or turn on '
+        'Invalid value: [{"Utilization":0,"Score":10}]: unexpected field `shape`, remove it or turn on '
         "the feature gate StorageCapacityScoring",
     )
     sub, msg = validate_args(

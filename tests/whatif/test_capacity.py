@@ -254,3 +254,17 @@ def test_without_max_a_template_stops_at_the_copy_bound(tmp_path, monkeypatch):
     )
     doc = as_json("capacity", str(pod), "-c", str(big), "--max", "30")
     assert (doc["replicas"], doc["perTemplate"][0]["stoppedBy"]) == (30, "max")
+
+
+def test_the_table_ends_with_the_release_once():
+    # each stop is explained as `explain` does, without its own footer: the report says it once
+    r = run(
+        "capacity",
+        str(ROOT / "fixtures" / "pods" / "web.yaml"),
+        str(ROOT / "fixtures" / "pods" / "cart.yaml"),
+        "-c",
+        PROD,
+    )
+    assert r.stdout.count("Stopped: ") == 2
+    assert r.stdout.count("ksched follows kube-scheduler") == 1
+    assert any(line.startswith("ksched follows kube-scheduler") for line in r.stdout.rstrip().splitlines()[-2:])

@@ -71,7 +71,7 @@ def stop_explanation(label: str, result, session, *, no_color: bool = False, wid
     )
     console.print(section(f"Stopped: {label}", "the first copy that fits nowhere, explained"))
     console.print()
-    render_explain(result, session, console)
+    render_explain(result, session, console, footer=False)  # the report ends with it once
     return buf.getvalue()
 
 

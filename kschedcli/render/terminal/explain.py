@@ -72,12 +72,15 @@ def render_explain(
     top: int = 10,
     raw: bool = False,
     no_color: bool = False,
+    footer: bool = True,
 ) -> None:
+    """The explanation; `footer`: ending with the release followed (a view that embeds several
+    explanations says it once, at its own end)."""
     console = console or make_console(no_color)
     print_blocks(
         console,
         [
             *explain_renderables(result, session, console, node=node, all_nodes=all_nodes, top=top, raw=raw),
-            version_block(session),
+            version_block(session) if footer else [],
         ],
     )
