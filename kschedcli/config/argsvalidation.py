@@ -10,15 +10,17 @@ from ..errors import InputError
 MAX_CUSTOM_PRIORITY_SCORE = 10
 
 
-def _shape(shape, p: str):
+def _shape(shape, p: str, release: Any = None):
     if not shape:
         return p, "Required value: at least one point must be specified"
     for i in range(1, len(shape)):
         if shape[i - 1].get("utilization", 0) >= shape[i].get("utilization", 0):
-            return (
-                f"{p}[{i}].utilization",
-                f"Invalid value: {shape[i].get('utilization', 0)}: values must be sorted in increasing order",
+            unsorted = (
+                release.message("Args.ShapeNotSorted")
+                if release is not None
+                else "values must be sorted in increasing order"
             )
+            return f"{p}[{i}].utilization", f"Invalid value: {shape[i].get('utilization', 0)}: {unsorted}"
     for i, pt in enumerate(shape):
         u, s = pt.get("utilization", 0), pt.get("score", 0)
         if not 0 <= u <= 100:
@@ -28,7 +30,9 @@ def _shape(shape, p: str):
     return None
 
 
-def validate_args(plugin: str, a: Any):
+def validate_args(plugin: str, a: Any, release: Any = None):
+    """(sub-path, message) of the first problem kube-scheduler's validation finds in a plugin's
+    args, else None; `release` (versions.Release): the wording of that release (default v1.34's)."""
     if plugin == "DefaultPreemption":
         pct, ab = a.get("minCandidateNodesPercentage"), a.get("minCandidateNodesAbsolute")
         if not 0 <= pct <= 100:
@@ -112,7 +116,7 @@ def validate_args(plugin: str, a: Any):
                 )
         rtcr = ss.get("requestedToCapacityRatio")
         if rtcr is not None:
-            bad = _shape(rtcr.get("shape") or [], "scoringStrategy.shape")
+            bad = _shape(rtcr.get("shape") or [], "scoringStrategy.shape", release)
             if bad:
                 return bad
         elif t == "RequestedToCapacityRatio":

@@ -288,7 +288,7 @@ def build_profile(raw: dict, path: str, registry, release: Release = REFERENCE) 
         args[pname] = apply_arg_defaults(pname, a, release)
         from .argsvalidation import validate_args
 
-        problem = validate_args(pname, args[pname])
+        problem = validate_args(pname, args[pname], release)
         if problem:
             sub, msg = problem
             raise err(f"pluginConfig[{i}].args{('.' + sub) if sub else ''}", msg)
@@ -305,6 +305,34 @@ def default_config(registry, release: Release = REFERENCE) -> SchedulerConfig:
     return SchedulerConfig(
         profiles=[build_profile({"schedulerName": DEFAULT_SCHEDULER}, "", registry, release)], release=release
     )
+
+
+# plugins the v1 config API no longer accepts (validation.go invalidPluginsByVersion)
+_REMOVED_IN_V1 = ("AzureDiskLimits", "CinderLimits", "EBSLimits", "GCEPDLimits")
+_STAGES = (
+    "preEnqueue", "queueSort", "preFilter", "filter", "postFilter", "preScore",
+    "score", "reserve", "permit", "preBind", "bind", "postBind",
+)  # fmt: skip
+
+
+def _no_removed_plugins(rp: dict, i: int, path: str) -> None:
+    """validatePluginConfig's check, made before any plugin is looked up: a removed plugin named
+    at an extension point (multiPoint is not looked at) or in pluginConfig."""
+    why = f'was invalid in version "{API_VERSION}" (KubeSchedulerConfiguration is version "{API_VERSION}")'
+    plugins = rp.get("plugins") or {}
+    for stage in _STAGES:
+        for j, p in enumerate((plugins.get(stage) or {}).get("enabled") or []):
+            if isinstance(p, dict) and p.get("name") in _REMOVED_IN_V1:
+                raise InputError(
+                    f'Invalid value: "{p["name"]}": {why}',
+                    source=path,
+                    field=f"profiles[{i}].plugins.{stage}.enabled[{j}]",
+                )
+    for j, pc in enumerate(rp.get("pluginConfig") or []):
+        if isinstance(pc, dict) and pc.get("name") in _REMOVED_IN_V1:
+            raise InputError(
+                f'Invalid value: "{pc["name"]}": {why}', source=path, field=f"profiles[{i}].pluginConfig[{j}]"
+            )
 
 
 def load_config(path: str | None, registry, release: Release = REFERENCE) -> SchedulerConfig:
@@ -373,6 +401,7 @@ def load_config(path: str | None, registry, release: Release = REFERENCE) -> Sch
             # field.Duplicate's value is the first profile's *field.Path, which encodes as {}
             raise InputError("Duplicate value: {}", source=path, field=f"profiles[{i}].schedulerName")
         names.add(rp["schedulerName"])
+        _no_removed_plugins(rp, i, path)
         profiles.append(build_profile({**rp, "_path": f"profiles[{i}]"}, path, registry, release))
         profiles[-1].percentage_of_nodes_to_score = ppct
 

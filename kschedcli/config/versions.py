@@ -60,6 +60,10 @@ CHANGES: dict[str, int] = {
 # Reason texts that changed: key -> ((first minor, text), ...), newest last. `{}` fields are
 # filled by the plugin (str.format).
 _MESSAGES: dict[str, tuple[tuple[int, str], ...]] = {
+    "Args.ShapeNotSorted": (
+        (33, "utilization values must be sorted in increasing order"),
+        (34, "values must be sorted in increasing order"),
+    ),
     "VolumeRestrictions.ReadWriteOncePodConflict": (
         (33, "node has pod using PersistentVolumeClaim with the same name and ReadWriteOncePod access mode"),
         (

@@ -145,6 +145,19 @@ def test_wrong_api_version_is_rejected(tmp_path):
         ),
         # field.Duplicate's value is a *field.Path, which JSON-encodes as {}
         ("profiles:\n- schedulerName: x\n- schedulerName: x\n", "profiles[1].schedulerName", "Duplicate value: {}"),
+        # a plugin the v1 API removed, named before any plugin is looked up
+        (
+            "profiles:\n- plugins:\n    filter:\n      enabled: [{name: NodeName}, {name: EBSLimits}]\n",
+            "profiles[0].plugins.filter.enabled[1]",
+            'Invalid value: "EBSLimits": was invalid in version "kubescheduler.config.k8s.io/v1" '
+            '(KubeSchedulerConfiguration is version "kubescheduler.config.k8s.io/v1")',
+        ),
+        (
+            "profiles:\n- pluginConfig:\n  - name: CinderLimits\n    args: {}\n",
+            "profiles[0].pluginConfig[0]",
+            'Invalid value: "CinderLimits": was invalid in version "kubescheduler.config.k8s.io/v1" '
+            '(KubeSchedulerConfiguration is version "kubescheduler.config.k8s.io/v1")',
+        ),
     ],
 )
 def test_config_validation_in_kube_schedulers_words(tmp_path, body, field, message):
@@ -159,3 +172,21 @@ def test_backoff_within_bounds_is_taken(tmp_path):
     body = "podInitialBackoffSeconds: 2\npodMaxBackoffSeconds: 2\nparallelism: 1\n"
     path = _cfg(tmp_path, "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n" + body)
     assert load_config(path, REGISTRY).parallelism == 1
+
+
+@pytest.mark.parametrize(
+    "version,words", [("v1.33", "utilization values must be sorted"), ("v1.34", "values must be sorted")]
+)
+def test_an_unsorted_shape_is_worded_as_the_release_words_it(tmp_path, version, words):
+    from kschedcli.config.versions import parse
+
+    body = (
+        "profiles:\n- pluginConfig:\n  - name: NodeResourcesFit\n    args:\n      scoringStrategy:\n"
+        "        type: RequestedToCapacityRatio\n        requestedToCapacityRatio:\n"
+        "          shape: [{utilization: 50, score: 1}, {utilization: 10, score: 5}]\n"
+    )
+    path = _cfg(tmp_path, "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n" + body)
+    with pytest.raises(InputError) as e:
+        load_config(path, REGISTRY, parse(version))
+    assert e.value.field == "profiles[0].pluginConfig[0].args.scoringStrategy.shape[1].utilization"
+    assert str(e.value).endswith(f"Invalid value: 10: {words} in increasing order")
