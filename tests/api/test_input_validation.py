@@ -242,7 +242,11 @@ def test_numbers_past_pythons_digit_limit_are_one_line(tmp_path):
 def test_lone_surrogates_in_names_print_in_table_and_json(tmp_path):
     docs = [d for d in yaml.safe_load_all(SMALL.read_text()) if d]
     node = next(d for d in docs if d["kind"] == "Node")
+    old = node["metadata"]["name"]
     node["metadata"]["name"] = "bad\ud800name"
+    for d in docs:  # its pods move with it (else they are on a node the snapshot lacks, and a warning says so)
+        if d["kind"] == "Pod" and d["spec"].get("nodeName") == old:
+            d["spec"]["nodeName"] = "bad\ud800name"
     snap = tmp_path / "snap.json"
     snap.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": docs}))
     env = {**os.environ, "NO_COLOR": "1", "COLUMNS": "80"}
