@@ -1281,7 +1281,7 @@ class Session:
                 )
                 self.messages(
                     f"ksched: {pods}: {what}: placed in each world as if created again now (spec.nodeName and "
-                    "status dropped, the running pod taken out of the snapshot); --as-bound takes "
+                    "status dropped; the running pod taken out of each snapshot that holds it); --as-bound takes "
                     + ("it as it is" if len(bound) == 1 else "them as they are")
                 )
             return [unbound(p, c) if p.node_name and ex.workload_of(p) is None else p for p in ex.pods]

@@ -439,7 +439,8 @@ def test_diff_places_a_running_pod_as_if_created_again_in_both_worlds():
     assert change["b"] == {"verdict": "schedulable", "node": "ip-10-0-2-41"}
     assert r.stderr == (
         f"ksched: {RUNNING}: Pod shop/web-6f7c9d8b4-q7x2m is bound to ip-10-0-1-17: placed in each world as if "
-        "created again now (spec.nodeName and status dropped, the running pod taken out of the snapshot); "
+        "created again now (spec.nodeName and status dropped; the running pod taken out of each snapshot that holds "
+        "it); "
         "--as-bound takes it as it is\n"
     )
     literal = invoke(*args, "--as-bound")
