@@ -283,6 +283,8 @@ def _parse_node_requirement(
         raise FieldError(f, "must be an object")
     key, op, values = e.get("key"), e.get("operator"), e.get("values") or []
     values = [str(v) for v in values]
+    if strict and not is_field:
+        return _new_requirement(key, op, values, e.get("values"), rel, errs)
     if is_field and not strict:
         # a pod's: the API server's ValidateNodeFieldSelectorRequirement refuses what kube-scheduler
         # would read as matching no node (In/NotIn with other than one value, another operator,
@@ -354,6 +356,55 @@ def _parse_node_requirement(
     raise FieldError(f"{f}.operator", f"{op!r} is not a valid node selector operator")
 
 
+_SELECTOR_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")
+
+
+def _new_requirement(key, op, values: list[str], given, rel: str, errs: list) -> Requirement | None:
+    """A matchExpression as nodeaffinity.NewNodeSelector parses it (NodeAffinityArgs'
+    addedAffinity): an operator it does not know, then labels.NewRequirement's checks of the key,
+    the values' count for the operator, Gt/Lt integers and each value; problems go to `errs` in
+    kube-scheduler's words (`given`: the values as written, null when absent)."""
+    if op not in _SELECTOR_OPERATORS:
+        supported = ", ".join(f'"{o}"' for o in _SELECTOR_OPERATORS)
+        errs.append((f"{rel}.operator", f"Unsupported value: {_go_json(op)}: supported values: {supported}"))
+        return None
+    n = len(errs)
+    key_errors = qualified_name_errors(key) if isinstance(key, str) else ["must be a string"]
+    if key_errors:
+        errs.append((f"{rel}.key", f"Invalid value: {_go_json(key)}: {'; '.join(key_errors)}"))
+    shown = "null" if given is None else _go_json(values)
+    if op in ("In", "NotIn") and not values:
+        errs.append(
+            (f"{rel}.values", f"Invalid value: {shown}: for 'in', 'notin' operators, values set can't be empty")
+        )
+    elif op in ("Exists", "DoesNotExist") and values:
+        errs.append(
+            (f"{rel}.values", f"Invalid value: {shown}: values set must be empty for exists and does not exist")
+        )
+    elif op in ("Gt", "Lt"):
+        if len(values) != 1:
+            errs.append(
+                (f"{rel}.values", f"Invalid value: {shown}: for 'Gt', 'Lt' operators, exactly one value is required")
+            )
+        for i, v in enumerate(values):
+            if parse_int64(v) is None:
+                errs.append(
+                    (
+                        f"{rel}.values[{i}]",
+                        f"Invalid value: {_go_json(v)}: for 'Gt', 'Lt' operators, the value must be an integer",
+                    )
+                )
+    for i, v in enumerate(values):
+        msgs = label_value_errors(v)
+        if msgs:
+            errs.append((f"{rel}.values[{i}]", f"Invalid value: {_go_json(v)}: {'; '.join(msgs)}"))
+    if len(errs) > n:
+        return None
+    if op in ("Gt", "Lt"):
+        return Requirement(key, op, (parse_int64(values[0]),))
+    return Requirement(key, op, frozenset(values))
+
+
 def parse_node_selector_term(term, f: str, strict: bool = False) -> NodeSelectorTerm:
     """A NodeSelectorTerm. strict (NodeAffinityArgs' addedAffinity, as nodeaffinity.NewNodeSelector):
     any parse error raises; otherwise it is kept on the term, which then matches nothing."""
@@ -362,7 +413,7 @@ def parse_node_selector_term(term, f: str, strict: bool = False) -> NodeSelector
     errs: list[tuple[str, str]] = []
     exprs = []
     for i, e in enumerate(term.get("matchExpressions") or []):
-        r = _parse_node_requirement(e, f"{f}.matchExpressions[{i}]", False, f"matchExpressions[{i}]", errs)
+        r = _parse_node_requirement(e, f"{f}.matchExpressions[{i}]", False, f"matchExpressions[{i}]", errs, strict)
         if r is not None:
             exprs.append(r)
     fields = []

@@ -190,3 +190,70 @@ def test_an_unsorted_shape_is_worded_as_the_release_words_it(tmp_path, version, 
         load_config(path, REGISTRY, parse(version))
     assert e.value.field == "profiles[0].pluginConfig[0].args.scoringStrategy.shape[1].utilization"
     assert str(e.value).endswith(f"Invalid value: 10: {words} in increasing order")
+
+
+_ADDED = (
+    "profiles:\n- pluginConfig:\n  - name: NodeAffinity\n    args:\n      addedAffinity:\n"
+    "        requiredDuringSchedulingIgnoredDuringExecution:\n          nodeSelectorTerms:\n"
+    "          - matchExpressions: [{expr}]\n"
+)
+_AT = "profiles[0].pluginConfig[0].args.addedAffinity.requiredDuringSchedulingIgnoredDuringExecution"
+
+
+@pytest.mark.parametrize(
+    "expr,sub,message",
+    [
+        (
+            "{key: zone, operator: Foo, values: [x]}",
+            "operator",
+            'Unsupported value: "Foo": supported values: "In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"',
+        ),
+        (
+            "{key: zone, operator: In}",
+            "values",
+            "Invalid value: null: for 'in', 'notin' operators, values set can't be empty",
+        ),
+        (
+            "{key: zone, operator: NotIn, values: []}",
+            "values",
+            "Invalid value: []: for 'in', 'notin' operators, values set can't be empty",
+        ),
+        (
+            "{key: zone, operator: Exists, values: [x]}",
+            "values",
+            'Invalid value: ["x"]: values set must be empty for exists and does not exist',
+        ),
+        (
+            "{key: zone, operator: Lt, values: ['1', '2']}",
+            "values",
+            "Invalid value: [\"1\",\"2\"]: for 'Gt', 'Lt' operators, exactly one value is required",
+        ),
+        (
+            "{key: zone, operator: Gt, values: [abc]}",
+            "values[0]",
+            "Invalid value: \"abc\": for 'Gt', 'Lt' operators, the value must be an integer",
+        ),
+    ],
+)
+def test_added_affinity_is_parsed_as_new_node_selector_words_it(tmp_path, expr, sub, message):
+    path = _cfg(
+        tmp_path,
+        "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n" + _ADDED.format(expr=expr),
+    )
+    with pytest.raises(InputError) as e:
+        load_config(path, REGISTRY)
+    field = f"{_AT}.nodeSelectorTerms[0].matchExpressions[0].{sub}"
+    assert e.value.field == field
+    assert str(e.value) == f"{path}: {field}: {message}"
+
+
+def test_added_affinity_key_is_checked_as_a_qualified_name(tmp_path):
+    path = _cfg(
+        tmp_path,
+        "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
+        + _ADDED.format(expr="{key: 'a b', operator: In, values: [x]}"),
+    )
+    with pytest.raises(InputError) as e:
+        load_config(path, REGISTRY)
+    assert e.value.field.endswith("matchExpressions[0].key")
+    assert e.value.message.startswith('Invalid value: "a b": name part must consist of alphanumeric characters')
