@@ -115,7 +115,8 @@ def _opt(name: str, annotation: Any, default: Any) -> inspect.Parameter:
 
 CLUSTER_HELP = (
     "Cluster snapshot: YAML, JSON or a List, as `kubectl get ... -o yaml|json` prints "
-    "it ('-' for stdin). Repeatable. Default: the live cluster kubectl points at."
+    "it ('-' for stdin; a directory: its .json, .yaml and .yml files, as `kubectl apply -f DIR` "
+    "takes them). Repeatable. Default: the live cluster kubectl points at."
 )
 
 

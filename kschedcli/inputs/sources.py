@@ -8,6 +8,7 @@ pod references the rest of ksched already reads. Nothing here imports Typer or R
 
 from __future__ import annotations
 
+import os
 import sys
 from dataclasses import dataclass
 
@@ -31,6 +32,37 @@ class ClusterFiles(list[str]):
         self.server_version = server_version
 
 
+SNAPSHOT_EXTENSIONS = (".json", ".yaml", ".yml")  # kubectl's FileExtensions for -f DIR
+
+
+def _files_of_directories(paths: list[str]) -> list[str]:
+    """The snapshot files named, a directory standing for its files as `kubectl apply -f DIR`
+    takes them: those ending .json, .yaml or .yml directly in it (not in its subdirectories),
+    in name order. A directory holding none is an error."""
+    out: list[str] = []
+    for path in paths:
+        if path == "-" or not os.path.isdir(path):
+            out.append(path)
+            continue
+        try:
+            names = sorted(os.listdir(path))
+        except OSError as e:
+            raise InputError(f"cannot list the directory: {e.strerror or e}", source=path, field="--cluster") from None
+        found = [
+            os.path.join(path, n)
+            for n in names
+            if n.endswith(SNAPSHOT_EXTENSIONS) and os.path.isfile(os.path.join(path, n))
+        ]
+        if not found:
+            raise InputError(
+                "a directory with no .json, .yaml or .yml file in it (its subdirectories are not read)",
+                source=path,
+                field="--cluster",
+            )
+        out += found
+    return out
+
+
 def cluster_files(
     cluster: list[str] | None,
     context: str | None = None,
@@ -46,7 +78,7 @@ def cluster_files(
         given = [flag for flag, value in live_flags if value]
         if given:
             raise InputError(f"{given[0]} reads the live cluster: it does not go with --cluster", field=given[0])
-        return ClusterFiles(cluster)
+        return ClusterFiles(_files_of_directories(cluster))
     from .live import LiveOptions, read_live_cluster  # kubectl's code only when the cluster is live
 
     live = LiveOptions(context, kubeconfig, request_timeout, save_snapshot)

@@ -472,3 +472,30 @@ def test_pods_bound_to_nodes_the_snapshot_lacks_are_said_once(tmp_path):
         json.loads(r.stdout)["selectedNode"]
         == json.loads(invoke("explain", web, "-c", CLUSTER, "-o", "json").stdout)["selectedNode"]
     )
+
+
+def test_a_directory_as_the_snapshot_is_its_files_as_kubectl_apply_f_takes_them(tmp_path):
+    import yaml
+
+    docs = [d for d in yaml.safe_load_all(Path(SMALL).read_text()) if d]
+    snap = tmp_path / "snap"
+    (snap / "sub").mkdir(parents=True)
+    (snap / "nodes.yaml").write_text(yaml.safe_dump_all([d for d in docs if d["kind"] == "Node"]))
+    (snap / "pods.json").write_text(
+        json.dumps({"apiVersion": "v1", "kind": "List", "items": [d for d in docs if d["kind"] != "Node"]})
+    )
+    (snap / "notes.txt").write_text("not a snapshot")  # other extensions are not read
+    (snap / "sub" / "broken.yaml").write_text("a: [")  # nor are subdirectories
+    web = str(ROOT / "fixtures" / "pods" / "web.yaml")
+    expected = invoke("explain", web, "-c", SMALL, "-o", "json")
+    got = invoke("explain", web, "-c", str(snap), "-o", "json")
+    assert got.exit_code == expected.exit_code == 0, got.output
+    assert json.loads(got.stdout)["scores"] == json.loads(expected.stdout)["scores"]
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    r = invoke("explain", web, "-c", str(empty))
+    assert r.exit_code == 2
+    assert r.stderr == (
+        f"ksched: {empty}: --cluster: a directory with no .json, .yaml or .yml file in it "
+        "(its subdirectories are not read)\n"
+    )
