@@ -497,15 +497,18 @@ class Session:
             if live
             else " (`kubectl get nodes,pods -A -o yaml` exports both; --add-node adds one)"
         )
-        if warning not in self._warned:
-            self._warned.add(warning)
-            self.messages(f"ksched: warning: {warning}")
+        self._warn_once(warning)
 
     def _warn_release(self, choice: Any) -> None:
         """The cluster runs a release ksched does not reproduce: said before any answer (once a
         session), as the JSON's kubernetesVersionChosenBy.warning says it."""
         warning = getattr(choice, "warning", None)
-        if warning and warning not in self._warned:
+        if warning:
+            self._warn_once(warning)
+
+    def _warn_once(self, warning: str) -> None:
+        """`ksched: warning: ...` on stderr, once a session (and its sub-sessions) for each text."""
+        if warning not in self._warned:
             self._warned.add(warning)
             self.messages(f"ksched: warning: {warning}")
 
@@ -537,9 +540,7 @@ class Session:
             f"hold (the first, {first.key}, on {first.node_name}): they count on no node, as in kube-scheduler's "
             "cache; were the nodes and the pods exported from the same cluster?"
         )
-        if warning not in self._warned:
-            self._warned.add(warning)
-            self.messages(f"ksched: warning: {warning}")
+        self._warn_once(warning)
 
     def world(self) -> World:
         """The cluster as loaded (edits applied), its config and scheduler, for callers that go
@@ -787,11 +788,6 @@ class Session:
         if unbound:
             expansion.pods = list(pod_list)
             first = next(iter(unbound))
-            taken = (
-                f"{len(held_on)} of them taken out of the snapshot"
-                if len(held_on) != len(unbound)
-                else "each taken out of the snapshot"
-            )
             if len(unbound) == 1:
                 where = f"on {held_on[0]}, taken out of the snapshot" if held_on else "not in the snapshot"
                 self.messages(
@@ -799,6 +795,11 @@ class Session:
                     f"again now (spec.nodeName and status dropped; the pod is {where}); --as-bound takes it as it is"
                 )
             else:
+                taken = (
+                    "each taken out of the snapshot"
+                    if len(held_on) == len(unbound)
+                    else f"{len(held_on)} of them taken out of the snapshot"
+                )
                 self.messages(
                     f"ksched: {source}: {len(unbound)} Pods are bound (spec.nodeName set; the first, {first}, to "
                     f"{unbound[first]['nodeName']}): scheduled as if created again now (spec.nodeName and status "

@@ -49,6 +49,17 @@ def _json_prefix(text: str) -> tuple[list, int, bool]:
         i = j
 
 
+def _json_values(body: str, source: str, line_of: Callable[[int], int]) -> tuple[list, int, bool]:
+    """_json_prefix of `body`, a text starting with `{`, with the JSON reader's limits; a stream of
+    two values or more that breaks off is an error at its line (`line_of`: the line of an offset
+    in `body`), there being no switching to YAML after it."""
+    with _json_limits(source):
+        docs, end, whole = _json_prefix(body)
+    if not whole and len(docs) > 1:
+        raise InputError("malformed JSON after the JSON objects before it", source=source, where=f"line {line_of(end)}")
+    return docs, end, whole
+
+
 def parse_documents(text: str, source: str, as_kubectl: bool = False) -> list:
     """The documents of a file: JSON when it parses as JSON, else multi-document YAML.
 
@@ -59,13 +70,9 @@ def parse_documents(text: str, source: str, as_kubectl: bool = False) -> list:
     if as_kubectl:
         stripped = stripped.lstrip("\ufeff").lstrip()  # kubectl drops a byte order mark
         if stripped[:1] == "{":
-            with _json_limits(source):
-                docs, end, whole = _json_prefix(stripped)
+            docs, end, whole = _json_values(stripped, source, lambda at: stripped.count("\n", 0, at) + 1)
             if whole:
                 return docs
-            if len(docs) > 1:  # an unambiguous JSON stream: no switching to YAML
-                line = stripped.count("\n", 0, end) + 1
-                raise InputError("malformed JSON after the JSON objects before it", source=source, where=f"line {line}")
             if docs:  # the YAML reader takes over after the whitespace up to the first newline
                 nl = stripped.find("\n", end)
                 rest = stripped[nl + 1 :] if nl >= 0 and not stripped[end:nl].strip() else stripped[end:]
@@ -203,15 +210,10 @@ def _load_documents(
                 # JSON objects one after another (`kubectl get -o json | jq -c '.items[]'`): read
                 # as kubectl reads such a stream
                 body = text.lstrip().lstrip("\ufeff").lstrip()
-                with _json_limits(path):
-                    stream, end, whole = _json_prefix(body)
+                skipped = len(text) - len(body)
+                stream, _, whole = _json_values(body, path, lambda at: text.count("\n", 0, skipped + at) + 1)
                 if whole:
                     return [transform_doc(d, transform) for d in stream]
-                if len(stream) > 1:  # an unambiguous JSON stream: no switching to YAML
-                    line = text.count("\n", 0, len(text) - len(body) + end) + 1
-                    raise InputError(
-                        "malformed JSON after the JSON objects before it", source=path, where=f"line {line}"
-                    )
         else:
             if data is None:
                 from . import workers

@@ -71,15 +71,19 @@ def _convert(node, ctor):
         if type(value) is not list:
             raise _Fallback
         d = {}
+        texts: set | None = None  # the non-string keys' texts (1 and true are one Python key)
         for k, v in value:
             if k.tag == _STR and type(k.value) is str:
                 key = k.value
                 if key in d:
                     raise duplicate_key(key, k.start_mark)
             elif k.tag in (_INT, _NULL, _BOOL):
-                key = _convert(k, ctor)  # (1 and true are one Python key, as SafeLoader makes them)
-                if any(o is not k and o.value == k.value for o, _ in value[: value.index((k, v))]):
+                key = _convert(k, ctor)
+                if texts is None:
+                    texts = set()
+                elif k.value in texts:
                     raise duplicate_key(k.value, k.start_mark)
+                texts.add(k.value)
             else:
                 raise _Fallback
             d[key] = _convert(v, ctor)

@@ -74,7 +74,7 @@ _EXPECTED = {
 def _schema_message(e: Any) -> str:
     """A JSON Schema error of a scenario file in ksched's words (JSON's names for values, the
     fields named), not the validator's Python reprs."""
-    from ..api.fieldtree import _describe
+    from ..api.fieldtree import _describe, did_you_mean
 
     v = e.instance
     if e.validator == "type" and isinstance(e.validator_value, str):
@@ -83,12 +83,9 @@ def _schema_message(e: Any) -> str:
     if e.validator == "additionalProperties" and isinstance(v, dict):
         known = list(e.schema.get("properties") or {})
         extra = [cut(k, quote=False) for k in v if k not in known]
-        if len(extra) == 1:
-            import difflib
-
-            close = difflib.get_close_matches(extra[0], known, n=1, cutoff=0.75)
-            if close:
-                return f"unknown field {extra[0]}; did you mean {close[0]}?"
+        hint = did_you_mean(extra[0], known) if len(extra) == 1 else ""
+        if hint:
+            return f"unknown field {extra[0]}{hint}"
         return f"unknown field {', '.join(extra)}: expected one of {', '.join(known)}"
     if e.validator == "maxProperties" and isinstance(v, dict):
         return f"one key per item, found {len(v)}: {', '.join(cut(k, quote=False) for k in v)}"
