@@ -675,6 +675,33 @@ class Snapshot:
             self._label_columns[key] = col
         return col
 
+    def label_codes(self, key: str, np) -> tuple[Any, builtins.list]:
+        """label_column(key) as (an int64 array of each node's value's index in the list of
+        distinct values, -1 where the node has no such label; that list, in first-met order),
+        for `np` (numpy, which the caller chose to use). Kept until a node is added."""
+        known: dict[str, tuple] = self.__dict__.setdefault("_label_codes", {})  # (made on first use)
+        made = known.get(key)
+        if made is None:
+            col = self.label_column(key)
+            index: dict[Any, int] = {None: -1}
+            for v in col:
+                if v not in index:
+                    index[v] = len(index) - 1
+            codes = np.fromiter(map(index.__getitem__, col), dtype=np.int64, count=len(col))
+            made = known[key] = (codes, [v for v in index if v is not None])
+        return made
+
+    def name_ranks(self, np) -> Any:
+        """Each node's place in the nodes' names sorted (an int64 array in node order): the
+        least of tied nodes by name. Kept until a node is added."""
+        ranks = self.__dict__.get("_name_ranks")
+        if ranks is None:
+            order = sorted(range(len(self.names)), key=self.names.__getitem__)
+            ranks = np.empty(len(order), dtype=np.int64)
+            ranks[np.array(order, dtype=np.intp)] = np.arange(len(order), dtype=np.int64)
+            self.__dict__["_name_ranks"] = ranks
+        return ranks
+
     def label_missing(self, key: str) -> bool:
         """Whether some node has no label `key` (a column's None entries looked for once)."""
         known: dict[str, bool] = self.__dict__.setdefault("_label_missing", {})  # (made on first use)
@@ -969,6 +996,8 @@ class Snapshot:
         for key, col in self._label_columns.items():
             col.append(node.labels.get(key))
         self.__dict__.pop("_label_missing", None)
+        self.__dict__.pop("_label_codes", None)
+        self.__dict__.pop("_name_ranks", None)
         for name, col in self._image_columns.items():
             col.append(counts.get(name))
         self._taint_groups = None

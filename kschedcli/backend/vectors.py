@@ -37,6 +37,11 @@ def numpy_for(nodes: int) -> ModuleType | None:
     return _import()
 
 
+def numpy_module() -> ModuleType | None:
+    """numpy, imported now if it is not yet (None when it is missing or broken)."""
+    return _imported() or _import()
+
+
 def _imported() -> ModuleType | None:
     """numpy if this process has imported it already (its cost is paid)."""
     return sys.modules.get("numpy")

@@ -115,7 +115,9 @@ class Column:
     `values` is replaced, never changed in place, once handed out: results of earlier cycles
     keep the list they were given. `seen` is how many of the snapshot's changes it reflects."""
 
-    __slots__ = ("values", "seen", "static", "_partial")
+    # `array`: the values as numpy arrays, with the list they were made from (Framework's
+    # static_filter_array and static_score_array), for the columnar cycle
+    __slots__ = ("values", "seen", "static", "_partial", "array")
 
     def __init__(self, static: bool):
         self.values: list | None = None
@@ -124,6 +126,7 @@ class Column:
         # (positions, values there, length): a store of some nodes only, laid out on first read
         # (a single cycle never reads it back)
         self._partial: tuple[list[int], list, int] | None = None
+        self.array: tuple | None = None
 
     def current(self, snapshot) -> list | None:
         """The values brought up to date: entries of nodes changed since are UNKNOWN again
@@ -150,6 +153,7 @@ class Column:
     def store(self, snapshot, values: list) -> None:
         self.values = values
         self._partial = None
+        self.array = None
         self.seen = len(snapshot.changes)
 
     def store_at(self, snapshot, positions: list[int], values: list, n: int) -> None:
@@ -157,6 +161,7 @@ class Column:
         neither list is changed from here on."""
         self.values = None
         self._partial = (positions, values, n)
+        self.array = None
         self.seen = len(snapshot.changes)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import operator
 from itertools import compress, repeat
 from operator import is_
 from typing import TYPE_CHECKING, Any, cast
@@ -340,6 +341,71 @@ class Framework:
         state.filter_columns = columns
         return columns, first_failures(list(columns.values()), len(nodes), distinct)
 
+    # -- the columnar cycle's columns (scheduling/columnar.py) ------------------------------------
+    def static_filter_array(self, pl: FilterPlugin, state: CycleState, pod: Pod, np) -> Any:
+        """A filter plugin's verdicts on every node of the snapshot as a boolean array of `np`
+        (True: passes), for a plugin whose results per class of pods depend on the node alone
+        (a STATIC equivalence column): the column itself, made as run_filter_columns makes it
+        when there is none yet. None for any other plugin, or when a verdict is an error."""
+        cache = self.equivalence.column("filter", pl, pod)
+        if cache is None or not cache.static:
+            return None
+        snapshot = self.handle.snapshot
+        col = cache.current(snapshot)
+        if col is None:
+            col, seen = self._filter_column(pl, state, pod, snapshot.node_infos)
+            if _has_error(seen):
+                return None
+            cache.store(snapshot, col)
+        made = cache.array
+        if made is None or made[0] is not col:
+            if UNKNOWN in col or _has_error(set(filter(None, col))):
+                return None
+            made = cache.array = (col, np.fromiter(map(is_, col, repeat(None)), dtype=bool, count=len(col)))
+        return made[1]
+
+    def static_score_array(
+        self, pl: ScorePlugin, state: CycleState, pod: Pod, nodes: list[NodeInfo], positions: list[int], at: Any, np
+    ) -> Any:
+        """A score plugin's raw scores of the snapshot's nodes at `positions` (`at`: the same as
+        an array of `np`; `nodes`: those NodeInfos) as an int64 array, for a plugin whose scores
+        per class of pods depend on the node alone (a STATIC equivalence column): read off the
+        column, the nodes it does not hold yet scored and added as run_score adds them. None for
+        any other plugin; raises PluginError as run_score does."""
+        cache = self.equivalence.column("score", pl, pod)
+        if cache is None or not cache.static:
+            return None
+        snapshot = self.handle.snapshot
+        own = snapshot.node_infos
+        vals = cache.current(snapshot)
+        if vals is None:
+            raw = self._score_nodes(pl, state, pod, nodes, positions)
+            if len(positions) == len(own):
+                cache.store(snapshot, raw)
+            else:
+                cache.store_at(snapshot, positions, raw, len(own))
+            return np.array(raw, dtype=np.int64)
+        made = cache.array
+        if made is None or made[0] is not vals:
+            known = np.fromiter(map(operator.is_not, vals, repeat(UNKNOWN)), dtype=bool, count=len(vals))
+            values = np.fromiter((0 if v is UNKNOWN else v for v in vals), dtype=np.int64, count=len(vals))
+            made = cache.array = (vals, values, known)
+        _, values, known = made
+        missing = at[~known[at]]
+        if len(missing):
+            where = missing.tolist()
+            fresh = self._score_nodes(pl, state, pod, [own[k] for k in where])
+            vals = list(vals)
+            for k, v in zip(where, fresh):
+                vals[k] = v
+            cache.store(snapshot, vals)
+            values = values.copy()
+            values[missing] = fresh
+            known = known.copy()
+            known[missing] = True
+            cache.array = (vals, values, known)
+        return values[at]
+
     def filter_column(self, pl: FilterPlugin, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> list:
         """One filter plugin's verdicts on `nodes`, as the framework reports them (plugin named,
         a non-rejection wrapped as an error)."""
@@ -538,6 +604,20 @@ class Framework:
         if st is not None and not st.is_success():
             raise PluginError(pl.name, f'running Score plugins: plugin "{pl.name}" failed with: {st.message()}')
         return raw
+
+    def score_nodes(
+        self, pl: ScorePlugin, state: CycleState, pod: Pod, nodes: list[NodeInfo], positions: list[int] | None = None
+    ) -> list[int]:
+        """One score plugin's raw scores of `nodes`, in their order, as run_score makes them for
+        a plugin without an equivalence column; raises PluginError."""
+        return self._score_nodes(pl, state, pod, nodes, positions)
+
+    def normalized(
+        self, pl: ScorePlugin, state: CycleState, pod: Pod, nodes: list[NodeInfo], raw: list, names: list
+    ) -> tuple[str, list, list, int]:
+        """(name, raw scores, normalized scores, weight) of one plugin as run_score makes them;
+        raises PluginError (a normalization's error, a score out of range)."""
+        return self._normalized(pl, state, pod, nodes, raw, names)
 
     @staticmethod
     def _score_one(pl: ScorePlugin, state: CycleState, pod: Pod, node_info: NodeInfo) -> int:

@@ -36,6 +36,16 @@ def default_normalize_list(scores: list[int], reverse: bool, max_priority: int =
     return map_list(scores, scaled, distinct)
 
 
+def default_normalize_array(np, scores, reverse: bool, max_priority: int = MAX_NODE_SCORE):
+    """default_normalize_list on an int64 array of `np` (numpy): a new array; Go's division
+    truncates toward zero, as the list's does for negative scores."""
+    max_count = max(0, int(scores.max())) if len(scores) else 0
+    if max_count == 0:
+        return np.full(len(scores), max_priority, dtype=np.int64) if reverse else scores.copy()
+    scaled = np.where(scores >= 0, max_priority * scores // max_count, -((max_priority * -scores) // max_count))
+    return max_priority - scaled if reverse else scaled
+
+
 def map_list(scores: list[int], fn, distinct: set[int] | None = None) -> list[int]:
     """[fn(s) for s in scores], fn called once per distinct score (nodes share few); `distinct`:
     set(scores), when the caller has it already."""

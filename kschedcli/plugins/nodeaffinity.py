@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import operator
+import sys
 import weakref
 from itertools import repeat
 from typing import TYPE_CHECKING
@@ -20,7 +21,7 @@ from ..framework.interface import (
     ScorePlugin,
 )
 from ..framework.status import error, skip, unresolvable
-from .helper import default_normalize_score
+from .helper import default_normalize_array, default_normalize_score
 
 if TYPE_CHECKING:
     from ..api.model import Pod
@@ -196,6 +197,10 @@ class NodeAffinity(
     def normalize_score(self, state: CycleState, pod: Pod, scores: dict[str, int]) -> Status | None:
         default_normalize_score(scores, reverse=False)
         return None
+
+    def normalize_array(self, state: CycleState, pod: Pod, scores, at):
+        """normalize_score on an int64 array (scheduling/columnar.py)."""
+        return default_normalize_array(sys.modules["numpy"], scores, reverse=False)
 
     def events_to_register(self) -> list[ClusterEvent]:
         return [

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from typing import TYPE_CHECKING
 
 from ..api.model import taint_signature
@@ -15,7 +16,7 @@ from ..framework.interface import (
     PreScorePlugin,
 )
 from ..framework.status import unresolvable
-from .helper import default_normalize_list, default_normalize_score, find_untolerated_taint
+from .helper import default_normalize_array, default_normalize_list, default_normalize_score, find_untolerated_taint
 
 if TYPE_CHECKING:
     from ..api.model import Pod
@@ -96,6 +97,10 @@ class TaintToleration(
     def normalize_score(self, state: CycleState, pod: Pod, scores: dict[str, int]) -> Status | None:
         default_normalize_score(scores, reverse=True)
         return None
+
+    def normalize_array(self, state: CycleState, pod: Pod, scores, at):
+        """normalize_score on an int64 array (scheduling/columnar.py)."""
+        return default_normalize_array(sys.modules["numpy"], scores, reverse=True)
 
     def normalize_scores(
         self, state: CycleState, pod: Pod, scores: list[int], names: list[str]

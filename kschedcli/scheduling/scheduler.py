@@ -5,10 +5,11 @@ from __future__ import annotations
 import random
 from itertools import compress, repeat
 from operator import add, eq, mul, not_
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import progress
 from ..api.model import Pod
+from ..backend import vectors
 from ..backend.nominator import Nominator
 from ..backend.snapshot import Snapshot
 from ..config.scheduler import SchedulerConfig
@@ -27,6 +28,9 @@ from .extender_client import ExtenderError
 from .extenders import ExtenderSet
 from .sampled_alike import SampledAlikeCycles
 from .sampling import PARALLELISM_NOTE, NodeSampling
+
+if TYPE_CHECKING:
+    from .columnar import ColumnarCycle
 
 
 class Scheduler:
@@ -65,6 +69,8 @@ class Scheduler:
             else {}
         )
         self.cycles = 0
+        # the columnar cycle (enable_columnar): None runs every cycle in full
+        self.columnar: ColumnarCycle | None = None
         # (the filter pass's feasible list, their positions in the snapshot): for the cycle's scoring
         self._feasible_at: tuple[list, list[int]] | None = None
         # node sampling (enable_sampling): None filters and scores every feasible node
@@ -80,6 +86,17 @@ class Scheduler:
         # the same under node sampling, per profile (made on first use)
         self.sampled_alike: dict[str, SampledAlikeCycles] = {}
         self.nominate(getattr(cluster, "nominated_pods", ()))
+
+    def enable_columnar(self) -> bool:
+        """Run the cycles asked for without details in numpy columns where they allow it
+        (scheduling/columnar.py): the same verdicts and nodes. False when numpy is missing."""
+        np = vectors.numpy_module()
+        if np is None:
+            return False
+        from .columnar import ColumnarCycle
+
+        self.columnar = ColumnarCycle(self, np)
+        return True
 
     def enable_sampling(self, start_index: int = 0) -> None:
         """Sample nodes as kube-scheduler does (scheduling/sampling.py), its next start index at
@@ -175,6 +192,11 @@ class Scheduler:
                 )
             return res
 
+        columnar = self.columnar
+        if columnar is not None and not with_details and columnar.applies(fw):
+            fast = columnar.run(fw, pod, seed)
+            if fast is not None:
+                return fast
         self.cycles += 1
         cycle = self.cycles
         batch = self.batches.get(fw.name)

@@ -192,6 +192,8 @@ class Base:
     seed: int | None = None
     position: dict[int, int] = field(default_factory=dict)  # id(pod) -> its place in cluster.pods
     shortcuts: bool = True  # Cycles' answers from an earlier cycle (False: every cycle runs)
+    # the columnar cycle where a cycle allows it (scheduling/columnar.py; False: every cycle in full)
+    columnar: bool = True
     saved_cycles: int = 0  # cycles Cycles answered from an earlier one, over the scenarios run here
     # node sampling: each scenario's scheduler a freshly started kube-scheduler whose next start
     # index is this one (None: every node filtered, every feasible node scored)
@@ -364,6 +366,8 @@ def _run_failure(base: Base, spec: ScenarioSpec) -> dict[str, Any]:
     scheduler = Scheduler(cluster, base.config, base.snapshot.without_nodes(failed))
     if base.sampling is not None:
         scheduler.enable_sampling(base.sampling % max(1, len(scheduler.snapshot.names)))
+    elif base.columnar:
+        scheduler.enable_columnar()
     replacements: list[Pod] = []
     owner_of_new: dict[str, str] = {}
     lost: list[dict[str, str]] = []

@@ -6,7 +6,7 @@ evens out beats one that is merely even."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ...framework.interface import BatchScorePlugin, Plugin, PreScorePlugin, ScoresInRange
 from ...framework.status import skip
@@ -56,6 +56,23 @@ class NodeResourcesBalancedAllocation(Plugin, PreScorePlugin, BatchScorePlugin):
             return balanced_change_scorer(requested, allocated, allocatable), None
         return balanced_scorer(requested, allocatable), None
 
+    def score_array(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> Any:
+        """score_nodes as an int64 array where it takes its arrays' path (cpu and memory, the
+        snapshot's own nodes at CycleState.score_positions); None elsewhere."""
+        reqs = state.get(_KEY)
+        if reqs is None or self.scores_change or [r["name"] for r in self.resources] != ["cpu", "memory"]:
+            return None
+        pc, pm = reqs
+        if pc < 0 or pm < 0:
+            return None
+        arrays = scored_arrays(self.handle, state, nodes, ("alloc_cpu", "alloc_mem", "req_cpu", "req_mem"))
+        if arrays is None:
+            return None
+        sc = arrays[1]
+        if not (sc.nonneg and (sc.bound + max(pc, pm)) >> 53 == 0 and arrays[2].all() and arrays[3].all()):
+            return None
+        return _balanced_arrays(arrays, pc, pm)
+
     def score_nodes(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> tuple[list[int], Status | None]:
         """score over many nodes; cpu and memory (the default) computed directly in float64 as
         balancedResourceScorer does, anything else node by node."""
@@ -69,7 +86,8 @@ class NodeResourcesBalancedAllocation(Plugin, PreScorePlugin, BatchScorePlugin):
         if arrays is not None:
             sc = arrays[1]
             if sc.nonneg and (sc.bound + max(pc, pm)) >> 53 == 0 and arrays[2].all() and arrays[3].all():
-                return _balanced_arrays(arrays, pc, pm), None
+                scores: list[int] = _balanced_arrays(arrays, pc, pm).tolist()
+                return scores, None
         cols = scored_columns(self.handle, state, nodes, names) if exact else None
         if cols is not None and cols[0].nonneg and (cols[0].bound + max(pc, pm)) >> 53 == 0:
             return _balanced_columns(cols, pc, pm), None
@@ -102,7 +120,7 @@ class NodeResourcesBalancedAllocation(Plugin, PreScorePlugin, BatchScorePlugin):
         return out, None
 
 
-def _balanced_arrays(arrays: tuple, pc: int, pm: int) -> list[int]:
+def _balanced_arrays(arrays: tuple, pc: int, pm: int) -> Any:
     """_balanced_columns over int64 arrays, every node having both resources: each operand below
     2**53 converts to float64 exactly, and numpy's quotient, difference and product are IEEE's, as
     Go's and Python's; astype truncates as Go's int64() (every product is in [0, 100])."""
@@ -111,8 +129,7 @@ def _balanced_arrays(arrays: tuple, pc: int, pm: int) -> list[int]:
     q = req_mem + pm
     f = np.where(r <= alloc_cpu, r / alloc_cpu, 1.0)
     g = np.where(q <= alloc_mem, q / alloc_mem, 1.0)
-    scores: list[int] = ((1 - np.abs((f - g) / 2)) * 100.0).astype(np.int64).tolist()
-    return scores
+    return ((1 - np.abs((f - g) / 2)) * 100.0).astype(np.int64)
 
 
 def _balanced_columns(cols: tuple, pc: int, pm: int) -> list[int]:

@@ -148,15 +148,15 @@ def _verdict(insufficient: list[InsufficientResource], above_allocatable_unresol
     return Status(code, *(i.reason for i in insufficient))
 
 
-def _least_allocated_arrays(arrays: tuple, c: int, m: int) -> list[int]:
+def _least_allocated_arrays(arrays: tuple, c: int, m: int) -> Any:
     """_least_allocated_columns over int64 arrays, every node having both resources (`c`, `m`: a
-    hundred times the pod's requests): a free column less a request stays within int64 (each
-    below 2**61), and where it is not negative numpy's floor division is Go's truncating one."""
+    hundred times the pod's requests), as an int64 array: a free column less a request stays
+    within int64 (each below 2**61), and where it is not negative numpy's floor division is Go's
+    truncating one."""
     np, _, alloc_cpu, alloc_mem, free_cpu, free_mem = arrays
     cpu = np.where(free_cpu >= c, (free_cpu - c) // alloc_cpu, 0)
     mem = np.where(free_mem >= m, (free_mem - m) // alloc_mem, 0)
-    scores: list[int] = ((cpu + mem) >> 1).tolist()
-    return scores
+    return (cpu + mem) >> 1
 
 
 class NodeResourcesFit(Plugin, PreFilterPlugin, BatchFilterPlugin, PreScorePlugin, BatchScorePlugin, EnqueueExtensions):
@@ -266,6 +266,49 @@ class NodeResourcesFit(Plugin, PreFilterPlugin, BatchFilterPlugin, PreScorePlugi
             out[i] = st
         return out
 
+    def fits_array(self, state: CycleState, pod: Pod, np) -> Any:
+        """Whether each of the snapshot's nodes passes filter, as a boolean array in its node
+        order (scheduling/columnar.py), or None when the pod asks for extended resources or a
+        value does not fit in int64 (filter_nodes then decides, with its statuses). A node passes
+        exactly when filter_nodes finds none of fitsRequest's reasons on it."""
+        req = state.get(_PREFILTER_KEY)
+        snapshot = getattr(self.handle, "snapshot", None)
+        if req is None or req.scalars or snapshot is None:
+            return None
+        if not fit_int64((req.milli_cpu, req.memory, req.ephemeral_storage)):
+            return None
+        arrays = snapshot.free_arrays(np)
+        if arrays is None:
+            return None
+        room, free_cpu, free_mem, free_eph = arrays[:4]
+        fits = room > 0
+        for asked, free in ((req.milli_cpu, free_cpu), (req.memory, free_mem), (req.ephemeral_storage, free_eph)):
+            if asked > 0:
+                fits &= free >= asked
+        return fits
+
+    def score_array(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> Any:
+        """score_nodes as an int64 array, for LeastAllocated on cpu and memory with unit weights
+        over the snapshot's own nodes at CycleState.score_positions (its arrays' path); None
+        where score_nodes would take another path."""
+        reqs = state.get(_PRESCORE_KEY)
+        if (
+            reqs is None
+            or self.strategy != "LeastAllocated"
+            or [r["name"] for r in self.resources] != ["cpu", "memory"]
+        ):
+            return None
+        pc, pm = reqs
+        if self.resources[0]["weight"] != 1 or self.resources[1]["weight"] != 1 or pc < 0 or pm < 0:
+            return None
+        c, m = pc * 100, pm * 100
+        if max(c, m) >= 2**61:
+            return None
+        arrays = scored_arrays(self.handle, state, nodes, ("alloc_cpu", "alloc_mem", "free0_cpu100", "free0_mem100"))
+        if arrays is None or not arrays[1].nonneg or not arrays[2].all() or not arrays[3].all():
+            return None
+        return _least_allocated_arrays(arrays, c, m)
+
     def _filter_arrays(self, np, req, nodes: list[NodeInfo], arrays: tuple) -> list[Status | None]:
         """filter_nodes over the snapshot's int64 columns (vectors.py): each node's fitsRequest
         reasons as bits (no room; per resource asked for: short, and short beyond the whole
@@ -348,7 +391,8 @@ class NodeResourcesFit(Plugin, PreFilterPlugin, BatchFilterPlugin, PreScorePlugi
             c, m = pc * 100, pm * 100
             arrays = scored_arrays(self.handle, state, nodes, names) if max(c, m) < 2**61 else None
             if arrays is not None and arrays[1].nonneg and arrays[2].all() and arrays[3].all():
-                return _least_allocated_arrays(arrays, c, m), None
+                scores: list[int] = _least_allocated_arrays(arrays, c, m).tolist()
+                return scores, None
             cols = scored_columns(self.handle, state, nodes, names)
             if cols is not None and cols[0].nonneg:
                 return self._least_allocated_columns(cols, pc, pm, nodes), None

@@ -11,12 +11,14 @@ ScheduleAnyway) with a selector deduced from the Services and the controller tha
 from __future__ import annotations
 
 import operator
+import sys
 from itertools import compress, repeat
 from typing import TYPE_CHECKING, Any
 
 from ...errors import FieldError
 from ...framework.cycle_state import NotFound
 from ...framework.interface import (
+    MAX_NODE_SCORE,
     AlikeAware,
     BatchFilterPlugin,
     BatchNormalizePlugin,
@@ -398,10 +400,19 @@ class PodTopologySpread(
             # every node counts: each constraint's domains, in the order the nodes meet them (read
             # off the snapshot's label columns when the nodes are its own, at known positions)
             positions = state.score_positions
+            made = state.score_positions_array
+            np = sys.modules.get("numpy") if made is not None and made[0] is positions else None
             for i, c in enumerate(constraints):
                 if c.topology_key != HOSTNAME_KEY:  # per-node counts are taken in Score
                     key = c.topology_key
-                    if positions is not None:
+                    if np is not None and made is not None:
+                        # the domains at those positions from the label's codes (the columnar
+                        # cycle): in the order the nodes meet them, a node without the key in ""
+                        codes, distinct = self.handle.snapshot.label_codes(key, np)
+                        found, first = np.unique(codes[made[1]], return_index=True)
+                        met = found[np.argsort(first)].tolist()
+                        values = ["" if k < 0 else distinct[k] for k in met]
+                    elif positions is not None:
                         values = list(map(self.handle.snapshot.label_column(key).__getitem__, positions))
                         if self.handle.snapshot.label_missing(key) and None in values:
                             values = ["" if v is None else v for v in values]
@@ -592,6 +603,74 @@ class PodTopologySpread(
                 names = list(map(snapshot.names.__getitem__, positions))
             out = [0 if n in ignored else sc for n, sc in zip(names, out)]
         return out, None
+
+    def score_array(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> Any:
+        """score_nodes as an int64 array, for the snapshot's own nodes at
+        CycleState.score_positions_array (scheduling/columnar.py), every hostname constraint's
+        counts known from PreScore; None otherwise. Each constraint's term is added in float64 in
+        the constraints' order, as Score adds them, then rounded half away from zero."""
+        made = state.score_positions_array
+        snapshot = self.handle.snapshot
+        s = state.get(PRE_SCORE_KEY)
+        if made is None or made[0] is not state.score_positions or s is None or snapshot is None:
+            return None
+        np = sys.modules.get("numpy")
+        if np is None:
+            return None
+        at = made[1]
+        total = np.zeros(len(at), dtype=np.float64)
+        for i, c in enumerate(s.constraints):
+            key = c.topology_key
+            codes, values = snapshot.label_codes(key, np)
+            codes = codes[at]
+            if key == HOSTNAME_KEY:
+                known = s.node_counts[i] if s.node_counts else None
+                if known is None:
+                    return None
+                by_position = np.zeros(len(snapshot.node_infos), dtype=np.int64)
+                index_of = snapshot.index_of
+                for name, cnt in known.items():
+                    by_position[index_of[name]] = cnt
+                counts = by_position[at]
+            else:
+                counts_of = s.counts[i]
+                counts = np.array([counts_of.get(v, 0) for v in values] + [0], dtype=np.int64)[codes]
+            term = counts.astype(np.float64) * s.weights[i] + float(c.max_skew - 1)
+            total = np.where(codes >= 0, total + term, total)
+        whole = np.floor(total)
+        scores = whole.astype(np.int64) + (total - whole >= 0.5)
+        if s.ignored_nodes:
+            index_of = snapshot.index_of
+            gone = np.zeros(len(snapshot.node_infos), dtype=bool)
+            gone[[index_of[n] for n in s.ignored_nodes if n in index_of]] = True
+            scores[gone[at]] = 0
+        return scores
+
+    def normalize_array(self, state: CycleState, pod: Pod, scores: Any, at: Any) -> Any:
+        """normalize_scores on an int64 array of the scores of the snapshot's nodes at positions
+        `at`: the nodes PreScore ignored score 0 and take no part in the extremes."""
+        s = state.get(PRE_SCORE_KEY)
+        np = sys.modules.get("numpy")
+        if s is None or np is None or not len(scores):
+            return None
+        if s.ignored_nodes:
+            snapshot = self.handle.snapshot
+            index_of = snapshot.index_of
+            gone = np.zeros(len(snapshot.node_infos), dtype=bool)
+            gone[[index_of[n] for n in s.ignored_nodes if n in index_of]] = True
+            kept = ~gone[at]
+            lowest = int(scores[kept].min()) if kept.any() else 0
+            highest = max(0, int(scores[kept].max())) if kept.any() else 0
+        else:
+            kept = None
+            lowest, highest = int(scores.min()), max(0, int(scores.max()))
+        if highest == 0:
+            out = np.full(len(scores), MAX_NODE_SCORE, dtype=np.int64)
+        else:
+            out = MAX_NODE_SCORE * (highest + lowest - scores) // highest
+        if kept is not None:
+            out = np.where(kept, out, 0)
+        return out
 
     def normalize_score(self, state: CycleState, pod: Pod, scores: dict[str, int]) -> Status | None:
         try:

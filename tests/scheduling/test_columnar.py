@@ -1,0 +1,271 @@
+"""The columnar cycle (scheduling/columnar.py) must choose what the full cycle chooses, cycle by
+cycle: seeded random clusters (taints, zones, missing topology labels, cordons, images, node and
+pod affinity, spread constraints, Services giving the system default spreading), each pending
+pod decided both ways on the same state, the full cycle's node then bound."""
+
+from __future__ import annotations
+
+import copy
+import random
+
+import pytest
+from builders import node, pod, scheduler
+
+from kschedcli.api.model import Pod
+from kschedcli.backend import vectors
+from kschedcli.framework.result import CycleResult
+from kschedcli.scheduling.scheduler import Scheduler
+from kschedcli.whatif import sweep as sw
+
+ZONES = ["a", "b", "c"]
+APPS = ["web", "api", "db", "cache"]
+N = 30
+
+
+@pytest.fixture(params=["arrays", "lists"])
+def vectorised(request, monkeypatch):
+    """The resource scorers' int64 arrays on these small clusters too ("arrays"), or their lists."""
+    if request.param == "arrays":
+        monkeypatch.setattr(vectors, "MIN_NODES", 1)
+        monkeypatch.setattr(vectors, "IMPORT_AFTER_NODES", 0)
+    else:
+        monkeypatch.setattr(vectors, "MIN_NODES", 10**9)
+    return request.param
+
+
+def _terms(rng, preferred: bool) -> list:
+    out = []
+    for _ in range(rng.choice([1, 2])):
+        term = {
+            "topologyKey": rng.choice(["kubernetes.io/hostname", "topology.kubernetes.io/zone"]),
+            "labelSelector": {"matchLabels": {"app": rng.choice(APPS)}},
+        }
+        out.append({"weight": rng.randint(1, 100), "podAffinityTerm": term} if preferred else term)
+    return out
+
+
+def _spec(rng, app: str, pending: bool) -> dict:
+    spec: dict = {}
+    if rng.random() < 0.4:
+        spec["tolerations"] = [{"key": "pool", "operator": "Exists"}]
+    if rng.random() < 0.3:
+        spec.setdefault("tolerations", []).append({"key": "soft", "operator": "Exists", "effect": "PreferNoSchedule"})
+    affinity: dict = {}
+    if rng.random() < 0.3:
+        kind = rng.choice(["podAffinity", "podAntiAffinity"])
+        affinity[kind] = {"preferredDuringSchedulingIgnoredDuringExecution": _terms(rng, True)}
+    if pending and rng.random() < 0.1:
+        kind = rng.choice(["podAffinity", "podAntiAffinity"])
+        affinity.setdefault(kind, {})["requiredDuringSchedulingIgnoredDuringExecution"] = _terms(rng, False)
+    if pending and rng.random() < 0.3:
+        affinity["nodeAffinity"] = {
+            "preferredDuringSchedulingIgnoredDuringExecution": [
+                {
+                    "weight": rng.randint(1, 100),
+                    "preference": {
+                        "matchExpressions": [
+                            {"key": "topology.kubernetes.io/zone", "operator": "In", "values": [rng.choice(ZONES)]}
+                        ]
+                    },
+                }
+            ]
+        }
+    if pending and rng.random() < 0.15:
+        affinity.setdefault("nodeAffinity", {})["requiredDuringSchedulingIgnoredDuringExecution"] = {
+            "nodeSelectorTerms": [{"matchExpressions": [{"key": "disk", "operator": "In", "values": ["ssd"]}]}]
+        }
+    if affinity:
+        spec["affinity"] = affinity
+    if pending and rng.random() < 0.3:
+        spec["topologySpreadConstraints"] = [
+            {
+                "maxSkew": rng.choice([1, 2, 3]),
+                "topologyKey": rng.choice(["topology.kubernetes.io/zone", "kubernetes.io/hostname"]),
+                "whenUnsatisfiable": rng.choice(["DoNotSchedule", "ScheduleAnyway", "ScheduleAnyway"]),
+                "labelSelector": {"matchLabels": {"app": app}},
+            }
+        ]
+    if pending and rng.random() < 0.05:
+        spec["nodeSelector"] = {"topology.kubernetes.io/zone": rng.choice(ZONES)}
+    if pending and rng.random() < 0.03:
+        spec["nodeName"] = f"n{rng.randrange(N):02d}"
+    if pending and rng.random() < 0.05:
+        spec["containers"] = [{"name": "c", "image": "app:1", "ports": [{"containerPort": 80, "hostPort": 8080}]}]
+    return spec
+
+
+def _world(seed: int):
+    rng = random.Random(seed)
+    nodes = []
+    for i in range(N):
+        labels = {"topology.kubernetes.io/zone": ZONES[i % 3], "kubernetes.io/hostname": f"host-{i}"}
+        if rng.random() < 0.3:
+            labels["disk"] = "ssd"
+        taints = []
+        if rng.random() < 0.2:
+            taints.append({"key": "pool", "value": "gpu", "effect": "NoSchedule"})
+        if rng.random() < 0.3:
+            taints.append({"key": "soft", "value": "x", "effect": "PreferNoSchedule"})
+        nodes.append(
+            node(
+                f"n{i:02d}",
+                cpu=str(rng.choice([2, 4, 8])),
+                memory=f"{rng.choice([4, 8, 16])}Gi",
+                pods=str(rng.choice([4, 110, 110])),
+                labels=labels,
+                taints=taints,
+                unschedulable=rng.random() < 0.05,
+                images=[{"names": ["app:1"], "sizeBytes": rng.choice([50, 300, 900]) * 2**20}]
+                if rng.random() < 0.5
+                else [],
+            )
+        )
+    if seed % 2:
+        del nodes[5].labels["topology.kubernetes.io/zone"]
+        del nodes[7].labels["kubernetes.io/hostname"]
+    existing = []
+    for j in range(60):
+        app = rng.choice(APPS)
+        existing.append(
+            pod(
+                f"e{j}",
+                labels={"app": app},
+                node_name=f"n{rng.randrange(N):02d}",
+                requests={"cpu": f"{rng.choice([100, 250, 500])}m", "memory": f"{rng.choice([128, 512, 1024])}Mi"},
+                spec=_spec(rng, app, False),
+            )
+        )
+    pending = []
+    for k in range(70):
+        app = rng.choice(APPS)
+        pending.append(
+            pod(
+                f"p{k}",
+                labels={"app": app},
+                requests={"cpu": f"{rng.choice([0, 100, 300, 1500])}m", "memory": f"{rng.choice([0, 256, 1024])}Mi"},
+                spec=_spec(rng, app, True),
+            )
+        )
+    sched = scheduler(nodes, existing)
+    for app in APPS[: 2 + seed % 3]:
+        sched.cluster.objects["Service"][("default", app)] = {
+            "kind": "Service",
+            "metadata": {"name": app, "namespace": "default"},
+            "spec": {"selector": {"app": app}},
+        }
+    return sched, pending
+
+
+def _slim(r: CycleResult) -> dict:
+    out = dict(vars(r))
+    for k in ("pod", "filters", "scores", "feasible", "totals"):
+        out.pop(k)
+    # (statuses compare by their text)
+    out["pre_filter_plugins"] = {k: repr(v) for k, v in out["pre_filter_plugins"].items()}
+    out["pre_filter"], out["pre_score"] = repr(out["pre_filter"]), repr(out["pre_score"])
+    return out
+
+
+def _both_ways(sched, pending, seed=None) -> int:
+    """Each pending pod decided by the columnar cycle and by the full one on the same state; the
+    full cycle's node bound. The number of cycles the columnar one answered."""
+    assert sched.enable_columnar()
+    columnar = sched.columnar
+    ran = 0
+    for p in pending:
+        fw = sched.frameworks["default-scheduler"]
+        fast = columnar.run(fw, p, seed)
+        sched.columnar = None
+        full = sched.schedule(p, seed, with_details=False)
+        sched.columnar = columnar
+        if fast is not None:
+            ran += 1
+            assert full.schedulable, p.name
+            assert _slim(fast) == _slim(full), p.name
+        if full.schedulable:
+            sched.bind(p, full.selected_node)
+    return ran
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_the_columnar_cycle_chooses_what_the_full_cycle_chooses(seed, vectorised):
+    sched, pending = _world(seed)
+    ran = _both_ways(sched, pending, seed=None if seed % 4 else 7)
+    # most cycles are its own: the test would pass vacuously otherwise
+    assert ran >= len(pending) // 2, ran
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_ties_and_a_uniform_cluster(seed, vectorised):
+    """Many nodes alike: the best score shared by most, the tie broken by name (or the seed)."""
+    nodes = [node(f"n{i:02d}", labels={"topology.kubernetes.io/zone": ZONES[i % 3]}) for i in reversed(range(N))]
+    sched = scheduler(nodes, [])
+    pending = [pod(f"p{k}", requests={"cpu": "100m", "memory": "64Mi"}) for k in range(40)]
+    assert _both_ways(sched, pending, seed=None if seed == 0 else seed) == len(pending)
+
+
+def test_it_declines_what_it_cannot_run(vectorised):
+    """An unschedulable pod, a pod with a nominated node, a pod whose PreFilter narrows the nodes:
+    the full cycle runs (it reports the statuses and runs PostFilter)."""
+    sched, _ = _world(1)
+    assert sched.enable_columnar()
+    fw = sched.frameworks["default-scheduler"]
+    huge = pod("huge", requests={"cpu": "64"})
+    assert sched.columnar.run(fw, huge, None) is None
+    fields = {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["n03"]}]}
+    narrowed = pod(
+        "narrowed",
+        spec={
+            "affinity": {
+                "nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [fields]}}
+            }
+        },
+        requests={"cpu": "10m"},
+    )
+    assert sched.columnar.run(fw, narrowed, None) is None  # NodeAffinity's PreFilter result: one node
+    nominated = copy.deepcopy(pod("nom", requests={"cpu": "10m"}).raw)
+    nominated["status"]["nominatedNodeName"] = "n04"
+    assert sched.columnar.run(fw, Pod(nominated), None) is None
+    assert sched.columnar.declined == 3 and sched.columnar.ran == 0
+    assert dict(sched.columnar.declined_by) == {"unschedulable": 1, "PreFilter": 1, "nominated pods": 1}
+    pinned = pod("pinned", spec={"nodeName": "n03"}, requests={"cpu": "10m"})
+    assert sched.columnar.run(fw, pinned, None).selected_node == "n03"
+
+
+def test_a_sweep_gives_the_same_document_with_and_without_it(vectorised, monkeypatch):
+    """Every zone and every node of a random cluster, its pods ReplicaSet pods (recreated when
+    their node fails): the findings are the same documents, most cycles the columnar ones."""
+    sched, pending = _world(3)
+    cluster = sched.cluster
+    bound = []
+    for r in sched.run_sequence(pending):
+        if r.schedulable:
+            raw = copy.deepcopy(r.pod.raw)
+            raw["spec"]["nodeName"] = r.selected_node
+            bound.append(raw)
+    pods = []
+    for raw in [*(copy.deepcopy(p.raw) for p in cluster.pods), *bound]:
+        app = raw["metadata"]["labels"]["app"]
+        raw["metadata"]["ownerReferences"] = [
+            {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": app, "uid": f"rs-{app}", "controller": True}
+        ]
+        pods.append(Pod(raw))
+    cluster.pods = pods
+    made: list = []
+    enable = Scheduler.enable_columnar
+
+    def enable_and_keep(self):
+        made.append(self)
+        return enable(self)
+
+    monkeypatch.setattr(Scheduler, "enable_columnar", enable_and_keep)
+    base = sw.Base.of(cluster, sched.config)
+    specs = [*sw.plan(cluster, fail="zone").scenarios, *sw.plan(cluster, fail="node").scenarios]
+    docs = {}
+    for flag in (True, False):
+        base.columnar = flag
+        docs[flag] = [sw.run_failure(base, s) for s in specs]
+    assert docs[True] == docs[False]
+    assert len(made) == len(specs)
+    ran = sum(s.columnar.ran for s in made)
+    assert sum(d["recreated"] for d in docs[True]) > 100 and ran > 100, ran
