@@ -21,6 +21,7 @@ class CycleState:
         "score_positions",
         "score_positions_array",
         "score_gathered",
+        "explained",
     )
 
     def __init__(self):
@@ -38,6 +39,9 @@ class CycleState:
         # (score_positions, a table of per-node columns, {column name: its values at those
         # positions}, the getter): per-node columns read at the scored nodes once per cycle
         self.score_gathered: tuple[list[int], Any, dict[str, tuple], Any] | None = None
+        # False: nothing will read the plugins' explanations of this cycle (the columnar cycle),
+        # so what they gather only for them (samples of the pods behind a score) may be left out
+        self.explained = True
 
     def write(self, key: str, value: Any) -> None:
         self._data[key] = value
@@ -61,4 +65,5 @@ class CycleState:
         c.score_positions = self.score_positions
         c.score_positions_array = self.score_positions_array
         c.score_gathered = self.score_gathered
+        c.explained = self.explained
         return c

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import operator
+from collections import deque
 from itertools import compress, repeat
 from operator import is_
 from typing import TYPE_CHECKING, Any, cast
@@ -380,11 +381,17 @@ class Framework:
         vals = cache.current(snapshot)
         if vals is None:
             raw = self._score_nodes(pl, state, pod, nodes, positions)
-            if len(positions) == len(own):
-                cache.store(snapshot, raw)
-            else:
-                cache.store_at(snapshot, positions, raw, len(own))
-            return np.array(raw, dtype=np.int64)
+            values = np.zeros(len(own), dtype=np.int64)
+            values[at] = raw
+            known = np.zeros(len(own), dtype=bool)
+            known[at] = True
+            # the column laid out now (store_at would lay it out on first read, and its array
+            # would be made again from that list)
+            laid: list = [UNKNOWN] * len(own)
+            deque(map(laid.__setitem__, positions, raw), 0)
+            cache.store(snapshot, laid)
+            cache.array = (laid, values, known)
+            return values[at]
         made = cache.array
         if made is None or made[0] is not vals:
             known = np.fromiter(map(operator.is_not, vals, repeat(UNKNOWN)), dtype=bool, count=len(vals))

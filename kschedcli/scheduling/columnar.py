@@ -85,6 +85,7 @@ class ColumnarCycle:
         snapshot = s.snapshot
         nodes = snapshot.node_infos
         state = CycleState()
+        state.explained = False
         pf = fw.run_pre_filter(state, pod)
         if pf.status is not None or (pf.result is not None and not pf.result.all_nodes()):
             return "PreFilter"

@@ -13,6 +13,7 @@ from builders import node, pod, scheduler
 
 from kschedcli.api.model import Pod
 from kschedcli.backend import vectors
+from kschedcli.framework.cycle_state import CycleState
 from kschedcli.framework.result import CycleResult
 from kschedcli.scheduling.scheduler import Scheduler
 from kschedcli.whatif import sweep as sw
@@ -269,3 +270,62 @@ def test_a_sweep_gives_the_same_document_with_and_without_it(vectorised, monkeyp
     assert len(made) == len(specs)
     ran = sum(s.columnar.ran for s in made)
     assert sum(d["recreated"] for d in docs[True]) > 100 and ran > 100, ran
+
+
+def _random_scores(rng, n: int, lo: int, hi: int) -> list[int]:
+    # a few distinct values, as nodes of one domain share theirs; sometimes all equal
+    distinct = [rng.randint(lo, hi) for _ in range(rng.choice([1, 2, 3, 7]))]
+    return [rng.choice(distinct) for _ in range(n)]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_array_normalizations_equal_the_lists(seed):
+    """Each normalize_array against its plugin's list normalization on random scores: the
+    default one (TaintToleration reversed, NodeAffinity not, negative scores truncated toward
+    zero), InterPodAffinity's float64 one (large spreads, where the operations' order shows),
+    PodTopologySpread's with and without ignored nodes."""
+    import numpy as np
+
+    from kschedcli.plugins.interpodaffinity import plugin as ipa
+    from kschedcli.plugins.podtopologyspread import plugin as pts
+    from kschedcli.plugins.podtopologyspread.counting import PreScoreState
+
+    rng = random.Random(seed)
+    sched, _ = _world(seed)
+    fw = sched.frameworks["default-scheduler"]
+    names = sched.snapshot.names
+    at = np.arange(len(names))
+    p = pod("x")
+    for name in ("TaintToleration", "NodeAffinity"):
+        pl = fw.plugins[name]
+        for _ in range(50):
+            scores = _random_scores(rng, len(names), -300, 300)
+            state = CycleState()
+            table = dict(zip(names, scores))
+            pl.normalize_score(state, p, table)
+            want = list(table.values())
+            got = pl.normalize_array(state, p, np.array(scores, dtype=np.int64), at)
+            assert got.tolist() == want, name
+    pl = fw.plugins["InterPodAffinity"]
+    state = CycleState()
+    state.write(ipa.PRE_SCORE_KEY, ipa.PreScoreState(p, {}))
+    state.get(ipa.PRE_SCORE_KEY).topology_score = {"zone": {"a": 1}}
+    # (where 100 * (v / d) and 100 * v / d differ in float64: 29 of 100, 29 of 50)
+    samples = [[0, 29, 57, 58, 100], [0, 29, 50], [-7, 22, 43]]
+    for _ in range(300):
+        bound = rng.choice([10, 1000, 10**6, 2**40])
+        samples.append(_random_scores(rng, len(names), -bound, bound))
+    for scores in samples:
+        want, _ = pl.normalize_scores(state, p, list(scores), names[: len(scores)])
+        got = pl.normalize_array(state, p, np.array(scores, dtype=np.int64), at[: len(scores)])
+        assert got.tolist() == want, scores
+    pl = fw.plugins["PodTopologySpread"]
+    for ignored in (set(), {names[1], names[4]}, set(names)):
+        s = PreScoreState()
+        s.ignored_nodes = ignored
+        state = CycleState()
+        state.write(pts.PRE_SCORE_KEY, s)
+        for _ in range(50):
+            scores = _random_scores(rng, len(names), 0, 400)
+            want, _ = pl.normalize_scores(state, p, list(scores), names)
+            assert pl.normalize_array(state, p, np.array(scores, dtype=np.int64), at).tolist() == want

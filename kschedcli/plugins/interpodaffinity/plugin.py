@@ -10,6 +10,7 @@ preferred terms; Score adds the sums for the node's values; NormalizeScore maps 
 
 from __future__ import annotations
 
+import sys
 from itertools import repeat
 from operator import add, itemgetter
 from typing import TYPE_CHECKING, Any
@@ -484,6 +485,7 @@ class InterPodAffinity(
                 vals[tv] = vals.get(tv, 0) + delta
 
         # the incoming pod's preferred terms against every existing pod (nodes that may hold a match)
+        explained = state.explained
         if has_constraints:
             all_nodes = snapshot.list()
             for sign, lst, samples in (
@@ -512,6 +514,8 @@ class InterPodAffinity(
                         if tv is None:
                             continue
                         bump(key, tv, sign * t.weight * n)
+                        if not explained:
+                            continue
                         if len(sample.items) < SAMPLE_LIMIT:
                             _sample_pods(sample, list(filter(pred, ni.pods)), ni, tv)
                         else:
@@ -606,6 +610,44 @@ class InterPodAffinity(
             scores = list(map(values.get, col, repeat(0)))
             totals = scores if totals is None else list(map(add, totals, scores))
         return (totals if totals is not None else [0] * len(nodes)), None
+
+    def score_array(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> Any:
+        """score_nodes as an int64 array, for the snapshot's own nodes at
+        CycleState.score_positions_array (scheduling/columnar.py): per topology key scored, each
+        node's domain's score looked up by its label's code. None otherwise, or when a domain's
+        score is too large for the float64 arithmetic of normalize_array to stay exact."""
+        s = state.get(PRE_SCORE_KEY)
+        made = state.score_positions_array
+        snapshot = getattr(self.handle, "snapshot", None)
+        np = sys.modules.get("numpy")
+        if s is None or snapshot is None or np is None or made is None or made[0] is not state.score_positions:
+            return None
+        at = made[1]
+        total = np.zeros(len(at), dtype=np.int64)
+        bound = 0
+        for key, values in s.topology_score.items():
+            codes, distinct = snapshot.label_codes(key, np)
+            lookup = [values.get(v, 0) for v in distinct]
+            bound += max(map(abs, lookup), default=0)
+            if bound >= 2**50:
+                return None
+            total += np.array([*lookup, 0], dtype=np.int64)[codes[at]]  # (code -1, no such label: 0)
+        return total
+
+    def normalize_array(self, state: CycleState, pod: Pod, scores: Any, at: Any) -> Any:
+        """normalize_score on an int64 array (its values below 2**52 in magnitude, as score_array
+        makes them: their differences convert to float64 exactly), the same IEEE operations."""
+        s = state.get(PRE_SCORE_KEY)
+        np = sys.modules.get("numpy")
+        if s is None or np is None:
+            return None
+        if not s.topology_score or not len(scores):
+            return scores
+        lo = int(scores.min())
+        diff = int(scores.max()) - lo
+        if diff <= 0:
+            return np.zeros(len(scores), dtype=np.int64)
+        return (float(MAX_NODE_SCORE) * ((scores - lo).astype(np.float64) / float(diff))).astype(np.int64)
 
     def normalize_score(self, state: CycleState, pod: Pod, scores: dict[str, int]) -> Status | None:
         s = state.get(PRE_SCORE_KEY)
