@@ -17,7 +17,8 @@ peak RSS (a worker's: the loaded snapshot and one scenario at a time), its RSS a
 after the scenarios with the growth per scenario (flat: a few MiB of noise; issue 31's target is
 ≤ 2 GiB per worker over a full share), and the estimate for the whole family: load + scenarios ×
 mean CPU, over 2 workers. --check runs the same scenarios again
-with every cycle run (no Cycles shortcut) and compares the findings byte for byte.
+with every cycle run in full (no Cycles shortcut, no columnar cycle: scheduling/columnar.py) and
+compares the findings byte for byte.
 --scaling N runs the sweep of N nodes (a selector naming them) with 1 and 2 workers (and --dask:
 on a 2-worker LocalCluster), reports scenarios/s of each and checks the documents are equal.
 The snapshot cache is warmed first: every figure reads its entry."""
@@ -85,6 +86,8 @@ def sample(path: str, family: str, every: int, check: bool) -> None:
         f"  CPU per scenario: median {statistics.median(cpu):.3f} s, mean {mean:.3f} s, max {max(cpu):.3f} s;"
         f" cycles answered by the shortcut: {base.saved_cycles}"
     )
+    declined = ", ".join(f"{why} {n}" for why, n in base.columnar_declined.most_common())
+    print(f"  cycles the columnar cycle answered: {base.columnar_ran}; left to the full cycle: {declined or 'none'}")
     if every == 1:
         # the pool's shares (sw.chunks), each to the worker free first: what 2 idle cores take
         by_spec = dict(zip((s.name for s in chosen), cpu))
@@ -102,9 +105,10 @@ def sample(path: str, family: str, every: int, check: bool) -> None:
     if check:
         plain = sw.Base.of(cluster, config)
         plain.shortcuts = False
+        plain.columnar = False
         again = [sw.run_failure(plain, spec) for spec in chosen]
         same = json.dumps(again, sort_keys=True) == json.dumps(docs, sort_keys=True)
-        print(f"  findings with every cycle run: {'the same' if same else 'DIFFERENT'}")
+        print(f"  findings with every cycle run in full: {'the same' if same else 'DIFFERENT'}")
         if not same:
             raise SystemExit(1)
 

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import copy
 import random
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -194,6 +195,9 @@ class Base:
     shortcuts: bool = True  # Cycles' answers from an earlier cycle (False: every cycle runs)
     # the columnar cycle where a cycle allows it (scheduling/columnar.py; False: every cycle in full)
     columnar: bool = True
+    # over the scenarios run here: cycles the columnar cycle answered, and why it left the others
+    columnar_ran: int = 0
+    columnar_declined: Counter = field(default_factory=Counter)
     saved_cycles: int = 0  # cycles Cycles answered from an earlier one, over the scenarios run here
     # node sampling: each scenario's scheduler a freshly started kube-scheduler whose next start
     # index is this one (None: every node filtered, every feasible node scored)
@@ -397,6 +401,9 @@ def _run_failure(base: Base, spec: ScenarioSpec) -> dict[str, Any]:
     cycles = Cycles(scheduler, base.shortcuts)
     run = run_carrying_out(scheduler, queue, base.seed, with_details=False, cycle=cycles)
     base.saved_cycles += cycles.saved
+    if scheduler.columnar is not None:
+        base.columnar_ran += scheduler.columnar.ran
+        base.columnar_declined.update(scheduler.columnar.declined_by)
     doc = _findings(base, spec, scheduler, run, owner_of_new, lost, down, stayed_down, len(gone))
     if scheduler.sampling is not None:
         doc["sampling"] = scheduler.sampling.run_doc(base.config.parallelism)
