@@ -127,16 +127,11 @@ class ColumnarCycle:
         )
         res.pre_filter_plugins = pf.plugin_statuses
         res.pre_filter_skipped = sorted(pf.skipped)
-        if s.config.extenders_left_out:
-            res.extenders_left_out = [{"extender": e.name, "verbs": e.verbs()} for e in s.config.extenders_left_out]
-        s.cycles += 1
-        s.last_scored = None
-        s._feasible_at = None
         names = snapshot.names
         if len(at) == 1:
             res.top_nodes = [names[int(at[0])]]
             res.selected_node = res.top_nodes[0]
-            return res
+            return self._decided(res)
         positions: list[int] = at.tolist()
         feasible = nodes if len(at) == len(nodes) else list(map(nodes.__getitem__, positions))
         total = np.zeros(len(at), dtype=np.int64)
@@ -167,6 +162,15 @@ class ColumnarCycle:
             from .scheduler import reservoir_pick
 
             res.selected_node = reservoir_pick(res.top_nodes, seed)
+        return self._decided(res)
+
+    def _decided(self, res: CycleResult) -> CycleResult:
+        """A cycle answered here counts as the scheduler's cycle (a declined one is counted by
+        the full cycle that runs instead), and leaves none of the full cycle's per-cycle state."""
+        s = self.scheduler
+        s.cycles += 1
+        s.last_scored = None
+        s._feasible_at = None
         return res
 
     def _scores(

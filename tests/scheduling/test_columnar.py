@@ -319,3 +319,37 @@ def test_array_normalizations_equal_the_lists(seed):
             scores = _random_scores(rng, len(names), 0, 400)
             want, _ = pl.normalize_scores(state, p, list(scores), names)
             assert pl.normalize_array(state, p, np.array(scores, dtype=np.int64), at).tolist() == want
+
+
+def test_each_cycle_counts_once(vectorised):
+    """A cycle the columnar cycle answers counts once, and so does one it leaves to the full
+    cycle, even after its PreScore ran (a score out of range)."""
+    sched, pending = _world(2)
+    assert sched.enable_columnar()
+    for p in pending[:20]:
+        before = sched.cycles
+        r = sched.schedule(p, with_details=False)
+        assert sched.cycles == before + 1
+        if r.schedulable:
+            sched.bind(p, r.selected_node)
+    fw = sched.frameworks["default-scheduler"]
+    ba = fw.plugins["NodeResourcesBalancedAllocation"]
+
+    class OutOfRange:
+        """BalancedAllocation, scoring every node 300."""
+
+        name = ba.name
+
+        def __getattr__(self, attr):
+            return getattr(ba, attr)
+
+        def score_array(self, state, pod, nodes):
+            import numpy as np
+
+            return np.full(len(nodes), 300, dtype=np.int64)
+
+    fw.score_plugins = [OutOfRange() if pl is ba else pl for pl in fw.score_plugins]
+    before, declined = sched.cycles, sched.columnar.declined
+    p = pod("late", requests={"cpu": "10m", "memory": "10Mi"})
+    sched.schedule(p, with_details=False)
+    assert sched.columnar.declined == declined + 1 and sched.cycles == before + 1
