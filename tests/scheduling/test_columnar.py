@@ -13,6 +13,7 @@ from builders import node, pod, scheduler
 
 from kschedcli.api.model import Pod
 from kschedcli.backend import vectors
+from kschedcli.config.versions import REFERENCE, RELEASES
 from kschedcli.framework.cycle_state import CycleState
 from kschedcli.framework.result import CycleResult
 from kschedcli.whatif import sweep as sw
@@ -94,7 +95,7 @@ def _spec(rng, app: str, pending: bool) -> dict:
     return spec
 
 
-def _world(seed: int):
+def _world(seed: int, release=REFERENCE):
     rng = random.Random(seed)
     nodes = []
     for i in range(N):
@@ -146,7 +147,7 @@ def _world(seed: int):
                 spec=_spec(rng, app, True),
             )
         )
-    sched = scheduler(nodes, existing)
+    sched = scheduler(nodes, existing, release=release)
     for app in APPS[: 2 + seed % 3]:
         sched.cluster.objects["Service"][("default", app)] = {
             "kind": "Service",
@@ -193,6 +194,25 @@ def test_the_columnar_cycle_chooses_what_the_full_cycle_chooses(seed, vectorised
     ran = _both_ways(sched, pending, seed=None if seed % 4 else 7)
     # most cycles are its own: the test would pass vacuously otherwise
     assert ran >= len(pending) // 2, ran
+
+
+@pytest.mark.parametrize("name", sorted(set(RELEASES) - {REFERENCE.name}))
+def test_other_releases(name, vectorised):
+    """The same on the other releases ksched follows (their plugins' differences stay in the
+    plugins' own code; OpportunisticBatching's releases leave every cycle to the full cycle)."""
+    release = RELEASES[name]
+    for seed in range(3):
+        sched, pending = _world(seed, release)
+        if sched.batches:
+            # a cycle there may place the pod on its batch's hint: never the columnar cycle's
+            assert sched.enable_columnar()
+            assert not sched.columnar.applies(sched.frameworks["default-scheduler"])
+            for p in pending:
+                sched.schedule(p, with_details=False)
+            assert sched.columnar.ran == sched.columnar.declined == 0
+            continue
+        ran = _both_ways(sched, pending)
+        assert ran >= len(pending) // 2, (name, ran)
 
 
 @pytest.mark.parametrize("seed", range(3))
