@@ -362,7 +362,7 @@ class Framework:
         if made is None or made[0] is not col:
             if UNKNOWN in col or _has_error(set(filter(None, col))):
                 return None
-            made = cache.array = (col, np.fromiter(map(is_, col, repeat(None)), dtype=bool, count=len(col)))
+            made = cache.array = (col, passes_array(col, np))
         return made[1]
 
     def static_score_array(
@@ -632,6 +632,15 @@ class Framework:
         if st is not None and not st.is_success():
             raise PluginError(pl.name, f'running Score plugins: plugin "{pl.name}" failed with: {st.message()}')
         return s
+
+
+def passes_array(col: list, np) -> Any:
+    """A column of filter verdicts as a boolean array of `np` (numpy): True where the node
+    passes (None, or an explicit Success status, which first_failures reads as None)."""
+    passes = np.fromiter(map(is_, col, repeat(None)), dtype=bool, count=len(col))
+    if not passes.all() and any(st.code == SUCCESS for st in set(filter(None, col))):
+        passes |= np.fromiter((st is not None and st.code == SUCCESS for st in col), dtype=bool, count=len(col))
+    return passes
 
 
 def first_failures(columns: list[list], n: int, distinct: list[set] | None = None) -> list:

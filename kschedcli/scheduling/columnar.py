@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any
 from ..framework.cycle_state import CycleState
 from ..framework.interface import MAX_NODE_SCORE
 from ..framework.result import CycleResult
-from ..framework.runtime import Framework, PluginError
+from ..framework.runtime import Framework, PluginError, passes_array
 from ..framework.status import ERROR
 
 if TYPE_CHECKING:
@@ -113,7 +113,7 @@ class ColumnarCycle:
             if failing:
                 if any(st.code == ERROR for st in failing):
                     return "error"
-                mask[left[np.fromiter(map(bool, col), dtype=bool, count=len(col))]] = False
+                mask[left[~passes_array(col, np)]] = False
         at = np.flatnonzero(mask)
         if not len(at):
             return "unschedulable"  # unschedulable: the full cycle tells why and runs PostFilter

@@ -373,3 +373,25 @@ def test_each_cycle_counts_once(vectorised):
     p = pod("late", requests={"cpu": "10m", "memory": "10Mi"})
     sched.schedule(p, with_details=False)
     assert sched.columnar.declined == declined + 1 and sched.cycles == before + 1
+
+
+def test_explicit_success_statuses_pass(vectorised):
+    """A filter plugin returning Success statuses (not None) passes those nodes, as the full
+    cycle's first failures read them; its rejections still count."""
+    from kschedcli.framework.status import SUCCESS, UNSCHEDULABLE, Status
+
+    class Explicit:
+        name = "Explicit"
+
+        def filter(self, state, pod, node_info):
+            n = int(node_info.node.name[1:])
+            if n % 7 == 3:
+                return Status(UNSCHEDULABLE, "not this one")
+            return Status(SUCCESS) if n % 2 else None
+
+    sched, pending = _world(4)
+    fw = sched.frameworks["default-scheduler"]
+    fw.filter_plugins = [*fw.filter_plugins, Explicit()]
+    assert _both_ways(sched, pending) >= len(pending) // 2
+    chosen = [r.selected_node for r in sched.run_sequence([pod(f"q{k}", requests={"cpu": "10m"}) for k in range(5)])]
+    assert chosen and all(int(n[1:]) % 7 != 3 for n in chosen)
