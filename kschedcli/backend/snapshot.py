@@ -681,6 +681,12 @@ class Snapshot:
         for `np` (numpy, which the caller chose to use). Kept until a node is added."""
         known: dict[str, tuple] = self.__dict__.setdefault("_label_codes", {})  # (made on first use)
         made = known.get(key)
+        r = self._parent_removal() if made is None else None
+        if r is not None:
+            # the parent's, less the removed nodes (a value no node has any more stays listed):
+            # made once for the snapshot every scenario of a sweep derives its own from
+            codes, distinct = r.parent.label_codes(key, np)
+            made = known[key] = (np.delete(codes, r.positions), distinct)
         if made is None:
             col = self.label_column(key)
             index: dict[Any, int] = {None: -1}
@@ -692,9 +698,13 @@ class Snapshot:
         return made
 
     def name_ranks(self, np) -> Any:
-        """Each node's place in the nodes' names sorted (an int64 array in node order): the
-        least of tied nodes by name. Kept until a node is added."""
+        """An int64 array in node order, ordered as the nodes' names (each node's place in the
+        names sorted, or the parent's places less the removed nodes'): the least of tied nodes
+        by name has the least. Kept until a node is added."""
         ranks = self.__dict__.get("_name_ranks")
+        r = self._parent_removal() if ranks is None else None
+        if r is not None:
+            ranks = self.__dict__["_name_ranks"] = np.delete(r.parent.name_ranks(np), r.positions)
         if ranks is None:
             order = sorted(range(len(self.names)), key=self.names.__getitem__)
             ranks = np.empty(len(order), dtype=np.int64)

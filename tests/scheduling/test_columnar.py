@@ -395,3 +395,21 @@ def test_explicit_success_statuses_pass(vectorised):
     assert _both_ways(sched, pending) >= len(pending) // 2
     chosen = [r.selected_node for r in sched.run_sequence([pod(f"q{k}", requests={"cpu": "10m"}) for k in range(5)])]
     assert chosen and all(int(n[1:]) % 7 != 3 for n in chosen)
+
+
+def test_label_codes_and_name_ranks_of_a_derived_snapshot():
+    """A snapshot without some nodes takes its parent's label codes and name ranks less the
+    removed nodes: the same values per node, the same order by name, as its own would be."""
+    import numpy as np
+
+    sched, _ = _world(1)
+    shuffled = [n.node for n in sched.snapshot.node_infos]
+    random.Random(5).shuffle(shuffled)
+    parent = scheduler(shuffled, []).snapshot
+    gone = {parent.names[i] for i in (0, 4, 5, 17)}
+    child = parent.without_nodes(gone)
+    for key in ("topology.kubernetes.io/zone", "kubernetes.io/hostname", "disk"):
+        codes, distinct = child.label_codes(key, np)
+        assert [None if c < 0 else distinct[c] for c in codes.tolist()] == child.label_column(key)
+    order = [child.names[i] for i in np.argsort(child.name_ranks(np)).tolist()]
+    assert order == sorted(child.names)
