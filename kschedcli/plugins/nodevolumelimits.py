@@ -15,9 +15,9 @@ from ..framework.interface import (
     PreFilterPlugin,
     PreFilterResult,
 )
-from ..framework.status import error, skip, unresolvable, unschedulable
+from ..framework.status import Status, error, skip, unresolvable, unschedulable
 from .volume import csi
-from .volume.util import CatalogMixin, NotFoundError, VolumeError, pod_claim_name, volume_is_for_pod
+from .volume.util import CatalogMixin, NotFoundError, VolumeError, migrated_plugins, pod_claim_name, volume_is_for_pod
 
 if TYPE_CHECKING:
     from ..api.model import Pod
@@ -28,6 +28,8 @@ if TYPE_CHECKING:
 
 ERR_REASON_MAX_VOLUME_COUNT = "node(s) exceed max volume count"
 _STATE_KEY = "PreFilterNodeVolumeLimits"
+# (the incoming pod, its attachable volumes per migration case): NodeVolumeLimits._new_volumes
+_NEW_VOLUMES_KEY = "NodeVolumeLimitsNewVolumes"
 # kube-scheduler prefixes the handle of a not-yet-provisioned claim with a random string; any fixed
 # string that cannot collide with a real volume handle behaves the same
 _UNBOUND_PREFIX = "ksched-unbound-claim"
@@ -236,21 +238,42 @@ class NodeVolumeLimits(CatalogMixin, Plugin, PreFilterPlugin, FilterPlugin, Enqu
             derived.pop(_ON_NODE, None)  # another catalog's or CSINode's
         return node_info.derive(_ON_NODE, build)
 
+    def _new_volumes(self, state: CycleState, pod: Pod, csi_node) -> dict[str, str] | Status:
+        """The incoming pod's attachable volumes (unique name -> driver) on a node with this
+        CSINode, or the status their lookup ends in. They depend on the node only through
+        limits_migration_on: whether it has a CSINode, and whether that lists Portworx as
+        migrated. Worked out once per cycle for each of those cases (the pod, the catalog
+        and the cycle's state being the same for every node)."""
+        case = (csi_node is None, csi_node is not None and csi.PORTWORX in migrated_plugins(csi_node))
+        memo = state.get(_NEW_VOLUMES_KEY)
+        if memo is None or memo[0] is not pod:
+            memo = (pod, {})
+            state.write(_NEW_VOLUMES_KEY, memo)
+        known = memo[1].get(case)
+        if known is None:
+            new_volumes: dict[str, str] = {}
+            try:
+                self._attachable(pod, csi_node, True, new_volumes, may_attach(pod))
+                known = new_volumes
+            except _NotFoundLookup as e:
+                known = unresolvable(str(e))
+            except VolumeError as e:
+                known = error(str(e))
+            memo[1][case] = known
+        return known
+
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
         if not pod.volumes:
             return None
         node = node_info.node
         cat = self._catalog()
         csi_node = cat.csi_node(node.name)
-        new_volumes: dict[str, str] = {}
-        try:
-            self._attachable(pod, csi_node, True, new_volumes, may_attach(pod))
-        except _NotFoundLookup as e:
-            return unresolvable(str(e))
-        except VolumeError as e:
-            return error(str(e))
-        if not new_volumes:
+        known = self._new_volumes(state, pod, csi_node)
+        if isinstance(known, Status):
+            return known
+        if not known:
             return None
+        new_volumes = dict(known)  # (the counting below takes entries out)
         on_node = self._on_node(cat, csi_node, node_info)
         if len(on_node) == 3:
             return error(str(on_node[2]))

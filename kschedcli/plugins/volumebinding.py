@@ -13,7 +13,7 @@ Volume capacity scoring needs the StorageCapacityScoring feature gate, off in v1
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..api import quantity
 from ..api.labels import parse_label_selector
@@ -84,6 +84,9 @@ class PodVolumes:
     def __init__(self, static_bindings=None, dynamic_provisions=None):
         self.static_bindings: list[tuple[PV, Claim]] = static_bindings or []
         self.dynamic_provisions: list[tuple[Claim, dict | None]] = dynamic_provisions or []
+
+
+_UNREAD: Any = object()  # (_check_bound_claims: the CSINode not looked up yet)
 
 
 class _State:
@@ -351,7 +354,7 @@ class VolumeBinding(
 
     def _check_bound_claims(self, claims: list[Claim], node) -> tuple[bool, bool]:
         """(node affinity satisfied, every PV found); raises VolumeError."""
-        csi_node = self._catalog().csi_node(node.name)
+        csi_node: Any = _UNREAD  # looked up only for a PV of an in-tree plugin (migration)
         for claim in claims:
             try:
                 pv = self._pv(claim.volume_name)
@@ -359,8 +362,11 @@ class VolumeBinding(
                 return True, False
             affinity = pv.affinity
             plugin = csi.pv_plugin(pv)
-            if plugin is not None and csi.binding_migration_on(csi_node, plugin):
-                affinity = self._translated_affinity(pv)
+            if plugin is not None:
+                if csi_node is _UNREAD:
+                    csi_node = self._catalog().csi_node(node.name)
+                if csi.binding_migration_on(csi_node, plugin):
+                    affinity = self._translated_affinity(pv)
             if not affinity.matches(node.labels):
                 return False, True
         return True, True

@@ -661,3 +661,40 @@ def test_csi_limits_node_count_kept_until_the_nodes_pods_change():
     gc.collect()
     assert gone() is None
     assert run(s, "NodeVolumeLimits", p, "n1")[1] is None
+
+
+def test_csi_limits_one_state_over_many_nodes_decides_as_a_fresh_state_per_node():
+    """NodeVolumeLimits works out the incoming pod's attachable volumes once per cycle for each
+    case the node can change them in (no CSINode; one listing Portworx as migrated or not): one
+    cycle's state over nodes of every case decides each node as a fresh state does."""
+    px_migrated = {"storage.alpha.kubernetes.io/migrated-plugins": "kubernetes.io/portworx-volume"}
+    nodes = [node(f"n{i}") for i in range(9)]
+    objs = [sc("gp3", provisioner="ebs.csi.aws.com"), pvc("new", cls="gp3"), pvc("bound", cls="gp3", volume="pvb")]
+    objs.append(_csi_pv("pvb", "vol-b", "default/bound"))
+    for i in range(9):
+        if i % 3 == 0:
+            continue  # no CSINode
+        objs.append(
+            _csinode(f"n{i}", 1 + i % 2, driver="pxd.portworx.com", annotations=px_migrated if i % 3 == 1 else None)
+        )
+    # (n1 holds px-1 already: the volume it takes out of its count must not be gone for the next node)
+    existing = [pod("px-e", node_name="n1", spec={"volumes": [{"name": "v", "portworxVolume": {"volumeID": "px-1"}}]})]
+    s = sched(nodes, existing, objs)
+    px = {"name": "v", "portworxVolume": {"volumeID": "px-1"}}
+    az = {"name": "az", "azureDisk": {"diskName": "d", "diskURI": "uri"}}
+    pods = [
+        pod("px", spec={"volumes": [px]}),
+        pod("px2", spec={"volumes": [px, {"name": "w", "portworxVolume": {"volumeID": "px-2"}}]}),
+        pod("az", spec={"volumes": [az]}),
+        claim_pod("claims", "new", "bound"),
+        claim_pod("missing", "nope"),
+    ]
+    for p in pods:
+        shared = fresh_state()
+        one = [run(s, "NodeVolumeLimits", p, f"n{i}", shared) for i in range(9)]
+        each = [run(s, "NodeVolumeLimits", p, f"n{i}") for i in range(9)]
+        assert [(k, st and (st.code, st.reasons)) for k, st in one] == [
+            (k, st and (st.code, st.reasons)) for k, st in each
+        ], p.name
+    verdicts = {f"n{i}": run(s, "NodeVolumeLimits", pods[1], f"n{i}")[1] for i in range(9)}
+    assert any(v is not None for v in verdicts.values()) and any(v is None for v in verdicts.values())
