@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     from .scheduler import Scheduler
 
 FIT = "NodeResourcesFit"
+SPREAD = "PodTopologySpread"
 
 
 class ColumnarCycle:
@@ -95,8 +96,11 @@ class ColumnarCycle:
             if pl.name in skip:
                 continue
             fits = getattr(pl, "fits_array", None)
+            own = getattr(pl, "filter_array", None)
             if pl.name == FIT and fits is not None:
                 verdicts = fits(state, pod, np)
+            elif pl.name == SPREAD and own is not None:
+                verdicts = own(state, pod, np)
             else:
                 verdicts = fw.static_filter_array(pl, state, pod, np)
             if verdicts is not None:

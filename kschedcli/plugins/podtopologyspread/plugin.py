@@ -319,6 +319,24 @@ class PodTopologySpread(
                 return unschedulable(ERR_REASON_CONSTRAINTS_NOT_MATCH)
         return None
 
+    def filter_array(self, state: CycleState, pod: Pod, np) -> Any:
+        """Whether each of the snapshot's nodes passes filter, as a boolean array of `np` in its
+        node order (scheduling/columnar.py): per constraint, a verdict per domain looked up by
+        the label's code (a node without the key fails). None without PreFilter's state (filter's
+        error, which the full cycle reports)."""
+        s = state.get(PRE_FILTER_KEY)
+        snapshot = self.handle.snapshot
+        if s is None or snapshot is None:
+            return None
+        passes = np.ones(len(snapshot.node_infos), dtype=bool)
+        for i, c in enumerate(s.constraints):
+            offset = (1 if c.selector.matches(pod.labels) else 0) - s.min_match_num(i)
+            codes, distinct = snapshot.label_codes(c.topology_key, np)
+            counts = s.counts[i]
+            verdicts = [counts.get(v, 0) + offset <= c.max_skew for v in distinct]
+            passes &= np.array([*verdicts, False], dtype=bool)[codes]  # (code -1, no such label: fails)
+        return passes
+
     def filter_nodes(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> list[Status | None]:
         """filter over many nodes: each constraint's self-match and global minimum worked out once."""
         try:
