@@ -398,7 +398,8 @@ class Framework:
             values = np.fromiter((0 if v is UNKNOWN else v for v in vals), dtype=np.int64, count=len(vals))
             made = cache.array = (vals, values, known)
         _, values, known = made
-        missing = at[~known[at]]
+        known_at = known[at]
+        missing = at[~known_at] if not known_at.all() else at[:0]
         if len(missing):
             where = missing.tolist()
             fresh = self._score_nodes(pl, state, pod, [own[k] for k in where])

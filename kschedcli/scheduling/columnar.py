@@ -33,6 +33,7 @@ with and without it.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..framework.cycle_state import CycleState
@@ -137,7 +138,7 @@ class ColumnarCycle:
             res.selected_node = res.top_nodes[0]
             return self._decided(res)
         positions: list[int] = at.tolist()
-        feasible = nodes if len(at) == len(nodes) else list(map(nodes.__getitem__, positions))
+        feasible: Any = nodes if len(at) == len(nodes) else _Feasible(nodes, positions)
         total = np.zeros(len(at), dtype=np.int64)
         if fw.score_plugins:
             state.score_positions_array = (positions, at)  # (the plugins' PreScore may read it)
@@ -206,3 +207,30 @@ class ColumnarCycle:
         if len(normalized) and (normalized.min() < 0 or normalized.max() > MAX_NODE_SCORE):
             return None
         return normalized
+
+
+class _Feasible(Sequence):
+    """The feasible NodeInfos, made into a list only when a plugin walks them: PreScore and the
+    array scorers read only how many there are (their positions are in the CycleState)."""
+
+    __slots__ = ("_nodes", "_positions", "_list")
+
+    def __init__(self, nodes: list, positions: list[int]):
+        self._nodes = nodes
+        self._positions = positions
+        self._list: list | None = None
+
+    def _made(self) -> list:
+        made = self._list
+        if made is None:
+            made = self._list = list(map(self._nodes.__getitem__, self._positions))
+        return made
+
+    def __len__(self) -> int:
+        return len(self._positions)
+
+    def __getitem__(self, i):
+        return self._made()[i]
+
+    def __iter__(self):
+        return iter(self._made())
