@@ -309,6 +309,15 @@ class _MatchCountCache:
                 entry.domains[key] = sums
             return sums
 
+        def tally_now() -> dict[str, int] | None:
+            """The tally itself (node name -> its matching pods, no zero), while no bind or
+            eviction came since the counter was made; else None. It is the cache's own, brought
+            up to date in place by later counters: for a reader done within the cycle."""
+            if snapshot is None or len(snapshot.changes) != changes_seen:
+                return None
+            return tally
+
+        count.tally_now = tally_now  # type: ignore[attr-defined]
         count.holders = holders  # type: ignore[attr-defined]  # the callers' way to the nodes it counts
         count.domain_sums = domain_sums  # type: ignore[attr-defined]
         count.held_counts = held_counts  # type: ignore[attr-defined]

@@ -449,12 +449,18 @@ class PodTopologySpread(
             # nodes without a matching pod add nothing: visit only those that may hold one, each
             # counted once per distinct counter
             counted: dict[int, list] = {}
-            for f in counters:
-                if id(f) not in counted:
-                    counted[id(f)] = f.held()
+
+            def held(f) -> list:
+                found = counted.get(id(f))
+                if found is None:
+                    found = counted[id(f)] = f.held()
+                return found
+
             for i, c in enumerate(constraints):
                 if c.topology_key == HOSTNAME_KEY:
-                    s.node_counts[i] = {ni.node.name: n for ni, n in counted[id(counters[i])]}
+                    # a cycle nobody explains reads the tally itself (its state dies with it)
+                    tally = None if state.explained else counters[i].tally_now()
+                    s.node_counts[i] = tally if tally is not None else {ni.node.name: n for ni, n in held(counters[i])}
             trivial = _eligibility_is_trivial(pod, constraints)
             eligibility: dict[int, _NodeEligibility] = {}
             for i, c in enumerate(constraints):
@@ -471,7 +477,7 @@ class PodTopologySpread(
                         if value in m:
                             m[value] += cnt
                     continue
-                for ni, cnt in counted[id(counters[i])]:
+                for ni, cnt in held(counters[i]):
                     labels = ni.node.labels
                     if s.require_all and not _has_all_keys(labels, constraints):
                         continue
