@@ -137,7 +137,7 @@ class ColumnarCycle:
             res.top_nodes = [names[int(at[0])]]
             res.selected_node = res.top_nodes[0]
             return self._decided(res)
-        positions: list[int] = at.tolist()
+        positions: Any = _Positions(at)
         feasible: Any = nodes if len(at) == len(nodes) else _Feasible(nodes, positions)
         total = np.zeros(len(at), dtype=np.int64)
         if fw.score_plugins:
@@ -179,7 +179,7 @@ class ColumnarCycle:
         return res
 
     def _scores(
-        self, fw: Framework, pl: Any, state: CycleState, pod: Pod, feasible: list, positions: list[int], at: Any
+        self, fw: Framework, pl: Any, state: CycleState, pod: Pod, feasible: Any, positions: Any, at: Any
     ) -> Any:
         """One score plugin's normalized scores of the feasible nodes, an int64 array; None when
         one is out of range (the full cycle raises the framework's error)."""
@@ -209,13 +209,40 @@ class ColumnarCycle:
         return normalized
 
 
+class _Positions(Sequence):
+    """The feasible nodes' positions (CycleState.score_positions) as the list plugins read, made
+    from the array only when one reads it: the array scorers read the array itself
+    (CycleState.score_positions_array)."""
+
+    __slots__ = ("_at", "_list")
+
+    def __init__(self, at: Any):
+        self._at = at
+        self._list: list[int] | None = None
+
+    def _made(self) -> list[int]:
+        made = self._list
+        if made is None:
+            made = self._list = self._at.tolist()
+        return made
+
+    def __len__(self) -> int:
+        return len(self._at)
+
+    def __getitem__(self, i):
+        return self._made()[i]
+
+    def __iter__(self):
+        return iter(self._made())
+
+
 class _Feasible(Sequence):
     """The feasible NodeInfos, made into a list only when a plugin walks them: PreScore and the
     array scorers read only how many there are (their positions are in the CycleState)."""
 
     __slots__ = ("_nodes", "_positions", "_list")
 
-    def __init__(self, nodes: list, positions: list[int]):
+    def __init__(self, nodes: list, positions: Sequence[int]):
         self._nodes = nodes
         self._positions = positions
         self._list: list | None = None
