@@ -7,18 +7,20 @@ nodes most of a cycle's time goes into those per-node lists. The columnar cycle 
 same pods the same way with a handful of array operations over the nodes:
 
 - PreFilter and PreScore run as in every cycle (the plugins' own code, their state in the
-  CycleState);
+  CycleState, marked `explained = False`: what plugins gather only for an explanation is left
+  out);
 - a filter plugin whose verdicts per class of pods depend on the node alone (NodeUnschedulable,
   NodeName, TaintToleration, NodeAffinity) is read from its equivalence-class column as a
-  boolean array; NodeResourcesFit compares the snapshot's int64 free columns; any other filter
-  plugin (PodTopologySpread, InterPodAffinity, NodePorts, the volume plugins, ...) runs as in the
-  full cycle, on the nodes every plugin before it in the profile passed (its verdict on another
-  node is never that node's first failure, the one the full cycle reports);
+  boolean array; NodeResourcesFit compares the snapshot's int64 free columns
+  (`fits_array`), PodTopologySpread looks a verdict per domain up by the label's code
+  (`filter_array`); any other filter plugin (InterPodAffinity, NodePorts, the volume plugins,
+  ...) runs as in the full cycle, on the nodes every plugin before it in the profile passed (its
+  verdict on another node is never that node's first failure, the one the full cycle reports);
 - a score plugin gives its raw scores as an array (`score_array`: NodeResourcesFit,
-  BalancedAllocation, PodTopologySpread), from its static equivalence column (TaintToleration,
-  NodeAffinity, ImageLocality), or through its own list scorer; its normalization as an array
-  (`normalize_array`) or through its own; the weighted sum, its best nodes and the tie broken by
-  name as `Scheduler._schedule` breaks it.
+  BalancedAllocation, PodTopologySpread, InterPodAffinity), from its static equivalence column
+  (TaintToleration, NodeAffinity, ImageLocality), or through its own list scorer; its
+  normalization as an array (`normalize_array`) or through its own; the weighted sum, its best
+  nodes and the tie broken by name as `Scheduler._schedule` breaks it.
 
 It answers only where the whole cycle is one it can run: no HTTP extender, no node sampling, no
 OpportunisticBatching, no nominated pod, a PreFilter that succeeded without narrowing the nodes,
