@@ -35,7 +35,7 @@ with and without it.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..framework.cycle_state import CycleState
@@ -139,8 +139,10 @@ class ColumnarCycle:
             res.top_nodes = [names[int(at[0])]]
             res.selected_node = res.top_nodes[0]
             return self._decided(res)
-        positions: Any = _Positions(at)
-        feasible: Any = nodes if len(at) == len(nodes) else _Feasible(nodes, positions)
+        positions: Any = _Lazy(len(at), at.tolist)
+        feasible: Any = (
+            nodes if len(at) == len(nodes) else _Lazy(len(at), lambda: list(map(nodes.__getitem__, positions)))
+        )
         total = np.zeros(len(at), dtype=np.int64)
         if fw.score_plugins:
             state.score_positions_array = (positions, at)  # (the plugins' PreScore may read it)
@@ -211,52 +213,26 @@ class ColumnarCycle:
         return normalized
 
 
-class _Positions(Sequence):
-    """The feasible nodes' positions (CycleState.score_positions) as the list plugins read, made
-    from the array only when one reads it: the array scorers read the array itself
-    (CycleState.score_positions_array)."""
+class _Lazy(Sequence):
+    """A list made only when a plugin reads it (`make()`), its length known before: the feasible
+    positions (CycleState.score_positions; the array scorers read the array itself) and the
+    feasible NodeInfos (PreScore and the array scorers read only how many there are)."""
 
-    __slots__ = ("_at", "_list")
+    __slots__ = ("_length", "_make", "_list")
 
-    def __init__(self, at: Any):
-        self._at = at
-        self._list: list[int] | None = None
-
-    def _made(self) -> list[int]:
-        made = self._list
-        if made is None:
-            made = self._list = self._at.tolist()
-        return made
-
-    def __len__(self) -> int:
-        return len(self._at)
-
-    def __getitem__(self, i):
-        return self._made()[i]
-
-    def __iter__(self):
-        return iter(self._made())
-
-
-class _Feasible(Sequence):
-    """The feasible NodeInfos, made into a list only when a plugin walks them: PreScore and the
-    array scorers read only how many there are (their positions are in the CycleState)."""
-
-    __slots__ = ("_nodes", "_positions", "_list")
-
-    def __init__(self, nodes: list, positions: Sequence[int]):
-        self._nodes = nodes
-        self._positions = positions
+    def __init__(self, length: int, make: Callable[[], list]):
+        self._length = length
+        self._make = make
         self._list: list | None = None
 
     def _made(self) -> list:
         made = self._list
         if made is None:
-            made = self._list = list(map(self._nodes.__getitem__, self._positions))
+            made = self._list = self._make()
         return made
 
     def __len__(self) -> int:
-        return len(self._positions)
+        return self._length
 
     def __getitem__(self, i):
         return self._made()[i]

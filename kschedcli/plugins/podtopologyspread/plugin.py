@@ -89,6 +89,15 @@ def _signature_score(counts: tuple, terms: list) -> int:
     return go_round(total)
 
 
+def _ignored_at(snapshot, ignored: set[str], at, np):
+    """Whether each of the snapshot's nodes at positions `at` is one PreScore ignored (a boolean
+    array of `np`)."""
+    index_of = snapshot.index_of
+    gone = np.zeros(len(snapshot.node_infos), dtype=bool)
+    gone[[index_of[n] for n in ignored if n in index_of]] = True
+    return gone[at]
+
+
 class _SignatureScores(dict):
     """signature (a node's count per constraint) -> its score, worked out when first asked for."""
 
@@ -664,10 +673,7 @@ class PodTopologySpread(
         whole = np.floor(total)
         scores = whole.astype(np.int64) + (total - whole >= 0.5)
         if s.ignored_nodes:
-            index_of = snapshot.index_of
-            gone = np.zeros(len(snapshot.node_infos), dtype=bool)
-            gone[[index_of[n] for n in s.ignored_nodes if n in index_of]] = True
-            scores[gone[at]] = 0
+            scores[_ignored_at(snapshot, s.ignored_nodes, at, np)] = 0
         return scores
 
     def normalize_array(self, state: CycleState, pod: Pod, scores: Any, at: Any) -> Any:
@@ -678,11 +684,7 @@ class PodTopologySpread(
         if s is None or np is None or not len(scores):
             return None
         if s.ignored_nodes:
-            snapshot = self.handle.snapshot
-            index_of = snapshot.index_of
-            gone = np.zeros(len(snapshot.node_infos), dtype=bool)
-            gone[[index_of[n] for n in s.ignored_nodes if n in index_of]] = True
-            kept = ~gone[at]
+            kept = ~_ignored_at(self.handle.snapshot, s.ignored_nodes, at, np)
             lowest = int(scores[kept].min()) if kept.any() else 0
             highest = max(0, int(scores[kept].max())) if kept.any() else 0
         else:
