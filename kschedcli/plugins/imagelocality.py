@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import sys
+from typing import TYPE_CHECKING, Any
 
 from ..framework.interface import MAX_NODE_SCORE, BatchScorePlugin, Plugin
 
@@ -63,6 +64,54 @@ class ImageLocality(Plugin, BatchScorePlugin):
             held = list(zip(*[[ni.image_states.get(name) for ni in nodes] for name in names]))
         memo = {h: score_of(h) for h in set(held)}
         return list(map(memo.__getitem__, held)), None
+
+    def score_array(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> Any:
+        """score_nodes as an int64 array, for the snapshot's own nodes at
+        CycleState.score_positions_array (scheduling/columnar.py): each image's share on every
+        node of the snapshot kept as an array per image name, the pod's shares summed and scaled
+        in integers. None otherwise, or when a share is too large for int64 sums."""
+        made = state.score_positions_array
+        snapshot = getattr(self.handle, "snapshot", None)
+        np = sys.modules.get("numpy")
+        if snapshot is None or np is None or made is None or made[0] is not state.score_positions:
+            return None
+        at = made[1]
+        containers = pod.init_containers + pod.containers
+        max_threshold = MAX_CONTAINER_THRESHOLD * len(containers)
+        if max_threshold == MIN_THRESHOLD:
+            return np.zeros(len(at), dtype=np.int64)
+        if len(containers) >= 2**10:
+            return None  # (shares below 2**52 each: their sum stays in int64)
+        total: Any = None
+        for c in containers:
+            shares = self._shares(snapshot, normalized_image_name(c.image), np)
+            if shares is None:
+                return None
+            total = shares[at] if total is None else total + shares[at]
+        if total is None:  # no container: every sum below the threshold
+            return np.zeros(len(at), dtype=np.int64)
+        scaled = MAX_NODE_SCORE * (np.minimum(total, max_threshold) - MIN_THRESHOLD) // (max_threshold - MIN_THRESHOLD)
+        return np.where(total < MIN_THRESHOLD, 0, scaled)
+
+    def _shares(self, snapshot: Any, name: str, np: Any) -> Any:
+        """Each node's share of image `name` (int(size * nodes holding it / nodes), 0 where the
+        node lacks it) as an int64 array in the snapshot's node order; None when one is too
+        large to sum in int64. Kept per image for the snapshot's life (a bind changes no image)."""
+        n = len(snapshot.node_infos)
+        memo: tuple[Any, int, dict[str, Any]] | None = self.__dict__.get("_share_memo")
+        if memo is None or memo[0] is not snapshot or memo[1] != n:  # (add_node: one node more)
+            memo = self.__dict__["_share_memo"] = (snapshot, n, {})
+        shares = memo[2].get(name)
+        if shares is None:
+            column = snapshot.image_column(name)
+            total = float(n)
+            of = {st: 0 if st is None else int(float(st[0]) * (float(st[1]) / total)) for st in set(column)}
+            if max(map(abs, of.values()), default=0) >= 2**52:
+                shares = False
+            else:
+                shares = np.fromiter(map(of.__getitem__, column), dtype=np.int64, count=len(column))
+            memo[2][name] = shares
+        return shares if shares is not False else None
 
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]:
         total = len(self.handle.snapshot.node_infos)

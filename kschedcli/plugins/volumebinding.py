@@ -42,6 +42,7 @@ from .volume.util import (
     Claim,
     NotFoundError,
     VolumeError,
+    affinity_array,
     check_access_modes,
     match_topology_selector_terms,
     parse_claim_selector,
@@ -469,6 +470,67 @@ class VolumeBinding(
             if to_provision:
                 unbound_ok, storage_ok, dynamic = self._check_provisions(to_provision, node)
         return done()
+
+    def _bound_affinities(self, s: _State) -> list | None:
+        """The node affinities of the PVs of a pod whose claims are all bound (no delayed or
+        immediate claim), each PV found and of no in-tree plugin (whose affinity would depend on
+        each node's CSINode); None for any other pod. A node passes Filter if and only if it
+        matches every one of them (_check_bound_claims)."""
+        claims = s.claims
+        if claims is None or claims.unbound_delay or claims.unbound_immediate:
+            return None
+        out = []
+        for claim in claims.bound:
+            try:
+                pv = self._pv(claim.volume_name)
+            except NotFoundError:
+                return None
+            if csi.pv_plugin(pv) is not None:
+                return None
+            out.append(pv.affinity)
+        return out
+
+    def filter_nodes(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> list[Status | None]:
+        """filter over many nodes: for a pod whose claims are all bound (_bound_affinities), the
+        PVs worked out once and each node decided by its values of the keys the affinities read
+        (nodes alike share one status); any other pod node by node."""
+        s = state.get(_STATE_KEY)
+        affinities = self._bound_affinities(s) if s is not None else None
+        if s is None or affinities is None:
+            return [self.filter(state, pod, ni) for ni in nodes]
+        keys = list(dict.fromkeys(r.key for a in affinities for reqs, _ in a.terms or () for r in reqs))
+        conflict = Status(UNRESOLVABLE, ERR_REASON_NODE_CONFLICT)
+        verdicts: dict[tuple, Status | None] = {}
+        out: list[Status | None] = []
+        by_node = s.by_node
+        for ni in nodes:
+            labels = ni.node.labels
+            sig = tuple(map(labels.get, keys))  # (a label's value is a string: None is its absence)
+            if sig not in verdicts:
+                verdicts[sig] = None if all(a.matches(labels) for a in affinities) else conflict
+            verdict = verdicts[sig]
+            if verdict is None:
+                by_node[ni.node.name] = PodVolumes([], [])
+            out.append(verdict)
+        return out
+
+    def filter_array(self, state: CycleState, pod: Pod, np: Any) -> Any:
+        """Filter's pass (True) or fail on every node of the snapshot as a boolean array, for the
+        columnar cycle (scheduling/columnar.py): every node for a pod without claims, the PVs'
+        affinities as arrays for a pod whose claims are all bound; None for any other pod."""
+        s = state.get(_STATE_KEY)
+        snapshot = getattr(self.handle, "snapshot", None)
+        if s is None or snapshot is None:
+            return None
+        if s.claims is None:
+            return np.ones(len(snapshot.node_infos), dtype=bool)
+        affinities = self._bound_affinities(s)
+        if affinities is None:
+            return None
+        mask = np.ones(len(snapshot.node_infos), dtype=bool)
+        for a in affinities:
+            mask &= affinity_array(a, snapshot, np)
+        return mask
 
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
         s = state.get(_STATE_KEY)

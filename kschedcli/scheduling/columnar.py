@@ -93,19 +93,21 @@ class ColumnarCycle:
         pf = fw.run_pre_filter(state, pod)
         if pf.status is not None or (pf.result is not None and not pf.result.all_nodes()):
             return "PreFilter"
-        mask = np.ones(len(nodes), dtype=bool)
         skip = state.skip_filter_plugins
-        for pl in fw.filter_plugins:
-            if pl.name in skip:
-                continue
-            fits = getattr(pl, "fits_array", None)
-            own = getattr(pl, "filter_array", None)
-            if pl.name == FIT and fits is not None:
-                verdicts = fits(state, pod, np)
-            elif pl.name == SPREAD and own is not None:
-                verdicts = own(state, pod, np)
-            else:
-                verdicts = fw.static_filter_array(pl, state, pod, np)
+        plugins = [pl for pl in fw.filter_plugins if pl.name not in skip]
+        # the plugins that decide every node at once first: when no node passes them all, the
+        # pod is unschedulable whatever the others say (the full cycle tells why)
+        arrays = [self._filter_array(fw, pl, state, pod) for pl in plugins]
+        probe = np.ones(len(nodes), dtype=bool)
+        for verdicts in arrays:
+            if verdicts is not None:
+                probe &= verdicts
+        if not probe.any():
+            return "unschedulable"
+        if all(verdicts is not None for verdicts in arrays):
+            plugins = []  # (the mask is the probe's)
+        mask = probe if not plugins else np.ones(len(nodes), dtype=bool)
+        for pl, verdicts in zip(plugins, arrays):
             if verdicts is not None:
                 mask &= verdicts
                 continue
@@ -172,6 +174,18 @@ class ColumnarCycle:
 
             res.selected_node = reservoir_pick(res.top_nodes, seed)
         return self._decided(res)
+
+    def _filter_array(self, fw: Framework, pl: Any, state: CycleState, pod: Pod) -> Any:
+        """The filter plugin's verdicts on every node of the snapshot as a boolean array, where it
+        has them so (None: it runs node by node)."""
+        np = self.np
+        fits = getattr(pl, "fits_array", None)
+        if pl.name == FIT and fits is not None:
+            return fits(state, pod, np)
+        own = getattr(pl, "filter_array", None)
+        if own is not None:
+            return own(state, pod, np)
+        return fw.static_filter_array(pl, state, pod, np)
 
     def _decided(self, res: CycleResult) -> CycleResult:
         """A cycle answered here counts as the scheduler's cycle (a declined one is counted by

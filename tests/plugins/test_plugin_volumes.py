@@ -698,3 +698,78 @@ def test_csi_limits_one_state_over_many_nodes_decides_as_a_fresh_state_per_node(
         ], p.name
     verdicts = {f"n{i}": run(s, "NodeVolumeLimits", pods[1], f"n{i}")[1] for i in range(9)}
     assert any(v is not None for v in verdicts.values()) and any(v is None for v in verdicts.values())
+
+
+def _random_affinity(rng):
+    def expr():
+        op = rng.choice(["In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt", "Bogus"])
+        key = rng.choice(["topology.kubernetes.io/zone", "rank", "disk"])
+        if op in ("In", "NotIn"):
+            return {"key": key, "operator": op, "values": rng.sample(["a", "b", "c", "ssd", "1", "5"], 2)}
+        if op in ("Gt", "Lt"):
+            return {"key": "rank", "operator": op, "values": [str(rng.randint(0, 9))]}
+        return {"key": key, "operator": op}
+
+    terms = []
+    for _ in range(rng.randint(1, 3)):
+        terms.append({"matchExpressions": [expr() for _ in range(rng.randint(0, 2))]})
+    return {"required": {"nodeSelectorTerms": terms}} if rng.random() < 0.9 else None
+
+
+def test_binding_filter_nodes_and_array_equal_the_node_by_node_filter():
+    """VolumeBinding's batch Filter (filter_nodes) and its columnar form (filter_array) against
+    Filter node by node: random PV affinities (several terms, every operator, a malformed one,
+    labels missing, numbers and non-numbers under Gt/Lt), pods of one to three bound claims,
+    a claim bound to a missing PV and one waiting for its first consumer (node by node)."""
+    import random
+
+    import numpy as np
+
+    rng = random.Random(5)
+    nodes = []
+    for i in range(40):
+        labels = {}
+        if rng.random() < 0.8:
+            labels["topology.kubernetes.io/zone"] = rng.choice(["a", "b", "c"])
+        if rng.random() < 0.7:
+            labels["rank"] = rng.choice(["1", "3", "5", "8", "x", "-2"])
+        if rng.random() < 0.4:
+            labels["disk"] = "ssd"
+        nodes.append(node(f"n{i:02d}", labels=labels))
+    objs = [sc("local"), sc("wait"), pvc("waiting", cls="wait"), pvc("ghost", volume="gone")]
+    for k in range(30):
+        spec = pv(f"pv{k}", claim=f"default/c{k}", source={"csi": {"driver": "d", "volumeHandle": f"h{k}"}})
+        aff = _random_affinity(rng)
+        if aff is not None:
+            spec["spec"]["nodeAffinity"] = aff
+        objs += [spec, pvc(f"c{k}", volume=f"pv{k}")]
+    s = sched(nodes, [], objs)
+    pl = s.frameworks["default-scheduler"].plugins["VolumeBinding"]
+    infos = s.snapshot.list()
+    arrays = 0
+    seen = set()
+    for j in range(120):
+        claims = [f"c{k}" for k in rng.sample(range(30), rng.randint(1, 3))]
+        if j % 10 == 0:
+            claims.append(rng.choice(["ghost", "waiting"]))
+        p = claim_pod(f"p{j}", *claims)
+        one, many = fresh_state(), fresh_state()
+        _, st = pl.pre_filter(one, p, infos)
+        pl.pre_filter(many, p, infos)
+        if st is not None and st.code != "Success":
+            continue
+        want = [pl.filter(one, p, ni) for ni in infos]
+        got = pl.filter_nodes(many, p, infos)
+        assert [(w.code, w.reasons) if w else None for w in want] == [(g.code, g.reasons) if g else None for g in got]
+        assert {k: (v.static_bindings, v.dynamic_provisions) for k, v in one.get("VolumeBinding").by_node.items()} == {
+            k: (v.static_bindings, v.dynamic_provisions) for k, v in many.get("VolumeBinding").by_node.items()
+        }
+        mask = pl.filter_array(many, p, np)
+        if j % 10 == 0:
+            assert mask is None  # (a missing PV, a claim to bind: node by node)
+            continue
+        arrays += 1
+        assert mask.tolist() == [w is None for w in want]
+        seen.add((mask.all(), mask.any()))
+    assert arrays > 90
+    assert seen == {(True, True), (False, True), (False, False)}  # (every node, some, none)

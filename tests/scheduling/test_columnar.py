@@ -413,3 +413,150 @@ def test_label_codes_and_name_ranks_of_a_derived_snapshot():
         assert [None if c < 0 else distinct[c] for c in codes.tolist()] == child.label_column(key)
     order = [child.names[i] for i in np.argsort(child.name_ranks(np)).tolist()]
     assert order == sorted(child.names)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_image_locality_array_equals_its_list_scorer(seed):
+    """ImageLocality.score_array against score_nodes on random nodes listing random images
+    (names under several tags, sizes around the thresholds, one image listed at two sizes),
+    for pods of one to four containers and init containers, on the snapshot, on a snapshot
+    without some nodes (fewer nodes hold some images) and after add_node."""
+    import numpy as np
+
+    rng = random.Random(seed)
+    images = [f"reg/img{i}:v{i % 3}" for i in range(6)] + ["reg/plain"]  # (plain: ":latest" added)
+    nodes = []
+    for i in range(40):
+        held = rng.sample(images, rng.randint(0, 4))
+        listed = [
+            {
+                "names": [n if not n.endswith("plain") else n + ":latest"],
+                "sizeBytes": rng.choice([5, 23, 24, 400, 999, 1000, 3000]) * 2**20 + rng.randint(0, 10),
+            }
+            for n in held
+        ]
+        nodes.append(node(f"n{i:02d}", images=listed))
+    sched = scheduler(nodes, [])
+    fw = sched.frameworks["default-scheduler"]
+    pl = fw.plugins["ImageLocality"]
+
+    def compare(snapshot, pods):
+        pl.handle.snapshot = snapshot
+        positions = sorted(rng.sample(range(len(snapshot.node_infos)), rng.randint(1, len(snapshot.node_infos))))
+        feasible = [snapshot.node_infos[i] for i in positions]
+        for p in pods:
+            state = CycleState()
+            state.score_positions = positions
+            state.score_positions_array = (positions, np.array(positions, dtype=np.intp))
+            got = pl.score_array(state, p, feasible)
+            want, st = pl.score_nodes(state, p, feasible)
+            assert st is None
+            assert got is not None and got.tolist() == want, p.name
+            assert [pl.score(state, p, ni)[0] for ni in feasible] == want
+
+    def some_pods(k):
+        out = []
+        for j in range(k):
+            cs = [{"name": f"c{c}", "image": rng.choice(images)} for c in range(rng.randint(1, 4))]
+            init = [{"name": f"i{c}", "image": rng.choice(images)} for c in range(rng.randint(0, 2))]
+            out.append(pod(f"p{j}", containers=cs, init_containers=init or None))
+        return out
+
+    base = sched.snapshot
+    compare(base, some_pods(40))
+    derived = base.without_nodes({f"n{i:02d}" for i in rng.sample(range(40), 15)})
+    compare(derived, some_pods(40))
+    derived.add_node(node("extra", images=[{"names": [images[0]], "sizeBytes": 700 * 2**20}]), [], images=True)
+    compare(derived, some_pods(40))
+    pl.handle.snapshot = base
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_pods_with_bound_claims(seed, vectorised):
+    """Pods whose claims are bound to PVs with zone or host affinity (VolumeBinding's filter as an
+    array; NodeVolumeLimits node by node before it): chosen as the full cycle chooses, and a pod
+    whose PVs no node matches left to the full cycle without a node-by-node pass."""
+    sched, pending = _world(seed)
+    rng = random.Random(seed)
+    objects = sched.cluster.objects
+    objects["StorageClass"][("", "gp3")] = {
+        "kind": "StorageClass",
+        "metadata": {"name": "gp3"},
+        "provisioner": "ebs.csi.aws.com",
+        "volumeBindingMode": "WaitForFirstConsumer",
+    }
+    with_claims = []
+    for k in range(40):
+        where = rng.choice(
+            [
+                ("topology.kubernetes.io/zone", rng.choice([*ZONES, "d"])),
+                ("kubernetes.io/hostname", f"host-{rng.randrange(N)}"),
+            ]
+        )
+        objects["PersistentVolume"][("", f"pv{k}")] = {
+            "kind": "PersistentVolume",
+            "metadata": {"name": f"pv{k}"},
+            "spec": {
+                "accessModes": ["ReadWriteOnce"],
+                "capacity": {"storage": "1Gi"},
+                "storageClassName": "gp3",
+                "csi": {"driver": "ebs.csi.aws.com", "volumeHandle": f"vol-{k}"},
+                "claimRef": {"kind": "PersistentVolumeClaim", "namespace": "default", "name": f"c{k}", "uid": f"u{k}"},
+                "nodeAffinity": {
+                    "required": {
+                        "nodeSelectorTerms": [
+                            {"matchExpressions": [{"key": where[0], "operator": "In", "values": [where[1]]}]}
+                        ]
+                    }
+                },
+            },
+            "status": {"phase": "Bound"},
+        }
+        objects["PersistentVolumeClaim"][("default", f"c{k}")] = {
+            "kind": "PersistentVolumeClaim",
+            "metadata": {
+                "name": f"c{k}",
+                "namespace": "default",
+                "uid": f"u{k}",
+                "annotations": {"pv.kubernetes.io/bind-completed": "yes"},
+            },
+            "spec": {
+                "accessModes": ["ReadWriteOnce"],
+                "storageClassName": "gp3",
+                "volumeName": f"pv{k}",
+                "resources": {"requests": {"storage": "1Gi"}},
+            },
+            "status": {"phase": "Bound"},
+        }
+        p = pod(
+            f"v{k}",
+            requests={"cpu": "100m"},
+            spec={"volumes": [{"name": "d", "persistentVolumeClaim": {"claimName": f"c{k}"}}]},
+        )
+        with_claims.append(p)
+    nowhere = {
+        f"v{k}"
+        for k in range(40)
+        if objects["PersistentVolume"][("", f"pv{k}")]["spec"]["nodeAffinity"]["required"]["nodeSelectorTerms"][0][
+            "matchExpressions"
+        ][0]["values"]
+        == ["d"]
+    }
+    fw = sched.frameworks["default-scheduler"]
+    node_by_node: list[tuple[str, str]] = []
+    column = fw.filter_column
+
+    def spy(pl, state, p, nodes):
+        node_by_node.append((p.name, pl.name))
+        return column(pl, state, p, nodes)
+
+    fw.filter_column = spy
+    queue = [x for pair in zip(pending, with_claims) for x in pair]
+    ran = _both_ways(sched, queue)
+    columnar = sched.columnar
+    assert ran >= len(queue) // 2, ran
+    assert nowhere and columnar.declined_by["unschedulable"] >= len(nowhere)
+    # VolumeBinding never node by node; NodeVolumeLimits (before it) not for a pod no node takes
+    assert "VolumeBinding" not in {name for _, name in node_by_node}
+    assert not nowhere & {p for p, _ in node_by_node}
+    assert {p for p, name in node_by_node if name == "NodeVolumeLimits"}

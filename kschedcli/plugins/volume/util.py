@@ -200,6 +200,27 @@ class PVAffinity:
         return False
 
 
+def affinity_array(affinity: PVAffinity, snapshot: Any, np: Any) -> Any:
+    """affinity.matches(labels) of every node of the snapshot, as a boolean array of `np` in node
+    order: each requirement decided once per distinct value of its key (Snapshot.label_codes; a
+    requirement reads its own key only), terms ANDed within and ORed across."""
+    n = len(snapshot.node_infos)
+    if affinity.terms is None:
+        return np.ones(n, dtype=bool)
+    out = np.zeros(n, dtype=bool)
+    for reqs, ok in affinity.terms:
+        if not ok:
+            continue
+        term = np.ones(n, dtype=bool)
+        for r in reqs:
+            codes, distinct = snapshot.label_codes(r.key, np)
+            # (code -1, a node without the key: the table's last entry)
+            table = np.array([r.matches({r.key: v}) for v in distinct] + [r.matches({})], dtype=bool)
+            term &= table[codes]
+        out |= term
+    return out
+
+
 def _parse_label_requirement(e) -> Requirement:
     if not isinstance(e, dict):
         raise ValueError("not an object")
