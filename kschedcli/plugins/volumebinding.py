@@ -19,10 +19,10 @@ from ..api import quantity
 from ..api.labels import parse_label_selector
 from ..errors import FieldError
 from ..framework.interface import (
+    BatchFilterPlugin,
     BindObserver,
     ClusterEvent,
     EnqueueExtensions,
-    FilterPlugin,
     Plugin,
     PreBindPlugin,
     PreFilterPlugin,
@@ -220,7 +220,7 @@ class VolumeBinding(
     CatalogMixin,
     Plugin,
     PreFilterPlugin,
-    FilterPlugin,
+    BatchFilterPlugin,
     PreScorePlugin,
     ScorePlugin,
     ReservePlugin,
