@@ -697,6 +697,16 @@ class Snapshot:
             made = known[key] = (codes, [v for v in index if v is not None])
         return made
 
+    def label_code_index(self, key: str, np) -> tuple[Any, dict[str, int]]:
+        """label_codes(key)'s codes, and each distinct value's code as a dict (for a lookup
+        table filled from a few values, where the distinct values are many: hostnames)."""
+        codes, distinct = self.label_codes(key, np)
+        known: dict[str, tuple] = self.__dict__.setdefault("_label_code_index", {})  # (made on first use)
+        made = known.get(key)
+        if made is None or made[0] is not distinct:
+            made = known[key] = (distinct, {v: i for i, v in enumerate(distinct)})
+        return codes, made[1]
+
     def name_ranks(self, np) -> Any:
         """An int64 array in node order, ordered as the nodes' names (each node's place in the
         names sorted, or the parent's places less the removed nodes'): the least of tied nodes

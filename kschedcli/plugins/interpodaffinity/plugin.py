@@ -626,12 +626,17 @@ class InterPodAffinity(
         total = np.zeros(len(at), dtype=np.int64)
         bound = 0
         for key, values in s.topology_score.items():
-            codes, distinct = snapshot.label_codes(key, np)
-            lookup = [values.get(v, 0) for v in distinct]
-            bound += max(map(abs, lookup), default=0)
+            codes, code_of = snapshot.label_code_index(key, np)
+            bound += max(map(abs, values.values()), default=0)
             if bound >= 2**50:
                 return None
-            total += np.array([*lookup, 0], dtype=np.int64)[codes[at]]  # (code -1, no such label: 0)
+            # each domain's score at its code; a value no node has goes to a slot no code reads
+            # (len(code_of)), and code -1 (no such label) reads the last slot, never written: 0
+            sink = len(code_of)
+            lookup = np.zeros(sink + 2, dtype=np.int64)
+            where = np.fromiter(map(code_of.get, values, repeat(sink)), dtype=np.intp, count=len(values))
+            lookup[where] = np.fromiter(values.values(), dtype=np.int64, count=len(values))
+            total += lookup[codes[at]]
         return total
 
     def normalize_array(self, state: CycleState, pod: Pod, scores: Any, at: Any) -> Any:

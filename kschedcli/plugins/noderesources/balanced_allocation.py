@@ -65,7 +65,9 @@ class NodeResourcesBalancedAllocation(Plugin, PreScorePlugin, BatchScorePlugin):
         pc, pm = reqs
         if pc < 0 or pm < 0:
             return None
-        arrays = scored_arrays(self.handle, state, nodes, ("alloc_cpu", "alloc_mem", "req_cpu", "req_mem"))
+        arrays = scored_arrays(
+            self.handle, state, nodes, ("alloc_cpu", "alloc_mem", "req_cpu", "req_mem"), any_size=True
+        )
         if arrays is None:
             return None
         sc = arrays[1]

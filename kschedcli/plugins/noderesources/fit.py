@@ -304,7 +304,8 @@ class NodeResourcesFit(Plugin, PreFilterPlugin, BatchFilterPlugin, PreScorePlugi
         c, m = pc * 100, pm * 100
         if max(c, m) >= 2**61:
             return None
-        arrays = scored_arrays(self.handle, state, nodes, ("alloc_cpu", "alloc_mem", "free0_cpu100", "free0_mem100"))
+        names = ("alloc_cpu", "alloc_mem", "free0_cpu100", "free0_mem100")
+        arrays = scored_arrays(self.handle, state, nodes, names, any_size=True)
         if arrays is None or not arrays[1].nonneg or not arrays[2].all() or not arrays[3].all():
             return None
         return _least_allocated_arrays(arrays, c, m)

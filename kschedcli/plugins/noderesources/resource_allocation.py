@@ -8,7 +8,7 @@ from typing import Any
 
 from ...api import quantity
 from ...api.model import is_scalar_resource, scoring_requests
-from ...backend.vectors import numpy_for
+from ...backend.vectors import numpy_for, numpy_module
 from ...framework.interface import MAX_NODE_SCORE
 
 MAX_UTILIZATION = 100
@@ -60,15 +60,19 @@ def scored_columns(handle, state, nodes, names: tuple[str, ...]) -> tuple | None
     return tuple(out)
 
 
-def scored_arrays(handle, state, nodes, names: tuple[str, ...]) -> tuple | None:
+_AT_KEY = "ksched.scored_arrays_at"  # (positions, the snapshot's arrays, {column: its values there})
+
+
+def scored_arrays(handle, state, nodes, names: tuple[str, ...], any_size: bool = False) -> tuple | None:
     """(numpy, the snapshot's ScoreColumns, then its columns `names` as int64 arrays in the order of `nodes`)
-    when numpy pays over this many nodes (vectors.numpy_for) and `nodes` are the snapshot's own
-    (_own_snapshot); None otherwise. Every value's magnitude is below 2**61 (Snapshot.score_arrays)."""
+    when numpy pays over this many nodes (vectors.numpy_for; `any_size`: whenever numpy is there,
+    for a caller that wants arrays) and `nodes` are the snapshot's own (_own_snapshot); None
+    otherwise. Every value's magnitude is below 2**61 (Snapshot.score_arrays)."""
     snapshot = _own_snapshot(handle, state, nodes)
     if snapshot is None:
         return None
     positions = state.score_positions
-    np = numpy_for(len(nodes))
+    np = numpy_module() if any_size else numpy_for(len(nodes))
     if np is None:
         return None
     arrays = snapshot.score_arrays(np)
@@ -82,7 +86,20 @@ def scored_arrays(handle, state, nodes, names: tuple[str, ...]) -> tuple | None:
     if made is None or made[0] is not positions:
         made = state.score_positions_array = (positions, np.array(positions, dtype=np.intp))
     at = made[1]
-    return (np, cols, *(by_name[n][at] for n in names))
+    # each column read at the positions once per cycle (NodeResourcesFit and BalancedAllocation
+    # both read the allocatable ones)
+    memo = state.get(_AT_KEY)
+    if memo is None or memo[0] is not positions or memo[1] is not arrays:
+        memo = (positions, arrays, {})
+        state.write(_AT_KEY, memo)
+    read = memo[2]
+    out = []
+    for n in names:
+        column = read.get(n)
+        if column is None:
+            column = read[n] = by_name[n][at]
+        out.append(column)
+    return (np, cols, *out)
 
 
 def allocatable_and_requested(node_info, name: str, pod_request: int, use_requested: bool) -> tuple[int, int]:

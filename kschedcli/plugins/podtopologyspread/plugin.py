@@ -661,9 +661,9 @@ class PodTopologySpread(
                 if known is None:
                     return None
                 by_position = np.zeros(len(snapshot.node_infos), dtype=np.int64)
-                index_of = snapshot.index_of
-                for name, cnt in known.items():
-                    by_position[index_of[name]] = cnt
+                if known:
+                    where = np.fromiter(map(snapshot.index_of.__getitem__, known), dtype=np.intp, count=len(known))
+                    by_position[where] = np.fromiter(known.values(), dtype=np.int64, count=len(known))
                 counts = by_position[at]
             else:
                 counts_of = s.counts[i]
