@@ -760,6 +760,34 @@ class Snapshot:
             self._image_columns[name] = col
         return col
 
+    def image_holders(self, name: str, np) -> tuple[Any, builtins.list] | None:
+        """The positions of the nodes holding image `name` (an intp array of `np`, ascending) and
+        each one's state (as image_column holds them), for a snapshot derived by without_nodes
+        from one never bound to: read off the parent's holders in work proportional to them, not
+        to the nodes. None for any other snapshot (image_column has every node's)."""
+        r = self._parent_removal()
+        if r is None or r.parent.changes:
+            return None
+        parent = r.parent
+        held = parent._image_holders().get(name, ())
+        if not len(held):
+            return np.zeros(0, dtype=np.intp), []
+        at = np.array(held, dtype=np.intp)
+        if r.positions:
+            gone = np.array(r.positions, dtype=np.intp)
+            at = at[~np.isin(at, gone)]
+            at = at - np.searchsorted(gone, at)  # (each kept node moves up past the removed before it)
+        state = r.images.get(name)
+        if state is None:
+            one = parent.__dict__.get("_image_state_of")
+            if one is None:
+                nis = parent.node_infos
+                gone_set = set(r.positions)
+                kept = [i for i in held if i not in gone_set]
+                return at, [nis[i].image_states.get(name) for i in kept]
+            state = one.get(name)
+        return at, [state] * len(at)
+
     def taint_groups(self) -> tuple[list[int], list[NodeInfo]]:
         """Each node's taint set as a group number (-1: no taints), and the first node of each
         group: a decision made from taints alone is made once per group."""

@@ -103,13 +103,17 @@ class ImageLocality(Plugin, BatchScorePlugin):
             memo = self.__dict__["_share_memo"] = (snapshot, n, {})
         shares = memo[2].get(name)
         if shares is None:
-            column = snapshot.image_column(name)
+            held = snapshot.image_holders(name, np)  # (a sweep scenario's snapshot: its holders only)
+            states = snapshot.image_column(name) if held is None else held[1]
             total = float(n)
-            of = {st: 0 if st is None else int(float(st[0]) * (float(st[1]) / total)) for st in set(column)}
+            of = {st: 0 if st is None else int(float(st[0]) * (float(st[1]) / total)) for st in set(states)}
             if max(map(abs, of.values()), default=0) >= 2**52:
                 shares = False
+            elif held is None:
+                shares = np.fromiter(map(of.__getitem__, states), dtype=np.int64, count=len(states))
             else:
-                shares = np.fromiter(map(of.__getitem__, column), dtype=np.int64, count=len(column))
+                shares = np.zeros(n, dtype=np.int64)
+                shares[held[0]] = np.fromiter(map(of.__getitem__, states), dtype=np.int64, count=len(states))
             memo[2][name] = shares
         return shares if shares is not False else None
 

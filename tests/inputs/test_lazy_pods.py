@@ -373,3 +373,27 @@ def test_equal_allocatable_amounts_are_one_object_read_back_with_the_parsed_valu
     assert amounts == [n.allocatable.as_dict() | {"pods": n.allocatable.allowed_pods} for n in parsed.nodes]
     distinct = {id(n.allocatable) for n in cluster.nodes}
     assert len(distinct) == len({str(a) for a in amounts}) < len(cluster.nodes)
+
+
+@pytest.mark.parametrize("read_back", [False, True])
+def test_image_holders_of_a_derived_snapshot_are_its_image_columns_held_entries(read_back):
+    """Snapshot.image_holders (ImageLocality's score array in a sweep scenario) against
+    image_column, on snapshots derived by without_nodes from a parsed cluster's snapshot and from
+    one read back (one pair per name, `_image_state_of`): removed nodes listing some images (their
+    counts change), others not, none; the nodes holding each name and the states they hold."""
+    import numpy as np
+
+    cluster = _read_back(_prod()) if read_back else _prod()
+    parent = cluster.prebuilt_snapshot.snapshot if read_back else Scheduler(cluster, default_config(REGISTRY)).snapshot
+    assert ("_image_state_of" in parent.__dict__) is read_back
+    names = _image_names(_prod())
+    holding = [ni.name for ni in parent.node_infos if ni.node.images]
+    bare = [ni.name for ni in parent.node_infos if not ni.node.images]
+    for removed in ({holding[0]}, {holding[-1], *bare[:1]}, set(bare[:2]), set()):
+        derived = parent.without_nodes(removed)
+        for name in [*names, "not/listed:anywhere"]:
+            column = derived.image_column(name)
+            at, states = derived.image_holders(name, np)
+            assert at.tolist() == [i for i, st in enumerate(column) if st is not None], (removed, name)
+            assert states == [st for st in column if st is not None], (removed, name)
+    assert parent.image_holders(names[0], np) is None  # (not derived: image_column)
