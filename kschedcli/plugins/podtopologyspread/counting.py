@@ -165,7 +165,17 @@ def _pod_counter(namespace: str, selector):
 class _Tally:
     """One selector's matching pods per node name, as of a snapshot's generation and change log."""
 
-    __slots__ = ("counts", "as_of", "recounted", "changes_seen", "total", "snapshot", "log_seen", "domains")
+    __slots__ = (
+        "counts",
+        "as_of",
+        "recounted",
+        "changes_seen",
+        "total",
+        "snapshot",
+        "log_seen",
+        "domains",
+        "by_position",
+    )
 
     def __init__(self, counts: dict[str, int], as_of: int, changes_seen: int, snapshot, log_seen: int):
         self.counts = counts
@@ -178,6 +188,9 @@ class _Tally:
         self.log_seen = log_seen  # how much of the snapshot's pod_log (the namespace's) it holds
         # topology key -> the counts summed per node's value of it (None where a node lacks it)
         self.domains: dict[str, dict[str | None, int]] = {}
+        # the counts as an int64 array in the snapshot's node order (tally_array), kept up to
+        # date with them once made
+        self.by_position: Any = None
 
 
 class _MatchCountCache:
@@ -317,7 +330,23 @@ class _MatchCountCache:
                 return None
             return tally
 
+        def tally_array(np) -> Any:
+            """tally_now() as an int64 array of `np` in the snapshot's node order (0 where a node
+            holds none), or None when tally_now() is: made once, then kept with the tally."""
+            if tally_now() is None:
+                return None
+            made = entry.by_position
+            n = len(snapshot.node_infos)
+            if made is None or len(made) != n:  # (none yet, or a node added since)
+                made = np.zeros(n, dtype=np.int64)
+                if tally:
+                    at = np.fromiter(map(snapshot.index_of.__getitem__, tally), dtype=np.intp, count=len(tally))
+                    made[at] = np.fromiter(tally.values(), dtype=np.int64, count=len(tally))
+                entry.by_position = made
+            return made
+
         count.tally_now = tally_now  # type: ignore[attr-defined]
+        count.tally_array = tally_array  # type: ignore[attr-defined]
         count.holders = holders  # type: ignore[attr-defined]  # the callers' way to the nodes it counts
         count.domain_sums = domain_sums  # type: ignore[attr-defined]
         count.held_counts = held_counts  # type: ignore[attr-defined]
@@ -332,6 +361,9 @@ def _replay(entry: _Tally, log, selector, snapshot) -> None:
     total = entry.total
     domains = entry.domains.items()
     by_name = snapshot.by_name
+    by_position = entry.by_position
+    if by_position is not None and len(by_position) != len(snapshot.node_infos):
+        by_position = entry.by_position = None  # (a node added since: made again when asked)
     for pod, node_name, sign in log[entry.log_seen :]:
         if not pod.deleting and match(pod.labels):
             left = counts.get(node_name, 0) + sign
@@ -340,6 +372,8 @@ def _replay(entry: _Tally, log, selector, snapshot) -> None:
             else:
                 del counts[node_name]
             total += sign
+            if by_position is not None:
+                by_position[snapshot.index_of[node_name]] += sign
             for key, sums in domains:
                 value = by_name[node_name].node.labels.get(key)
                 left = sums.get(value, 0) + sign

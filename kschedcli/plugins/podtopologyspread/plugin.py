@@ -660,10 +660,16 @@ class PodTopologySpread(
                 known = s.node_counts[i] if s.node_counts else None
                 if known is None:
                     return None
-                by_position = np.zeros(len(snapshot.node_infos), dtype=np.int64)
-                if known:
-                    where = np.fromiter(map(snapshot.index_of.__getitem__, known), dtype=np.intp, count=len(known))
-                    by_position[where] = np.fromiter(known.values(), dtype=np.int64, count=len(known))
+                counter = s.counters[i] if s.counters else None
+                tally_array = getattr(counter, "tally_array", None)
+                by_position = None
+                if tally_array is not None and known is counter.tally_now():  # type: ignore[union-attr]
+                    by_position = tally_array(np)  # (PreScore's counts are the tally itself)
+                if by_position is None:
+                    by_position = np.zeros(len(snapshot.node_infos), dtype=np.int64)
+                    if known:
+                        where = np.fromiter(map(snapshot.index_of.__getitem__, known), dtype=np.intp, count=len(known))
+                        by_position[where] = np.fromiter(known.values(), dtype=np.int64, count=len(known))
                 counts = by_position[at]
             else:
                 counts_of = s.counts[i]
