@@ -207,10 +207,12 @@ class _MatchCountCache:
     hold (changed since, for a counter kept past binds, or a preemption clone) is counted from its
     own pods; such counts are kept for owned NodeInfos at their generation. Per topology key, the
     tally's counts summed by the nodes' values are kept with it (domain_sums). The least recently
-    used selectors are dropped.
+    used selectors are dropped past `limit`: a sweep scenario's queue interleaves thousands of
+    workloads, each selector coming back after the others', and a tally kept is brought up to
+    date by a replay of the namespace's binds since, far cheaper than a count over the pods.
     """
 
-    def __init__(self, limit: int = 256, retally: float = 1.0):
+    def __init__(self, limit: int = 4096, retally: float = 1.0):
         self.limit = limit
         # a tally is taken again when more pods of its namespace were bound or evicted since than
         # `retally` times four times the pods it counted (and 64): replaying them would cost more
