@@ -224,7 +224,8 @@ class _MatchCountCache:
         self._tables.clear()
 
     def counter(self, snapshot, namespace: str, selector):
-        """A function node_info -> countPodsMatchSelector(node_info.pods, selector, namespace)."""
+        """A callable node_info -> countPodsMatchSelector(node_info.pods, selector, namespace) (a
+        _Counter; for a selector matching nothing, a function counting 0)."""
         if selector.is_nothing or selector.is_empty():
             return _zero
         key = (namespace, _selector_key(selector))
@@ -258,102 +259,121 @@ class _MatchCountCache:
                 tables.popitem(last=False)
         else:
             tables.move_to_end(key)
-        tally, as_of, recounted, changes_seen = entry.counts, entry.as_of, entry.recounted, entry.changes_seen
-        own = snapshot.by_name if snapshot is not None else {}
-        recount = _pod_counter(namespace, selector)
+        return _Counter(entry, snapshot, _pod_counter(namespace, selector))
 
-        def count(node_info) -> int:
-            name = node_info.node.name
-            mine = own.get(name) is node_info
-            if mine and node_info.generation <= as_of:
-                return tally.get(name, 0)
-            e = recounted.get(name)
-            if e is not None and e[0] is node_info and e[1] == node_info.generation:
-                return e[2]
-            n = recount(node_info.pods)
-            if mine:  # a clone (preemption) is counted, not kept
-                recounted[name] = (node_info, node_info.generation, n)
-            return n
 
-        def holders() -> list:
-            """The snapshot's NodeInfos that may hold a matching pod (every other counts 0), in
-            node order: those of the tally and those changed since it was taken."""
-            if snapshot is None:
-                return []
-            index_of = snapshot.index_of
-            positions = {index_of[name] for name in tally}
-            positions.update(snapshot.changes[changes_seen:])
-            nis = snapshot.node_infos
-            return [nis[i] for i in sorted(positions)]
+class _Counter:
+    """countPodsMatchSelector(node_info.pods, selector, namespace) for one selector, as of the
+    moment _MatchCountCache.counter made it (its tally, the snapshot's changes then): called with
+    a NodeInfo, it counts that node's matching pods; its methods read the tally by other ways. An
+    object, not closures over each other (a reference cycle per counter the cyclic collector
+    alone could free, and a sweep scenario makes three per cycle)."""
 
-        def held_counts(nodes: list) -> list:
-            """(NodeInfo, count) of each of `nodes` (the snapshot's own, as holders() gives them)
-            whose count is not 0, in their order: the tally read directly where it holds."""
-            out = []
-            for ni in nodes:
-                name = ni.node.name
-                n = tally.get(name, 0) if ni.generation <= as_of and own.get(name) is ni else count(ni)
-                if n:
-                    out.append((ni, n))
-            return out
+    __slots__ = ("entry", "snapshot", "tally", "as_of", "recounted", "changes_seen", "own", "recount")
 
-        def held() -> list:
-            """(NodeInfo, count) of every snapshot node holding a matching pod: the tally itself
-            when no node changed since it was taken (in its order), else held_counts(holders())
-            (in node order)."""
-            if snapshot is None:
-                return []
-            if len(snapshot.changes) == changes_seen:
-                by_name = snapshot.by_name
-                return [(by_name[name], n) for name, n in tally.items()]
-            return held_counts(holders())
+    def __init__(self, entry: _Tally, snapshot, recount):
+        self.entry = entry
+        self.snapshot = snapshot
+        self.tally = entry.counts
+        self.as_of = entry.as_of
+        self.recounted = entry.recounted
+        self.changes_seen = entry.changes_seen
+        self.own = snapshot.by_name if snapshot is not None else {}
+        self.recount = recount
 
-        def domain_sums(key: str) -> dict[str | None, int] | None:
-            """Every snapshot node's count summed per its value of `key` (None where it lacks the
-            key; values summing to 0 left out), while the tally holds every node (no bind or
-            eviction since the counter was made); else None."""
-            if snapshot is None or len(snapshot.changes) != changes_seen:
-                return None
-            sums = entry.domains.get(key)
-            if sums is None:
-                sums = {}
-                by_name = snapshot.by_name
-                for name, n in tally.items():
-                    value = by_name[name].node.labels.get(key)
-                    sums[value] = sums.get(value, 0) + n
-                entry.domains[key] = sums
-            return sums
+    def __call__(self, node_info) -> int:
+        name = node_info.node.name
+        mine = self.own.get(name) is node_info
+        if mine and node_info.generation <= self.as_of:
+            return self.tally.get(name, 0)
+        recounted = self.recounted
+        e = recounted.get(name)
+        if e is not None and e[0] is node_info and e[1] == node_info.generation:
+            return e[2]
+        n = self.recount(node_info.pods)
+        if mine:  # a clone (preemption) is counted, not kept
+            recounted[name] = (node_info, node_info.generation, n)
+        return n
 
-        def tally_now() -> dict[str, int] | None:
-            """The tally itself (node name -> its matching pods, no zero), while no bind or
-            eviction came since the counter was made; else None. It is the cache's own, brought
-            up to date in place by later counters: for a reader done within the cycle."""
-            if snapshot is None or len(snapshot.changes) != changes_seen:
-                return None
-            return tally
+    def holders(self) -> list:
+        """The snapshot's NodeInfos that may hold a matching pod (every other counts 0), in
+        node order: those of the tally and those changed since it was taken."""
+        snapshot = self.snapshot
+        if snapshot is None:
+            return []
+        index_of = snapshot.index_of
+        positions = {index_of[name] for name in self.tally}
+        positions.update(snapshot.changes[self.changes_seen :])
+        nis = snapshot.node_infos
+        return [nis[i] for i in sorted(positions)]
 
-        def tally_array(np) -> Any:
-            """tally_now() as an int64 array of `np` in the snapshot's node order (0 where a node
-            holds none), or None when tally_now() is: made once, then kept with the tally."""
-            if tally_now() is None:
-                return None
-            made = entry.by_position
-            n = len(snapshot.node_infos)
-            if made is None or len(made) != n:  # (none yet, or a node added since)
-                made = np.zeros(n, dtype=np.int64)
-                if tally:
-                    at = np.fromiter(map(snapshot.index_of.__getitem__, tally), dtype=np.intp, count=len(tally))
-                    made[at] = np.fromiter(tally.values(), dtype=np.int64, count=len(tally))
-                entry.by_position = made
-            return made
+    def held_counts(self, nodes: list) -> list:
+        """(NodeInfo, count) of each of `nodes` (the snapshot's own, as holders() gives them)
+        whose count is not 0, in their order: the tally read directly where it holds."""
+        out = []
+        tally, as_of, own = self.tally, self.as_of, self.own
+        for ni in nodes:
+            name = ni.node.name
+            n = tally.get(name, 0) if ni.generation <= as_of and own.get(name) is ni else self(ni)
+            if n:
+                out.append((ni, n))
+        return out
 
-        count.tally_now = tally_now  # type: ignore[attr-defined]
-        count.tally_array = tally_array  # type: ignore[attr-defined]
-        count.holders = holders  # type: ignore[attr-defined]  # the callers' way to the nodes it counts
-        count.domain_sums = domain_sums  # type: ignore[attr-defined]
-        count.held_counts = held_counts  # type: ignore[attr-defined]
-        count.held = held  # type: ignore[attr-defined]
-        return count
+    def held(self) -> list:
+        """(NodeInfo, count) of every snapshot node holding a matching pod: the tally itself
+        when no node changed since it was taken (in its order), else held_counts(holders())
+        (in node order)."""
+        snapshot = self.snapshot
+        if snapshot is None:
+            return []
+        if len(snapshot.changes) == self.changes_seen:
+            by_name = snapshot.by_name
+            return [(by_name[name], n) for name, n in self.tally.items()]
+        return self.held_counts(self.holders())
+
+    def domain_sums(self, key: str) -> dict[str | None, int] | None:
+        """Every snapshot node's count summed per its value of `key` (None where it lacks the
+        key; values summing to 0 left out), while the tally holds every node (no bind or
+        eviction since the counter was made); else None."""
+        snapshot = self.snapshot
+        if snapshot is None or len(snapshot.changes) != self.changes_seen:
+            return None
+        entry = self.entry
+        sums = entry.domains.get(key)
+        if sums is None:
+            sums = {}
+            by_name = snapshot.by_name
+            for name, n in self.tally.items():
+                value = by_name[name].node.labels.get(key)
+                sums[value] = sums.get(value, 0) + n
+            entry.domains[key] = sums
+        return sums
+
+    def tally_now(self) -> dict[str, int] | None:
+        """The tally itself (node name -> its matching pods, no zero), while no bind or
+        eviction came since the counter was made; else None. It is the cache's own, brought
+        up to date in place by later counters: for a reader done within the cycle."""
+        snapshot = self.snapshot
+        if snapshot is None or len(snapshot.changes) != self.changes_seen:
+            return None
+        return self.tally
+
+    def tally_array(self, np) -> Any:
+        """tally_now() as an int64 array of `np` in the snapshot's node order (0 where a node
+        holds none), or None when tally_now() is: made once, then kept with the tally."""
+        tally = self.tally_now()
+        if tally is None:
+            return None
+        snapshot = self.snapshot
+        made = self.entry.by_position
+        n = len(snapshot.node_infos)
+        if made is None or len(made) != n:  # (none yet, or a node added since)
+            made = np.zeros(n, dtype=np.int64)
+            if tally:
+                at = np.fromiter(map(snapshot.index_of.__getitem__, tally), dtype=np.intp, count=len(tally))
+                made[at] = np.fromiter(tally.values(), dtype=np.int64, count=len(tally))
+            self.entry.by_position = made
+        return made
 
 
 def _replay(entry: _Tally, log, selector, snapshot) -> None:
