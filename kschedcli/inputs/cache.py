@@ -330,6 +330,13 @@ def know_content(path: str, source: str, digest: bytes) -> None:
     _CONTENT[path] = (source, digest)
 
 
+def content_moved(old: str, new: str) -> None:
+    """The file know_content described at `old` was renamed `new`."""
+    known = _CONTENT.pop(old, None)
+    if known is not None:
+        _CONTENT[new] = known
+
+
 def entry_key(paths: list[str]) -> bytes | None:
     """The cache key of reading `paths` in order; None when one of them cannot be cached."""
     h = blake2b(digest_size=32)

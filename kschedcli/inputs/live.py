@@ -789,14 +789,54 @@ def _stop_on_termination():
                 signal.signal(sig, handler)
 
 
+def kubeconfig_files(opts: LiveOptions) -> list[str]:
+    """The kubeconfig files kubectl reads for these options: --kubeconfig, else every file of
+    $KUBECONFIG, else ~/.kube/config."""
+    if opts.kubeconfig:
+        return [opts.kubeconfig]
+    env = os.environ.get("KUBECONFIG")
+    if env:
+        return [p for p in env.split(os.pathsep) if p]
+    return [os.path.expanduser("~/.kube/config")]
+
+
+def _fetch_saved(opts: LiveOptions, target: str) -> LiveRead:
+    """fetch() into the user's --save-snapshot file: checked first (inputs/targets.py; never the
+    kubeconfig the read uses), written as a new file beside it and put in its place only once
+    kubectl has read everything, so that a failed read leaves the file as it was. The new file
+    is readable by its owner alone (pod specs may carry credentials in their environment)."""
+    from .cache import content_moved
+    from .targets import check_output_file
+
+    check_output_file(target, kubeconfig_files(opts), "--save-snapshot", "the snapshot")
+    folder = os.path.dirname(os.path.abspath(target))
+    try:
+        fd, partial = tempfile.mkstemp(prefix=".ksched-snapshot-", suffix=".partial", dir=folder)
+    except OSError as e:
+        raise InputError(f"cannot write: {e.strerror or e}", source=target, field="--save-snapshot") from None
+    os.close(fd)
+    try:
+        with _stop_on_termination():
+            read = fetch(opts, partial)
+        try:
+            os.replace(partial, target)
+        except OSError as e:
+            raise InputError(f"cannot write: {e.strerror or e}", source=target, field="--save-snapshot") from None
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(partial)  # (gone once in place)
+    content_moved(partial, target)
+    read.path = target
+    return read
+
+
 def read_live_cluster(opts: LiveOptions) -> LiveRead:
     """Read the live cluster into a snapshot file. With --save-snapshot the file is the user's and
     its name appears in any later error; otherwise it is a temporary file, removed at exit, and
     errors name it `kubectl (context NAME)`."""
     parse_duration(opts.request_timeout)  # a bad value is a usage error before anything runs
     if opts.save_snapshot:
-        with _stop_on_termination():
-            return fetch(opts, opts.save_snapshot)
+        return _fetch_saved(opts, opts.save_snapshot)
     folder = tempfile.mkdtemp(prefix="ksched-live-")
     atexit.register(shutil.rmtree, folder, True)
     path = os.path.join(folder, "cluster.json")

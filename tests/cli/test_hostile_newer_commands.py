@@ -184,6 +184,27 @@ def test_the_report_never_replaces_an_input(tmp_path, argv):
 
 
 @needs_report_extra
+def test_the_report_never_replaces_a_file_of_an_input_directory(tmp_path):
+    """--cluster DIR stands for its .json, .yaml and .yml files: the report refuses to replace one
+    of them (or to add one, which the next read of DIR would take); a page beside them is fine."""
+    snap = tmp_path / "snap"
+    snap.mkdir()
+    (snap / "cluster.yaml").write_bytes(Path(PROD).read_bytes())
+    before = _digest(snap / "cluster.yaml")
+    for name in ("cluster.yaml", "new.json"):
+        line = one_line_error(
+            ["explain", WEB, "-c", str(snap), "--report", str(snap / name)], f"--report: is one of the files of {snap}"
+        )
+        assert line.endswith("an input of this command: the report would replace it"), line
+    assert _digest(snap / "cluster.yaml") == before
+    assert sorted(p.name for p in snap.iterdir()) == ["cluster.yaml"]
+    r = CliRunner().invoke(app, ["explain", WEB, "-c", str(snap), "--report", str(snap / "page.html")])
+    assert r.exit_code == 0, r.output
+    assert _digest(snap / "cluster.yaml") == before
+    assert sorted(p.name for p in snap.iterdir()) == ["cluster.yaml", "page.html"]
+
+
+@needs_report_extra
 @pytest.mark.parametrize(
     ("where", "says"),
     [

@@ -231,6 +231,41 @@ def test_save_snapshot_keeps_the_bytes_as_received(fake, tmp_path):
     assert err == "ksched: --save-snapshot: --save-snapshot reads the live cluster: it does not go with --cluster"
 
 
+def test_save_snapshot_never_writes_over_an_input_or_a_file_a_failed_read_would_lose(fake, tmp_path, monkeypatch):
+    """--save-snapshot onto the pod file, the --kubeconfig file or the $KUBECONFIG file is refused
+    before kubectl runs, each left as it was; a read that fails leaves an earlier snapshot in place
+    and no partial file beside it; a good read replaces it, readable by its owner alone."""
+    pod_file = tmp_path / "pod.yaml"
+    pod_file.write_bytes((ROOT / "fixtures/pods/web.yaml").read_bytes())
+    kc = tmp_path / "kc.yaml"
+    kc.write_text("")
+    before = pod_file.read_bytes()
+    err = one_line_error(run("explain", str(pod_file), "--save-snapshot", str(pod_file)))
+    refused = "--save-snapshot: is also an input of this command: the snapshot would replace it"
+    assert err == f"ksched: {pod_file}: {refused}"
+    err = one_line_error(run("explain", PENDING, "--kubeconfig", str(kc), "--save-snapshot", str(kc)))
+    assert err == f"ksched: {kc}: {refused}"
+    monkeypatch.setenv("KUBECONFIG", f"{tmp_path / 'other'}{os.pathsep}{kc}")
+    err = one_line_error(run("explain", PENDING, "--save-snapshot", str(kc)))
+    assert err == f"ksched: {kc}: {refused}"
+    monkeypatch.delenv("KUBECONFIG")
+    assert pod_file.read_bytes() == before and kc.read_text() == ""
+    assert not fake.gets()  # kubectl never asked
+    saved = tmp_path / "saved.json"
+    saved.write_text("an earlier snapshot")
+    fake.mode("refused")
+    err = one_line_error(run("explain", PENDING, "--save-snapshot", str(saved)))
+    assert "connection refused" in err
+    assert saved.read_text() == "an earlier snapshot"
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".ksched")) == []
+    fake.mode("ok")
+    r = run("explain", PENDING, "--save-snapshot", str(saved), "-o", "json")
+    assert r.exit_code == 0, r.output
+    assert saved.read_bytes() == fake.served.read_bytes()
+    assert stat.S_IMODE(saved.stat().st_mode) == 0o600
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".ksched")) == []
+
+
 def test_verbose_after_the_subcommand_names_the_context(fake):
     r = run("explain", "fixtures/pods/web.yaml", "-v")
     assert r.exit_code == 0

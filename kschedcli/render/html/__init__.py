@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import stat
 from collections.abc import Iterable
 from typing import Any
 
@@ -37,48 +36,13 @@ def report_html(kind: str, doc: dict, usage: Any) -> str:
     return page.html(footer)
 
 
-def _same(a: str, b: str) -> bool:
-    if os.path.abspath(a) == os.path.abspath(b) or os.path.realpath(a) == os.path.realpath(b):
-        return True
-    try:
-        return os.path.samefile(a, b)
-    except (OSError, ValueError):
-        return False
-
-
 def check_target(path: str, inputs: Iterable[str] = ()) -> None:
-    """Before the question is asked: `path` is a file the report can replace (its folder there and
-    writable, not a directory, a device, a FIFO or a socket) and none of the command's `inputs`
-    (their values as given: a file, @FILE, or anything else), so that ksched never writes over what
-    it reads. Else one InputError line naming --report."""
-    from ...errors import InputError
+    """Before the question is asked: `path` is a file the report can replace that is none of the
+    command's `inputs` (inputs/targets.py), so that ksched never writes over what it reads. Else
+    one InputError line naming --report."""
+    from ...inputs.targets import check_output_file
 
-    if not path.strip():
-        raise InputError("expected a file name (FILE.html), not an empty value", field="--report")
-    folder = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(folder):
-        raise InputError(f"cannot write the report: no such directory {folder}", source=path, field="--report")
-    if os.path.isdir(path):
-        raise InputError("is a directory, not a file", source=path, field="--report")
-    try:
-        st = os.stat(path)
-    except (OSError, ValueError):
-        st = None  # not there yet (or a dangling or looping link, which the report replaces)
-    if st is not None and not stat.S_ISREG(st.st_mode):
-        raise InputError(
-            "is not a regular file (a device, a FIFO or a socket): the report is written as a new file that "
-            "replaces it",
-            source=path,
-            field="--report",
-        )
-    for value in inputs:
-        for candidate in {value, value[1:]} if value.startswith("@") else {value}:
-            if candidate and candidate != "-" and _same(candidate, path):
-                raise InputError(
-                    "is also an input of this command: the report would replace it", source=path, field="--report"
-                )
-    if not os.access(folder, os.W_OK):
-        raise InputError(f"cannot write the report: {folder}: permission denied", source=path, field="--report")
+    check_output_file(path, inputs, "--report", "the report")
 
 
 def write_report(path: str, kind: str, doc: dict, usage: Any) -> None:
