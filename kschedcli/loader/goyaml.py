@@ -13,13 +13,18 @@ Where the two differ for a plain (unquoted) scalar:
   float32), refuses null and uint64 keys, and json.Marshal refuses NaN and infinities anywhere;
 * merge keys (`<<`) set their keys in document order, each overwriting what came before.
 
-Duplicate keys: the last one wins (YAMLToJSON is not strict). Cluster snapshots keep PyYAML's
-reading: kubectl writes them, quoting every string these rules could read otherwise.
+Duplicate keys: refused (`key "x" already set in map`, go-yaml's strict reading). YAMLToJSON
+alone would keep the last value, but what a person writes is validated strictly: kube-scheduler
+decodes its configuration strictly, and a key set twice is almost always two objects joined
+without a `---` line, all but the last of which would vanish. A key a merge (`<<`) set may be set
+again. Cluster snapshots keep PyYAML's reading: kubectl writes them, quoting every string these
+rules could read otherwise.
 """
 
 from __future__ import annotations
 
 import base64
+import json
 import math
 import re
 import struct
@@ -61,6 +66,13 @@ _YAML_FLOAT = re.compile(r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9
 _DOT_FLOAT = re.compile(r"\.[0-9]+(?:[eE][-+]?[0-9]+)?")
 _DIGITS = {2: frozenset("01"), 8: frozenset("01234567"), 10: frozenset("0123456789")}
 _DIGITS[16] = frozenset("0123456789abcdefABCDEF")
+
+
+def duplicate_key_problem(key: Any, mark) -> str:
+    """What a key set twice in one map is called (go-yaml's strict reading), with a hint when it
+    starts a line: two objects joined without a `---` line."""
+    hint = ' (two objects joined without a "---" line?)' if getattr(mark, "column", 1) == 0 else ""
+    return f"key {json.dumps(key)} already set in map{hint}"
 
 
 class GoYAMLError(yaml.MarkedYAMLError):
@@ -281,6 +293,7 @@ class _Converter:
             return out_list
         out: dict = {}
         self.done[nid] = out
+        own: set[str] = set()  # the keys set here (not by a merge)
         for k, v in node.value:
             if isinstance(k, yaml.ScalarNode) and k.value == "<<" and k.tag in (PLAIN, _MERGE):
                 self._merge(v, out)
@@ -289,7 +302,11 @@ class _Converter:
                 raise GoYAMLError(
                     "a list or a map as a map key: kubectl refuses it (go-yaml: invalid map key)", k.start_mark
                 )
-            out[_json_key(self.value(k), k.value, k.start_mark)] = self.value(v)
+            key = _json_key(self.value(k), k.value, k.start_mark)
+            if key in own:
+                raise GoYAMLError(duplicate_key_problem(key, k.start_mark), k.start_mark)
+            own.add(key)
+            out[key] = self.value(v)
         return out
 
     def _merge(self, node: yaml.Node, out: dict) -> None:

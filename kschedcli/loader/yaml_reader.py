@@ -55,8 +55,7 @@ class _Fallback(Exception):
 def duplicate_key(key: Any, mark) -> yaml.MarkedYAMLError:
     """A key set twice in one map: kubectl's strict reading refuses it, and the last value would
     otherwise hide the first (two objects joined without a `---` line lose all but the last)."""
-    hint = ' (two objects joined without a "---" line?)' if getattr(mark, "column", 1) == 0 else ""
-    return yaml.MarkedYAMLError(problem=f"key {json.dumps(key)} already set in map{hint}", problem_mark=mark)
+    return yaml.MarkedYAMLError(problem=goyaml.duplicate_key_problem(key, mark), problem_mark=mark)
 
 
 def _convert(node, ctor):

@@ -83,7 +83,28 @@ def test_a_utf16_snapshot_reads_as_the_utf8_one(tmp_path):
     assert a.exit_code == b.exit_code == 0 and a.stdout == b.stdout, b.output
 
 
-def test_duplicate_yaml_keys_keep_the_last_as_kubectl_does(tmp_path):
-    # YAMLToJSON is not strict: the last value wins (kube-scheduler's config decoding is strict)
+def test_duplicate_yaml_keys_in_what_a_person_writes_are_refused_where_set_again(tmp_path):
+    """A pod file, two pods joined without `---` and a scheduler configuration, each setting a key
+    twice: one line naming the file and where (kubectl: `mapping key "name" already defined`;
+    kube-scheduler decodes its configuration strictly). A key a merge set may be set again."""
     r, _ = explain(tmp_path, POD.replace("  name: p\n", "  name: q\n  name: p\n"))
+    assert r.exit_code == 2, r.output
+    assert r.output.strip().endswith('line 5, column 3: key "name" already set in map'), r.output
+    assert r.output.count("\n") == 1 and "Traceback" not in r.output
+    joined = tmp_path / "joined.yaml"
+    joined.write_text(POD + POD.replace("name: p", "name: second"))
+    r = CliRunner().invoke(app, ["schedule", str(joined), "-c", str(SMALL)])
+    assert (
+        r.exit_code == 2
+        and 'key "apiVersion" already set in map (two objects joined without a "---" line?)' in r.output
+    )
+    config = tmp_path / "config.yaml"
+    config.write_text(
+        "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
+        "percentageOfNodesToScore: 10\npercentageOfNodesToScore: 50\n"
+    )
+    r = CliRunner().invoke(app, ["explain", str(WEB), "-c", str(SMALL), "--config", str(config)])
+    assert r.exit_code == 2 and f'{config}: line 4, column 1: key "percentageOfNodesToScore" already set' in r.output
+    merged = POD.replace("metadata:\n", "metadata:\n  <<: {name: q}\n")
+    r, _ = explain(tmp_path, merged)
     assert r.exit_code == 0 and '"pod": "default/p"' in r.stdout, r.output

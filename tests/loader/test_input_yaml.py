@@ -161,7 +161,7 @@ JOINED = (
 )
 def test_a_key_set_twice_in_a_snapshot_is_refused_where_it_is_set_again(text, key, line):
     # kubectl never writes one; files joined by `cat` do, and the last value would hide the others
-    # (the files a person hands in keep the last, as kubectl's YAMLToJSON does: test_input_odd.py)
+    # (the files a person hands in are refused alike: test_input_odd.py)
     with pytest.raises(yaml.MarkedYAMLError) as e:
         list(yaml_reader.yaml_docs(text))
     assert e.value.problem.startswith(f'key "{key}" already set in map')
