@@ -5,6 +5,7 @@ Each view keeps the source dict (`raw`) untouched; the fields the scheduler need
 
 from __future__ import annotations
 
+import json
 from itertools import chain
 from typing import Any
 
@@ -619,7 +620,9 @@ def _validate_pod_selectors(pod: Pod) -> None:
             parse_label_selector(c["labelSelector"], f"{f}.labelSelector")
         skew = c.get("maxSkew")
         if isinstance(skew, bool) or not isinstance(skew, int) or skew <= 0:
-            raise FieldError(f"{f}.maxSkew", f"{skew!r}: must be greater than zero")
+            # (the API server's message; an unset or null maxSkew is Go's zero value, 0)
+            shown = json.dumps(0 if skew is None else skew)
+            raise FieldError(f"{f}.maxSkew", f"Invalid value: {shown}: must be greater than zero")
         if not c.get("topologyKey"):
             raise FieldError(f"{f}.topologyKey", "Required value")
         if c.get("whenUnsatisfiable") not in ("DoNotSchedule", "ScheduleAnyway"):

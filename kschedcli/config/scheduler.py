@@ -335,6 +335,17 @@ def _no_removed_plugins(rp: dict, i: int, path: str) -> None:
             )
 
 
+def _without_nulls(value: Any) -> Any:
+    """The configuration as Go's JSON decoding reads it: a field set to null is left unset (a nil
+    pointer, slice, map or RawExtension, or the zero value), so `plugins: null` or `args: null`
+    is as if the field were not there."""
+    if isinstance(value, dict):
+        return {k: _without_nulls(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [_without_nulls(v) for v in value]
+    return value
+
+
 def load_config(path: str | None, registry, release: Release = REFERENCE) -> SchedulerConfig:
     if not path:
         return default_config(registry, release)
@@ -357,6 +368,7 @@ def load_config(path: str | None, registry, release: Release = REFERENCE) -> Sch
     from ..api.validation import check_config, user_files_validation
 
     check_config(doc, path)  # unknown fields (with a did-you-mean) and JSON types, by --validate
+    doc = _without_nulls(doc)
     import jsonschema  # only a config file needs it: a plain run does not pay its import (~40 ms)
 
     validator = jsonschema.Draft202012Validator(_load_schema())

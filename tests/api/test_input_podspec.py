@@ -131,6 +131,17 @@ CASES = [
         "spec.topologySpreadConstraints[0].minDomains: Invalid value: 0: must be greater than zero",
     ),
     (
+        pod(spec="  topologySpreadConstraints:\n  - {topologyKey: zone, whenUnsatisfiable: DoNotSchedule}\n"),
+        "spec.topologySpreadConstraints[0].maxSkew: Invalid value: 0: must be greater than zero",  # (unset: Go's 0)
+    ),
+    (
+        pod(
+            spec="  topologySpreadConstraints:\n  - {maxSkew: -2, topologyKey: zone,"
+            " whenUnsatisfiable: DoNotSchedule}\n"
+        ),
+        "spec.topologySpreadConstraints[0].maxSkew: Invalid value: -2: must be greater than zero",
+    ),
+    (
         pod(
             spec="  topologySpreadConstraints:\n  - {maxSkew: 1, topologyKey: zone, whenUnsatisfiable: DoNotSchedule}\n"
             "  - {maxSkew: 2, topologyKey: zone, whenUnsatisfiable: DoNotSchedule}\n"

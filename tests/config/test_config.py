@@ -257,3 +257,24 @@ def test_added_affinity_key_is_checked_as_a_qualified_name(tmp_path):
         load_config(path, REGISTRY)
     assert e.value.field.endswith("matchExpressions[0].key")
     assert e.value.message.startswith('Invalid value: "a b": name part must consist of alphanumeric characters')
+
+
+def test_null_fields_are_unset_as_gos_json_decoding_reads_them(tmp_path):
+    """`profiles: null`, `plugins: null`, `args: null`, `percentageOfNodesToScore: null`: each as if
+    the field were not there (kube-scheduler's decoding leaves a null field unset), giving the
+    defaults; an unknown field is still refused when its value is null."""
+    head = "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
+    default = load_config(None, REGISTRY)
+    for body in (
+        "profiles: null\npercentageOfNodesToScore: null\n",
+        "profiles:\n- schedulerName: default-scheduler\n  plugins: null\n"
+        "  pluginConfig:\n  - name: NodeResourcesFit\n    args: null\n",
+    ):
+        cfg = load_config(_cfg(tmp_path, head + body), REGISTRY)
+        [prof], [want] = cfg.profiles, default.profiles
+        assert prof.scheduler_name == "default-scheduler"
+        assert prof.points == want.points and prof.score_weights == want.score_weights
+        assert cfg.percentage_of_nodes_to_score == default.percentage_of_nodes_to_score
+    with pytest.raises(InputError) as e:
+        load_config(_cfg(tmp_path, head + "percentageOfNodesToScor: null\n"), REGISTRY)
+    assert "percentageOfNodesToScor" in str(e.value)
