@@ -45,7 +45,7 @@ def open_session(
     ctx = get_current_context(silent=True)
     flags = (ctx.find_root().obj if ctx is not None else None) or GlobalFlags()
     if world.save_snapshot is not None and not (world.cluster if cluster is None else cluster):
-        from ..inputs.targets import check_output_file
+        from ..inputs.sources import check_output_file
 
         # before kubectl runs: none of the command's own inputs (the kubeconfig the read itself
         # uses is checked where it is read, inputs/live.py; with --cluster it is refused anyway)

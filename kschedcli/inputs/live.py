@@ -801,12 +801,12 @@ def kubeconfig_files(opts: LiveOptions) -> list[str]:
 
 
 def _fetch_saved(opts: LiveOptions, target: str) -> LiveRead:
-    """fetch() into the user's --save-snapshot file: checked first (inputs/targets.py; never the
+    """fetch() into the user's --save-snapshot file: checked first (inputs/sources.py; never the
     kubeconfig the read uses), written as a new file beside it and put in its place only once
     kubectl has read everything, so that a failed read leaves the file as it was. The new file
     is readable by its owner alone (pod specs may carry credentials in their environment)."""
     from .cache import content_moved
-    from .targets import check_output_file
+    from .sources import check_output_file
 
     check_output_file(target, kubeconfig_files(opts), "--save-snapshot", "the snapshot")
     folder = os.path.dirname(os.path.abspath(target))

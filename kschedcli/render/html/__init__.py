@@ -38,9 +38,9 @@ def report_html(kind: str, doc: dict, usage: Any) -> str:
 
 def check_target(path: str, inputs: Iterable[str] = ()) -> None:
     """Before the question is asked: `path` is a file the report can replace that is none of the
-    command's `inputs` (inputs/targets.py), so that ksched never writes over what it reads. Else
+    command's `inputs` (inputs/sources.py), so that ksched never writes over what it reads. Else
     one InputError line naming --report."""
-    from ...inputs.targets import check_output_file
+    from ...inputs.sources import check_output_file
 
     check_output_file(path, inputs, "--report", "the report")
 
