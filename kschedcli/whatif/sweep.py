@@ -28,6 +28,8 @@ in how many workers they ran.
 from __future__ import annotations
 
 import copy
+import itertools
+import math
 import random
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -167,10 +169,22 @@ def plan(
             raise InputError(f"at most {MAX_SAMPLES:,} random sets, not {samples:,}", field="--samples")
         rng = random.Random(0 if seed is None else seed)
         order = {n: i for i, n in enumerate(names)}
-        specs = []
-        for i in range(samples):
-            chosen = tuple(sorted(rng.sample(names, k), key=order.__getitem__))
-            specs.append(ScenarioSpec("nodes", f"#{i + 1} ({', '.join(chosen)})", chosen))
+        # distinct sets, never one twice: every one (in node order) when there are no more than
+        # asked for; a sample of them all when they are few; else drawn, a repeat drawn again
+        sets: list[tuple[str, ...]] = []
+        total = math.comb(len(names), k)
+        if total <= samples:
+            sets = list(itertools.combinations(names, k))
+        elif total <= 4 * samples:
+            sets = rng.sample(list(itertools.combinations(names, k)), samples)
+        else:
+            drawn: set[tuple[str, ...]] = set()
+            while len(sets) < samples:  # (each draw new with odds above 3 in 4)
+                chosen = tuple(sorted(rng.sample(names, k), key=order.__getitem__))
+                if chosen not in drawn:
+                    drawn.add(chosen)
+                    sets.append(chosen)
+        specs = [ScenarioSpec("nodes", f"#{i + 1} ({', '.join(c)})", c) for i, c in enumerate(sets)]
         return SweepPlan(specs, "nodes", seed=seed)
     raise InputError(f"expected node, zone or nodes=K, not {cut(fail)}", field="--fail")
 

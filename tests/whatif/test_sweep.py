@@ -218,6 +218,23 @@ def test_k_node_samples_are_seeded_and_stable():
     assert [s["nodes"] for s in c.scenarios] != [s["nodes"] for s in a.scenarios]
 
 
+def test_k_node_samples_are_distinct_sets():
+    """Never one set twice: a 3-node cluster has one 3-node set and three 2-node sets, each run
+    once (in node order) however many samples are asked for; where the sets are few, a sample of
+    them; else distinct draws."""
+    small = str(ROOT / "fixtures" / "small-cluster.yaml")
+    whole = Session(small).sweep(fail="nodes=3", samples=20, workers=1)
+    assert len(whole.scenarios) == 1 and len(whole.scenarios[0]["nodes"]) == 3
+    pairs = Session(small).sweep(fail="nodes=2", samples=20, seed=3, workers=1)
+    got = [tuple(s["nodes"]) for s in pairs.scenarios]
+    assert len(got) == 3 == len(set(got))
+    assert got == sorted(got, key=lambda t: [whole.scenarios[0]["nodes"].index(n) for n in t])
+    for k, samples in ((2, 20), (1, 30), (3, 50)):  # 20 nodes: 190 pairs, 20 singles, 1,140 triples
+        plan = Session(PROD).sweep(fail=f"nodes={k}", samples=samples, seed=1, workers=1).scenarios
+        sets = [tuple(s["nodes"]) for s in plan]
+        assert len(sets) == min(samples, {1: 20, 2: 190, 3: 1140}[k]) == len(set(sets)), (k, samples)
+
+
 def test_dask_gives_the_single_process_results(tmp_path):
     distributed = pytest.importorskip("distributed", reason="dask distributed is not installed (ksched[dask])")
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as lc:
