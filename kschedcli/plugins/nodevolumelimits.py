@@ -232,7 +232,10 @@ class NodeVolumeLimits(CatalogMixin, Plugin, PreFilterPlugin, FilterPlugin, Enqu
                             self._attachable(ep, csi_node, False, attached, volumes)
                 except VolumeError as e:
                     return (weakref.ref(cat), csi_node, e)
-            return (weakref.ref(cat), csi_node, limits, attached)
+            per_driver: dict[str, int] = {}
+            for driver in attached.values():
+                per_driver[driver] = per_driver.get(driver, 0) + 1
+            return (weakref.ref(cat), csi_node, limits, attached, per_driver)
 
         if entry is not None and derived is not None:
             derived.pop(_ON_NODE, None)  # another catalog's or CSINode's
@@ -243,12 +246,18 @@ class NodeVolumeLimits(CatalogMixin, Plugin, PreFilterPlugin, FilterPlugin, Enqu
         CSINode, or the status their lookup ends in. They depend on the node only through
         limits_migration_on: whether it has a CSINode, and whether that lists Portworx as
         migrated. Worked out once per cycle for each of those cases (the pod, the catalog
-        and the cycle's state being the same for every node)."""
-        case = (csi_node is None, csi_node is not None and csi.PORTWORX in migrated_plugins(csi_node))
+        and the cycle's state being the same for every node), each CSINode's case once."""
         memo = state.get(_NEW_VOLUMES_KEY)
         if memo is None or memo[0] is not pod:
-            memo = (pod, {})
+            memo = (pod, {}, {})
             state.write(_NEW_VOLUMES_KEY, memo)
+        cases = memo[2]
+        found = cases.get(id(csi_node))
+        if found is not None and found[0] is csi_node:
+            case = found[1]
+        else:
+            case = (csi_node is None, csi_node is not None and csi.PORTWORX in migrated_plugins(csi_node))
+            cases[id(csi_node)] = (csi_node, case)  # (the CSINode held: its id stays its own)
         known = memo[1].get(case)
         if known is None:
             new_volumes: dict[str, str] = {}
@@ -273,23 +282,23 @@ class NodeVolumeLimits(CatalogMixin, Plugin, PreFilterPlugin, FilterPlugin, Enqu
             return known
         if not known:
             return None
-        new_volumes = dict(known)  # (the counting below takes entries out)
+        new_volumes = known
         on_node = self._on_node(cat, csi_node, node_info)
         if len(on_node) == 3:
             return error(str(on_node[2]))
-        limits, attached = on_node[2], on_node[3]
+        limits, attached, attached_count = on_node[2], on_node[3], on_node[4]
         if not limits:
             return None
-        attached_count: dict[str, int] = {}
-        for unique, driver in attached.items():
-            new_volumes.pop(unique, None)
-            attached_count[driver] = attached_count.get(driver, 0) + 1
-        for unique, driver in self._attachments(state, node.name).items():
-            if unique not in attached:
-                attached_count[driver] = attached_count.get(driver, 0) + 1
+        elsewhere = self._attachments(state, node.name)
+        if elsewhere:
+            attached_count = dict(attached_count)
+            for unique, driver in elsewhere.items():
+                if unique not in attached:
+                    attached_count[driver] = attached_count.get(driver, 0) + 1
         new_count: dict[str, int] = {}
-        for driver in new_volumes.values():
-            new_count[driver] = new_count.get(driver, 0) + 1
+        for unique, driver in new_volumes.items():
+            if unique not in attached:
+                new_count[driver] = new_count.get(driver, 0) + 1
         for driver, count in new_count.items():
             limit = limits.get(driver)
             if limit is not None and attached_count.get(driver, 0) + count > limit:

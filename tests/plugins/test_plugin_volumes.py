@@ -243,6 +243,12 @@ def test_csi_limits_volume_attachments_and_nodes_without_csinode():
     p = claim_pod("p", "new")
     assert run(s, "NodeVolumeLimits", p, "n1")[1].reasons == ["node(s) exceed max volume count"]
     assert run(s, "NodeVolumeLimits", p, "n2")[1] is None  # no CSINode: no limit
+    # a VolumeAttachment of a volume the node's pods use counts once: with a limit of 2, a pod
+    # using it and its attachment leave room for one new volume, not none
+    objs[1] = _csinode("n1", 2)
+    objs += [pvc("x", ns="other", cls="gp3", volume="pv-attached")]
+    s = sched([node("n1")], [claim_pod("user", "x", ns="other", node_name="n1")], objs)
+    assert run(s, "NodeVolumeLimits", p, "n1")[1] is None
 
 
 def test_csi_limits_inline_in_tree_volume_migrates_to_its_driver():
