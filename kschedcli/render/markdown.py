@@ -4,14 +4,18 @@ and `$GITHUB_STEP_SUMMARY` (docs/reports.md).
 Each view opens with the verdict line (`**Verdict:** ...`), the counts and the worst items, then the
 details in `<details>` blocks. The whole stays within `limit` characters (GitHub's comment limit,
 65,536, by default): rows are dropped from the longest tables, details first, and every cut table
-says `+N more` and points at `-o json`. Names are escaped, never cut. Reads documents only: one
-function per document kind (the `to_dict()` of the Session's answers)."""
+says `+N more` and points at `-o json`. Names are escaped, never cut: as Markdown (esc), and the
+characters a terminal acts on written as visible escapes (textsafe), in esc and again over the whole
+text in assemble, which every view goes through. Reads documents only: one function per document kind
+(the `to_dict()` of the Session's answers)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+from ..textsafe import safe_text
 
 GITHUB_COMMENT_LIMIT = 65_536
 
@@ -38,9 +42,12 @@ _ESCAPES = (
 
 def esc(value: Any) -> str:
     """A name or message as Markdown text: whole, on one line, nothing in it taken as Markdown or HTML
-    (a `|` cannot end a table cell, `<script>` is text)."""
+    (a `|` cannot end a table cell, `<script>` is text), and no character a terminal acts on: ESC, the
+    C0 and C1 controls, the bidirectional controls are written as the other views write them (`\\x1b`,
+    textsafe.safe_text) before the Markdown escaping, so that the rendered text reads the same. Line
+    breaks become spaces (after safe_text only `\\n` is left to break a line)."""
     text = "" if value is None else str(value)
-    text = " ".join(text.splitlines())
+    text = " ".join(safe_text(text).splitlines())
     for raw, escaped in _ESCAPES:
         text = text.replace(raw, escaped)
     return text
@@ -116,7 +123,9 @@ def assemble(blocks: list[Block], limit: int = GITHUB_COMMENT_LIMIT, pointer: st
     cut says how much went and where the whole is (`pointer`)."""
 
     def text() -> str:
-        return "\n".join(_lines(blocks, pointer)).rstrip("\n") + "\n"
+        # the one way out of every view: whatever did not go through esc (a number, a header) is
+        # escaped here too, before the length is measured
+        return safe_text("\n".join(_lines(blocks, pointer)).rstrip("\n") + "\n")
 
     out = text()
     tables = _tables(blocks)

@@ -1,6 +1,7 @@
 """`-o markdown` (docs/reports.md): every command's Markdown parses as GitHub tables with the header's
 column count on every row, opens with the verdict line, balances its <details> blocks, escapes hostile
-names, and stays within its limit with an honest `+N more`."""
+names (Markdown and HTML, and the characters a terminal acts on, as docs/terminal-safety.md writes
+them), and stays within its limit with an honest `+N more`."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from typer.testing import CliRunner
 
 from kschedcli.cli.app import app
 from kschedcli.render.markdown import GITHUB_COMMENT_LIMIT, esc, markdown_text
+from kschedcli.textsafe import UNSAFE
 
 FIX = Path(__file__).resolve().parents[2] / "fixtures"
 PROD = str(FIX / "prod-cluster.yaml")
@@ -124,21 +126,39 @@ def test_verdicts_follow_the_documents(documents) -> None:
 
 
 HOSTILE = "a|b<script>`*_[x]"
+# what a terminal acts on: set the title, clear the screen, a one-byte CSI, a right-to-left override,
+# a line separator, NEL and DEL; with Markdown specials and text that is only non-ASCII
+CONTROLS = "a|b\x1b]0;pwned\x07\x1b[2J\x9b6n\u202eevil\u2028\x85\x7f<i>é東京"
 
 
+def unsafe(text: str) -> list[str]:
+    """The characters of text that a terminal would act on (textsafe's list; newline and tab are not)."""
+    return UNSAFE.findall(text)
+
+
+@pytest.mark.parametrize("hostile", [HOSTILE, CONTROLS], ids=["markup", "controls"])
 @pytest.mark.parametrize("kind", list(COMMANDS))
-def test_hostile_names_escaped(kind: str, documents) -> None:
-    """A node and a pod named with Markdown and HTML specials cannot break a table or open an element."""
+def test_hostile_names_escaped(kind: str, hostile: str, documents) -> None:
+    """A node and a pod named with Markdown and HTML specials cannot break a table or open an element;
+    named with terminal controls, they reach the Markdown as visible escapes."""
     doc, _ = documents[kind]
     raw = json.dumps(doc)
-    for name in ("general-a-01", "general-c-02", "shop/web-7d9f8b6c5d", "ip-10-0-32-10.us-east-1.compute.internal"):
-        raw = raw.replace(name, HOSTILE)
-    hostile = json.loads(raw)
-    text = markdown_text(kind.removesuffix("-carry-out"), hostile)
-    if HOSTILE in raw:
-        assert esc(HOSTILE) in text, kind  # whole, escaped
-    assert "<script>" not in text
+    names = (
+        "general-a-01",
+        "general-c-02",
+        "shop/web-7d9f8b6c5d",
+        "shop/cart-64d8f7b9c-p4t7w",
+        "ip-10-0-32-10.us-east-1.compute.internal",
+        "ip-10-0-32-1.us-east-1.compute.internal",
+    )
+    assert any(name in raw for name in names), kind  # every document names one of them
+    for name in names:
+        raw = raw.replace(name, json.dumps(hostile)[1:-1])
+    text = markdown_text(kind.removesuffix("-carry-out"), json.loads(raw))
+    assert esc(hostile) in text, kind  # whole, escaped
+    assert "<script>" not in text and "<i>" not in text
     assert "a|b" not in text
+    assert unsafe(text) == [], kind
     tables(text)
     assert balanced(text)
 
@@ -148,6 +168,36 @@ def test_escape() -> None:
     assert esc("`x` *y* _z_ [l](u)") == "\\`x\\` \\*y\\* \\_z\\_ \\[l\\](u)"
     assert esc("two\nlines") == "two lines"
     assert esc("x" * 300) == "x" * 300  # never cut
+
+
+def test_escape_writes_controls_as_the_other_views_do() -> None:
+    # the escape is itself escaped for Markdown: GitHub shows `\x1b`, as the table view prints it
+    assert esc("n1\x1bc\x9b2J\x1b7\u202eevil") == "n1\\\\x1bc\\\\x9b2J\\\\x1b7\\\\u202eevil"
+    assert esc("k\x1b[31m|v") == "k\\\\x1b\\[31m\\|v"  # Markdown's own escapes kept
+    # a line separator, NEL, CR, VT, FF are shown, not taken as line breaks; a newline still is one
+    assert esc("a\u2028b\x85c\rd\x0be\x0cf\ng") == "a\\\\u2028b\\\\x85c\\\\rd\\\\x0be\\\\x0cf g"
+    # ordinary text is unchanged, accents and CJK included
+    assert esc("nœud-東京-ü 3×") == "nœud-東京-ü 3×"
+    assert esc("") == "" and esc(None) == ""
+
+
+def test_a_control_in_a_field_not_escaped_as_markdown_is_escaped_all_the_same() -> None:
+    """assemble, which every view goes through, escapes what the views put in without esc (numbers,
+    counts): nothing from a document reaches the output raw, whatever the view forgot."""
+    doc = {
+        "pod": "ns/p",
+        "schedulable": True,
+        "verdict": "schedulable",
+        "selectedNode": "n1",
+        "selectedScore": "7\x1b]0;pwned\x07",  # a number in a real document
+        "nodeCount": "\x9b2J",
+        "feasibleNodeCount": "1\u202e",
+        "nodeGroups": [{"nodes": ["n1"], "count": 1, "feasible": True}],
+    }
+    text = markdown_text("explain", doc)
+    assert unsafe(text) == []
+    assert "(score 7\\x1b]0;pwned\\x07)" in text
+    assert "Nodes: \\x9b2J, feasible: 1\\u202e;" in text
 
 
 @pytest.mark.parametrize("kind", ["capacity", "scale-down", "explain", "sweep", "schedule"])
@@ -192,3 +242,147 @@ def test_the_reported_kinds_are_the_html_views() -> None:
     from kschedcli.render.markdown import REPORTED
 
     assert set(VIEWS) == REPORTED
+
+
+# -- every command with -o markdown, over a cluster whose names hold what a terminal acts on ---------
+
+TITLE = "\x1b]0;pwned\x07"  # sets the terminal's title
+CLEAR = "\x1b[2J"  # clears the screen
+CSI = "\x9b6n"  # a one-byte CSI (C1)
+BIDI = "\u202e"  # right-to-left override
+NODE_A = "node-a" + TITLE + "|x"  # tainted
+NODE_B = "node-b" + CLEAR + CSI + BIDI
+NODE_C = "nœud-東京-c"  # ordinary text: printed as it is
+NS = "ns" + TITLE
+OWNER = "web" + CLEAR + BIDI
+PENDING = "pend" + CSI + BIDI
+REASON = "busy" + TITLE + CSI  # an HTTP extender's message
+
+
+def _hostile_node(name: str, zone: str, taints: list | None = None) -> dict:
+    alloc = {"cpu": "4", "memory": "16Gi", "pods": "110"}
+    labels = {
+        "kubernetes.io/hostname": "h-" + zone,
+        "topology.kubernetes.io/zone": zone,
+        "node.kubernetes.io/instance-type": "m5.xlarge",
+    }
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name, "labels": labels},
+        "spec": {"taints": taints or []},
+        "status": {"capacity": alloc, "allocatable": alloc},
+    }
+
+
+def _hostile_pod(name: str, cpu: str, node: str | None) -> dict:
+    meta: dict = {"name": name, "namespace": NS, "labels": {"app": "web"}, "uid": "uid-" + name}
+    spec: dict = {"containers": [{"name": "c", "image": "i", "resources": {"requests": {"cpu": cpu}}}]}
+    if node is not None:
+        spec["nodeName"] = node
+        owner = {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": OWNER, "uid": "u", "controller": True}
+        meta["ownerReferences"] = [owner]
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": meta,
+        "spec": spec,
+        "status": {"phase": "Running" if node is not None else "Pending"},
+    }
+
+
+@pytest.fixture(scope="module")
+def hostile_files(tmp_path_factory) -> dict[str, str]:
+    d = tmp_path_factory.mktemp("hostile-md")
+    taint = {"key": "k" + CLEAR, "value": "v" + BIDI, "effect": "NoSchedule"}
+    items = [
+        _hostile_node(NODE_A, "z1", [taint]),
+        _hostile_node(NODE_B, "z2"),
+        _hostile_node(NODE_C, "z3"),
+        _hostile_pod("run-b" + TITLE, "1", NODE_B),
+        _hostile_pod("run-c" + TITLE, "1", NODE_C),
+        _hostile_pod(PENDING, "3500m", None),
+    ]
+    snapshot = d / "cluster.json"  # YAML carries such characters only as escapes; JSON is simplest
+    snapshot.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": items}))
+    template = d / "tpl.json"
+    template.write_text(json.dumps(_hostile_pod("tpl", "500m", None) | {"metadata": {"name": "tpl"}}))
+    scenario = d / "scenario.json"
+    scenario.write_text(
+        json.dumps(
+            {
+                "apiVersion": "ksched.io/v1alpha1",
+                "kind": "Scenario",
+                "metadata": {"name": "lose" + TITLE},
+                "cluster": [str(snapshot)],
+                "edits": [{"cordon": NODE_C}],
+            }
+        )
+    )
+    return {"snapshot": str(snapshot), "template": str(template), "scenario": str(scenario)}
+
+
+def _hostile_commands(f: dict[str, str]) -> dict[str, tuple[list[str], list[str]]]:
+    """Each command with -o markdown over the hostile cluster, and the names its Markdown shows."""
+    s = f["snapshot"]
+    pod = f"{NS}/{PENDING}"
+    nodes = [NODE_A, NODE_B, NODE_C]
+    return {
+        "explain": (["explain", pod, "-c", s], [NS, PENDING, "k" + CLEAR, *nodes]),
+        "preempt": (["preempt", pod, "-c", s], [NS, PENDING, "k" + CLEAR, *nodes]),
+        "schedule": (["schedule", "-c", s], [NS, PENDING, "k" + CLEAR]),
+        "run": (["run", f["scenario"]], [NS, PENDING, NODE_C]),
+        "capacity": (["capacity", f["template"], "-c", s, "--max", "3"], [NODE_B, NODE_C]),
+        "drain": (["drain", NODE_B, "-c", s], [NS, "run-b" + TITLE, NODE_B, NODE_C]),
+        "diff": (["diff", "-c", s, "--cordon", NODE_B], [NODE_B]),
+        "sweep": (["sweep", "-c", s, "--fail", "node", "--workers", "1"], [NS, OWNER, *nodes]),
+        "scale-up": (["scale-up", "-c", s], nodes),
+        "scale-down": (["scale-down", "-c", s], [NS, *nodes]),
+    }
+
+
+@pytest.mark.parametrize("kind", list(_hostile_commands({"snapshot": "", "template": "", "scenario": ""})))
+def test_markdown_of_every_command_escapes_what_a_terminal_acts_on(kind: str, hostile_files) -> None:
+    """Node, pod, namespace, owner and taint names holding ESC sequences, a C1 CSI and a bidirectional
+    override reach the Markdown as the visible escapes the other views print (`\\x1b`), Markdown's own
+    escaping (`\\|`) kept; non-ASCII text stays as it is."""
+    args, names = _hostile_commands(hostile_files)[kind]
+    r = invoke([*args, "-o", "markdown"])
+    assert r.exit_code in (0, 1), r.output
+    text = r.stdout
+    assert unsafe(text) == [], (kind, text)
+    for name in names:
+        assert esc(name) in text, (kind, name, text)
+    if NODE_A in names:
+        assert "node-a\\\\x1b\\]0;pwned\\\\x07\\|x |" in text  # ends its cell: the `|` in it escaped
+    if NODE_C in names:
+        assert NODE_C in text  # accents and CJK as they are
+    assert "\\\\x1b" in text
+    doc = json.loads(invoke([*args, "-o", "json"]).stdout)
+    assert text == markdown_text(kind, doc)  # from the document, which keeps the exact strings
+    tables(text)
+    assert balanced(text)
+
+
+def test_markdown_escapes_an_extender_s_messages(hostile_files, tmp_path) -> None:
+    """An HTTP extender's failure message for a node and its error, in explain's and schedule's Markdown."""
+    from extender_server import serve
+
+    ext = serve({"filter": lambda a: {"NodeNames": [], "FailedNodes": {n: REASON for n in a["NodeNames"]}}})
+    failing = serve({"filter": lambda a: {"Error": "boom" + CLEAR + BIDI}})
+    try:
+        for server, says in ((ext, esc(REASON)), (failing, esc("boom" + CLEAR + BIDI))):
+            cfg = tmp_path / "ext.yaml"
+            cfg.write_text(
+                "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nextenders:\n"
+                f"- urlPrefix: {server.url}\n  filterVerb: filter\n  nodeCacheCapable: true\n"
+            )
+            for cmd in (["explain", str(PODS / "web.yaml")], ["schedule", str(PODS / "web.yaml")]):
+                args = [*cmd, "-c", str(FIX / "small-cluster.yaml"), "--config", str(cfg), "--no-cache"]
+                r = invoke([*args, "-o", "markdown"])
+                assert r.exit_code in (0, 1), r.output
+                assert unsafe(r.stdout) == [], r.stdout
+                assert says in r.stdout, (says, r.stdout)
+    finally:
+        ext.close()
+        failing.close()
