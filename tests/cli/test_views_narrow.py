@@ -432,3 +432,182 @@ def test_the_name_checks_catch_what_issue_28_saw():
     assert cut_names("  ing-service-realtime-inference-7f8e9d6c5b-zq8mw", 80)
     assert cut_names("x" * 81, 80)
     assert not cut_names(f"  {FRAUD}  {SELECTED}", 200)
+
+
+# ----------------------------------------------------------------------------- 60-character node names
+# Every table view of every command over 6 nodes named with 60 characters (tests/longnames.py), one of
+# them tainted with a long key, and pods of 80 characters and more (namespace/name): at 80, 120 and 200
+# columns no line is wider than the terminal, no word, number or header is cut (`4…`, `No…`), every
+# node name is whole on its line, and every number the -o json document holds for a row is in the view
+# whole (the score table's raw, normalized, weight, weighted and total; drain's pod counts).
+
+sys.path.insert(0, str(ROOT / "tests"))
+from longnames import NAME_LENGTH, long_cluster  # noqa: E402
+
+LONG_TAINT = {
+    "key": "dedicated-very-long-taint-key.example.com/some-team-name",
+    "value": "a-very-long-taint-value-1234567890",
+    "effect": "NoSchedule",
+}
+
+
+@pytest.fixture(scope="module")
+def sixty(tmp_path_factory) -> dict[str, str]:
+    import yaml
+
+    d = tmp_path_factory.mktemp("sixty")
+    objs = long_cluster(nodes=6, pending=2, workloads=2)
+    nodes = [o for o in objs if o["kind"] == "Node"]
+    nodes[-1]["spec"]["taints"] = [LONG_TAINT]
+    cluster = d / "cluster.yaml"
+    cluster.write_text(yaml.safe_dump_all(objs, sort_keys=False))
+    pending = next(o["metadata"] for o in objs if o["kind"] == "Pod" and o["status"]["phase"] == "Pending")
+    scenario = d / "scenario.yaml"
+    scenario.write_text(
+        yaml.safe_dump(
+            {
+                "apiVersion": "ksched.io/v1alpha1",
+                "kind": "Scenario",
+                "metadata": {"name": "lose-a-zone"},
+                "cluster": [str(cluster)],
+                "edits": [{"cordon": "topology.kubernetes.io/zone=us-central1-a"}],
+            }
+        )
+    )
+    names = [n["metadata"]["name"] for n in nodes]
+    return {
+        "cluster": str(cluster),
+        "scenario": str(scenario),
+        "web": str(ROOT / "fixtures" / "pods" / "web.yaml"),
+        "pending": f"{pending['namespace']}/{pending['name']}",
+        "node0": names[0],
+        "node1": names[1],
+        "tainted": names[-1],
+    }
+
+
+SIXTY_VIEWS = {
+    "explain": ["explain", "{web}", "-c", "{cluster}"],
+    "explain-all-nodes": ["explain", "{web}", "-c", "{cluster}", "--all-nodes"],
+    "explain-raw": ["explain", "{web}", "-c", "{cluster}", "--raw", "--top", "0"],
+    "explain-raw-all-nodes": ["explain", "{web}", "-c", "{cluster}", "--all-nodes", "--raw"],
+    "explain-node": ["explain", "{web}", "-c", "{cluster}", "--node", "{node0}"],
+    "explain-node-tainted": ["explain", "{web}", "-c", "{cluster}", "--node", "{tainted}"],
+    "explain-pending": ["explain", "{pending}", "-c", "{cluster}"],
+    "preempt": ["preempt", "{pending}", "-c", "{cluster}"],
+    "schedule": ["schedule", "-c", "{cluster}"],
+    "schedule-wide": ["schedule", "-c", "{cluster}", "-o", "wide"],
+    "capacity": ["capacity", "{web}", "-c", "{cluster}", "--max", "12"],
+    "drain": ["drain", "{node0}", "-c", "{cluster}"],
+    "drain-two": ["drain", "{node0}", "{node1}", "-c", "{cluster}", "--force"],
+    "diff": ["diff", "-c", "{cluster}", "--cordon", "{node0}"],
+    "sweep": ["sweep", "-c", "{cluster}", "--fail", "zone", "--workers", "1"],
+    "scale-up": ["scale-up", "-c", "{cluster}"],
+    "scale-down": ["scale-down", "-c", "{cluster}"],
+    "run": ["run", "{scenario}"],
+}
+
+
+def sixty_argv(view: str, files: dict[str, str]) -> list[str]:
+    return [a.format(**files) for a in SIXTY_VIEWS[view]]
+
+
+def document(argv: list[str]) -> dict:
+    import json
+
+    r = CliRunner().invoke(app, [*argv, "-o", "json"], catch_exceptions=False)
+    assert r.exit_code in (0, 1), r.output
+    return json.loads(r.stdout)
+
+
+def whole(number: object) -> str:
+    """A regex of number as a token of its own: not the start or end of a longer one, nor cut (`4…`)."""
+    return rf"(?<![\w.…]){re.escape(str(number))}(?![\w.…])"
+
+
+def cuts(out: str, width: int) -> list[str]:
+    """Lines wider than width, words, numbers or headers cut (`4…`, `No…`, `ip-10-0-0-0.eu-west-1…`), and
+    60-character node names not whole on their line."""
+    found = []
+    for i, line in enumerate(out.splitlines(), start=1):
+        if cell_len(line) > width:
+            found.append(f"line {i} is {cell_len(line)} columns: {line!r}")
+        if re.search(r"\S…", line):
+            found.append(f"line {i} cuts a word: {line!r}")
+        for m in re.findall(r"gke-production-cluster-\S*", line):
+            if len(m.rstrip("),;:.")) < NAME_LENGTH:
+                found.append(f"line {i} cuts a node name: {line!r}")
+    return found
+
+
+@pytest.mark.parametrize("width", [80, 120, 200])
+@pytest.mark.parametrize("view", list(SIXTY_VIEWS))
+def test_sixty_character_node_names_cut_nothing(sixty, view, width):
+    out = render(sixty_argv(view, sixty), width)
+    assert out.strip()
+    assert cuts(out, width) == []
+
+
+def test_the_cut_checks_catch_what_the_fuzzer_saw():
+    # each of these is a line from before the fix, at 80 columns
+    assert cuts("    Node / plugin                                                …   No…      S…", 80)
+    assert cuts("      total                                                                   4…", 80)
+    assert cuts("  Node                                                           Drainable   Po…", 80)
+    assert cuts("    gke-production-cluster-default-pool-55bc5b3f-4de1.us-centr…", 80)
+    assert not cuts("  … 3 more feasible nodes (--top 0 shows all)", 80)
+
+
+@pytest.mark.parametrize("width", [80, 120, 200])
+@pytest.mark.parametrize("view", ["explain-raw", "explain-raw-all-nodes"])
+def test_sixty_raw_scores_every_number_whole(sixty, view, width):
+    """Each node's row of each plugin holds its raw, normalized, weight and weighted score, whole and in
+    order, and its total: the numbers of the -o json document."""
+    argv = sixty_argv(view, sixty)
+    scores = document(argv)["scores"]
+    assert len(scores) >= 5
+    lines = render(argv, width).splitlines()
+    lines = lines[next(i for i, line in enumerate(lines) if line.startswith("Scores  ")) :]
+    for node, per in scores.items():
+        at = next(i for i, line in enumerate(lines) if re.search(rf"\s{re.escape(node)}(\s|$)", line))
+        block = lines[at : at + len(per["plugins"]) + 2]  # the node's line, its plugins' rows, its total
+        for plugin, s in per["plugins"].items():
+            row = rf"\s{plugin}\s+{s['raw']}\s+{s['normalized']}\s+{s['weight']}\s+{s['weighted']}\s*$"
+            assert any(re.search(row, line) for line in block), (node, plugin, block)
+        assert any(re.search(rf"^\s+total\s+{per['total']}\s*$", line) for line in block), (node, block)
+    # the headers whole, long or deliberately short, never a bare `…`
+    head = next(line for line in lines if "Node / plugin" in line or re.search(r"^\s+#\s+Node\s", line))
+    assert re.search(r"\bRaw\s+(Normalized|Norm\.)\s+(Weight|Wt)\s+(Weighted|Score)\s*$", head), head
+
+
+@pytest.mark.parametrize("width", [80, 120, 200])
+def test_sixty_weighted_scores_every_total_whole(sixty, width):
+    argv = sixty_argv("explain", sixty)
+    scores = document(argv)["scores"]
+    lines = render(argv, width).splitlines()
+    section = lines[next(i for i, line in enumerate(lines) if line.startswith("Scores  ")) :]
+    for node, per in scores.items():
+        at = next(i for i, line in enumerate(section) if node in line)
+        # the total at the end of the node's row, or on the line under a stacked row
+        near = " ".join(section[at : at + 2])
+        assert re.search(whole(per["total"]), near), (node, near)
+
+
+@pytest.mark.parametrize("width", [80, 120, 200])
+@pytest.mark.parametrize("view", ["drain", "drain-two"])
+def test_sixty_drain_counts_whole(sixty, view, width):
+    """Each drained node's line says how many of its pods are evicted and how many stay, whole, and the
+    score of each replacement: as many as the -o json document has."""
+    argv = sixty_argv(view, sixty)
+    drain = document(argv)["drain"]
+    out = render(argv, width)
+    lines = out.splitlines()
+    assert re.search(r"\bDrainable\b|\bdrainable ✔", out)
+    for n in drain["nodes"]:
+        at = next(i for i, line in enumerate(lines) if line.strip().startswith(n["node"]))
+        near = " ".join(lines[at : at + 2])
+        evicted = sum(p["action"] == "evicted" for p in n["pods"])
+        stays = sum(p["action"] == "daemonset" for p in n["pods"])
+        assert evicted and stays, n  # each node runs Deployment pods and a DaemonSet's
+        assert re.search(whole(evicted) + " evicted", near), (n["node"], near)
+        assert re.search(whole(stays) + r" stays \(DaemonSet pod\)", near), (n["node"], near)
+    assert len(drain["evicted"]) == len(re.findall(r"score \d+(?![\d…])", out))

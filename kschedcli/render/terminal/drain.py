@@ -79,6 +79,7 @@ def drain_renderables(report: DrainReport, console: Console, allow_preemption: b
     table.add_column("Node", style="node", no_wrap=True)
     table.add_column("Drainable", no_wrap=True)
     table.add_column("Pods")
+    stacked: list[Any] = []  # where a node name and the other cells do not fit side by side
     for n in report.nodes:
         problems = n.problems(allow_preemption)
         counts: dict[str, int] = {}
@@ -86,8 +87,16 @@ def drain_renderables(report: DrainReport, console: Console, allow_preemption: b
             counts[_ACTION_TEXT[o.action]] = counts.get(_ACTION_TEXT[o.action], 0) + 1
         # each count kept with what it counts; a narrow screen breaks between them
         pods = ", ".join(glue(f"{v} {k}") for k, v in counts.items()) or "no pods"
-        table.add_row(n.name, Text("✔ yes", style="ok") if not problems else Text("✘ no", style="bad"), prose(pods))
-    blocks.append([head, indent(table)])
+        drainable = Text("✔ yes", style="ok") if not problems else Text("✘ no", style="bad")
+        table.add_row(n.name, drainable, prose(pods))
+        stacked.append(Text(n.name, style="node"))
+        under = Text("drainable" + GLUE, style="muted")
+        under.append_text(Text(glue(drainable.plain), style=drainable.style))
+        under.append("   ")
+        under.append("pods" + GLUE, style="muted")
+        under.append(pods)
+        stacked.append(Hang(under, 2, 4))
+    blocks.append([head, indent(TableOrStack(table, stacked))])
     why: list[Any] = []
     any_problem = False
     for n in report.nodes:

@@ -54,7 +54,9 @@ def node_view(result, session, name: str) -> list[list[Any]]:
                 table.add_row(Text(PASS, style="ok"), p, Text("passes", style="ok"))
             else:
                 mark = Text(FIRST, style="bad") if p == first else Text(ALSO, style="also")
-                table.add_row(mark, p, Text(f"{st.message()}  ({st.code})", style="bad" if p == first else "also"))
+                # prose: a word longer than the column (a long taint key) breaks, never cut
+                verdict = Text(f"{st.message()}  ({st.code})", style="bad" if p == first else "also")
+                table.add_row(mark, p, prose(verdict))
         out.append(indent(table, 2))
         if first is None:
             out.append(Text("  feasible", style="ok"))

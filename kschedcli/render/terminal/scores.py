@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from rich.cells import cell_len
+
 from ...framework.result import ScoreTable
 from ..richsafe import Text
 from .layout import TableOrStack, glue, indent, new_table, plural, section
@@ -77,7 +79,9 @@ def score_table(result, console_width: int, *, top: int = 10, raw: bool = False)
     out.append(section("Scores", sub))
     skipped = [p for p in result.score_plugins if p not in plugins]
     if raw:
-        out.append(indent(_raw_table(result, shown, plugins, console_width - 2), 2))
+        table = _raw_table(result, shown, plugins, console_width - 2)
+        # where a node name does not fit beside the numbers: each name on a line of its own
+        out.append(indent(TableOrStack(table, _raw_stacked(result, shown, plugins, console_width - 2)), 2))
     else:
         node_w = max((len(name) for _, name in shown), default=0)
         full = sum(len(p) + 5 for p in plugins) + max(40, node_w + 5) <= console_width
@@ -125,14 +129,17 @@ def score_table(result, console_width: int, *, top: int = 10, raw: bool = False)
     return out
 
 
+_RAW_HEADS = (("Raw", "raw"), ("Normalized", "normalized"), ("Weight", "weight"), ("Weighted", "weighted"))
+_RAW_SHORT = ("Raw", "Norm.", "Wt", "Score")
+_GAP = 3  # between the columns of the stacked raw table
+
+
 def _raw_table(result, shown: list[tuple[int, str]], plugins: list[str], width: int):
     """Raw, normalized, weight and weighted score per plugin and node. A Node column when it fits;
-    narrower, each node heads its own rows; narrower still, short headers. Plugin names are never cut."""
+    narrower, each node heads its own rows; narrower still, short headers. Plugin names are never cut;
+    where a node name does not fit beside the numbers, _raw_stacked takes over (TableOrStack)."""
     rows = {name: [(p, result.scores[name][p]) for p in plugins if p in result.scores[name]] for _, name in shown}
-    numbers = [
-        max([len(h)] + [len(str(getattr(s, a))) for r in rows.values() for _, s in r])
-        for h, a in (("Raw", "raw"), ("Normalized", "normalized"), ("Weight", "weight"), ("Weighted", "weighted"))
-    ]
+    numbers = [max([len(h)] + [len(str(getattr(s, a))) for r in rows.values() for _, s in r]) for h, a in _RAW_HEADS]
     plugin_w = max([len("total")] + [len(p) for r in rows.values() for p, _ in r])
     node_w = max(len(name) for _, name in shown)
     rank_w = max(len(str(rank)) for rank, _ in shown)
@@ -143,7 +150,7 @@ def _raw_table(result, shown: list[tuple[int, str]], plugins: list[str], width: 
     if with_node_column:
         table.add_column("Node", style="node", no_wrap=True)
     table.add_column("Plugin" if with_node_column else "Node / plugin", no_wrap=True)
-    for head in ("Raw", "Norm.", "Wt", "Score") if short else ("Raw", "Normalized", "Weight", "Weighted"):
+    for head in _RAW_SHORT if short else [h for h, _ in _RAW_HEADS]:
         table.add_column(head, justify="right", no_wrap=True, style="bold" if head in ("Weighted", "Score") else "")
     for rank, name in shown:
         lead = [str(rank), Text(name, style="node")] if with_node_column else [str(rank)]
@@ -170,3 +177,53 @@ def _raw_table(result, shown: list[tuple[int, str]], plugins: list[str], width: 
             end_section=True,
         )
     return table
+
+
+def _raw_stacked(result, shown: list[tuple[int, str]], plugins: list[str], width: int) -> list[Text]:
+    """The raw table laid out line by line for names too long to sit beside the numbers: each node's
+    rank and name on a line of its own, across the number columns, and its plugins' rows under it,
+    aligned from node to node; the headers short only when the long ones do not fit. No number and
+    no name is cut."""
+    rows = {
+        name: [(p, [str(getattr(result.scores[name][p], a)) for _, a in _RAW_HEADS]) for p in plugins if p in per]
+        for _, name in shown
+        for per in (result.scores[name],)
+    }
+    totals = {name: str(result.totals[name]) for _, name in shown}
+    rank_w = max(len("#"), *(len(str(rank)) for rank, _ in shown))
+    plugin_w = 2 + max([len("total")] + [len(p) for r in rows.values() for p, _ in r])
+    values = [[v[k] for r in rows.values() for _, v in r] + (list(totals.values()) if k == 3 else []) for k in range(4)]
+
+    def widths(heads) -> list[int]:
+        return [max([len(h)] + [len(v) for v in values[k]]) for k, h in enumerate(heads)]
+
+    heads = [h for h, _ in _RAW_HEADS]
+    if rank_w + _GAP + plugin_w + sum(_GAP + w for w in widths(heads)) > width:
+        heads = list(_RAW_SHORT)
+    num_w = widths(heads)
+    lead = " " * (rank_w + _GAP)
+
+    def numbers(cells: list[str], last_style: str = "") -> Text:
+        t = Text()
+        for k, (cell, w) in enumerate(zip(cells, num_w, strict=True)):
+            t.append(" " * _GAP + cell.rjust(w), style=last_style if k == 3 else "")
+        return t
+
+    header = Text("#".rjust(rank_w) + " " * _GAP + "Node / plugin".ljust(plugin_w), style="bold")
+    header.append_text(numbers(heads))
+    header.stylize("bold")
+    out: list[Text] = [header, Text("─" * cell_len(header.plain))]
+    for n, (rank, name) in enumerate(shown):
+        if n:
+            out.append(Text(""))
+        line = Text(str(rank).rjust(rank_w) + " " * _GAP, style="muted")
+        line.append(name, style="node")
+        out.append(line)
+        for p, cells in rows[name]:
+            row = Text(lead + "  " + p.ljust(plugin_w - 2))
+            row.append_text(numbers(cells, "bold"))
+            out.append(row)
+        total = Text(lead + "  " + "total".ljust(plugin_w - 2), style="bold")
+        total.append_text(numbers(["", "", "", totals[name]], "bold"))
+        out.append(total)
+    return out
