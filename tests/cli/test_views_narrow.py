@@ -611,3 +611,18 @@ def test_sixty_drain_counts_whole(sixty, view, width):
         assert re.search(whole(evicted) + " evicted", near), (n["node"], near)
         assert re.search(whole(stays) + r" stays \(DaemonSet pod\)", near), (n["node"], near)
     assert len(drain["evicted"]) == len(re.findall(r"score \d+(?![\d…])", out))
+
+
+@pytest.mark.parametrize("width", [80, 120])
+@pytest.mark.parametrize("view", ["schedule", "schedule-wide", "run", "drain"])
+def test_sixty_pod_names_longer_than_a_line_break_but_are_never_cut(sixty, view, width):
+    """A pod name of 81 characters (namespace/name) does not fit on a line of 80: it goes on under its
+    start, never cropped (schedule and run cropped every such row at the terminal's edge, silently, so
+    that two pods differing at the end read the same; drain's rescheduled pods already broke)."""
+    argv = sixty_argv(view, sixty)
+    doc = document(argv)
+    pods = [r["pod"] for r in doc["results"]] if "results" in doc else [e["pod"] for e in doc["drain"]["evicted"]]
+    assert pods and max(len(p) for p in pods) > 80
+    joined = re.sub(r" *\n *", "", render(argv, width))  # each name's pieces put together again
+    for pod in pods:
+        assert pod in joined, pod

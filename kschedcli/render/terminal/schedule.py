@@ -129,6 +129,8 @@ def schedule_table(results, node_count: int, width: int, *, wide: bool = False, 
                 extras.append(under)
             del cells[2:]
         columns, widths = columns[:2], widths[:2]
+        # a pod name longer than the line itself goes on under its start, broken, never cut
+        widths[1] = min(widths[1], max(10, width - 2 - widths[0] - _GAP))
     lead = 2 + sum(w + _GAP for w in widths)  # where the Why column starts
     why_w = max((cell_len(why.plain) for _, why in rows), default=0)
     # the longest word of a why (a victim's name): beside the row only if it fits there whole
@@ -139,6 +141,14 @@ def schedule_table(results, node_count: int, width: int, *, wide: bool = False, 
     def line(cells: list[Text]) -> Text:
         t = Text("  ")
         for k, (cell, (_, right)) in enumerate(zip(cells, columns, strict=True)):
+            if cell_len(cell.plain) > widths[k]:  # the last cell, a pod name wider than the line
+                start = 2 + sum(w + _GAP for w in widths[:k])
+                pieces = wrap_lines(cell, widths[k])
+                t.append_text(pieces[0])
+                for piece in pieces[1:]:
+                    t.append("\n" + " " * start)
+                    t.append_text(piece)
+                continue
             pad = " " * (widths[k] - cell_len(cell.plain))
             t.append_text(Text(pad) + cell if right else cell + Text(pad))
             if k < len(cells) - 1:
