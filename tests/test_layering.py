@@ -17,7 +17,14 @@ PACKAGE = pathlib.Path(__file__).resolve().parent.parent / "kschedcli"
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     (
         "foundations",
-        ("kschedcli.errors", "kschedcli.progress", "kschedcli.textsafe", "kschedcli.loader", "kschedcli.schemas"),
+        (
+            "kschedcli.errors",
+            "kschedcli.progress",
+            "kschedcli.textsafe",
+            "kschedcli.masking",
+            "kschedcli.loader",
+            "kschedcli.schemas",
+        ),
     ),
     ("api", ("kschedcli.api",)),
     ("config", ("kschedcli.config",)),

@@ -12,6 +12,7 @@ from typing import Any
 from ..api.labels import qualified_name_errors
 from ..api.resources import is_extended_resource
 from ..errors import InputError
+from ..masking import mask_password
 from .argsvalidation import parse_go_duration
 
 DEFAULT_TIMEOUT_S = 5.0  # DefaultExtenderTimeout, for an httpTimeout left at 0
@@ -21,21 +22,15 @@ _SECRET_QUERY = re.compile(
     r"(?i)(?P<head>[?&](?:[a-z0-9]+[_-])*(?:token|password|passwd|secret|key|sig|signature|auth|credential)s?=)"
     r"[^&#]+"
 )
-_AUTHORITY = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://(?P<authority>[^/?#]*)")
 
 
 def display_url(url: str) -> str:
     """`url` as ksched prints it: a password in its userinfo reads `xxxxx`, as Go's
     url.URL.Redacted (and so net/http's own errors) shows it, and the value of a query parameter
     named like a credential (token=, password=, sig=, ...) reads `xxxxx` too. The userinfo ends
-    at the authority's last `@`, as Go parses it (a password may hold an `@`)."""
-    m = _AUTHORITY.match(url)
-    if m is not None and "@" in m["authority"]:
-        userinfo, _, host = m["authority"].rpartition("@")
-        user, colon, _ = userinfo.partition(":")
-        if colon:
-            url = url[: m.start("authority")] + f"{user}:xxxxx@{host}" + url[m.end("authority") :]
-    return _SECRET_QUERY.sub(lambda m: f"{m['head']}xxxxx", url)
+    at the URL's last `@` (a password may hold an `@`, a `/`, a space or a quote, where Go's
+    authority would end early and show the rest of it: masking.userinfo_spans)."""
+    return _SECRET_QUERY.sub(lambda m: f"{m['head']}xxxxx", mask_password(url))
 
 
 @dataclass(frozen=True)

@@ -43,6 +43,7 @@ from urllib.parse import unquote
 
 from .. import progress
 from ..errors import SOURCE_LABELS, InputError
+from ..masking import strip_userinfo
 from .cache import content_hasher, know_content
 
 # The kinds of the README's snapshot command (`kubectl get nodes,pods,... -A -o yaml`), and only
@@ -217,7 +218,6 @@ def _plural(kind: str) -> str:
 
 # --- credentials never printed ------------------------------------------------------------------
 
-_USERINFO = re.compile(r"(?P<scheme>\b[A-Za-z][A-Za-z0-9+.-]*://)[^/\s\"'@]*@")
 _AUTH_HEADER = re.compile(
     r"(?i)(?P<head>\b(?:proxy-)?authorization[\"']?\s*[:=]\s*[\"']?)(?:(?P<scheme>\w+)\s+)?[^\s\"',]+"
 )
@@ -231,10 +231,11 @@ _PRIVATE_KEY = re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?(?:-----END [A-
 
 def redact(text: str) -> str:
     """`text` (something kubectl said, a URL of the kubeconfig) without credentials: URLs lose
-    their userinfo (`https://user:pass@host` is `https://host`, as kubectl names a server), and
+    their userinfo (`https://user:pass@host` is `https://host`, as kubectl names a server; found
+    as masking.userinfo_spans finds it, a password holding `/`, `@`, spaces or quotes included), and
     Authorization headers, bearer tokens, token=/password= fields and private keys read REDACTED."""
     text = _PRIVATE_KEY.sub("REDACTED", text)
-    text = _USERINFO.sub(lambda m: m["scheme"], text)
+    text = strip_userinfo(text)
     text = _AUTH_HEADER.sub(lambda m: f"{m['head']}{m['scheme'] + ' ' if m['scheme'] else ''}REDACTED", text)
     text = _BEARER.sub(lambda m: f"{m['head']}REDACTED", text)
     return _TOKEN_FIELD.sub(lambda m: f"{m['head']}REDACTED", text)

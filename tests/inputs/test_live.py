@@ -80,6 +80,8 @@ if mode == "leaky":                      # kubectl's -v=8 trace and an error wit
                      'error: Get "https://bob:hunter2@10.0.0.1:6443/api": Authorization: Bearer sk-live-2 refused, '
                      'token=sk-query-3\n')
     sys.exit(1)
+if mode == "says":                       # kubectl's last words: FAKE_KUBECTL_SAYS, as given
+    sys.stderr.write(os.environ["FAKE_KUBECTL_SAYS"]); sys.exit(1)
 if mode == "hang":
     time.sleep(600)
 with open(os.environ["FAKE_KUBECTL_SERVE"], "rb") as f:
@@ -313,6 +315,38 @@ def test_credentials_in_what_kubectl_said_are_not_printed(fake):
         'ksched: kubectl: context kind-small: Get "https://10.0.0.1:6443/api": Authorization: Bearer REDACTED '
         "refused, token=REDACTED"
     )
+
+
+@pytest.mark.parametrize(
+    "said, shown",
+    [
+        # client-go's words for a server URL it cannot parse, a password holding /, a space or "
+        (
+            'error: host must be a URL or a host:port pair: "https://bob:SUPER/SECRETPW11@127.0.0.1:1"\n',
+            'host must be a URL or a host:port pair: "https://127.0.0.1:1"',
+        ),
+        (
+            'error: host must be a URL or a host:port pair: "https://bob:SUPERSECRET PW2@127.0.0.1:1"\n',
+            'host must be a URL or a host:port pair: "https://127.0.0.1:1"',
+        ),
+        (
+            'error: host must be a URL or a host:port pair: "https://bob:SUPER\\"SECRETPW12@127.0.0.1:1"\n',
+            'host must be a URL or a host:port pair: "https://127.0.0.1:1"',
+        ),
+        # an @ and a : in the password, and a second URL on the line
+        (
+            'Unable to connect to the server: Get "https://bob:SUPER@SECRET:PW@h:6443/api": proxyconnect tcp: '
+            '"http://eve:SUPER SECRET@proxy:3128": EOF\n',
+            'Unable to connect to the server: Get "https://h:6443/api": proxyconnect tcp: "http://proxy:3128": EOF',
+        ),
+    ],
+)
+def test_a_password_in_a_url_kubectl_printed_is_never_shown_in_part(fake, said, shown, monkeypatch):
+    fake.mode("says")
+    monkeypatch.setenv("FAKE_KUBECTL_SAYS", said)
+    err = one_line_error(run("explain", "fixtures/pods/web.yaml"))
+    assert err == f"ksched: kubectl: context kind-small: {shown}"
+    assert "SUPER" not in err and "SECRET" not in err and "bob" not in err
 
 
 def test_an_unknown_context(fake):

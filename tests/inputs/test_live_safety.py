@@ -124,6 +124,27 @@ def test_a_server_url_with_a_password_is_printed_without_it(env):
 
 
 @needs_kubectl
+@pytest.mark.parametrize("password", ["SUPER/SECRETPW11", "SUPERSECRET PW2", 'SUPER"SECRETPW12', "SUPER@SEC:RET"])
+def test_a_server_url_kubectl_cannot_parse_is_printed_without_its_password(tmp_path, env, password):
+    # a password holding /, a space, a quote or an @: the real kubectl refuses the URL with it in its
+    # message (`host must be a URL or a host:port pair: "https://bob:...@127.0.0.1:1"`, Go-quoted)
+    env("http://unused")  # kubectl alone on PATH
+    kubeconfig = tmp_path / "kubeconfig-secret"
+    server = json.dumps(f"https://bob:{password}@127.0.0.1:1")  # a JSON string is YAML
+    kubeconfig.write_text(f"""apiVersion: v1
+kind: Config
+clusters: [{{name: c, cluster: {{server: {server}}}}}]
+contexts: [{{name: x, context: {{cluster: c, user: u}}}}]
+current-context: x
+users: [{{name: u, user: {{token: abc}}}}]
+""")
+    r = run("explain", "fixtures/pods/web.yaml", "--kubeconfig", str(kubeconfig), "--request-timeout", "3s")
+    line = one_line(r)
+    assert line.startswith("ksched: kubectl: context x: ") and "127.0.0.1:1" in line, line
+    assert "SUPER" not in r.output and "SEC" not in r.output and "PW" not in r.output and "bob" not in r.output
+
+
+@needs_kubectl
 def test_a_server_url_with_a_password_is_not_in_a_timeout(env):
     with FakeAPIServer(objects(), delay=3) as server:
         url = server.url.replace("http://", "http://bob:hunter2@")

@@ -508,9 +508,46 @@ def test_a_url_s_userinfo_is_sent_as_basic_auth_and_never_printed(servers, tmp_p
         assert "bob:xxxxx@" in res.output and "s3cretpass" not in res.output and "t0kenvalue" not in res.output, out
 
 
+def test_a_password_holding_what_ends_a_go_authority_is_never_printed_in_part(tmp_path):
+    # a password holding /, a space, a quote, an @ or a : in each extender's urlPrefix. All ignorable:
+    # every one is called, fails (an invalid port to Go's parser, or connection refused) and is named
+    # with its error; then the first alone, not ignorable: its error fails the cycle
+    from typer.testing import CliRunner
+
+    from kschedcli.cli.app import app
+
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    passwords = ["SUPER/SECRETX", "SUPER SECRETY", 'SUPER"SECRETZ', "SUPER@SECRETW:X", "SUPER'SECRETV"]
+    urls = [json.dumps(f"http://user{i}:{pw}@127.0.0.1:{port}/s") for i, pw in enumerate(passwords)]
+    head = "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nextenders:\n"
+    skipped, failing = tmp_path / "skipped.yaml", tmp_path / "failing.yaml"
+    skipped.write_text(head + "".join(f"- {{urlPrefix: {u}, filterVerb: filter, ignorable: true}}\n" for u in urls))
+    failing.write_text(head + f"- {{urlPrefix: {urls[0]}, filterVerb: filter}}\n")
+    root = Path(__file__).resolve().parents[2]
+    args = ["explain", str(root / "fixtures/pods/web.yaml"), "--cluster", str(root / "fixtures/small-cluster.yaml")]
+    for out in ("table", "json", "yaml", "markdown"):
+        res = CliRunner().invoke(app, [*args, "--config", str(failing), "-o", out], env={"COLUMNS": "300"})
+        assert f"http://user0:xxxxx@127.0.0.1:{port}/s/filter" in res.output, (out, res.output)
+        assert "invalid port in URL" in res.output, (out, res.output)
+        assert "SUPER" not in res.output and "SECRET" not in res.output, (out, res.output)
+        if out == "markdown":
+            continue  # its answer does not name the extenders it skipped
+        res = CliRunner().invoke(app, [*args, "--config", str(skipped), "-o", out], env={"COLUMNS": "300"})
+        assert res.exit_code == 0, res.output
+        for i in range(len(passwords)):  # each extender named, with its user and a masked password
+            assert f"user{i}:xxxxx@127.0.0.1:{port}/s" in res.output, (out, i, res.output)
+        assert "SUPER" not in res.output and "SECRET" not in res.output, (out, res.output)
+        assert "invalid port" in res.output and "connection refused" in res.output, (out, res.output)
+
+
 @pytest.mark.parametrize(
     "url, shown",
     [
+        ("http://u:SUPER/SECRET@h:1/x", "http://u:xxxxx@h:1/x"),  # to Go: the host u, the port SUPER
+        ("http://u:SUPER SECRET@h:1/x", "http://u:xxxxx@h:1/x"),
+        ('http://u:SUPER"SECRET@h:1/x', "http://u:xxxxx@h:1/x"),
         ("http://u:p@ss@h:1/x", "http://u:xxxxx@h:1/x"),  # the userinfo ends at the last @, as Go parses it
         ("http://u:@h/x", "http://u:xxxxx@h/x"),  # an empty password is still a password
         ("http://u@h/x", "http://u@h/x"),  # a user alone is no secret
