@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import base64
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..api.labels import qualified_name_errors
@@ -16,6 +16,9 @@ from ..masking import mask_password
 from .argsvalidation import parse_go_duration
 
 DEFAULT_TIMEOUT_S = 5.0  # DefaultExtenderTimeout, for an httpTimeout left at 0
+# the most of a tlsConfig file (caFile, certFile, keyFile) ksched reads: kube-scheduler reads any
+# size, and a PEM bundle of every public CA is about 250 KB
+MAX_TLS_FILE_BYTES = 16 << 20
 
 # a query parameter whose value is a credential: shown masked, like the userinfo's password
 _SECRET_QUERY = re.compile(
@@ -47,6 +50,10 @@ class TLSConfig:
     def has_ca(self) -> bool:
         return bool(self.ca_file or self.ca_data)
 
+    def has_cert_auth(self) -> bool:
+        """A client certificate: a certificate and a key, each as data or a file (HasCertAuth)."""
+        return bool(self.cert_file or self.cert_data) and bool(self.key_file or self.key_data)
+
 
 @dataclass(frozen=True)
 class ExtenderConfig:
@@ -66,6 +73,9 @@ class ExtenderConfig:
     ignored_by_scheduler: tuple[str, ...] = ()
     ignorable: bool = False
     index: int = 0  # position in the config's list
+    source: str = ""  # the KubeSchedulerConfiguration file, for errors
+    # transport_tls's answer once it was given: the files are read once per configuration
+    _transport_tls: list[TLSConfig | None] = field(default_factory=list, init=False, repr=False, compare=False)
 
     @property
     def name(self) -> str:
@@ -84,6 +94,51 @@ class ExtenderConfig:
             )
             if v
         }
+
+
+def transport_tls(cfg: ExtenderConfig) -> TLSConfig | None:
+    """The TLS settings of the extender's transport, with tlsConfig's files read, as kube-scheduler
+    builds them when it builds the extender (NewHTTPExtender -> makeTransport ->
+    restclient.TLSConfigFor): `insecure` also when enableHTTPS is set without a CA; None (the
+    transport's defaults, the system's CAs) without a CA, a client certificate, `insecure` or a
+    serverName; else caFile, certFile and keyFile read in that order, each only when its *Data
+    field is empty (loadTLSFiles), into the *Data fields. kube-scheduler does not start when one
+    cannot be read: here an InputError naming the config file and the field.
+
+    A file is read as the main inputs are (loader.read_bytes): a directory is refused, a FIFO is
+    read once a writer opens it (`<(...)`) and refused when none does within
+    FIFO_WRITER_SECONDS, a stream holding a NUL byte (/dev/zero) is refused at once, and nothing
+    past MAX_TLS_FILE_BYTES is read (kube-scheduler's os.ReadFile would wait for a writer forever,
+    and read /dev/zero until memory runs out). Read once per configuration, the first time the
+    extender is built; a run that leaves the extenders out (--no-extenders) reads none."""
+    if cfg._transport_tls:
+        return cfg._transport_tls[0]
+    tls = cfg.tls or TLSConfig()
+    insecure = tls.insecure or (cfg.enable_https and not tls.has_ca())
+    loaded: TLSConfig | None = None
+    if tls.has_ca() or tls.has_cert_auth() or insecure or tls.server_name:
+        loaded = replace(
+            tls,
+            insecure=insecure,
+            ca_data=tls.ca_data or _read_tls_file(cfg, "caFile", tls.ca_file),
+            cert_data=tls.cert_data or _read_tls_file(cfg, "certFile", tls.cert_file),
+            key_data=tls.key_data or _read_tls_file(cfg, "keyFile", tls.key_file),
+        )
+    cfg._transport_tls.append(loaded)
+    return loaded
+
+
+def _read_tls_file(cfg: ExtenderConfig, key: str, path: str) -> bytes:
+    if not path:
+        return b""
+    from ..loader.sources import read_bytes  # the loader only for a config that names such a file
+
+    try:
+        return read_bytes(path, MAX_TLS_FILE_BYTES, text="PEM", what="a TLS certificate, key or CA file")
+    except InputError as e:
+        raise InputError(
+            f"{path}: {e.message}", source=cfg.source, field=f"extenders[{cfg.index}].tlsConfig.{key}"
+        ) from None
 
 
 def _go_value(v: Any) -> str:
@@ -186,6 +241,7 @@ def parse_extenders(raw_list: list | None, source: str) -> list[ExtenderConfig]:
                 ignored_by_scheduler=tuple(ignored),
                 ignorable=bool(raw.get("ignorable")),
                 index=i,
+                source=source,
             )
         )
     if binders > 1:

@@ -45,8 +45,9 @@ def is_stream(path: str) -> bool:
     return not stat.S_ISREG(mode) and not stat.S_ISDIR(mode)
 
 
-def too_large(path: str, limit: int) -> InputError:
-    what = "a snapshot" if limit >= MAX_SNAPSHOT_BYTES else "a file of pods, workloads, nodes or a config"
+def too_large(path: str, limit: int, what: str = "") -> InputError:
+    """`what`: the kind of input read up to `limit` (by default a snapshot's or a user file's, by `limit`)."""
+    what = what or ("a snapshot" if limit >= MAX_SNAPSHOT_BYTES else "a file of pods, workloads, nodes or a config")
     return InputError(
         f"more than {_size(limit)}: larger than any real input, so ksched stops reading ({what} is read up to "
         f"{_size(limit)})",
@@ -58,10 +59,11 @@ def _size(n: int) -> str:
     return f"{n >> 30} GiB" if n >= 1 << 30 else f"{n >> 20} MiB"
 
 
-def _read_stream(f: BinaryIO, path: str, limit: int) -> bytes:
+def _read_stream(f: BinaryIO, path: str, limit: int, text: str = "YAML or JSON", what: str = "") -> bytes:
     """All of a stream, refusing one that is not text as soon as it shows (a NUL byte: YAML and
-    JSON never hold one, and an endless binary source such as /dev/zero would never end) and one
-    that goes on past `limit` bytes (an endless text source)."""
+    JSON never hold one, nor does PEM, and an endless binary source such as /dev/zero would never
+    end) and one that goes on past `limit` bytes (an endless text source). `text` names the text
+    expected, `what` the kind of input (too_large)."""
     chunks: list[bytes] = []
     offset = 0
     while True:
@@ -70,11 +72,11 @@ def _read_stream(f: BinaryIO, path: str, limit: int) -> bytes:
             return b"".join(chunks)
         nul = chunk.find(b"\0")
         if nul >= 0:
-            raise InputError(f"not YAML or JSON text: a NUL byte at offset {offset + nul}", source=path)
+            raise InputError(f"not {text} text: a NUL byte at offset {offset + nul}", source=path)
         offset += len(chunk)
         if offset > limit:
             chunks.clear()
-            raise too_large(path, limit)
+            raise too_large(path, limit, what)
         chunks.append(chunk)
 
 
@@ -136,23 +138,24 @@ def _open_stream(path: str, mode: int) -> Any:
         raise
 
 
-def read_bytes(path: str, limit: int = MAX_SNAPSHOT_BYTES) -> bytes:
+def read_bytes(path: str, limit: int = MAX_SNAPSHOT_BYTES, *, text: str = "YAML or JSON", what: str = "") -> bytes:
     """The bytes of a file, or of stdin for `-`; a stream's bytes are read once and kept. More
-    than `limit` bytes is an error."""
+    than `limit` bytes is an error, and so is a NUL byte in a stream (`text`: the text expected
+    there; `what`: the kind of input, for the error past `limit`)."""
     if path == "-":
         hit = _READ_ONCE.get("-")
         if hit is not None and hit[0] is sys.stdin:
             if len(hit[1]) > limit:
-                raise too_large(path, limit)
+                raise too_large(path, limit, what)
             return hit[1]
-        data = _read_stream(sys.stdin.buffer, "-", limit)
+        data = _read_stream(sys.stdin.buffer, "-", limit, text, what)
         _READ_ONCE["-"] = (sys.stdin, data)
         return data
     try:
         st = os.stat(path)
         if stat.S_ISREG(st.st_mode):
             if st.st_size > limit:
-                raise too_large(path, limit)
+                raise too_large(path, limit, what)
             with open(path, "rb") as f:
                 return f.read()
         if stat.S_ISDIR(st.st_mode):
@@ -161,10 +164,10 @@ def read_bytes(path: str, limit: int = MAX_SNAPSHOT_BYTES) -> bytes:
         hit = _READ_ONCE.get(key)
         if hit is not None:
             if len(hit[1]) > limit:
-                raise too_large(path, limit)
+                raise too_large(path, limit, what)
             return hit[1]
         with _open_stream(path, st.st_mode) as f:
-            data = _read_stream(f, path, limit)
+            data = _read_stream(f, path, limit, text, what)
         _READ_ONCE[key] = (None, data)
         return data
     except OSError as e:

@@ -17,7 +17,7 @@ import re
 import time
 from typing import TYPE_CHECKING, Any
 
-from ..config.extenders import ExtenderConfig, display_url
+from ..config.extenders import ExtenderConfig, TLSConfig, display_url, transport_tls
 
 if TYPE_CHECKING:
     import http.client
@@ -199,7 +199,10 @@ class FilterAnswer:
 
 class HTTPExtender:
     def __init__(self, cfg: ExtenderConfig):
+        """NewHTTPExtender: tlsConfig's files are read here (transport_tls), once per configuration,
+        as kube-scheduler reads them when it builds the extender; InputError when one cannot be."""
         self.cfg = cfg
+        self.tls: TLSConfig | None = transport_tls(cfg)
         self._context: ssl.SSLContext | None = None
 
     @property
@@ -430,58 +433,39 @@ class HTTPExtender:
                 raw.close()
 
     def _server_name(self, host: str) -> str:
-        tls = self.cfg.tls
+        tls = self.tls
         return tls.server_name if tls is not None and tls.server_name else host
 
     def _tls_context(self) -> ssl.SSLContext:
-        """makeTransport: the config's CA (only it), else the system's; no verification when
-        tlsConfig.insecure, or enableHTTPS without a CA; a client certificate when given."""
+        """TLSConfigFor's tls.Config, from the bytes transport_tls read: the config's CA (only
+        it), else the system's; no verification when insecure (tlsConfig.insecure, or enableHTTPS
+        without a CA); a client certificate when both a certificate and a key are given."""
         if self._context is not None:
             return self._context
         import ssl
 
-        tls = self.cfg.tls
-        insecure = tls is not None and tls.insecure
-        if self.cfg.enable_https and (tls is None or not tls.has_ca()):
-            insecure = True
-        if tls is not None and tls.has_ca() and not insecure:
-            ctx = ssl.create_default_context(
-                cafile=None if tls.ca_data else tls.ca_file or None,
-                cadata=tls.ca_data.decode() if tls.ca_data else None,
-            )
-        else:
+        tls = self.tls
+        if tls is None or not (tls.ca_data or tls.has_cert_auth()):
             ctx = ssl.create_default_context()
-        if insecure:
+        else:
+            import tempfile
+
+            with tempfile.TemporaryDirectory() as d:  # ssl reads PEM from files (its cadata: ASCII only)
+
+                def written(name: str, data: bytes) -> str:
+                    path = os.path.join(d, name)
+                    with open(path, "wb") as f:
+                        f.write(data)
+                    return path
+
+                ctx = ssl.create_default_context(cafile=written("ca.pem", tls.ca_data) if tls.ca_data else None)
+                if tls.has_cert_auth():
+                    ctx.load_cert_chain(written("cert.pem", tls.cert_data), written("key.pem", tls.key_data))
+        if tls is not None and tls.insecure:
             ctx.check_hostname = False
             ctx.verify_mode = ssl.CERT_NONE
-        if tls is not None and (tls.cert_data or tls.cert_file):
-            _load_client_cert(ctx, tls)
         self._context = ctx
         return ctx
-
-
-def _load_client_cert(ctx: ssl.SSLContext, tls) -> None:
-    """The client certificate and key; the *Data forms take precedence over the files."""
-    if not tls.cert_data and not tls.key_data:
-        ctx.load_cert_chain(tls.cert_file, tls.key_file or None)
-        return
-
-    def pem(data: bytes, path: str) -> bytes:
-        if data:
-            return data
-        with open(path, "rb") as f:
-            return f.read()
-
-    import tempfile
-
-    with tempfile.TemporaryDirectory() as d:  # ssl reads certificates from files only
-        cert = os.path.join(d, "cert.pem")
-        key = os.path.join(d, "key.pem")
-        with open(cert, "wb") as f:
-            f.write(pem(tls.cert_data, tls.cert_file))
-        with open(key, "wb") as f:
-            f.write(pem(tls.key_data, tls.key_file))
-        ctx.load_cert_chain(cert, key)
 
 
 # -- the exchange's bounds -------------------------------------------------------------------------

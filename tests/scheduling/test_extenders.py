@@ -4,8 +4,10 @@ kube-scheduler's Go client reports. No mock of the client anywhere."""
 
 import base64
 import json
+import os
 import socket
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -399,6 +401,150 @@ def test_tls_with_a_self_signed_certificate(servers, tmp_path):
     r = scheduler([node("n1")], extenders=[bad]).schedule(pod("p"))
     assert r.error.startswith(f'Post "{ext.url}/filter": tls: failed to verify certificate')
     assert len(ext.requests) == 2
+
+
+def _fed_fifo(path: Path, data: bytes) -> str:
+    """A named pipe a thread writes `data` to once a reader opens it, as `<(cat file)` is fed."""
+    os.mkfifo(path)
+
+    def feed() -> None:
+        with open(path, "wb") as f:  # blocks until the reader opens it
+            f.write(data)
+
+    threading.Thread(target=feed, daemon=True).start()
+    return str(path)
+
+
+def test_tls_files_are_read_when_the_extender_is_built(servers, tmp_path):
+    import ssl
+
+    made = self_signed(tmp_path)
+    if made is None:
+        pytest.skip("the openssl command is not installed: no certificate to serve TLS with")
+    cert, key = made
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.load_cert_chain(cert, key)
+    ctx.verify_mode = ssl.CERT_REQUIRED  # a client certificate it trusts, or no handshake
+    ctx.load_verify_locations(cert)
+    ext = servers({"filter": lambda a: {"NodeNames": a["NodeNames"]}}, tls=ctx)
+    base = {"urlPrefix": ext.url, "filterVerb": "filter", "nodeCacheCapable": True}
+    # caFile verifies the server; without a client certificate the server refuses the handshake
+    r = scheduler([node("n1")], extenders=[{**base, "tlsConfig": {"caFile": str(cert)}}]).schedule(pod("p"))
+    assert r.error.startswith(f'Post "{ext.url}/filter": ') and len(ext.requests) == 0, r.error
+    # from FIFOs (`caFile: <(...)`): read once a writer opens them, as kube-scheduler reads them
+    fifos = {
+        "caFile": _fed_fifo(tmp_path / "ca.fifo", cert.read_bytes()),
+        "certFile": _fed_fifo(tmp_path / "cert.fifo", cert.read_bytes()),
+        "keyFile": _fed_fifo(tmp_path / "key.fifo", key.read_bytes()),
+    }
+    r = scheduler([node("n1")], extenders=[{**base, "tlsConfig": fifos}]).schedule(pod("p"))
+    assert r.schedulable and not r.error and len(ext.requests) == 1
+    # regular files, read when the extender is built: gone by the time of the call, they are not missed;
+    # a CA bundle's comments may be other than ASCII (certifi's name issuers so)
+    bundle = tmp_path / "bundle.pem"
+    bundle.write_bytes("# Issuer: CN=NetLock Arany (Class Gold) Főtanúsítvány\n".encode() + cert.read_bytes())
+    files = {"caFile": str(bundle), "certFile": str(cert), "keyFile": str(key)}
+    sched = scheduler([node("n1")], extenders=[{**base, "tlsConfig": files}])
+    cert.rename(tmp_path / "moved-cert.pem")
+    key.rename(tmp_path / "moved-key.pem")
+    r = sched.schedule(pod("p"))
+    assert r.schedulable and not r.error and len(ext.requests) == 2
+
+
+def test_tls_files_are_read_only_when_kube_scheduler_reads_them(tmp_path):
+    missing = str(tmp_path / "missing.pem")
+    base = {"urlPrefix": "http://127.0.0.1:9/x", "filterVerb": "filter"}
+    # restclient.TLSConfigFor makes no TLS config (and reads nothing) without a CA, a certificate AND
+    # a key, insecure or a serverName; an http:// URL does not matter
+    scheduler([node("n1")], extenders=[{**base, "tlsConfig": {"keyFile": missing}}])
+    # with one of them it reads every file named, whatever the scheme, and does not start without it
+    for tls, key in [
+        ({"caFile": missing}, "caFile"),
+        ({"serverName": "x", "keyFile": missing}, "keyFile"),
+        ({"certData": "Zm9v", "keyFile": missing}, "keyFile"),
+    ]:
+        with pytest.raises(InputError) as e:
+            scheduler([node("n1")], extenders=[{**base, "tlsConfig": tls}])
+        assert str(e.value) == f"test: extenders[0].tlsConfig.{key}: {missing}: no such file"
+    # enableHTTPS without a CA is insecure, so a TLS config is made: the files are read
+    with pytest.raises(InputError) as e:
+        scheduler([node("n1")], extenders=[{**base, "enableHTTPS": True, "tlsConfig": {"certFile": missing}}])
+    assert str(e.value) == f"test: extenders[0].tlsConfig.certFile: {missing}: no such file"
+
+
+HANG_GUARD = 120  # seconds: a hang fails the test instead of stalling the suite (no timing asserted)
+
+
+def _one_line_in_time(argv: list[str]):
+    """ksched's result (CliRunner), run in a thread joined within HANG_GUARD: a read that never ends
+    fails the test instead of hanging it."""
+    from typer.testing import CliRunner
+
+    from kschedcli.cli.app import app
+
+    result: list = []
+    t = threading.Thread(target=lambda: result.append(CliRunner().invoke(app, argv)), daemon=True)
+    t.start()
+    t.join(HANG_GUARD)
+    assert not t.is_alive(), "ksched did not end"
+    return result[0]
+
+
+@pytest.mark.parametrize(
+    "kind, key, says",
+    [
+        ("fifo", "keyFile", "a FIFO nobody writes to (no writer opened it within 0.2 s)"),
+        ("fifo", "caFile", "a FIFO nobody writes to (no writer opened it within 0.2 s)"),
+        (
+            "oversized",
+            "certFile",
+            "more than 16 MiB: larger than any real input, so ksched stops reading (a TLS certificate, key or "
+            "CA file is read up to 16 MiB)",
+        ),
+        ("/dev/zero", "keyFile", "not PEM text: a NUL byte at offset 0"),
+        ("directory", "caFile", "is a directory, not a file"),
+        ("unreadable", "keyFile", "cannot read: Permission denied"),
+        ("socket", "certFile", "cannot read: No such device or address"),  # unreadable to root too
+    ],
+)
+def test_a_tls_file_that_cannot_be_read_is_one_line(tmp_path, monkeypatch, request, kind, key, says):
+    from kschedcli.loader import sources
+
+    if kind == "unreadable" and os.geteuid() == 0:
+        pytest.skip("root reads a file whatever its mode")
+    monkeypatch.setattr(sources, "FIFO_WRITER_SECONDS", 0.2)
+    path = tmp_path / "tls.pem"
+    if kind == "fifo":
+        os.mkfifo(path)  # nobody writes to it
+    elif kind == "oversized":
+        with open(path, "wb") as f:
+            f.truncate((16 << 20) + 1)  # sparse: no disk used
+    elif kind == "directory":
+        path.mkdir()
+    elif kind == "unreadable":
+        path.write_text("-----BEGIN PRIVATE KEY-----\n")
+        path.chmod(0)
+    elif kind == "socket":
+        listener = socket.socket(socket.AF_UNIX)
+        listener.bind(str(path))
+        listener.listen()
+        request.addfinalizer(listener.close)
+    else:
+        path = Path(kind)
+    tls = {key: str(path), "insecure": key != "caFile"}
+    cfg = tmp_path / "sched.yaml"
+    cfg.write_text(
+        "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
+        f"extenders:\n- {{urlPrefix: 'https://127.0.0.1:9/x', filterVerb: filter, tlsConfig: {json.dumps(tls)}}}\n"
+    )
+    root = Path(__file__).resolve().parents[2]
+    args = ["explain", str(root / "fixtures/pods/web.yaml"), "-c", str(root / "fixtures/small-cluster.yaml")]
+    r = _one_line_in_time([*args, "--config", str(cfg)])
+    assert r.exit_code == 2 and r.stdout == "", r.output
+    assert r.stderr == f"ksched: {cfg}: extenders[0].tlsConfig.{key}: {path}: {says}\n"
+    # --no-extenders: no extender is built, so its files are not read (kube-scheduler reads them then)
+    r = _one_line_in_time([*args, "--config", str(cfg), "--no-extenders"])
+    assert r.exit_code == 0 and "node-" in r.stdout, r.output
 
 
 # -- Configuration ----------------------------------------------------------------------------------
