@@ -280,10 +280,11 @@ def iter_located(
                     it = {**it, "kind": kind[:-4]}
                     if transform is not None:
                         it = transform(it)
-                if as_kubectl and is_list(it):  # kubectl flattens Lists within Lists
+                if is_list(it):  # a List within a List is flattened, as kubectl flattens it
                     prefix = f"items[{ii}]" if single else f"document {di + 1} items[{ii}]"
                     for inner in _flatten(it, path, prefix):
-                        yield inner, (di, ii, single)
+                        # (the outer List's transform passed the inner List over as an object)
+                        yield (inner if transform is None else transform(inner)), (di, ii, single)
                     continue
                 yield it, (di, ii, single)
         else:

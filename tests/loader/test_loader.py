@@ -57,6 +57,23 @@ def test_json_list_is_flattened_with_locations(tmp_path):
     assert [w for _, w in got] == ["items[0] (Node n1)", "items[1] (Pod default/a)"]
 
 
+@pytest.mark.parametrize("suffix", [".json", ".yaml"])
+def test_a_list_within_a_snapshot_list_is_flattened(tmp_path, suffix):
+    """A snapshot List holding a List (files merged by hand or by jq): the inner List's node and
+    its bound pod are read as kubectl reads them, each slimmed as the others are."""
+    n2 = {**NODE, "metadata": {"name": "n2", "labels": {"zone": "b"}}}
+    inner = {"apiVersion": "v1", "kind": "List", "items": [NODE, pod("a"), {"kind": "List", "items": [pod("b")]}]}
+    doc = {"apiVersion": "v1", "kind": "List", "items": [inner, n2]}
+    f = tmp_path / f"c{suffix}"
+    f.write_text(json.dumps(doc) if suffix == ".json" else yaml.safe_dump(doc))
+    cluster = load_cluster([str(f)])
+    assert sorted(n.name for n in cluster.nodes) == ["n1", "n2"]
+    assert sorted(p.name for p in cluster.pods) == ["a", "b"]
+    got = objects(f, slim_object)
+    assert [o["kind"] for o, _ in got] == ["Node", "Pod", "Pod", "Node"]
+    assert all("env" not in c for o, _ in got if o["kind"] == "Pod" for c in o["spec"]["containers"])
+
+
 def test_typed_list_items_get_the_kind(tmp_path):
     f = tmp_path / "c.json"
     f.write_text(json.dumps({"kind": "PodList", "items": [{"metadata": {"name": "p"}}]}))
