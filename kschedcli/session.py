@@ -898,6 +898,7 @@ class Session:
             if not found:
                 where = f"namespace {namespace} of the snapshot" if namespace else "the snapshot"
                 raise InputError(f"no PODS file given and no pending pod in {where}", field="PODS")
+            found = self._queued(found, world)
             return [world.cluster.parse_pod(o, p, w) for o, p, w in found], None
         from .workloads.expansion import load_workloads
 
@@ -906,6 +907,47 @@ class Session:
             kinds = ", ".join(f"{k} ×{n}" for k, n in sorted(expansion.ignored.items()))
             self.messages(f"ksched: {pods}: ignored kinds that make no pod: {kinds}")
         return expansion.pods, expansion
+
+    def _queued(self, found: list[tuple[dict, str, str]], world: World) -> list[tuple[dict, str, str]]:
+        """The snapshot's pending pods kube-scheduler would queue: not those of a scheduler none of
+        its profiles is (its informer never hands them over; Options.profile takes them all), nor those
+        being deleted (skipPodSchedule). Each group left out is one line on stderr; none left is
+        an error."""
+        from .config.scheduler import DEFAULT_SCHEDULER
+
+        profiles = world.scheduler.frameworks
+        others: dict[str, list[str]] = {}
+        deleting: list[str] = []
+        kept = []
+        for item in found:
+            obj = item[0]
+            meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+            spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
+            key = f"{meta.get('namespace') or 'default'}/{meta.get('name')}"
+            name = spec.get("schedulerName") or DEFAULT_SCHEDULER
+            if self.options.profile is None and isinstance(name, str) and name not in profiles:
+                others.setdefault(name, []).append(key)
+            elif meta.get("deletionTimestamp") is not None:
+                deleting.append(key)
+            else:
+                kept.append(item)
+
+        def named(keys: list[str]) -> str:
+            return ", ".join(keys[:3]) + (f" and {len(keys) - 3} more" if len(keys) > 3 else "")
+
+        for name, keys in sorted(others.items()):
+            self.messages(
+                f"ksched: left {len(keys)} pending pod{'s' * (len(keys) != 1)} to scheduler {name!r}, no profile "
+                f"of this configuration (kube-scheduler leaves such pods alone): {named(keys)}"
+            )
+        if deleting:
+            self.messages(
+                f"ksched: skipped {len(deleting)} pending pod{'s' * (len(deleting) != 1)} being deleted "
+                f"(kube-scheduler does not schedule a pod with a deletionTimestamp): {named(deleting)}"
+            )
+        if not kept:
+            raise InputError("no pending pod of the snapshot is one kube-scheduler would schedule", field="PODS")
+        return kept
 
     def _run(
         self,

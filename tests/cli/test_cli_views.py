@@ -343,6 +343,51 @@ def test_schedule_without_pods_takes_the_snapshots_pending_pods():
     assert r.stderr.strip() == "ksched: PODS: no PODS file given and no pending pod in the snapshot"
 
 
+def test_schedule_leaves_other_schedulers_pods_and_pods_being_deleted(tmp_path):
+    """The snapshot's pending pods kube-scheduler would not queue: one of a scheduler no profile is
+    (its informer never hands it over) and one being deleted (skipPodSchedule); each group one
+    stderr line, the run's answer from the others. A session's profile takes the other scheduler's
+    pod; a snapshot left with none is refused."""
+    import yaml
+
+    node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1", "labels": {"kubernetes.io/hostname": "n1"}}}
+    node["status"] = {"allocatable": {"cpu": "2", "memory": "8Gi", "pods": "110"}}
+
+    def pending(name, cpu, **extra):
+        meta = {"name": name, "namespace": "default", **extra.pop("meta", {})}
+        spec = {"containers": [{"name": "c", "image": "x", "resources": {"requests": {"cpu": cpu}}}], **extra}
+        return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec, "status": {"phase": "Pending"}}
+
+    items = [
+        node,
+        pending("batch", "1", schedulerName="volcano"),
+        pending("web", "1"),
+        pending("deleting", "1500m", meta={"deletionTimestamp": "2025-01-01T00:00:00Z"}),
+    ]
+    snap = tmp_path / "snap.yaml"
+    snap.write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": items}))
+    r = run("schedule", "--cluster", str(snap), columns=160)
+    assert r.exit_code == 0, r.output
+    assert re.search(r"1\s+default/web\s+0\s+✔ n1", r.stdout)
+    assert "batch" not in r.stdout and "deleting" not in r.stdout and "volcano" not in r.stdout
+    assert r.stderr.splitlines() == [
+        "ksched: left 1 pending pod to scheduler 'volcano', no profile of this configuration (kube-scheduler "
+        "leaves such pods alone): default/batch",
+        "ksched: skipped 1 pending pod being deleted (kube-scheduler does not schedule a pod with a "
+        "deletionTimestamp): default/deleting",
+    ]
+    from kschedcli import Options, Session
+
+    ran = Session(str(snap), options=Options(profile="default-scheduler")).schedule().to_dict()
+    assert "default/batch" in str(ran) and "default/web" in str(ran)
+    snap.write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": items[:2]}))
+    r = run("schedule", "--cluster", str(snap))
+    assert r.exit_code == 2
+    assert r.stderr.splitlines()[-1] == (
+        "ksched: PODS: no pending pod of the snapshot is one kube-scheduler would schedule"
+    )
+
+
 def test_explain_a_pending_pod_of_the_snapshot_by_name():
     r = run("explain", "shop/checkout-6b8c9d7f5-h2j4k", "--cluster", PROD)
     assert r.exit_code == 0
