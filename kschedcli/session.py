@@ -921,8 +921,8 @@ class Session:
         kept = []
         for item in found:
             obj = item[0]
-            meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
-            spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
+            meta = raw_meta if isinstance(raw_meta := obj.get("metadata"), dict) else {}
+            spec = raw_spec if isinstance(raw_spec := obj.get("spec"), dict) else {}
             key = f"{meta.get('namespace') or 'default'}/{meta.get('name')}"
             name = spec.get("schedulerName") or DEFAULT_SCHEDULER
             if self.options.profile is None and isinstance(name, str) and name not in profiles:
