@@ -626,3 +626,55 @@ def test_sixty_pod_names_longer_than_a_line_break_but_are_never_cut(sixty, view,
     joined = re.sub(r" *\n *", "", render(argv, width))  # each name's pieces put together again
     for pod in pods:
         assert pod in joined, pod
+
+
+@pytest.mark.parametrize("width", [80, 120, 200])
+def test_drain_reasons_too_long_for_their_column_go_under_their_pod(tmp_path, width):
+    """A replacement that fits nowhere carries kube-scheduler's long message. Where the Why column
+    would be left a few words wide (80 columns), each pod's rows are stacked and its message runs
+    under it at the line's width, broken between words only; wider, it stays beside its pod. The
+    message reads whole either way, once its lines are joined."""
+    import yaml
+
+    def node(name, **spec):
+        labels = {"kubernetes.io/hostname": name}
+        status = {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}}
+        return {
+            "apiVersion": "v1",
+            "kind": "Node",
+            "metadata": {"name": name, "labels": labels},
+            "spec": spec,
+            "status": status,
+        }
+
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": "web-abc-2",
+            "namespace": "shop",
+            "ownerReferences": [
+                {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web-abc", "uid": "u", "controller": True}
+            ],
+        },
+        "spec": {
+            "nodeName": "node-d",
+            "containers": [{"name": "c", "image": "x", "resources": {"requests": {"cpu": "1"}}}],
+        },
+        "status": {"phase": "Running"},
+    }
+    taint = [{"key": "node.kubernetes.io/not-ready", "effect": "NoSchedule"}]
+    items = [node("node-d"), node("node-b", unschedulable=True), node("node-c", taints=taint), pod]
+    snap = tmp_path / "snap.yaml"
+    snap.write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": items}))
+    argv = ["drain", "node-d", "-c", str(snap)]
+    [evicted] = document(argv)["drain"]["evicted"]
+    message = evicted["message"]
+    assert len(message) > 100 and "{node.kubernetes.io/not-ready: }" in message
+    out = render(argv, width)
+    section = out[out.index("Rescheduled") :]
+    assert all(len(line) <= width for line in section.splitlines())
+    joined = " ".join(line.strip() for line in section.splitlines())
+    assert message in joined, section
+    if width == 80:
+        assert re.search(r"^\s+from node-d → ✘ fits nowhere\s*$", section, re.M), section

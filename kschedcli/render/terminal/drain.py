@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rich.console import Console
+from rich.console import Console, Group
 
 from ...scheduling.analysis import verdict_of
 from ...whatif.drain import (
@@ -25,6 +25,7 @@ from .layout import (
     TableOrStack,
     glue,
     glue_message,
+    hang,
     indent,
     new_table,
     plural,
@@ -113,10 +114,18 @@ def drain_renderables(report: DrainReport, console: Console, allow_preemption: b
         # name, `score 630`) it would cut it: then each why goes under its pod
         whys = [console.measure(prose(_why(o))) for o in report.evicted]
         slack = max(m.maximum for m in whys) - max(m.minimum for m in whys)
-        if console.measure(t).maximum - slack > console.width - 2:
-            t = _rescheduled_table(report, beside=False)
-        # stacked where the names alone do not fit side by side
-        t = TableOrStack(t, _rescheduled_stacked(report), probe=_rescheduled_table(report, beside=False))
+        # and where the column would be left too narrow for a sentence (a why of a dozen lines):
+        # the other columns' natural widths, measured unbounded, leave it `room`
+        wide = console.options.update(max_width=10**6)
+        longest = max(console.measure(prose(_why(o)), options=wide).maximum for o in report.evicted)
+        room = console.width - 2 - (console.measure(t, options=wide).maximum - longest)
+        if console.measure(t).maximum - slack > console.width - 2 or (longest > room and room < _WHY_MIN):
+            # each why under its pod: the rows stacked (a why row in the table's pod column would
+            # widen that column past the others' room)
+            t = Group(*(hang(x) for x in _rescheduled_stacked(report)))
+        else:
+            # stacked where the names alone do not fit side by side
+            t = TableOrStack(t, _rescheduled_stacked(report), probe=_rescheduled_table(report, beside=False))
         rounds = (
             f" in {report.rounds} rounds (refused evictions retried once replacements were placed)"
             if report.rounds > 1
@@ -135,6 +144,9 @@ def drain_renderables(report: DrainReport, console: Console, allow_preemption: b
         ]
     )
     return blocks
+
+
+_WHY_MIN = 40  # the narrowest Why column a long reason is wrapped in beside its pod
 
 
 def _rescheduled_table(report: DrainReport, beside: bool):
