@@ -48,7 +48,17 @@ class OneLineErrorsGroup(TyperGroup):
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
         try:
-            code = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+            try:
+                code = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+            except InputChanged as e:
+                # a snapshot cache entry found damaged only when a part of it was first read: while
+                # nothing is printed yet, the command runs again from the files (the entry was
+                # removed; the cache is not read again in this process), as it would without it
+                retry = getattr(e, "retry", None)
+                if retry is None or getattr(sys.stdout, "wrote", True):
+                    raise
+                retry()
+                code = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
         except NoArgsIsHelpError as e:  # `ksched` alone: the help, as before
             e.show()
             sys.exit(e.exit_code)
@@ -73,8 +83,11 @@ class ClosedReaderSafeStdout:
 
     def __init__(self, stream: Any):
         self._stream = stream
+        self.wrote = False  # anything written (or the binary stream reached): a command cannot start over
 
     def __getattr__(self, name: str) -> Any:
+        if name in ("buffer", "writelines"):
+            self.wrote = True
         return getattr(self._stream, name)
 
     def _reader_gone(self) -> None:
@@ -85,6 +98,7 @@ class ClosedReaderSafeStdout:
             os.close(devnull)
 
     def write(self, text: str) -> int:
+        self.wrote = self.wrote or bool(text)
         try:
             return self._stream.write(text)
         except OSError as e:

@@ -401,11 +401,26 @@ def _mac(secret: bytes, key: bytes, payload: Any) -> bytes:
 class DamagedEntry(InputChanged):
     """A part of a cache entry failed its MAC when first read, after the command started using the
     entry: a namespace's pods' records, or source objects the files could not give again (they
-    changed since, or the entry was read without them). One line, exit 2, never an answer from the
-    damaged part (an InputChanged: no `except Exception` of a command takes it for a result)."""
+    changed since, or the entry was read without them). Never an answer from the damaged part (an
+    InputChanged: no `except Exception` of a command takes it for a result). `retry` (when the
+    entry was read by `cached`): what lets the command start over from the files, which the command
+    line does while it has printed nothing (cli/errors.py); else one line, exit 2."""
+
+    def __init__(self, message: str, retry: Callable[[], None] | None = None):
+        super().__init__(message)
+        self.retry = retry
 
 
 _CHANGED = "a snapshot cache entry was changed while in use (it was removed): run the command again"
+_DAMAGED = "a snapshot cache entry was found damaged while in use (it was removed): run the command again"
+_READS_OFF = False  # a damaged entry found late: the command starts over without reading the cache
+
+
+def read_no_more() -> None:
+    """The cache is not read again in this process (a command starting over after a damaged part):
+    the files are parsed, and their entry written again."""
+    global _READS_OFF
+    _READS_OFF = True
 
 
 class _Entry:
@@ -413,7 +428,7 @@ class _Entry:
     its key and parts' table, and how to read the files again (`reparse`: the prepared cluster, or
     None) should a part checked late fail."""
 
-    __slots__ = ("data", "secret", "key", "table", "reparse", "fresh", "name", "ident")
+    __slots__ = ("data", "secret", "key", "table", "reparse", "fresh", "name", "ident", "stamp")
 
     def __init__(self, data: mmap.mmap, secret: bytes, key: bytes, table: list[tuple[int, int, bool, bytes]]):
         self.data = data
@@ -424,6 +439,7 @@ class _Entry:
         self.fresh: Any = None
         self.name: str | None = None
         self.ident: tuple[int, int] | None = None
+        self.stamp: tuple[int, int, int] | None = None  # (mtime, ctime, size) when opened
 
     def view(self, i: int) -> memoryview:
         at, length, _, _ = self.table[i]
@@ -451,20 +467,30 @@ class _Entry:
         """The files read again (once), as the entry's writer stored them; the damaged entry
         removed. DamagedEntry when that cannot be done."""
         if self.fresh is None:
-            self.remove()
             if self.reparse is None:
-                raise DamagedEntry(_CHANGED)
+                raise self.damaged()
+            self.remove()
             self.fresh = self.reparse()
         return self.fresh
 
-    def remove(self) -> None:
+    def damaged(self) -> DamagedEntry:
+        """The entry removed, and the error saying so: "changed while in use" only when the file
+        was written since it was opened (else it was damaged before: the command may start over)."""
+        changed = self.remove()
+        retry = read_no_more if self.reparse is not None else None
+        return DamagedEntry(_CHANGED if changed else _DAMAGED, retry)
+
+    def remove(self) -> bool:
+        """Whether the entry (this one, not one written since) was changed after it was opened."""
         if self.name is None or self.ident is None:
-            return
+            return False
         with contextlib.suppress(OSError):
             path = cache_dir() / self.name
             st = os.lstat(path)
             if (st.st_dev, st.st_ino) == self.ident:  # not an entry written since
                 os.unlink(path)
+                return (st.st_mtime_ns, st.st_ctime_ns, st.st_size) != self.stamp
+        return False
 
 
 def _namespace_of(key: Any) -> str:
@@ -493,8 +519,7 @@ class _Records:
         j = bisect_right(self.starts, at) - 1
         if not self.checked[j]:
             if j < 0 or not self.entry.check(self.first + j):
-                self.entry.remove()
-                raise DamagedEntry(_CHANGED)
+                raise self.entry.damaged()
             self.checked[j] = 1
 
     def whole(self) -> bytes:
@@ -621,12 +646,15 @@ def _read(cache: _Cache, key: bytes, reparse: Callable[[], Any] | None = None) -
         entry.reparse = reparse
         entry.name = _entry_name(key)
         entry.ident = (st.st_dev, st.st_ino)
+        entry.stamp = (st.st_mtime_ns, st.st_ctime_ns, st.st_size)
         obj = _unpickled(entry)
         if obj is None or len(entry.table) == 1:  # else kept: parts are read from it when first asked for
             _close_mapping(data)
         if obj is not None:
             with contextlib.suppress(OSError, NotImplementedError):
                 os.utime(fd)  # recently used: evicted last
+                st = os.fstat(fd)
+                entry.stamp = (st.st_mtime_ns, st.st_ctime_ns, st.st_size)  # as left when opened
         return obj
     finally:
         os.close(fd)
@@ -937,11 +965,17 @@ def cached(
         fresh = load(paths)
         if entry_key(paths) != key:
             raise DamagedEntry(_CHANGED)
+        again = _Cache.open(create=True)  # the damaged entry (removed) written again
+        if again is not None:
+            try:
+                _write_in_background(again, key, fresh, prepare, limit)
+            finally:
+                again.close()
         return prepare(fresh) if prepare is not None else fresh
 
     try:
-        hit = _read(cache, key, reparse)
-        if hit is None:
+        hit = None if _READS_OFF else _read(cache, key, reparse)
+        if hit is None and not _READS_OFF:
             hit = _await_writer(cache, key, reparse)
         if hit is not None:
             return hit, True

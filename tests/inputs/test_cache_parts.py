@@ -152,6 +152,16 @@ def _spy_decompress(monkeypatch) -> list[bytes]:
     return seen
 
 
+def _rewritten(entry: Path, damaged: bytes) -> None:
+    """The damaged entry was replaced by one written from the files (in the background)."""
+    import time
+
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not (entry.exists() and damaged not in entry.read_bytes()):
+        time.sleep(0.05)
+    assert entry.exists() and damaged not in entry.read_bytes()
+
+
 def test_a_damaged_part_read_late_is_never_read_and_the_files_answer(env, monkeypatch):
     path, entry, data, table, damaged = _damaged(env, "raws:nodes")
     seen = _spy_decompress(monkeypatch)
@@ -160,7 +170,7 @@ def test_a_damaged_part_read_late_is_never_read_and_the_files_answer(env, monkey
     parsed = load_cluster([path])
     assert [n.raw for n in cluster.nodes] == [n.raw for n in parsed.nodes]  # the files', read again
     assert damaged not in seen  # nothing of the damaged part was decompressed, nor unmarshalled
-    assert not entry.exists()  # removed: the next command parses and writes it again
+    _rewritten(entry, damaged)  # removed, and written again from the files
     assert [p.raw for p in cluster.pods] == [p.raw for p in parsed.pods]
 
 
@@ -182,7 +192,7 @@ def test_a_damaged_kind_is_never_unpickled_and_the_files_answer(env, monkeypatch
         (k, list(v.items())) for k, v in parsed.objects.items()
     ]
     assert len(loaded) == len(kinds) - 1 and damaged not in loaded  # every kind's part but the damaged one
-    assert not entry.exists()
+    _rewritten(entry, damaged)
 
 
 def _part_of_kind(data: bytes, table, j: int) -> str:
@@ -203,8 +213,9 @@ def test_a_damaged_part_read_late_without_the_files_is_one_clear_error(env):
     _flip(entry, at + 1)
     got = snapshot_cache.read_entry(key)  # no files to read again (as the sweep's workers read)
     assert got is not None
-    with pytest.raises(snapshot_cache.DamagedEntry, match="changed while in use"):
+    with pytest.raises(snapshot_cache.DamagedEntry, match="found damaged while in use") as caught:
         got.pods[0].raw  # noqa: B018
+    assert caught.value.retry is None  # read without the files: the command cannot start over
     assert not entry.exists()
 
 
@@ -325,7 +336,7 @@ def test_the_pods_records_are_checked_by_namespace_when_first_read(env, monkeypa
     assert others and store.take(others)
     # the damaged namespace's: never read, one clear error (an InputChanged: no `except
     # Exception` takes it), the entry removed so that the next command parses the files
-    with pytest.raises(snapshot_cache.DamagedEntry, match="changed while in use"):
+    with pytest.raises(snapshot_cache.DamagedEntry, match="found damaged while in use"):
         store.take([0])
     assert isinstance(snapshot_cache.DamagedEntry("x"), InputChanged)
     assert not isinstance(snapshot_cache.DamagedEntry("x"), Exception)
@@ -335,10 +346,16 @@ def test_the_pods_records_are_checked_by_namespace_when_first_read(env, monkeypa
     assert not hit and [p.raw for p in again.pods] == [p.raw for p in load_cluster([path]).pods]
 
 
-def test_a_damaged_namespace_is_one_line_exit_2_from_the_command(env, tmp_path):
+@pytest.mark.parametrize("region", ["header", "first", "records", "kind"])
+def test_a_byte_flipped_before_the_command_is_the_files_answer_and_the_entry_replaced(env, region):
+    """Damage already there when the command starts: whenever it is found (up front, or when a part
+    is first read, even the pods' records held by the snapshot's indexes), the command's output and
+    exit status are those without the cache (it starts over from the files while it has printed
+    nothing), nothing on stderr says the entry changed, and the entry is written again."""
     import os
     import subprocess
     import sys
+    import time
 
     path = _snapshot(env)
     pod = str(ROOT / "fixtures" / "pods" / "web.yaml")
@@ -348,17 +365,63 @@ def test_a_damaged_namespace_is_one_line_exit_2_from_the_command(env, tmp_path):
     key, entry = _write(path)
     data = entry.read_bytes()
     table = _table(data)
+    if region == "header":
+        _flip(entry, snapshot_cache._HEAD.size + 3)  # the table, under the header's MAC
+    for j, (at, length, _) in enumerate(table):
+        if _part_of_kind(data, table, j) == region:
+            _flip(entry, at + length // 2)  # every part of the region
+    damaged = entry.read_bytes()
+    assert damaged != data
+    r = subprocess.run(cmd, env=run_env, capture_output=True, text=True, timeout=120)
+    assert (r.returncode, r.stdout, r.stderr) == (expected.returncode, expected.stdout, expected.stderr)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not (entry.exists() and entry.read_bytes() != damaged):
+        time.sleep(0.1)  # the background writer's entry
+    assert entry.exists() and entry.read_bytes() != damaged
+    again = subprocess.run(cmd, env=run_env, capture_output=True, text=True, timeout=120)
+    assert (again.returncode, again.stdout) == (expected.returncode, expected.stdout)
+    assert snapshot_cache.read_entry(key) is not None
+
+
+def test_a_damaged_namespace_once_output_began_is_one_line_exit_2(env, monkeypatch):
+    """A command that has printed already cannot start over: one line, exit 2, the entry removed;
+    the line says "damaged", not "changed while in use", when the file is as it was when opened."""
+    import io
+    import os
+
+    from kschedcli.cli import errors as cli_errors
+
+    path = _snapshot(env)
+    key, entry = _write(path)
+    data = entry.read_bytes()
+    table = _table(data)
     for j, (at, length, _) in enumerate(table):
         if _part_of_kind(data, table, j) == "records":
-            _flip(entry, at + length - 1)  # every namespace's records
-    r = subprocess.run(cmd, env=run_env, capture_output=True, text=True, timeout=120)
-    assert r.returncode == 2 and r.stdout == "", r.stderr  # its pod's namespace's pods were read
-    assert (
-        r.stderr == "ksched: a snapshot cache entry was changed while in use (it was removed): run the command again\n"
+            _flip(entry, at + length - 1)
+    cluster, hit = _cached(path)
+    assert hit
+    with pytest.raises(snapshot_cache.DamagedEntry) as caught:
+        list(cluster.pods)
+    assert str(caught.value) == (
+        "a snapshot cache entry was found damaged while in use (it was removed): run the command again"
     )
-    assert not entry.exists()
-    r = subprocess.run(cmd, env=run_env, capture_output=True, text=True, timeout=120)
-    assert r.returncode == expected.returncode and r.stdout == expected.stdout
+    assert caught.value.retry is not None and not entry.exists()
+    # changed in place after it was opened: "changed while in use"
+    _write(path)
+    cluster, hit = _cached(path)
+    assert hit
+    with open(entry, "r+b") as f:
+        f.seek(table[_part_of(data, table, "records")][0] + 1)
+        byte = f.read(1)
+        f.seek(-1, 1)
+        f.write(bytes([byte[0] ^ 0x40]))
+    os.utime(entry, ns=(1, 1))  # a later write's times, whatever the clock's granularity
+    with pytest.raises(snapshot_cache.DamagedEntry, match="changed while in use"):
+        list(cluster.pods)
+    out = cli_errors.ClosedReaderSafeStdout(io.StringIO())
+    assert not out.wrote
+    out.write("x")
+    assert out.wrote
 
 
 def test_the_pending_pods_are_a_part_of_their_own_read_when_first_asked_for(env):
@@ -382,7 +445,7 @@ def test_a_damaged_pending_part_is_never_read_and_the_files_answer(env, monkeypa
     assert hit
     assert cluster.pending_pods() == load_cluster([path]).pending_pods()  # the files', read again
     assert damaged not in seen  # nothing of the damaged part was decompressed, nor unmarshalled
-    assert not entry.exists()
+    _rewritten(entry, damaged)
 
 
 def test_pending_pods_marshal_cannot_write_stay_a_list():
