@@ -19,6 +19,7 @@ integer where the API wants one, as Kubernetes' decoding takes it (integral_floa
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
@@ -211,6 +212,11 @@ def snapshot_object_problem(obj: dict, kind: str) -> FieldProblem | None:
     prefix = ""
     if root is None:  # a kind without a field tree (the DRA objects, read by kschedcli.dra): its metadata
         value, root, prefix = obj.get("metadata"), "ObjectMeta", "metadata"
+        dra = _DRA_SHAPES.get(kind)
+        if dra is not None:
+            problem = next(_shape_problems(obj, dra, ""), None)
+            if problem is not None:
+                return problem
     if decodes(value, root):
         if integral_floats_to_ints(value, root) and obj is not original:
             for k, v in obj.items():  # the copy's top level and spec back into the object
@@ -219,6 +225,89 @@ def snapshot_object_problem(obj: dict, kind: str) -> FieldProblem | None:
             original["spec"].update(obj["spec"])
         return None
     return next((p for p in check_value(value, root, prefix) if not p.unknown), None)
+
+
+# -- the DRA objects' fields the allocator reads (kschedcli.dra), as resource.k8s.io/v1 types them:
+# a dict is a struct (its fields checked where present; null is unset), a one-item list a list of
+# that, a type a leaf. No field tree is generated for these kinds (their type names clash with
+# core/v1's), so these hold what an API server could have written where ksched reads it.
+_DRA_REQUEST = {
+    "deviceClassName": str,
+    "allocationMode": str,
+    "count": int,
+    "adminAccess": bool,
+    "selectors": [dict],
+    "tolerations": [dict],
+}
+_DRA_CLAIM_SPEC = {
+    "devices": {
+        "requests": [{"name": str, "exactly": _DRA_REQUEST, "firstAvailable": [{"name": str, **_DRA_REQUEST}]}],
+        "constraints": [{"requests": [str], "matchAttribute": str}],
+        "config": [dict],
+    }
+}
+_DRA_RESULT = {"request": str, "driver": str, "pool": str, "device": str, "adminAccess": bool}
+_DRA_SHAPES: dict[str, dict] = {
+    "ResourceClaim": {
+        "spec": _DRA_CLAIM_SPEC,
+        "status": {"allocation": {"devices": {"results": [_DRA_RESULT]}}, "reservedFor": [dict]},
+    },
+    "ResourceClaimTemplate": {"spec": {"spec": _DRA_CLAIM_SPEC}},
+    "DeviceClass": {"spec": {"selectors": [dict]}},
+    "ResourceSlice": {
+        "spec": {
+            "driver": str,
+            "nodeName": str,
+            "allNodes": bool,
+            "pool": {"name": str, "generation": int, "resourceSliceCount": int},
+            "devices": [{"name": str, "attributes": dict, "capacity": dict, "taints": [dict]}],
+        }
+    },
+}
+_JSON_NAMES = {dict: "an object", list: "a list", str: "a string", int: "an integer", bool: "a boolean"}
+
+
+def _json_kind(v: object) -> str:
+    if isinstance(v, bool):
+        return f"boolean {str(v).lower()}"
+    if isinstance(v, (int, float)):
+        return f"number {v}"
+    if isinstance(v, str):
+        return f"string {json.dumps(v)}"
+    return "a list" if isinstance(v, list) else "an object"
+
+
+def _shape_problems(value: object, shape: object, path: str) -> Iterator[FieldProblem]:
+    """The values under `value` that are not of `shape` (_DRA_SHAPES), each named by its path;
+    an integral float where an integer is wanted becomes an int in place (a JSON `2.0`). An
+    ExactCount request's count must be above zero, as the API server validates it."""
+    if value is None:
+        return  # null: unset
+    if isinstance(shape, list):
+        if not isinstance(value, list):
+            yield FieldProblem(path, f"expected a list, got {_json_kind(value)}", False, value)
+            return
+        for i, item in enumerate(value):
+            yield from _shape_problems(item, shape[0], f"{path}[{i}]")
+        return
+    if isinstance(shape, dict):
+        if not isinstance(value, dict):
+            yield FieldProblem(path, f"expected an object, got {_json_kind(value)}", False, value)
+            return
+        for key, sub in shape.items():
+            if key in value:
+                child = value[key]
+                if sub is int and isinstance(child, float) and child.is_integer():
+                    value[key] = child = int(child)
+                yield from _shape_problems(child, sub, f"{path}.{key}" if path else key)
+        count = value.get("count")
+        exact = "deviceClassName" in shape and value.get("allocationMode") in (None, "", "ExactCount")
+        if exact and isinstance(count, int) and not isinstance(count, bool) and count <= 0:
+            yield FieldProblem(f"{path}.count", f"Invalid value: {count}: must be greater than zero", False, count)
+        return
+    ok = isinstance(value, shape) and (shape is bool or not isinstance(value, bool))  # type: ignore[arg-type]
+    if not ok:
+        yield FieldProblem(path, f"expected {_JSON_NAMES[shape]}, got {_json_kind(value)}", False, value)  # type: ignore[index]
 
 
 # the group/version kubectl finds each kind ksched reads in (what an API server of v1.34 serves)

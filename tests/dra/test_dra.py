@@ -393,3 +393,45 @@ def test_a_search_within_the_budget_is_not_cut_short():
     objects[0]["spec"]["devices"][-1]["attributes"]["grp"] = {"string": "x"}
     s = dra_scheduler([node("n1")], objects, _with_args({"filterTimeout": "1ms"}))
     assert dra_status(s.schedule(claim_pod("p", "endless")), "n1") is None
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "field", "says"),
+    [
+        ("        count: 2\n", '        count: "2"\n', "exactly.count", 'expected an integer, got string "2"'),
+        ("        count: 2\n", "        count: 2.5\n", "exactly.count", "expected an integer, got number 2.5"),
+        ("        count: 2\n", "        count: true\n", "exactly.count", "expected an integer, got boolean true"),
+        ("        count: 2\n", "        count: [2]\n", "exactly.count", "expected an integer, got a list"),
+        ("        count: 2\n", "        count: 0\n", "exactly.count", "Invalid value: 0: must be greater than zero"),
+        ("        count: 2\n", "        count: -1\n", "exactly.count", "Invalid value: -1: must be greater than zero"),
+        ("        device: gpu-0\n", "        device: 7\n", "results[0].device", "expected a string, got number 7"),
+    ],
+)
+def test_dra_values_no_api_server_writes_are_one_line(tmp_path, old, new, field, says):
+    """A claim's count or an allocation result's device that no API server could have written:
+    one line naming the file, the object and the field, exit 2 (it was read as a count of 1, or
+    the held device taken as free). A count written 2.0 is the integer 2."""
+    text = (FIXTURE / "cluster.yaml").read_text()
+    assert old in text
+    snap = tmp_path / "cluster.yaml"
+    snap.write_text(text.replace(old, new, 1))
+    r = _cli("explain", str(FIXTURE / "finetune.yaml"), "-c", str(snap))
+    assert r.exit_code == 2, r.output
+    [line] = r.output.strip().splitlines()
+    assert "(ResourceClaim ml/" in line and f"{field}: {says}" in line, line
+    snap.write_text(text.replace("        count: 2\n", "        count: 2.0\n"))
+    same = _cli("explain", str(FIXTURE / "finetune.yaml"), "-c", str(snap), "-o", "json")
+    want = _cli("explain", str(FIXTURE / "finetune.yaml"), "-c", str(FIXTURE / "cluster.yaml"), "-o", "json")
+    assert same.exit_code == want.exit_code == 0 and same.stdout == want.stdout
+
+
+def test_dra_requests_written_as_a_map_are_one_line(tmp_path):
+    import yaml
+
+    docs = list(yaml.safe_load_all((FIXTURE / "cluster.yaml").read_text()))
+    [claim] = [d for d in docs if d and d["kind"] == "ResourceClaim" and d["metadata"]["name"] == "finetune-gpus"]
+    claim["spec"]["devices"]["requests"] = {"gpus": 2}
+    snap = tmp_path / "cluster.yaml"
+    snap.write_text(yaml.safe_dump_all(docs))
+    r = _cli("explain", str(FIXTURE / "finetune.yaml"), "-c", str(snap))
+    assert r.exit_code == 2 and "spec.devices.requests: expected a list, got an object" in r.output, r.output
