@@ -1150,6 +1150,8 @@ class Session:
         rolling: str | None = None,
         max_unavailable: int = 1,
         surge: str | None = None,
+        delete_emptydir_data: bool = False,
+        force: bool = False,
         seed: int | None = None,
         workers: int | None = None,
         dask: str | None = None,
@@ -1161,7 +1163,8 @@ class Session:
         alone; `selector` restricts), `zone` (each value of topology.kubernetes.io/zone, or of
         `fail_key`), `nodes=K` (`samples` random sets of K nodes, drawn with `seed`); or `rolling`:
         a label selector of the node pool upgraded `max_unavailable` nodes at a time (`surge`: an
-        --add-node value, a node added first). Every scenario is applied to the one loaded
+        --add-node value, a node added first; `delete_emptydir_data`, `force`: its drains', as
+        `drain`'s). Every scenario is applied to the one loaded
         cluster and undone (whatif/sweep.py). `workers`: processes of a local pool (None: the
         machine's cores; 1: this process); `dask`: a Dask scheduler's address to run them on.
         `sampling`, `start_index`: node sampling as `schedule`'s, each scenario's cycles those of a
@@ -1177,6 +1180,9 @@ class Session:
             raise InputError(f"at most {sw.MAX_WORKERS} processes, not {workers:,}", field="--workers")
         if top < 0:
             raise InputError("must be at least 0", field="--top")
+        for flag, given in (("--delete-emptydir-data", delete_emptydir_data), ("--force", force)):
+            if given and rolling is None:
+                raise InputError("only with --rolling (as `ksched drain`'s, for each step's drain)", field=flag)
         o = self.options
         with self._validating():
             cluster, config, applied = self._inputs()
@@ -1198,7 +1204,14 @@ class Session:
             with progress.task("Sweeping", total=len(specs), unit="scenarios") as task:
                 if the_plan.family == "rolling":
                     base = sw.Base.of(cluster, config, seed, zone_key, start)
-                    docs = sw.run_rolling(base, specs, surge=surge, on_step=task.update)
+                    docs = sw.run_rolling(
+                        base,
+                        specs,
+                        surge=surge,
+                        on_step=task.update,
+                        delete_emptydir_data=delete_emptydir_data,
+                        force=force,
+                    )
                 elif dask is not None or (n > 1 and len(specs) > 1):
                     files = self.files()
                     if "-" in files:

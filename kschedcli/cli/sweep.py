@@ -38,6 +38,16 @@ def sweep(
     surge: str | None = typer.Option(
         None, "--surge", metavar="NODE_TEMPLATE", help="With --rolling: a node added first (an --add-node value)."
     ),
+    delete_emptydir_data: bool = typer.Option(
+        False,
+        "--delete-emptydir-data",
+        help="With --rolling: evict pods with emptyDir volumes too (as `ksched drain`, kubectl drain).",
+    ),
+    force: bool = typer.Option(
+        False,
+        "--force",
+        help="With --rolling: delete pods without a controller too (as `ksched drain`, kubectl drain).",
+    ),
     workers: int | None = typer.Option(
         None, "--workers", metavar="N", help="Processes of a local pool (default: the machine's cores; 1: none)."
     ),
@@ -56,7 +66,8 @@ def sweep(
     upgraded? Each scenario is applied to the one loaded cluster and undone: the failed nodes'
     pods recreated by their controllers (DaemonSet pods do not move, a pod without a controller
     is lost) and scheduled highest priority first, preemption carried out; a rolling step drains
-    its nodes as `ksched drain` does.
+    its nodes as `ksched drain` does (a drain kubectl refuses, or an eviction a PodDisruptionBudget
+    blocks, makes the step not ok).
 
     Exit status: 0 every scenario keeps every pod running, 1 one does not, 2 bad input or usage.
     """
@@ -70,6 +81,8 @@ def sweep(
         rolling=rolling,
         max_unavailable=max_unavailable,
         surge=surge,
+        delete_emptydir_data=delete_emptydir_data,
+        force=force,
         seed=seed,
         workers=workers,
         dask=dask,

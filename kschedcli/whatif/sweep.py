@@ -536,7 +536,8 @@ def _findings(
         )
     pdbs = _budgets_after(base, scheduler)
     headroom = _headroom(base, scheduler)
-    ok = not pending and not lost and not victims and not (extra or {}).get("blocked")
+    # a rolling step: an eviction the API refuses, or a drain kubectl refuses, is not ok
+    ok = not pending and not lost and not victims and not any((extra or {}).get(k) for k in ("blocked", "refused"))
     below = sum(1 for w in workloads if w["belowDesired"])
     doc: dict[str, Any] = {
         "family": spec.family,
@@ -559,7 +560,7 @@ def _findings(
     if extra:
         doc.update(extra)
     doc["severity"] = [
-        len(pending) + len(lost) + len(victims) + len(doc.get("blocked") or []),
+        len(pending) + len(lost) + len(victims) + len(doc.get("blocked") or []) + len(doc.get("refused") or []),
         below,
         len(pdbs),
         len(preempting),
@@ -642,19 +643,32 @@ def _add_room(zones: dict[str, list[int]], ni: NodeInfo, zone_key: str, sign: in
 
 
 def run_rolling(
-    base: Base, specs: Sequence[ScenarioSpec], *, surge: str | None = None, on_step: Callable[[int], None] | None = None
+    base: Base,
+    specs: Sequence[ScenarioSpec],
+    *,
+    surge: str | None = None,
+    on_step: Callable[[int], None] | None = None,
+    delete_emptydir_data: bool = False,
+    force: bool = False,
 ) -> list[dict]:
     """The steps of a node-pool upgrade, in order, on one copy of the cluster: each step's batch
     cordoned and drained as `ksched drain` does, then the nodes back (upgraded), schedulable and
     holding what stayed on them (DaemonSet and static pods, pods whose eviction was refused), for
-    the next steps. `surge`: an --add-node value, the node(s) added before the first step. Each
-    step's schedulers and snapshots are transient (see run_failure)."""
+    the next steps. `surge`: an --add-node value, the node(s) added before the first step.
+    `delete_emptydir_data`, `force`: as `ksched drain`'s (kubectl drain's); a step whose drain
+    kubectl refuses without them is not ok. Each step's schedulers and snapshots are transient
+    (see run_failure)."""
     with transient():
-        return _run_rolling(base, specs, surge, on_step)
+        return _run_rolling(base, specs, surge, on_step, delete_emptydir_data, force)
 
 
 def _run_rolling(
-    base: Base, specs: Sequence[ScenarioSpec], surge: str | None, on_step: Callable[[int], None] | None
+    base: Base,
+    specs: Sequence[ScenarioSpec],
+    surge: str | None,
+    on_step: Callable[[int], None] | None,
+    delete_emptydir_data: bool = False,
+    force: bool = False,
 ) -> list[dict]:
     from .drain import BLOCKED, DELETED, EVICTED, drain
 
@@ -680,7 +694,16 @@ def _run_rolling(
             if sched.sampling is not None:
                 next_start[0] = sched.sampling.next_start
 
-        report = drain(cluster, base.config, list(spec.nodes), seed=base.seed, sampling=start, on_round=carried)
+        report = drain(
+            cluster,
+            base.config,
+            list(spec.nodes),
+            delete_emptydir_data=delete_emptydir_data,
+            force=force,
+            seed=base.seed,
+            sampling=start,
+            on_round=carried,
+        )
         blocked, lost, refused = [], [], []
         down: dict[str, int] = {}
         owner_of_new: dict[str, str] = {}

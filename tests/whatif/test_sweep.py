@@ -169,6 +169,85 @@ def test_a_pdb_blocks_a_rolling_drain(tmp_path):
     assert ok.exit_code() == 0
 
 
+def _pool_with(tmp_path, extra, name="cluster.yaml"):
+    """A two-node pool (g1, g2) and a spare node with room for everything, plus `extra` objects."""
+    pool = {"pool": "general"}
+    objs = [node("g1", "a", labels=pool), node("g2", "a", labels=pool), node("spare", "a", cpu="8")]
+    return write(tmp_path, [*objs, pod("web-1", "g1"), *extra], name)
+
+
+def _with_emptydir(p):
+    p["spec"]["volumes"] = [{"name": "scratch", "emptyDir": {}}]
+    return p
+
+
+@pytest.mark.parametrize(
+    "extra,fatal,flag",
+    [
+        ([pod("bare", "g2", owner=None)], "cannot delete Pods that declare no controller", "--force"),
+        ([_with_emptydir(pod("cache-0", "g2"))], "cannot delete Pods with local storage", "--delete-emptydir-data"),
+    ],
+)
+def test_a_rolling_step_whose_drain_kubectl_refuses_is_not_safe(tmp_path, extra, fatal, flag):
+    """A step whose drain kubectl refuses (a bare pod without --force, an emptyDir without
+    --delete-emptydir-data) is not ok, as `ksched drain` says for the same node: not safe, exit 1,
+    in every output."""
+    path = _pool_with(tmp_path, extra)
+    s = session(path).sweep(rolling="pool=general")
+    first, second = s.scenarios
+    assert first["ok"] and not first["refused"]
+    assert not second["ok"] and second["refused"] and second["refused"][0].startswith(fatal)
+    assert second["severity"][0] == 1 and s.summary["worst"] == [{"scenario": "rolling 2/2", "index": 1}]
+    assert s.exit_code() == 1 and not s.summary["safe"] and s.summary["verdict"] == "not rolling-upgrade safe"
+    assert session(path).drain(["g2"]).exit_code() == 1  # what `ksched drain g2` says
+    runner = CliRunner()
+    base = ["sweep", "--cluster", path, "--rolling", "pool=general", "--no-cache"]
+    r = runner.invoke(app, base)
+    assert r.exit_code == 1, r.output
+    assert "✘ not rolling-upgrade safe" in r.output and "✔ rolling-upgrade safe" not in r.output
+    assert fatal in " ".join(r.output.split())
+    for fmt in ("json", "yaml"):
+        r = runner.invoke(app, [*base, "-o", fmt])
+        assert r.exit_code == 1, r.output
+        doc = yaml.safe_load(r.stdout)
+        assert [sc["ok"] for sc in doc["scenarios"]] == [True, False] and not doc["summary"]["safe"]
+    r = runner.invoke(app, [*base, "-o", "markdown"])
+    assert r.exit_code == 1 and "| rolling 2/2 | no |" in r.stdout.replace("  ", " ")
+    # the flag kubectl drain names lets the step drain, as `ksched drain g2 <flag>` does
+    r = runner.invoke(app, [*base, flag, "-o", "json"])
+    doc = json.loads(r.stdout)
+    assert not doc["scenarios"][1]["refused"]
+    if flag == "--force":  # the bare pod is deleted: lost, still not ok (and `ksched drain --force` agrees)
+        assert r.exit_code == 1 and [p["pod"] for p in doc["scenarios"][1]["lost"]] == ["shop/bare"]
+        assert session(path).drain(["g2"], force=True).exit_code() == 1
+    else:  # its ReplicaSet recreates it on the spare node
+        assert r.exit_code == 0 and doc["summary"]["verdict"] == "rolling-upgrade safe", r.output
+        assert session(path).drain(["g2"], delete_emptydir_data=True).exit_code() == 0
+
+
+def test_a_clean_pool_upgrades_safely_and_a_pdb_block_does_not(tmp_path):
+    """A pool whose pods all move is safe, exit 0; the same pool with a budget allowing no
+    disruption is a finding (`blocked`), not safe, exit 1."""
+    path = _pool_with(tmp_path, [pod("web-2", "g2")])
+    r = CliRunner().invoke(app, ["sweep", "--cluster", path, "--rolling", "pool=general", "--no-cache"])
+    assert r.exit_code == 0, r.output
+    assert "✔ rolling-upgrade safe" in r.output
+    blocked = _pool_with(tmp_path, [pod("web-2", "g2"), pdb("web", {"app": "web"}, 0, 2, 2)], "pdb.yaml")
+    r = CliRunner().invoke(app, ["sweep", "--cluster", blocked, "--rolling", "pool=general", "-o", "json"])
+    assert r.exit_code == 1, r.output
+    doc = json.loads(r.stdout)
+    assert [b["pod"] for sc in doc["scenarios"] for b in sc["blocked"]] == ["shop/web-1", "shop/web-2"]
+    assert not any(sc["ok"] for sc in doc["scenarios"]) and doc["summary"]["verdict"] == "not rolling-upgrade safe"
+
+
+@pytest.mark.parametrize("flag", ["--force", "--delete-emptydir-data"])
+def test_drain_flags_only_with_rolling(flag):
+    r = CliRunner().invoke(app, ["sweep", "--cluster", PROD, "--fail", "node", flag])
+    assert r.exit_code == 2
+    line = f"ksched: {flag}: only with --rolling (as `ksched drain`'s, for each step's drain)"
+    assert r.output.strip().splitlines() == [line]
+
+
 def _replacements_file(tmp_path, path, nodes):
     """The failed nodes' recreated pods (controller-owned, not DaemonSet), as a pods file."""
     w = session(path).world()
@@ -409,6 +488,7 @@ def test_sweep_documents_validate_against_the_result_schema(tmp_path):
         session(path).sweep(fail="node", workers=1, sampling=True).to_dict(),
     ]
     assert docs[2]["scenarios"][0]["blocked"] and docs[2]["scenarios"][0]["sampling"]["startIndex"] == 1
+    assert docs[2]["scenarios"][1]["refused"] and not docs[2]["scenarios"][1]["ok"]  # the bare pod on g2
     assert docs[3]["edits"] and docs[4]["scenarios"][0]["sampling"]["parallelism"] == 16
     for doc in docs:
         assert not list(check.iter_errors(doc))

@@ -189,6 +189,7 @@ def sweep_renderables(doc: dict[str, Any], top: int = 10) -> list[list[Any]]:
         f"✔ {n1}: every scenario keeps every pod running"
         if ok
         else f"✘ {n1}: {s['failing']} of {plural(s['scenarios'], 'scenario')} leave a pod not running"
+        + (" or a node not drained" if s["family"] == "rolling" else "")
     )
     blocks.append([Text(verdict, style="ok" if ok else "bad")])
     return blocks
