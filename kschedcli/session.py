@@ -456,17 +456,34 @@ class Session:
             )
         return self._files
 
-    def _inputs(self, pods: tuple[str, str | None] = ("", None)) -> tuple[Cluster, SchedulerConfig, list[Applied]]:
-        """The cluster read (again for each question: an earlier one may have changed it), the
-        config read and the session's edits applied (whatif.world.load_inputs)."""
-        from .inputs.sources import server_version
+    def _stdin_once(self, *named: tuple[str, str | None], files: Iterable[str] | None = None) -> None:
+        """Refuse stdin (`-`) named for two inputs, naming the two: the question's own (`named`:
+        (option, path) pairs: PODS, --node-groups, --against-cluster, ...) and this session's: its
+        snapshot files (`files`, default its source's), --config and an --add-node file (`@-`).
+        The one check of every command that can read `-`; the two named in command-line order
+        (arguments, then --cluster, --config and the edits, then the question's other flags)."""
         from .loader import read_once_check
+        from .whatif.edits import add_node_file
+
+        o = self.options
+        added = [(e.flag, add_node_file(e.value, exists=lambda _: False)) for e in o.edits if e.flag == "--add-node"]
+        cluster = self.source.files if files is None else files
+        own = [*(("--cluster", c) for c in cluster), ("--config", o.config), *added]
+        # named as the command line reads: arguments (PODS), the world's flags, the question's flags
+        args = [n for n in named if not n[0].startswith("-")]
+        read_once_check([*args, *own, *(n for n in named if n[0].startswith("-"))])
+
+    def _inputs(self, *named: tuple[str, str | None]) -> tuple[Cluster, SchedulerConfig, list[Applied]]:
+        """The cluster read (again for each question: an earlier one may have changed it), the
+        config read and the session's edits applied (whatif.world.load_inputs). `named`: the
+        question's other inputs that can be stdin (see _stdin_once)."""
+        from .inputs.sources import server_version
         from .whatif.world import load_inputs
 
         files = self.files()
         if "-" in files and self._reads:
             raise InputError("stdin was read by an earlier question of this session", source="-")
-        read_once_check([pods, *(("--cluster", c) for c in files), ("--config", self.options.config)])
+        self._stdin_once(*named, files=files)
         o = self.options
         loaded = load_inputs(
             list(files),
@@ -519,12 +536,13 @@ class Session:
         sub._warned = self._warned
         return sub
 
-    def _load(self, pods: tuple[str, str | None] = ("", None)) -> World:
-        """The world a question starts from: its inputs, and the scheduler built over them."""
+    def _load(self, *named: tuple[str, str | None]) -> World:
+        """The world a question starts from: its inputs (`named`: the question's own, see
+        _stdin_once), and the scheduler built over them."""
         from .scheduling.scheduler import Scheduler
         from .whatif.world import World
 
-        cluster, config, applied = self._inputs(pods)
+        cluster, config, applied = self._inputs(*named)
         world = World(cluster, config, Scheduler(cluster, config), applied)
         unplaced = world.scheduler.snapshot.unplaced_pods
         if unplaced and cluster.nodes:
@@ -823,12 +841,29 @@ class Session:
         pods) scheduled in turn."""
         from .whatif.scenario import load_scenario, scenario_pods
 
+        self._stdin_once(("SCENARIO", scenario))
         with self._validating():
             sc = load_scenario(scenario)
             o = self.options
             s = self.source
             # the scenario's snapshot, unless this session names files or the live cluster
             own = s.files or s.context or s.kubeconfig or s.save_snapshot or not sc.cluster
+            if scenario == "-":  # what the scenario read from stdin names `-`: its fields
+                from .loader import read_once_check
+                from .whatif.edits import add_node_file
+
+                read_once_check(
+                    [
+                        ("SCENARIO", scenario),
+                        *(("the scenario's cluster", c) for c in (() if own else sc.cluster)),
+                        ("the scenario's config", sc.config),
+                        *(
+                            ("the scenario's --add-node", add_node_file(e.value, exists=lambda _: False))
+                            for e in sc.edits
+                            if e.flag == "--add-node"
+                        ),
+                    ]
+                )
             sub = self._sub(
                 s if own else ClusterSource(tuple(sc.cluster), request_timeout=s.request_timeout),
                 Options(
@@ -1029,7 +1064,7 @@ class Session:
         from .whatif.capacity import read_templates, run_capacity
 
         with self._validating():
-            world = self._load()
+            world = self._load(*(("FILE", t) for t in templates))
             if sampling:
                 self._sample(world, start_index)
             parsed = read_templates(list(templates))
@@ -1082,7 +1117,7 @@ class Session:
 
         names = check_expanders(list(expanders)) if expanders else list(EXPANDERS)
         with self._validating():
-            world = self._load(("PODS", pods))
+            world = self._load(("PODS", pods), ("--node-groups", node_groups))
             pod_list, _ = self._pods(pods, namespace, None, world)
             cluster = world.cluster
             groups = read_node_groups(node_groups, cluster) if node_groups else infer_node_groups(cluster)
@@ -1104,7 +1139,7 @@ class Session:
         if threshold is not None and not 0 <= threshold <= 1:
             raise InputError(f"{threshold}: a utilization between 0 and 1", field="--utilization-threshold")
         with self._validating():
-            world = self._load()
+            world = self._load(("--node-groups", node_groups))
             cluster = world.cluster
             groups = read_node_groups(node_groups, cluster) if node_groups else infer_node_groups(cluster)
             report = scale_down(cluster, world.config, groups, DEFAULT_THRESHOLD if threshold is None else threshold)
@@ -1185,7 +1220,9 @@ class Session:
                 raise InputError("only with --rolling (as `ksched drain`'s, for each step's drain)", field=flag)
         o = self.options
         with self._validating():
-            cluster, config, applied = self._inputs()
+            from .whatif.edits import add_node_file
+
+            cluster, config, applied = self._inputs(("--surge", add_node_file(surge or "", exists=lambda _: False)))
             the_plan = sw.plan(
                 cluster,
                 fail=fail,
@@ -1266,6 +1303,10 @@ class Session:
             )
         if all_pods and pods is not None:
             raise InputError("PODS and --all exclude each other", field="--all")
+        b_files = ClusterSource.of(against_cluster).files if against_cluster else ()
+        self._stdin_once(
+            ("PODS", pods), *(("--against-cluster", f) for f in b_files), ("--against-config", against_config)
+        )
         with self._validating():
             a = self._sub(self.source, _replace(o, edits=()))
             a._files = self.files()

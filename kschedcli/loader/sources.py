@@ -223,6 +223,6 @@ def read_once_check(named: list[tuple[str, str | None]]) -> None:
     `named`: (option, path) pairs, a path None when the option was not given."""
     takers = [option for option, path in named if path == "-"]
     if len(takers) > 1:
-        raise InputError(
-            f"stdin is named twice ({' and '.join(dict.fromkeys(takers))}); it can be read only once", source="-"
-        )
+        first, second = takers[:2]
+        both = f"{first} twice" if first == second else f"{first} and {second}"
+        raise InputError(f"stdin is named twice ({both}); it can be read only once", source="-")

@@ -164,8 +164,26 @@ def test_explain_finds_a_pending_pod_by_name_in_a_snapshot_on_stdin():
         (["explain", "-", "-c", "-"], "POD and --cluster"),
         (["preempt", "-", "-c", "-"], "POD and --cluster"),
         (["schedule", "-", "-c", "-"], "PODS and --cluster"),
-        (["explain", str(WEB), "-c", "-", "-c", "-"], "--cluster"),
+        (["explain", str(WEB), "-c", "-", "-c", "-"], "--cluster twice"),
         (["explain", str(WEB), "-c", "-", "--config", "-"], "--cluster and --config"),
+        # every command and option that can read `-`, the two involved named
+        (["diff", "-", "-c", str(PROD), "--against-cluster", "-"], "PODS and --against-cluster"),
+        (["diff", str(WEB), "-c", "-", "--against-cluster", "-"], "--cluster and --against-cluster"),
+        (["diff", str(WEB), "-c", "-", "--against-config", "-"], "--cluster and --against-config"),
+        (["diff", "-", "-c", str(PROD), "--against-config", "-"], "PODS and --against-config"),
+        (
+            ["diff", str(WEB), "-c", str(PROD), "--against-cluster", "-", "--against-config", "-"],
+            "--against-cluster and --against-config",
+        ),
+        (["scale-up", "-", "-c", str(PROD), "--node-groups", "-"], "PODS and --node-groups"),
+        (["scale-up", str(WEB), "-c", "-", "--node-groups", "-"], "--cluster and --node-groups"),
+        (["scale-down", "-c", "-", "--node-groups", "-"], "--cluster and --node-groups"),
+        (["run", "-", "-c", "-"], "SCENARIO and --cluster"),
+        (["capacity", "-", "-c", "-"], "FILE and --cluster"),
+        (["capacity", "-", "-", "-c", str(PROD)], "FILE twice"),
+        (["schedule", "-", "-c", str(PROD), "--add-node", "@-"], "PODS and --add-node"),
+        (["drain", "pool=x", "-c", "-", "--add-node", "@-"], "--cluster and --add-node"),
+        (["sweep", "--rolling", "pool=x", "-c", "-", "--surge", "@-"], "--cluster and --surge"),
     ],
 )
 def test_stdin_named_twice_is_one_line(args, takers):
@@ -173,6 +191,15 @@ def test_stdin_named_twice_is_one_line(args, takers):
     assert r.exit_code == 2
     assert r.stderr == f"ksched: -: stdin is named twice ({takers}); it can be read only once\n"
     assert r.stdout == ""
+
+
+def test_a_scenario_on_stdin_naming_stdin_is_one_line():
+    """A scenario read from stdin whose own snapshot is `-`: the two named, nothing read twice."""
+    scenario = b"apiVersion: ksched.io/v1alpha1\nkind: Scenario\ncluster: ['-']\n"
+    r = run("run", "-", input=scenario)
+    assert r.exit_code == 2
+    said = "stdin is named twice (SCENARIO and the scenario's cluster); it can be read only once"
+    assert r.stderr == f"ksched: -: {said}\n"
 
 
 # ----------------------------------------------------------------------------- 6: usage errors
