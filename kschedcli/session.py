@@ -463,10 +463,15 @@ class Session:
         The one check of every command that can read `-`; the two named in command-line order
         (arguments, then --cluster, --config and the edits, then the question's other flags)."""
         from .loader import read_once_check
-        from .whatif.edits import add_node_file
 
         o = self.options
-        added = [(e.flag, add_node_file(e.value, exists=lambda _: False)) for e in o.edits if e.flag == "--add-node"]
+        added: list[tuple[str, str | None]] = []
+        if any(e.flag == "--add-node" for e in o.edits):
+            from .whatif.edits import add_node_file  # (only then: a plain run does not load the edits)
+
+            added = [
+                (e.flag, add_node_file(e.value, exists=lambda _: False)) for e in o.edits if e.flag == "--add-node"
+            ]
         cluster = self.source.files if files is None else files
         own = [*(("--cluster", c) for c in cluster), ("--config", o.config), *added]
         # named as the command line reads: arguments (PODS), the world's flags, the question's flags
