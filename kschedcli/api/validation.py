@@ -241,7 +241,10 @@ _DRA_REQUEST = {
 }
 _DRA_CLAIM_SPEC = {
     "devices": {
-        "requests": [{"name": str, "exactly": _DRA_REQUEST, "firstAvailable": [{"name": str, **_DRA_REQUEST}]}],
+        # (a v1beta1 request holds the fields of `exactly` itself)
+        "requests": [
+            {"name": str, "exactly": _DRA_REQUEST, "firstAvailable": [{"name": str, **_DRA_REQUEST}], **_DRA_REQUEST}
+        ],
         "constraints": [{"requests": [str], "matchAttribute": str}],
         "config": [dict],
     }
@@ -260,7 +263,15 @@ _DRA_SHAPES: dict[str, dict] = {
             "nodeName": str,
             "allNodes": bool,
             "pool": {"name": str, "generation": int, "resourceSliceCount": int},
-            "devices": [{"name": str, "attributes": dict, "capacity": dict, "taints": [dict]}],
+            "devices": [
+                {
+                    "name": str,
+                    "attributes": dict,
+                    "capacity": dict,
+                    "taints": [dict],
+                    "basic": {"attributes": dict, "capacity": dict, "taints": [dict]},  # (v1beta1)
+                }
+            ],
         }
     },
 }

@@ -74,6 +74,11 @@ class Device:
     )
 
     def __init__(self, raw: dict, driver: str, pool: str, numbered: bool = True):
+        basic = raw.get("basic")
+        if isinstance(basic, dict):
+            # resource.k8s.io/v1beta1 (a v1.32 or v1.33 export): the device's fields under `basic`,
+            # as the API server converts it to v1
+            raw = {**{k: v for k, v in raw.items() if k != "basic"}, **basic}
         self.raw = raw
         self.name = _str(raw.get("name"))
         self.driver = driver
@@ -278,6 +283,10 @@ class DeviceRequest:
     def __init__(self, raw: dict):
         self.name = _str(raw.get("name"))
         ex = raw.get("exactly")
+        if ex is None and "firstAvailable" not in raw and "deviceClassName" in raw:
+            # resource.k8s.io/v1beta1 (a v1.32 or v1.33 export): the request's fields on the request
+            # itself, as the API server converts it to v1's `exactly`
+            ex = raw
         self.exactly = Request(self.name, _dict(ex)) if isinstance(ex, dict) else None
         self.first_available = [
             Request(_str(_dict(s).get("name")), _dict(s), admin=False) for s in _list(raw.get("firstAvailable"))

@@ -435,3 +435,47 @@ def test_dra_requests_written_as_a_map_are_one_line(tmp_path):
     snap.write_text(yaml.safe_dump_all(docs))
     r = _cli("explain", str(FIXTURE / "finetune.yaml"), "-c", str(snap))
     assert r.exit_code == 2 and "spec.devices.requests: expected a list, got an object" in r.output, r.output
+
+
+def test_v1beta1_objects_read_as_the_api_server_converts_them(tmp_path):
+    """The DRA fixture written as resource.k8s.io/v1beta1 (what v1.32 and v1.33 export): a claim's
+    request holds the fields of v1's `exactly` itself, a slice's device holds its attributes and
+    capacity under `basic`. Read as the API server converts them, the answer is the v1 fixture's."""
+    import yaml
+
+    docs = [d for d in yaml.safe_load_all((FIXTURE / "cluster.yaml").read_text()) if d]
+    converted = 0
+    for d in docs:
+        if not d["apiVersion"].startswith("resource.k8s.io/"):
+            continue
+        d["apiVersion"] = "resource.k8s.io/v1beta1"
+        spec = d.get("spec") or {}
+        if d["kind"] == "ResourceClaim":
+            for r in spec["devices"]["requests"]:
+                if "exactly" in r:
+                    r.update(r.pop("exactly"))
+                    converted += 1
+        if d["kind"] == "ResourceSlice":
+            spec["devices"] = [
+                {"name": dev["name"], "basic": {k: v for k, v in dev.items() if k != "name"}}
+                for dev in spec.get("devices") or []
+            ]
+            converted += 1
+    assert converted >= 4
+    snap = tmp_path / "cluster.yaml"
+    snap.write_text(yaml.safe_dump_all(docs))
+    old = _cli("explain", str(FIXTURE / "finetune.yaml"), "-c", str(FIXTURE / "cluster.yaml"), "-o", "json")
+    new = _cli("explain", str(FIXTURE / "finetune.yaml"), "-c", str(snap), "-o", "json")
+    assert old.exit_code == new.exit_code == 0, new.output
+
+    def answer(out: str) -> str:
+        return json.dumps({k: v for k, v in json.loads(out).items() if k != "input"}, sort_keys=True)
+
+    assert answer(new.stdout) == answer(old.stdout)
+    # a v1beta1 request's own count is checked as v1's `exactly.count`
+    text = snap.read_text()
+    bad = tmp_path / "bad.yaml"
+    assert "count: 2\n" in text
+    bad.write_text(text.replace("count: 2\n", "count: '2'\n", 1))
+    r = _cli("explain", str(FIXTURE / "finetune.yaml"), "-c", str(bad))
+    assert r.exit_code == 2 and 'requests[0].count: expected an integer, got string "2"' in r.output, r.output
