@@ -19,7 +19,6 @@ integer where the API wants one, as Kubernetes' decoding takes it (integral_floa
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
@@ -228,14 +227,15 @@ def snapshot_object_problem(obj: dict, kind: str) -> FieldProblem | None:
 
 
 # -- the DRA objects' fields the allocator reads (kschedcli.dra), as resource.k8s.io/v1 types them:
-# a dict is a struct (its fields checked where present; null is unset), a one-item list a list of
-# that, a type a leaf. No field tree is generated for these kinds (their type names clash with
-# core/v1's), so these hold what an API server could have written where ksched reads it.
+# a dict is a struct (its fields checked where present; null is unset), `dict` any object, a
+# one-item list a list of that, a string a Go leaf type (fieldtree's). No field tree is generated
+# for these kinds (their type names clash with core/v1's), so these hold what an API server could
+# have written where ksched reads it.
 _DRA_REQUEST = {
-    "deviceClassName": str,
-    "allocationMode": str,
-    "count": int,
-    "adminAccess": bool,
+    "deviceClassName": "string",
+    "allocationMode": "string",
+    "count": "int64",
+    "adminAccess": "bool",
     "selectors": [dict],
     "tolerations": [dict],
 }
@@ -243,13 +243,18 @@ _DRA_CLAIM_SPEC = {
     "devices": {
         # (a v1beta1 request holds the fields of `exactly` itself)
         "requests": [
-            {"name": str, "exactly": _DRA_REQUEST, "firstAvailable": [{"name": str, **_DRA_REQUEST}], **_DRA_REQUEST}
+            {
+                "name": "string",
+                "exactly": _DRA_REQUEST,
+                "firstAvailable": [{"name": "string", **_DRA_REQUEST}],
+                **_DRA_REQUEST,
+            }
         ],
-        "constraints": [{"requests": [str], "matchAttribute": str}],
+        "constraints": [{"requests": ["string"], "matchAttribute": "string"}],
         "config": [dict],
     }
 }
-_DRA_RESULT = {"request": str, "driver": str, "pool": str, "device": str, "adminAccess": bool}
+_DRA_RESULT = {"request": "string", "driver": "string", "pool": "string", "device": "string", "adminAccess": "bool"}
 _DRA_SHAPES: dict[str, dict] = {
     "ResourceClaim": {
         "spec": _DRA_CLAIM_SPEC,
@@ -259,13 +264,13 @@ _DRA_SHAPES: dict[str, dict] = {
     "DeviceClass": {"spec": {"selectors": [dict]}},
     "ResourceSlice": {
         "spec": {
-            "driver": str,
-            "nodeName": str,
-            "allNodes": bool,
-            "pool": {"name": str, "generation": int, "resourceSliceCount": int},
+            "driver": "string",
+            "nodeName": "string",
+            "allNodes": "bool",
+            "pool": {"name": "string", "generation": "int64", "resourceSliceCount": "int64"},
             "devices": [
                 {
-                    "name": str,
+                    "name": "string",
                     "attributes": dict,
                     "capacity": dict,
                     "taints": [dict],
@@ -275,50 +280,43 @@ _DRA_SHAPES: dict[str, dict] = {
         }
     },
 }
-_JSON_NAMES = {dict: "an object", list: "a list", str: "a string", int: "an integer", bool: "a boolean"}
-
-
-def _json_kind(v: object) -> str:
-    if isinstance(v, bool):
-        return f"boolean {str(v).lower()}"
-    if isinstance(v, (int, float)):
-        return f"number {v}"
-    if isinstance(v, str):
-        return f"string {json.dumps(v)}"
-    return "a list" if isinstance(v, list) else "an object"
 
 
 def _shape_problems(value: object, shape: object, path: str) -> Iterator[FieldProblem]:
-    """The values under `value` that are not of `shape` (_DRA_SHAPES), each named by its path;
-    an integral float where an integer is wanted becomes an int in place (a JSON `2.0`). An
-    ExactCount request's count must be above zero, as the API server validates it."""
+    """The values under `value` that are not of `shape` (_DRA_SHAPES), each named by its path, in
+    fieldtree's words; an integral float where an integer is wanted becomes an int in place (a JSON
+    `2.0`). An ExactCount request's count must be above zero, as the API server validates it."""
+    from .fieldtree import _describe, _leaf_problem
+
     if value is None:
         return  # null: unset
     if isinstance(shape, list):
         if not isinstance(value, list):
-            yield FieldProblem(path, f"expected a list, got {_json_kind(value)}", False, value)
+            yield FieldProblem(path, f"expected a list, got {_describe(value)}", False, value)
             return
         for i, item in enumerate(value):
             yield from _shape_problems(item, shape[0], f"{path}[{i}]")
         return
-    if isinstance(shape, dict):
-        if not isinstance(value, dict):
-            yield FieldProblem(path, f"expected an object, got {_json_kind(value)}", False, value)
-            return
-        for key, sub in shape.items():
-            if key in value:
-                child = value[key]
-                if sub is int and isinstance(child, float) and child.is_integer():
-                    value[key] = child = int(child)
-                yield from _shape_problems(child, sub, f"{path}.{key}" if path else key)
-        count = value.get("count")
-        exact = "deviceClassName" in shape and value.get("allocationMode") in (None, "", "ExactCount")
-        if exact and isinstance(count, int) and not isinstance(count, bool) and count <= 0:
-            yield FieldProblem(f"{path}.count", f"Invalid value: {count}: must be greater than zero", False, count)
+    if isinstance(shape, str):
+        problem = _leaf_problem(value, shape)
+        if problem is not None:
+            yield FieldProblem(path, problem, False, value)
         return
-    ok = isinstance(value, shape) and (shape is bool or not isinstance(value, bool))  # type: ignore[arg-type]
-    if not ok:
-        yield FieldProblem(path, f"expected {_JSON_NAMES[shape]}, got {_json_kind(value)}", False, value)  # type: ignore[index]
+    if not isinstance(value, dict):
+        yield FieldProblem(path, f"expected an object, got {_describe(value)}", False, value)
+        return
+    if not isinstance(shape, dict):
+        return  # `dict`: any object
+    for key, sub in shape.items():
+        if key in value:
+            child = value[key]
+            if sub == "int64" and isinstance(child, float) and child.is_integer():
+                value[key] = child = int(child)
+            yield from _shape_problems(child, sub, f"{path}.{key}" if path else key)
+    count = value.get("count")
+    exact = "deviceClassName" in shape and value.get("allocationMode") in (None, "", "ExactCount")
+    if exact and isinstance(count, int) and not isinstance(count, bool) and count <= 0:
+        yield FieldProblem(f"{path}.count", f"Invalid value: {count}: must be greater than zero", False, count)
 
 
 # the group/version kubectl finds each kind ksched reads in (what an API server of v1.34 serves)

@@ -106,10 +106,11 @@ class ColumnarCycle:
                 probe &= verdicts
         if not probe.any():
             return "unschedulable"
-        if all(verdicts is not None for verdicts in arrays):
-            plugins = []  # (the mask is the probe's)
-        mask = probe if not plugins else np.ones(len(nodes), dtype=bool)
-        for pl, verdicts in zip(plugins, arrays):
+        # with every plugin's verdicts at hand the mask is the probe; else it is made again in the
+        # profile's order, each other plugin run on the nodes the plugins before it passed
+        node_by_node = any(verdicts is None for verdicts in arrays)
+        mask = np.ones(len(nodes), dtype=bool) if node_by_node else probe
+        for pl, verdicts in zip(plugins, arrays) if node_by_node else ():
             if verdicts is not None:
                 mask &= verdicts
                 continue

@@ -372,7 +372,9 @@ def test_a_binder_is_reported_never_called(servers):
 # -- TLS --------------------------------------------------------------------------------------------
 
 
-def test_tls_with_a_self_signed_certificate(servers, tmp_path):
+def _tls_filter_server(servers, tmp_path, client_certificate: bool = False):
+    """A filter extender serving TLS with a self-signed certificate (`client_certificate`: it asks
+    for a client certificate it trusts, the same one); (the server, the certificate, its key)."""
     import ssl
 
     made = self_signed(tmp_path)
@@ -381,7 +383,14 @@ def test_tls_with_a_self_signed_certificate(servers, tmp_path):
     cert, key = made
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     ctx.load_cert_chain(cert, key)
-    ext = servers({"filter": lambda a: {"NodeNames": a["NodeNames"]}}, tls=ctx)
+    if client_certificate:
+        ctx.verify_mode = ssl.CERT_REQUIRED  # a client certificate it trusts, or no handshake
+        ctx.load_verify_locations(cert)
+    return servers({"filter": lambda a: {"NodeNames": a["NodeNames"]}}, tls=ctx), cert, key
+
+
+def test_tls_with_a_self_signed_certificate(servers, tmp_path):
+    ext, cert, _ = _tls_filter_server(servers, tmp_path)
     assert ext.url.startswith("https://")
     ca = base64.b64encode(cert.read_bytes()).decode()
     base = {"urlPrefix": ext.url, "filterVerb": "filter", "nodeCacheCapable": True}
@@ -416,17 +425,7 @@ def _fed_fifo(path: Path, data: bytes) -> str:
 
 
 def test_tls_files_are_read_when_the_extender_is_built(servers, tmp_path):
-    import ssl
-
-    made = self_signed(tmp_path)
-    if made is None:
-        pytest.skip("the openssl command is not installed: no certificate to serve TLS with")
-    cert, key = made
-    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    ctx.load_cert_chain(cert, key)
-    ctx.verify_mode = ssl.CERT_REQUIRED  # a client certificate it trusts, or no handshake
-    ctx.load_verify_locations(cert)
-    ext = servers({"filter": lambda a: {"NodeNames": a["NodeNames"]}}, tls=ctx)
+    ext, cert, key = _tls_filter_server(servers, tmp_path, client_certificate=True)
     base = {"urlPrefix": ext.url, "filterVerb": "filter", "nodeCacheCapable": True}
     # caFile verifies the server; without a client certificate the server refuses the handshake
     r = scheduler([node("n1")], extenders=[{**base, "tlsConfig": {"caFile": str(cert)}}]).schedule(pod("p"))

@@ -366,14 +366,19 @@ class _Counter:
             return None
         snapshot = self.snapshot
         made = self.entry.by_position
-        n = len(snapshot.node_infos)
-        if made is None or len(made) != n:  # (none yet, or a node added since)
-            made = np.zeros(n, dtype=np.int64)
-            if tally:
-                at = np.fromiter(map(snapshot.index_of.__getitem__, tally), dtype=np.intp, count=len(tally))
-                made[at] = np.fromiter(tally.values(), dtype=np.int64, count=len(tally))
-            self.entry.by_position = made
+        if made is None or len(made) != len(snapshot.node_infos):  # (none yet, or a node added since)
+            made = self.entry.by_position = counts_by_position(snapshot, tally, np)
         return made
+
+
+def counts_by_position(snapshot, counts: dict[str, int], np) -> Any:
+    """Per-node counts (node name -> count) as an int64 array of `np` in the snapshot's node order,
+    0 where a node has none."""
+    out = np.zeros(len(snapshot.node_infos), dtype=np.int64)
+    if counts:
+        at = np.fromiter(map(snapshot.index_of.__getitem__, counts), dtype=np.intp, count=len(counts))
+        out[at] = np.fromiter(counts.values(), dtype=np.int64, count=len(counts))
+    return out
 
 
 def _replay(entry: _Tally, log, selector, snapshot) -> None:

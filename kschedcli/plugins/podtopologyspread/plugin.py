@@ -60,6 +60,7 @@ from .counting import (
     _has_all_keys,
     _MatchCountCache,
     _NodeEligibility,
+    counts_by_position,
 )
 
 if TYPE_CHECKING:
@@ -666,10 +667,7 @@ class PodTopologySpread(
                 if tally_array is not None and known is counter.tally_now():  # type: ignore[union-attr]
                     by_position = tally_array(np)  # (PreScore's counts are the tally itself)
                 if by_position is None:
-                    by_position = np.zeros(len(snapshot.node_infos), dtype=np.int64)
-                    if known:
-                        where = np.fromiter(map(snapshot.index_of.__getitem__, known), dtype=np.intp, count=len(known))
-                        by_position[where] = np.fromiter(known.values(), dtype=np.int64, count=len(known))
+                    by_position = counts_by_position(snapshot, known, np)
                 counts = by_position[at]
             else:
                 counts_of = s.counts[i]
