@@ -40,21 +40,19 @@ SNAPSHOT_EXTENSIONS = (".json", ".yaml", ".yml")  # kubectl's FileExtensions for
 def _files_of_directories(paths: list[str]) -> list[str]:
     """The snapshot files named, a directory standing for its files as `kubectl apply -f DIR`
     takes them: those ending .json, .yaml or .yml directly in it (not in its subdirectories),
-    in name order. A directory holding none is an error."""
+    in name order; a directory `kubectl cluster-info dump --output-directory` wrote, for its
+    objects (_dump_namespaces). A directory holding none is an error."""
     out: list[str] = []
     for path in paths:
         if path == "-" or not os.path.isdir(path):
             out.append(path)
             continue
         try:
-            names = sorted(os.listdir(path))
+            found = _object_files(path)
+            for folder in _dump_namespaces(path):
+                found += [f for f in _object_files(folder) if not _is_dump_events(f)]
         except OSError as e:
             raise InputError(f"cannot list the directory: {e.strerror or e}", source=path, field="--cluster") from None
-        found = [
-            os.path.join(path, n)
-            for n in names
-            if n.endswith(SNAPSHOT_EXTENSIONS) and os.path.isfile(os.path.join(path, n))
-        ]
         if not found:
             raise InputError(
                 "a directory with no .json, .yaml or .yml file in it (its subdirectories are not read)",
@@ -63,6 +61,35 @@ def _files_of_directories(paths: list[str]) -> list[str]:
             )
         out += found
     return out
+
+
+def _object_files(folder: str) -> list[str]:
+    """The files of `folder` a snapshot read takes, in name order."""
+    return [
+        os.path.join(folder, n)
+        for n in sorted(os.listdir(folder))
+        if n.endswith(SNAPSHOT_EXTENSIONS) and os.path.isfile(os.path.join(folder, n))
+    ]
+
+
+def _dump_namespaces(path: str) -> list[str]:
+    """The namespace folders of `path` when `kubectl cluster-info dump --output-directory` wrote it
+    (`nodes.json` in it, and per namespace a folder with `pods.json`, `services.json`, ... and a
+    folder of logs per pod), in name order; else none. The JSON or YAML dump alike."""
+    if not any(os.path.isfile(os.path.join(path, "nodes" + ext)) for ext in SNAPSHOT_EXTENSIONS):
+        return []
+    folders = [os.path.join(path, n) for n in sorted(os.listdir(path))]
+    return [
+        f
+        for f in folders
+        if os.path.isdir(f) and any(os.path.isfile(os.path.join(f, "pods" + ext)) for ext in SNAPSHOT_EXTENSIONS)
+    ]
+
+
+def _is_dump_events(path: str) -> bool:
+    """A namespace's events in a cluster-info dump: no object kube-scheduler reads, and often the
+    largest file."""
+    return os.path.splitext(os.path.basename(path))[0] == "events"
 
 
 def cluster_files(
@@ -180,7 +207,11 @@ def _read_from(directory: str, path: str) -> bool:
     if not path.endswith(SNAPSHOT_EXTENSIONS):
         return False
     folder = os.path.dirname(os.path.abspath(path)) or "."
-    return _same(folder, directory)
+    try:
+        namespaces = _dump_namespaces(directory)
+    except OSError:
+        namespaces = []
+    return any(_same(folder, f) for f in [directory, *namespaces])
 
 
 def check_output_file(path: str, inputs: Iterable[str], field: str, what: str) -> None:

@@ -136,7 +136,15 @@ def load_documents(
         text = decode_utf8(read_bytes(path, MAX_USER_FILE_BYTES), path)
         return [transform_doc(d, transform) for d in parse_documents(text, path, as_kubectl=True)]
     try:
-        return _load_documents(path, transform, on_items)
+        try:
+            return _load_documents(path, transform, on_items)
+        except InputError:
+            # `kubectl cluster-info dump`'s output breaks off where its first container log begins:
+            # read again with the logs left out (none: the error stands)
+            cleaned = _without_dump_logs(path)
+            if cleaned is None:
+                raise
+            return _load_documents(path, transform, on_items, cleaned)
     except RecursionError:
         raise InputError("nested too deeply (over about 1,000 levels) for ksched's JSON reader", source=path) from None
     except ValueError as e:
@@ -148,17 +156,35 @@ def load_documents(
 _LONG_NUMBER = "a number of more than 4,300 digits (Python's limit; no Kubernetes field holds one)"
 
 
+def _without_dump_logs(path: str) -> bytes | None:
+    """The file's bytes with `kubectl cluster-info dump`'s container logs blanked out (loader/
+    clusterinfo.py); None when it holds none, or cannot be read again."""
+    from .clusterinfo import without_dump_logs
+
+    try:
+        data = read_bytes(path)
+    except (InputError, OSError):
+        return None
+    return without_dump_logs(data)
+
+
 def _load_documents(
-    path: str, transform: Transform | None = None, on_items: Callable[[list], None] | None = None
+    path: str,
+    transform: Transform | None = None,
+    on_items: Callable[[list], None] | None = None,
+    data: bytes | None = None,
 ) -> list:
-    """The non-empty documents of a file, every object passed through `transform` as it is read
-    (a List's items one by one). Same result as `parse_documents` on the whole text.
+    """The non-empty documents of a file (or of its bytes `data`), every object passed through
+    `transform` as it is read (a List's items one by one). Same result as `parse_documents` on
+    the whole text.
 
     `on_items(objects)`, when given, sees runs of the (transformed) objects or documents as worker
     processes deliver them, while the others still read: a caller may start on them (it must
     neither modify them nor raise). Objects read otherwise are not shown to it."""
     # a stream (stdin, a pipe) is read once, whole; a regular file is peeked at, streamed, cut
-    data = read_bytes(path) if is_stream(path) else None
+    # (`data`: its bytes, already read)
+    if data is None and is_stream(path):
+        data = read_bytes(path)
     size = len(data) if data is not None else file_size(path)
     if data is None and os.path.isdir(path):
         raise InputError("is a directory, not a file", source=path)
