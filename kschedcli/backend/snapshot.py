@@ -34,15 +34,25 @@ def latest_generation() -> int:
 
 _PVC_KEYS = "ksched.snapshot.pvc-keys"
 
+# volume sources that never attach to a node, nor fail to be counted (NodeVolumeLimits)
+_NEVER_ATTACHED = frozenset(("name", "configMap", "secret", "projected", "emptyDir", "downwardAPI", "hostPath"))
 
-def _pvc_keys(pod: Pod) -> tuple[str, ...]:
-    """`namespace/claim` of every persistentVolumeClaim volume of the pod."""
+
+def _pvc_keys(pod: Pod) -> tuple[tuple[str, ...], int]:
+    """`namespace/claim` of every persistentVolumeClaim volume of the pod, and how many of its
+    volumes are neither a claim named so nor of a source that never attaches (_NEVER_ATTACHED):
+    generic ephemeral and in-tree volumes, and any other."""
     keys = []
+    other = 0
     for v in pod.volumes:
         pvc = (v or {}).get("persistentVolumeClaim") if isinstance(v, dict) else None
         if pvc:
             keys.append(f"{pod.namespace}/{pvc.get('claimName', '')}")
-    return tuple(keys)
+            if not pvc.get("claimName"):
+                other += 1
+        elif isinstance(v, dict) and not _NEVER_ATTACHED.issuperset(v):
+            other += 1
+    return tuple(keys), other
 
 
 class NodeInfo:
@@ -56,6 +66,7 @@ class NodeInfo:
         "non0_mem",
         "used_ports",
         "pvc_ref_counts",
+        "other_volumes",
         "generation",
         "image_states",
         "derived",
@@ -72,6 +83,8 @@ class NodeInfo:
         # (protocol, port) -> set of host IPs in use
         self.used_ports: dict[tuple[str, int], set[str]] = {}
         self.pvc_ref_counts: dict[str, int] = {}
+        # its pods' volumes that are no named claim and may attach (snapshot._pvc_keys)
+        self.other_volumes = 0
         self.generation = _next_generation()
         # normalized image name -> (size, number of nodes that have it); filled by the Snapshot
         self.image_states: dict[str, tuple[int, int]] = {}
@@ -107,6 +120,7 @@ class NodeInfo:
         cpu = mem = eph = non0_cpu = non0_mem = 0
         scalars = self.requested.scalars
         pvc = self.pvc_ref_counts
+        other = 0
         for pod in pods:
             if pod.pod_affinity is not None or pod.pod_anti_affinity is not None:
                 self.pods_with_affinity.append(pod)
@@ -123,11 +137,13 @@ class NodeInfo:
             non0_mem += pod.non0_mem
             if pod.host_ports:
                 self._update_ports(pod, 1)
-            keys = pod._cache.get(_PVC_KEYS)
-            if keys is None:
-                keys = pod._cache[_PVC_KEYS] = _pvc_keys(pod)
-            for key in keys:
+            vols = pod._cache.get(_PVC_KEYS)
+            if vols is None:
+                vols = pod._cache[_PVC_KEYS] = _pvc_keys(pod)
+            for key in vols[0]:
                 pvc[key] = pvc.get(key, 0) + 1
+            other += vols[1]
+        self.other_volumes += other
         req = self.requested
         req.milli_cpu += cpu
         req.memory += mem
@@ -160,10 +176,11 @@ class NodeInfo:
         self.non0_mem += sign * pod.non0_mem
         if pod.host_ports:
             self._update_ports(pod, sign)
-        keys = pod._cache.get(_PVC_KEYS)
-        if keys is None:
-            keys = pod._cache[_PVC_KEYS] = _pvc_keys(pod)
-        for key in keys:
+        vols = pod._cache.get(_PVC_KEYS)
+        if vols is None:
+            vols = pod._cache[_PVC_KEYS] = _pvc_keys(pod)
+        self.other_volumes += sign * vols[1]
+        for key in vols[0]:
             n = self.pvc_ref_counts.get(key, 0) + sign
             if n <= 0:
                 self.pvc_ref_counts.pop(key, None)
@@ -224,6 +241,7 @@ class NodeInfo:
         c.non0_mem = self.non0_mem
         c.used_ports = {k: set(v) for k, v in self.used_ports.items()}
         c.pvc_ref_counts = dict(self.pvc_ref_counts)
+        c.other_volumes = self.other_volumes
         c.generation = self.generation
         c.image_states = self.image_states
         c.derived = None
@@ -1205,6 +1223,7 @@ def _restated(ni: NodeInfo, restated: dict[str, tuple[int, int]]) -> NodeInfo:
     c.non0_mem = ni.non0_mem
     c.used_ports = ni.used_ports
     c.pvc_ref_counts = ni.pvc_ref_counts
+    c.other_volumes = ni.other_volumes
     c.generation = ni.generation
     _IMAGE_STATES.__set__(c, ni.image_states)
     c._restated = restated

@@ -241,23 +241,31 @@ class NodeVolumeLimits(CatalogMixin, Plugin, PreFilterPlugin, FilterPlugin, Enqu
             derived.pop(_ON_NODE, None)  # another catalog's or CSINode's
         return node_info.derive(_ON_NODE, build)
 
+    def _csi_node_facts(self, csi_node) -> tuple[dict[str, int], tuple[bool, bool]]:
+        """What filter reads of a CSINode: its drivers' limits (volume_limits), and the case of
+        the incoming pod's volumes on its node (_new_volumes). Worked out once per CSINode
+        object (cluster objects are never changed in place), the object held so that its id
+        stays its own."""
+        facts = self.__dict__.get("_csi_node_facts_of")
+        if facts is None:
+            facts = self.__dict__["_csi_node_facts_of"] = {}
+        found = facts.get(id(csi_node))
+        if found is None or found[0] is not csi_node:
+            case = (csi_node is None, csi_node is not None and csi.PORTWORX in migrated_plugins(csi_node))
+            found = facts[id(csi_node)] = (csi_node, volume_limits(csi_node), case)
+        return found[1], found[2]
+
     def _new_volumes(self, state: CycleState, pod: Pod, csi_node) -> dict[str, str] | Status:
         """The incoming pod's attachable volumes (unique name -> driver) on a node with this
         CSINode, or the status their lookup ends in. They depend on the node only through
         limits_migration_on: whether it has a CSINode, and whether that lists Portworx as
         migrated. Worked out once per cycle for each of those cases (the pod, the catalog
-        and the cycle's state being the same for every node), each CSINode's case once."""
+        and the cycle's state being the same for every node); each CSINode's case is kept (_csi_node_facts)."""
         memo = state.get(_NEW_VOLUMES_KEY)
         if memo is None or memo[0] is not pod:
-            memo = (pod, {}, {})
+            memo = (pod, {})
             state.write(_NEW_VOLUMES_KEY, memo)
-        cases = memo[2]
-        found = cases.get(id(csi_node))
-        if found is not None and found[0] is csi_node:
-            case = found[1]
-        else:
-            case = (csi_node is None, csi_node is not None and csi.PORTWORX in migrated_plugins(csi_node))
-            cases[id(csi_node)] = (csi_node, case)  # (the CSINode held: its id stays its own)
+        case = self._csi_node_facts(csi_node)[1]
         known = memo[1].get(case)
         if known is None:
             new_volumes: dict[str, str] = {}
@@ -283,6 +291,16 @@ class NodeVolumeLimits(CatalogMixin, Plugin, PreFilterPlugin, FilterPlugin, Enqu
         if not known:
             return None
         new_volumes = known
+        if not node_info.other_volumes:
+            # every volume of the node's pods is a named claim or one that never attaches: none
+            # fails to be counted, and the claims bound what is attached (most nodes pass here
+            # without their pods being looked at)
+            limits = self._csi_node_facts(csi_node)[0]
+            if not limits:
+                return None
+            most = len(node_info.pvc_ref_counts) + len(self._attachments(state, node.name)) + len(new_volumes)
+            if all(most <= limits.get(driver, most) for driver in new_volumes.values()):
+                return None
         on_node = self._on_node(cat, csi_node, node_info)
         if len(on_node) == 3:
             return error(str(on_node[2]))

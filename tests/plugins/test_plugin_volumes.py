@@ -779,3 +779,89 @@ def test_binding_filter_nodes_and_array_equal_the_node_by_node_filter():
         seen.add((mask.all(), mask.any()))
     assert arrays > 90
     assert seen == {(True, True), (False, True), (False, False)}  # (every node, some, none)
+
+
+def _limit_verdicts(s, newcomers):
+    """NodeVolumeLimits' verdict for each newcomer on each node, one CycleState per newcomer."""
+    out = []
+    for p in newcomers:
+        state = fresh_state()
+        for ni in s.snapshot.node_infos:
+            st = run(s, "NodeVolumeLimits", p, ni.node.name, state)[1]
+            out.append(None if st is None else (st.code, tuple(st.reasons)))
+    return out
+
+
+def test_csi_limits_bound_by_the_nodes_claims_agrees_with_counting_every_pod(monkeypatch):
+    """A node whose pods' volumes are all named claims or never attach passes when its claims,
+    its VolumeAttachments and the new volumes stay within every limit (NodeInfo.other_volumes,
+    pvc_ref_counts): on random clusters, before and after binds and removals, the verdicts are
+    those of counting every pod's volumes on every node; other_volumes is the count its pods give."""
+    import random
+
+    from kschedcli.backend.snapshot import _pvc_keys
+    from kschedcli.plugins import nodevolumelimits
+
+    counted = []  # the nodes whose pods were counted one by one
+    on_node = nodevolumelimits.NodeVolumeLimits._on_node
+    monkeypatch.setattr(
+        nodevolumelimits.NodeVolumeLimits, "_on_node", lambda self, *a: counted.append(1) or on_node(self, *a)
+    )
+    rng = random.Random(7)
+    plain = [{"name": "cm", "configMap": {"name": "c"}}, {"name": "tmp", "emptyDir": {}}]
+    odd = [
+        {"name": "e", "ephemeral": {"volumeClaimTemplate": {"spec": {}}}},
+        {"name": "ebs", "awsElasticBlockStore": {"volumeID": "vol-inline"}},
+        {"name": "noname", "persistentVolumeClaim": {}},
+        {"name": "empty", "persistentVolumeClaim": {"claimName": ""}},
+        {"name": "nfs", "nfs": {"server": "s", "path": "/"}},
+    ]
+    bounded = 0
+    for trial in range(12):
+        objs = [sc("gp3", provisioner="ebs.csi.aws.com")]
+        nodes, existing = [], []
+        for n in range(8):
+            nodes.append(node(f"n{n}"))
+            count = rng.choice([1, 2, 3, 4, 6, None])
+            if count is not None:
+                objs.append(_csinode(f"n{n}", count))
+            if rng.random() < 0.3:
+                spec = {
+                    "attacher": "ebs.csi.aws.com",
+                    "nodeName": f"n{n}",
+                    "source": {"persistentVolumeName": f"pv-x{n}"},
+                }
+                objs.append({"kind": "VolumeAttachment", "metadata": {"name": f"va{n}"}, "spec": spec})
+                objs += [pvc(f"x{n}", cls="gp3", volume=f"pv-x{n}"), _csi_pv(f"pv-x{n}", f"vol-x{n}", f"default/x{n}")]
+        claims = [f"c{trial}-{i}" for i in range(14)]
+        for c in claims[:10]:  # (the others are missing)
+            objs += [pvc(c, cls="gp3", volume=f"pv-{c}"), _csi_pv(f"pv-{c}", f"vol-{c}", f"default/{c}")]
+        for i in range(16):
+            named = rng.sample(claims, rng.randint(0, 2))
+            extra = rng.sample(plain, rng.randint(0, 2)) + ([rng.choice(odd)] if rng.random() < 0.35 else [])
+            existing.append(claim_pod(f"e{i}", *named, node_name=f"n{rng.randrange(8)}", extra_volumes=extra))
+        s = sched(nodes, existing, objs)
+        newcomers = [claim_pod(f"p{j}", *rng.sample(claims, rng.randint(1, 3))) for j in range(4)]
+        for step in range(3):
+            for ni in s.snapshot.node_infos:
+                assert ni.other_volumes == sum(_pvc_keys(p)[1] for p in ni.pods)
+            counted.clear()
+            fast = _limit_verdicts(s, newcomers)
+            bounded += len(fast) - len(counted)
+            kept = [ni.other_volumes for ni in s.snapshot.node_infos]
+            for ni in s.snapshot.node_infos:
+                ni.other_volumes = 1  # every node's pods counted one by one
+            slow = _limit_verdicts(s, newcomers)
+            for ni, n in zip(s.snapshot.node_infos, kept):
+                ni.other_volumes = n
+            assert fast == slow, (trial, step)
+            # binds and removals move the counts
+            ni = rng.choice(s.snapshot.node_infos)
+            if ni.pods and rng.random() < 0.5:
+                ni.remove_pod(rng.choice(ni.pods))
+            else:
+                added = claim_pod(
+                    f"b{trial}-{step}", *rng.sample(claims, 2), node_name=ni.node.name, extra_volumes=[rng.choice(odd)]
+                )
+                ni.add_pod(added)
+    assert bounded > 100
