@@ -56,6 +56,17 @@ GROUP_LABELS = (
 )
 INSTANCE_TYPE = "node.kubernetes.io/instance-type"
 ZONE = "topology.kubernetes.io/zone"
+# the labels kubelet set before v1.17 (and still sets beside the GA ones): a node exported from an
+# older cluster may carry only these
+BETA_INSTANCE_TYPE = "beta.kubernetes.io/instance-type"
+BETA_ZONE = "failure-domain.beta.kubernetes.io/zone"
+
+
+def instance_type_and_zone(labels: dict[str, str]) -> tuple[str | None, str | None]:
+    """A node's instance type and zone: the GA labels, else the beta ones they replaced."""
+    return (labels.get(INSTANCE_TYPE) or labels.get(BETA_INSTANCE_TYPE), labels.get(ZONE) or labels.get(BETA_ZONE))
+
+
 # taints a template made from a node leaves out (utils/taints: SanitizeTaints)
 _CA_TAINTS = ("ToBeDeletedByClusterAutoscaler", "DeletionCandidateOfClusterAutoscaler")
 _CONDITION_TAINTS = (
@@ -226,7 +237,7 @@ def infer_node_groups(cluster: Cluster) -> list[NodeGroup]:
     for n in sorted(cluster.nodes, key=lambda n: n.name):
         key = next(((k, n.labels[k]) for k in GROUP_LABELS if n.labels.get(k)), None)
         if key is None:
-            it, zone = n.labels.get(INSTANCE_TYPE), n.labels.get(ZONE)
+            it, zone = instance_type_and_zone(n.labels)
             if not it:
                 continue
             key = (f"{INSTANCE_TYPE}+{ZONE}", f"{it}/{zone}" if zone else it)

@@ -76,14 +76,14 @@ class ScaleDownReport:
 def _membership(cluster: Cluster, groups: list[NodeGroup]) -> dict[str, NodeGroup]:
     """Node -> its group: the template node's own group, and every node sharing the template's
     node-pool label value (or instance type and zone)."""
-    from .autoscaler import GROUP_LABELS, INSTANCE_TYPE, ZONE
+    from .autoscaler import GROUP_LABELS, INSTANCE_TYPE, instance_type_and_zone
 
     def key(n: Node) -> tuple | None:
         for k in GROUP_LABELS:
             if n.labels.get(k):
                 return (k, n.labels[k])
-        it = n.labels.get(INSTANCE_TYPE)
-        return (INSTANCE_TYPE, it, n.labels.get(ZONE)) if it else None
+        it, zone = instance_type_and_zone(n.labels)
+        return (INSTANCE_TYPE, it, zone) if it else None
 
     out: dict[str, NodeGroup] = {}
     for g in groups:

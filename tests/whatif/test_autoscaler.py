@@ -270,6 +270,18 @@ def test_groups_inferred_from_node_pool_labels(tmp_path):
     assert g["general"]["newNodes"] == 1
 
 
+def test_groups_inferred_from_the_beta_instance_type_and_zone_labels(tmp_path):
+    # nodes exported from a cluster older than v1.17 carry only the beta labels
+    beta = {"beta.kubernetes.io/instance-type": "n1-standard-4", "failure-domain.beta.kubernetes.io/zone": "b"}
+    cluster = [node("w-1", labels=beta), node("w-2", labels=beta), pod("a", cpu="4", node_name="w-1")]
+    c, p, _ = write(tmp_path, cluster, [pod("w", cpu="4")], [])
+    g = by_group(Session([c], kubernetes_version="v1.34").scale_up(p).to_dict())
+    assert set(g) == {"n1-standard-4/b"} and g["n1-standard-4/b"]["currentSize"] == 2
+    assert g["n1-standard-4/b"]["inferredFrom"] == "node.kubernetes.io/instance-type+topology.kubernetes.io/zone"
+    sd = Session([c], kubernetes_version="v1.34").scale_down().to_dict()
+    assert [(n["node"], n["nodeGroup"]) for n in sd["nodes"] if n["removable"]] == [("w-2", "n1-standard-4/b")]
+
+
 def _validator():
     schema = json.loads(ilres.files("kschedcli.schemas").joinpath("result.schema.json").read_text())
     return jsonschema.Draft202012Validator(schema)

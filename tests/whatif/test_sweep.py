@@ -664,3 +664,27 @@ def test_zones_of_a_cluster_without_zone_labels_is_one_line_with_the_way_out(tmp
     )
     r = CliRunner().invoke(app, ["sweep", "--cluster", str(cluster), "--fail", "zone", "--fail-key", "rack"])
     assert r.stderr == "ksched: --fail-key: no node carries the label rack\n"
+
+
+def test_zones_of_nodes_with_only_the_beta_zone_label_name_it(tmp_path):
+    cluster = tmp_path / "old.yaml"
+    labels = {"kubernetes.io/hostname": "n1", "failure-domain.beta.kubernetes.io/zone": "us-east1-b"}
+    node = {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": "n1", "labels": labels},
+        "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}},
+    }
+    cluster.write_text(json.dumps(node))
+    r = CliRunner().invoke(app, ["sweep", "--cluster", str(cluster), "--fail", "zone"])
+    assert r.exit_code == 2
+    assert r.stderr == (
+        "ksched: --fail-key: no node carries the label topology.kubernetes.io/zone (the nodes carry "
+        "failure-domain.beta.kubernetes.io/zone, the label it replaced: --fail-key "
+        "failure-domain.beta.kubernetes.io/zone)\n"
+    )
+    r = CliRunner().invoke(
+        app,
+        ["sweep", "--cluster", str(cluster), "--fail", "zone", "--fail-key", "failure-domain.beta.kubernetes.io/zone"],
+    )
+    assert r.exit_code == 0
