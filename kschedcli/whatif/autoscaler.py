@@ -62,8 +62,16 @@ BETA_INSTANCE_TYPE = "beta.kubernetes.io/instance-type"
 BETA_ZONE = "failure-domain.beta.kubernetes.io/zone"
 
 
+# a control-plane node's role labels (the second before v1.24)
+CONTROL_PLANE_LABELS = ("node-role.kubernetes.io/control-plane", "node-role.kubernetes.io/master")
+
+
 def instance_type_and_zone(labels: dict[str, str]) -> tuple[str | None, str | None]:
-    """A node's instance type and zone: the GA labels, else the beta ones they replaced."""
+    """A node's instance type and zone, for a group inferred from them: the GA labels, else the
+    beta ones they replaced; none for a control-plane node, which no cloud provider puts in a
+    node group cluster-autoscaler scales (its instance type is often a worker's)."""
+    if any(k in labels for k in CONTROL_PLANE_LABELS):
+        return None, None
     return (labels.get(INSTANCE_TYPE) or labels.get(BETA_INSTANCE_TYPE), labels.get(ZONE) or labels.get(BETA_ZONE))
 
 

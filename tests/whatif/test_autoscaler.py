@@ -282,6 +282,23 @@ def test_groups_inferred_from_the_beta_instance_type_and_zone_labels(tmp_path):
     assert [(n["node"], n["nodeGroup"]) for n in sd["nodes"] if n["removable"]] == [("w-2", "n1-standard-4/b")]
 
 
+def test_a_control_plane_node_is_in_no_inferred_group(tmp_path):
+    # an OpenShift or kubeadm master of the workers' instance type: cluster-autoscaler never
+    # removes it, nor makes new ones from it
+    labels = {"node.kubernetes.io/instance-type": "m5.xlarge", "topology.kubernetes.io/zone": "a"}
+    for role in ("node-role.kubernetes.io/master", "node-role.kubernetes.io/control-plane"):
+        master = node("a-master", labels={**labels, role: ""})
+        cluster = [master, node("w-1", labels=labels), node("w-2", labels=labels), pod("a", cpu="4", node_name="w-1")]
+        c, p, _ = write(tmp_path, cluster, [pod("w", cpu="4")], [])
+        g = by_group(Session([c], kubernetes_version="v1.34").scale_up(p).to_dict())
+        assert g["m5.xlarge/a"]["currentSize"] == 2
+        sd = Session([c], kubernetes_version="v1.34").scale_down().to_dict()
+        verdicts = {n["node"]: n for n in sd["nodes"]}
+        assert not verdicts["a-master"]["removable"]
+        assert verdicts["a-master"]["reason"] == "in no node group (not autoscaled)"
+        assert verdicts["w-2"]["removable"]
+
+
 def _validator():
     schema = json.loads(ilres.files("kschedcli.schemas").joinpath("result.schema.json").read_text())
     return jsonschema.Draft202012Validator(schema)
