@@ -236,3 +236,36 @@ def test_a_stale_tally_taken_again_counts_as_the_changed_nodes_counted_one_by_on
                 assert held == {ni.node.name: n for ni, n in zip(snap.node_infos, direct) if n}, (step, a, name)
     assert retallied
     assert len(caches["never"]._tables) == len(caches["often"]._tables)
+
+
+def test_node_inclusion_is_kept_per_node_object_for_pods_sharing_their_cache():
+    """matchNodeInclusionPolicies' checks are kept in the pod's `_cache` per node object: pods
+    sharing it (a template's replacements) reuse them, and a node object with the same name but
+    other labels or taints (an edit) is checked on its own."""
+    from kschedcli.plugins.podtopologyspread.common import Constraint
+    from kschedcli.plugins.podtopologyspread.counting import _NodeEligibility
+
+    def constraint(affinity, taints):
+        c = Constraint.__new__(Constraint)
+        c.node_affinity_policy, c.node_taints_policy = affinity, taints
+        return c
+
+    honour_all = constraint("Honor", "Honor")
+    ignore_affinity = constraint("Ignore", "Honor")
+    a = pod("a", spec={"nodeSelector": {"disk": "ssd"}})
+    b = pod("b", spec={"nodeSelector": {"disk": "ssd"}})
+    b._cache = a._cache  # as a sweep shares a template's
+    ssd = node("n1", labels={"disk": "ssd"})
+    hdd = node("n1", labels={"disk": "hdd"})  # the same node, edited
+    tainted = node("n1", labels={"disk": "ssd"}, taints=[{"key": "k", "value": "v", "effect": "NoSchedule"}])
+    assert _NodeEligibility(a, ssd).includes(honour_all)
+    assert _NodeEligibility(b, ssd).includes(honour_all)
+    assert not _NodeEligibility(b, hdd).includes(honour_all)
+    assert _NodeEligibility(a, hdd).includes(ignore_affinity)
+    assert not _NodeEligibility(a, tainted).includes(honour_all)
+    assert not _NodeEligibility(a, tainted).includes(ignore_affinity)
+    assert _NodeEligibility(a, ssd).includes(honour_all)  # (still so)
+    # a pod with its own cache and other fields is not answered from another's
+    c = pod("c", spec={"nodeSelector": {"disk": "hdd"}})
+    assert _NodeEligibility(c, hdd).includes(honour_all)
+    assert not _NodeEligibility(c, ssd).includes(honour_all)

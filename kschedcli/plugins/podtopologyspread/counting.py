@@ -430,26 +430,40 @@ def _holders_by_counter(counters) -> dict[int, list]:
     return held
 
 
-class _NodeEligibility:
-    """matchNodeInclusionPolicies for one node, each check evaluated at most once."""
+_INCLUSION = "ksched.podtopologyspread.inclusion"
 
-    __slots__ = ("pod", "node", "_affinity", "_taints")
+
+class _NodeEligibility:
+    """matchNodeInclusionPolicies for one node, each check evaluated at most once for the pod's
+    fields: kept in its `_cache` per node object (the pods sharing it, a template's replacements,
+    have the same node selector, affinity and tolerations; a node object's labels and taints never
+    change), the node held so that its id stays its own."""
+
+    __slots__ = ("pod", "node", "_known")
 
     def __init__(self, pod, node):
         self.pod = pod
         self.node = node
-        self._affinity = None
-        self._taints = None
+        memo = pod._cache.get(_INCLUSION)
+        if memo is None:
+            memo = pod._cache[_INCLUSION] = {}
+        known = memo.get(id(node))
+        if known is None or known[0] is not node:
+            known = memo[id(node)] = [node, None, None]  # the node, its affinity and taints checks
+        self._known = known
 
     def includes(self, c: Constraint) -> bool:
+        known = self._known
         if c.node_affinity_policy == HONOR:
-            if self._affinity is None:
-                self._affinity = required_node_affinity_matches(self.pod, self.node)
-            if not self._affinity:
+            affinity = known[1]
+            if affinity is None:
+                affinity = known[1] = required_node_affinity_matches(self.pod, self.node)
+            if not affinity:
                 return False
         if c.node_taints_policy == HONOR:
-            if self._taints is None:
-                self._taints = find_untolerated_taint(self.node.taints, self.pod.tolerations) is None
-            if not self._taints:
+            taints = known[2]
+            if taints is None:
+                taints = known[2] = find_untolerated_taint(self.node.taints, self.pod.tolerations) is None
+            if not taints:
                 return False
         return True
