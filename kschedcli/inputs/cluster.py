@@ -520,12 +520,26 @@ class _Prebuilt:
         return hit[1] if hit is not None and hit[0] is obj else None
 
 
+def _same_object(obj: dict) -> tuple | None:
+    """What makes two listings of an object the same object in the same state: its namespace,
+    name, uid and resourceVersion (None without a uid and a resourceVersion, as in a snapshot
+    written by hand). Two exports that overlap (`-A` and `-n kube-system`) list it twice."""
+    meta = obj.get("metadata")
+    if not isinstance(meta, dict):
+        return None
+    uid, version = meta.get("uid"), meta.get("resourceVersion")
+    if not uid or not version or not isinstance(uid, str) or not isinstance(version, str):
+        return None
+    return (meta.get("namespace"), meta.get("name"), uid, version)
+
+
 def _load_cluster(paths: Iterable[str]) -> Cluster:
     cluster = Cluster()
     raw_nodes: list[tuple[dict, str, tuple]] = []  # (object, file, location: loader.where)
     raw_pods: list[tuple[dict, str, tuple]] = []
     templates: dict = {}  # what pods with the same (shared) parts derive alike: model.Pod
     prebuilt = _Prebuilt(templates)
+    pending_seen: set[tuple] = set()  # _same_object of the pending pods listed
     for path in paths:
         cluster.sources.append(path)
         for obj, loc in iter_located(path, slim_object, prebuilt):
@@ -537,7 +551,11 @@ def _load_cluster(paths: Iterable[str]) -> Cluster:
             elif kind == "Pod":
                 raw_pods.append((obj, path, loc))
                 if is_pending_pod(obj):
-                    cluster.pending.append((obj, path, loc))
+                    same = _same_object(obj)
+                    if same is None or same not in pending_seen:
+                        cluster.pending.append((obj, path, loc))
+                    if same is not None:
+                        pending_seen.add(same)
             elif kind in OTHER_KINDS:
                 problem = snapshot_object_problem(obj, kind)
                 if problem is not None:
@@ -560,7 +578,7 @@ def _load_cluster(paths: Iterable[str]) -> Cluster:
         labels = dict((ns_obj.get("metadata") or {}).get("labels") or {})
         labels["kubernetes.io/metadata.name"] = name
         cluster.namespace_labels[name] = labels
-    seen_nodes = set()
+    seen_nodes: dict[str, tuple | None] = {}
     for obj, path, loc in raw_nodes:
         node = prebuilt.get(obj)
         if node is None:
@@ -569,11 +587,14 @@ def _load_cluster(paths: Iterable[str]) -> Cluster:
             except InputError as e:
                 raise e.located(source=path, where=located_at(obj, loc)) from None
         if node.name in seen_nodes:
+            same = _same_object(obj)
+            if same is not None and seen_nodes[node.name] == same:
+                continue  # the same object listed twice (overlapping exports): one node
             raise InputError(f"node {node.name} appears twice", source=path, where=located_at(obj, loc))
-        seen_nodes.add(node.name)
+        seen_nodes[node.name] = _same_object(obj)
         cluster.nodes.append(node)
     priorities, default_priority = cluster.priorities, cluster.default_priority
-    seen_pods: set[str] = set()
+    seen_pods: dict[str, tuple | None] = {}
     with progress.task("Reading pods", total=len(raw_pods), unit="pods") as task:
         for n, (obj, path, loc) in enumerate(raw_pods):
             if not n & 4095:
@@ -606,10 +627,13 @@ def _load_cluster(paths: Iterable[str]) -> Cluster:
                 raise e.located(source=path, where=located_at(obj, loc)) from None
             key = pod.key
             if key in seen_pods and (obj.get("metadata") or {}).get("name"):
+                same = _same_object(obj)
+                if same is not None and seen_pods[key] == same:
+                    continue  # the same object listed twice (overlapping exports): one pod
                 # the API server keeps one pod per namespace and name (a snapshot read twice, or
                 # two snapshots of one cluster, would count its pods twice)
                 raise InputError(f"pod {key} appears twice", source=path, where=located_at(obj, loc))
-            seen_pods.add(key)
+            seen_pods[key] = _same_object(obj)
             cluster.pods.append(pod)
             if pod.namespace not in cluster.namespace_labels:
                 cluster.namespace_labels[pod.namespace] = {"kubernetes.io/metadata.name": pod.namespace}

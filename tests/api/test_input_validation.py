@@ -270,3 +270,47 @@ def test_lone_surrogates_in_names_print_in_table_and_json(tmp_path):
         )
         assert p.returncode == 0 and p.stderr == b"", p.stderr
         assert b"bad?name" in p.stdout
+
+
+def test_the_same_objects_in_two_overlapping_exports_are_read_once(tmp_path):
+    """`kubectl get pods -A` and `kubectl get pods -n shop` joined with -c: a node or pod listed
+    twice with the same uid and resourceVersion is one object; listed in two states (another
+    resourceVersion) or without a uid it is still refused."""
+    docs = [d for d in yaml.safe_load_all(SMALL.read_text()) if d]
+    for i, d in enumerate(docs):
+        d["metadata"].update(uid=f"uid-{i}", resourceVersion=str(100 + i))
+    pending = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "waiting", "namespace": "default", "uid": "uid-w", "resourceVersion": "7"},
+        "spec": {"containers": [{"name": "c", "image": "x", "resources": {"requests": {"cpu": "100m"}}}]},
+        "status": {"phase": "Pending"},
+    }
+    whole = tmp_path / "whole.yaml"
+    whole.write_text(yaml.safe_dump_all([*docs, pending]))
+    part = tmp_path / "part.yaml"
+    part.write_text(yaml.safe_dump_all([d for d in docs if d["kind"] in ("Node", "Pod")][:4] + [pending]))
+    web = str(ROOT / "fixtures" / "pods" / "web.yaml")
+
+    def run(*args):
+        return CliRunner().invoke(app, list(args))
+
+    once = run("explain", web, "-c", str(whole), "-o", "json")
+    twice = run("explain", web, "-c", str(whole), "-c", str(part), "-o", "json")
+    assert once.exit_code == twice.exit_code == 0, twice.output
+    assert json.loads(twice.stdout) == json.loads(once.stdout)
+    # the snapshot's pending pod is scheduled once
+    r = run("schedule", "-c", str(whole), "-c", str(part), "-o", "json")
+    assert r.exit_code in (0, 1), r.output
+    assert [p["pod"] for p in json.loads(r.stdout)["results"]] == ["default/waiting"]
+    # another state of the same object: which one holds is not known
+    bound = next(d for d in docs if d["kind"] == "Pod" and d["spec"].get("nodeName"))
+    later = {**bound, "metadata": {**bound["metadata"], "resourceVersion": "999"}}
+    part.write_text(yaml.safe_dump_all([later]))
+    r = run("explain", web, "-c", str(whole), "-c", str(part))
+    ns = bound["metadata"].get("namespace") or "default"
+    assert r.exit_code == 2 and f"pod {ns}/{bound['metadata']['name']} appears twice" in r.stderr
+    node = next(d for d in docs if d["kind"] == "Node")
+    part.write_text(yaml.safe_dump_all([{**node, "metadata": {**node["metadata"], "resourceVersion": "999"}}]))
+    r = run("explain", web, "-c", str(whole), "-c", str(part))
+    assert r.exit_code == 2 and f"node {node['metadata']['name']} appears twice" in r.stderr
