@@ -435,11 +435,11 @@ class PodTopologySpread(
                     key = c.topology_key
                     if np is not None and made is not None:
                         # the domains at those positions from the label's codes (the columnar
-                        # cycle): in the order the nodes meet them, a node without the key in ""
+                        # cycle, which no explanation reads: in the order of the distinct values,
+                        # not the order the nodes meet them), a node without the key in ""
                         codes, distinct = self.handle.snapshot.label_codes(key, np)
-                        found, first = np.unique(codes[made[1]], return_index=True)
-                        met = found[np.argsort(first)].tolist()
-                        values = ["" if k < 0 else distinct[k] for k in met]
+                        held = np.bincount(codes[made[1]] + 1, minlength=len(distinct) + 1)
+                        values = ["" if k == 0 else distinct[k - 1] for k in np.flatnonzero(held).tolist()]
                     elif positions is not None:
                         values = list(map(self.handle.snapshot.label_column(key).__getitem__, positions))
                         if self.handle.snapshot.label_missing(key) and None in values:
@@ -656,7 +656,8 @@ class PodTopologySpread(
         for i, c in enumerate(s.constraints):
             key = c.topology_key
             codes, values = snapshot.label_codes(key, np)
-            codes = codes[at]
+            # (where every node has the key, each node's term is added: no mask needed)
+            codes = codes[at] if snapshot.label_missing(key) or key != HOSTNAME_KEY else None
             if key == HOSTNAME_KEY:
                 known = s.node_counts[i] if s.node_counts else None
                 if known is None:
@@ -673,7 +674,7 @@ class PodTopologySpread(
                 counts_of = s.counts[i]
                 counts = np.array([counts_of.get(v, 0) for v in values] + [0], dtype=np.int64)[codes]
             term = counts.astype(np.float64) * s.weights[i] + float(c.max_skew - 1)
-            total = np.where(codes >= 0, total + term, total)
+            total = total + term if not snapshot.label_missing(key) else np.where(codes >= 0, total + term, total)
         whole = np.floor(total)
         scores = whole.astype(np.int64) + (total - whole >= 0.5)
         if s.ignored_nodes:
