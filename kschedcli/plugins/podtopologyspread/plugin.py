@@ -657,7 +657,8 @@ class PodTopologySpread(
             key = c.topology_key
             codes, values = snapshot.label_codes(key, np)
             # (where every node has the key, each node's term is added: no mask needed)
-            codes = codes[at] if snapshot.label_missing(key) or key != HOSTNAME_KEY else None
+            if snapshot.label_missing(key) or key != HOSTNAME_KEY:
+                codes = codes[at]
             if key == HOSTNAME_KEY:
                 known = s.node_counts[i] if s.node_counts else None
                 if known is None:
