@@ -269,3 +269,17 @@ def test_node_inclusion_is_kept_per_node_object_for_pods_sharing_their_cache():
     c = pod("c", spec={"nodeSelector": {"disk": "hdd"}})
     assert _NodeEligibility(c, hdd).includes(honour_all)
     assert not _NodeEligibility(c, ssd).includes(honour_all)
+
+
+def test_domains_kept_per_key_follow_a_node_added_in_place():
+    """PreFilter keeps which nodes have the constraints' keys, and their domains, while the
+    snapshot's label columns stay the same: a node added in place (cluster-autoscaler's
+    template node, Snapshot.add_node) opens its zone's domain in the next cycle."""
+    s = scheduler([_node("a1", "a"), _node("b1", "b")], [_web("w1", "a1")])
+    p = _web("new", constraints=HARD)
+    assert _zone_counts(s, p) == {"a": 1, "b": 0}
+    assert _zone_counts(s, p) == {"a": 1, "b": 0}  # (as kept)
+    s.snapshot.add_node(_node("c1", "c"), [])
+    assert _zone_counts(s, p) == {"a": 1, "b": 0, "c": 0}
+    s.snapshot.add_node(node("nozone", labels={HOST: "nozone"}), [])  # no zone: no domain
+    assert list(_zone_counts(s, p)) == ["a", "b", "c"]

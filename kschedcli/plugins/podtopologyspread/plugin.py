@@ -208,11 +208,19 @@ class PodTopologySpread(
             keys = [c.topology_key for c in constraints]
             plain = _eligibility_is_trivial(pod, constraints)
             columns = [snapshot.label_column(k) for k in keys]  # each node's value of each key
-            has_keys = (
-                list(map(operator.is_not, columns[0], repeat(None)))
-                if len(columns) == 1
-                else [None not in values for values in zip(*columns)]
-            )
+            # which nodes have every key, and (made when first needed) the domains of those nodes
+            # per key in node order: kept for these keys while the snapshot's columns are the same
+            # lists at the same length (Snapshot.add_node extends them in place)
+            memo = self.__dict__.setdefault("_nodes_with_keys", {})
+            known = memo.get(tuple(keys))
+            if known is None or len(known[1]) != len(columns[0]) or any(a is not b for a, b in zip(known[0], columns)):
+                has_keys = (
+                    list(map(operator.is_not, columns[0], repeat(None)))
+                    if len(columns) == 1
+                    else [None not in values for values in zip(*columns)]
+                )
+                known = memo[tuple(keys)] = (columns, has_keys, [None] * n)
+            has_keys, domains_of = known[1], known[2]
             # matchNodeInclusionPolicies without taints: the pod's required node affinity, decided
             # for every node at once (None: a constraint honours taints, decided node by node)
             affinity = (
@@ -231,8 +239,12 @@ class PodTopologySpread(
 
             for m_i, c in enumerate(constraints):
                 if plain or (affinity is not None and c.node_affinity_policy != HONOR):
-                    rows = has_keys
-                elif affinity is not None:
+                    domains = domains_of[m_i]
+                    if domains is None:
+                        domains = domains_of[m_i] = dict.fromkeys(compress(columns[m_i], has_keys), 0)
+                    counts[m_i] = dict(domains)
+                    continue
+                if affinity is not None:
                     rows = list(map(operator.and_, has_keys, affinity))  # (bools)
                 else:
                     rows = [h and _NodeEligibility(pod, ni.node).includes(c) for h, ni in zip(has_keys, nodes)]
