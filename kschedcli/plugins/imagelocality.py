@@ -82,25 +82,50 @@ class ImageLocality(Plugin, BatchScorePlugin):
             return np.zeros(len(at), dtype=np.int64)
         if len(containers) >= 2**10:
             return None  # (shares below 2**52 each: their sum stays in int64)
+        names = tuple(normalized_image_name(c.image) for c in containers)
+        scores = self._scores_of(snapshot, names, max_threshold, np)
+        return None if scores is None else scores[at].astype(np.int64)
+
+    def _scores_of(self, snapshot: Any, names: tuple[str, ...], max_threshold: int, np: Any) -> Any:
+        """Every node's score for a pod of these normalized image names (one per container), an
+        int8 array in the snapshot's node order (scores are 0 to 100): the images' shares summed
+        and scaled in integers. Kept per tuple of names with the shares (a bind changes no
+        image); None when a share is too large to sum."""
+        memo = self._memo(snapshot)
+        known = memo[3].get(names)
+        if known is not None:
+            return known
         total: Any = None
-        for c in containers:
-            shares = self._shares(snapshot, normalized_image_name(c.image), np)
+        for name in names:
+            shares = self._shares(snapshot, name, np)
             if shares is None:
                 return None
-            total = shares[at] if total is None else total + shares[at]
+            total = shares if total is None else total + shares
         if total is None:  # no container: every sum below the threshold
-            return np.zeros(len(at), dtype=np.int64)
-        scaled = MAX_NODE_SCORE * (np.minimum(total, max_threshold) - MIN_THRESHOLD) // (max_threshold - MIN_THRESHOLD)
-        return np.where(total < MIN_THRESHOLD, 0, scaled)
+            scores = np.zeros(len(snapshot.node_infos), dtype=np.int8)
+        else:
+            scaled = (
+                MAX_NODE_SCORE * (np.minimum(total, max_threshold) - MIN_THRESHOLD) // (max_threshold - MIN_THRESHOLD)
+            )
+            scores = np.where(total < MIN_THRESHOLD, 0, scaled).astype(np.int8)
+        memo[3][names] = scores
+        return scores
+
+    def _memo(self, snapshot: Any) -> tuple[Any, int, dict[str, Any], dict]:
+        """What is kept for the snapshot: (it, its node count, shares per image name, scores per
+        tuple of names); made again for another snapshot or another node count (add_node)."""
+        n = len(snapshot.node_infos)
+        memo = self.__dict__.get("_share_memo")
+        if memo is None or memo[0] is not snapshot or memo[1] != n:
+            memo = self.__dict__["_share_memo"] = (snapshot, n, {}, {})
+        return memo
 
     def _shares(self, snapshot: Any, name: str, np: Any) -> Any:
         """Each node's share of image `name` (int(size * nodes holding it / nodes), 0 where the
         node lacks it) as an int64 array in the snapshot's node order; None when one is too
         large to sum in int64. Kept per image for the snapshot's life (a bind changes no image)."""
-        n = len(snapshot.node_infos)
-        memo: tuple[Any, int, dict[str, Any]] | None = self.__dict__.get("_share_memo")
-        if memo is None or memo[0] is not snapshot or memo[1] != n:  # (add_node: one node more)
-            memo = self.__dict__["_share_memo"] = (snapshot, n, {})
+        memo = self._memo(snapshot)
+        n = memo[1]
         shares = memo[2].get(name)
         if shares is None:
             held = snapshot.image_holders(name, np)  # (a sweep scenario's snapshot: its holders only)
