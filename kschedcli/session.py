@@ -79,6 +79,20 @@ class ClusterSource:
     save_snapshot: str | None = None
     request_timeout: str = "30s"
 
+    def __post_init__(self) -> None:
+        # a lone file is a source of one file (never its characters)
+        files = self.files
+        files = _strs_arg("ClusterSource: files", files, paths=True)
+        object.__setattr__(self, "files", tuple(files))
+        for name in ("context", "kubeconfig", "save_snapshot"):
+            value = getattr(self, name)
+            if name != "context":
+                value = _path_arg(f"ClusterSource: {name}", value, optional=True)
+                object.__setattr__(self, name, value)
+            else:
+                _str_arg(f"ClusterSource: {name}", value)
+        _str_arg("ClusterSource: request_timeout", self.request_timeout, optional=False)
+
     @classmethod
     def of(cls, value: ClusterSource | str | os.PathLike | Iterable[str | os.PathLike] | None) -> ClusterSource:
         """A source from what a caller has at hand: a source, a file, a list of files, or None for
@@ -87,9 +101,7 @@ class ClusterSource:
             return value
         if value is None:
             return cls()
-        if isinstance(value, str | os.PathLike):
-            return cls((os.fspath(value),))
-        return cls(tuple(os.fspath(v) for v in value))
+        return cls(tuple(_strs_arg("the cluster", value, paths=True)))
 
     @property
     def is_live(self) -> bool:
@@ -113,6 +125,23 @@ class Options:
     validate: str = "strict"
     cache: bool = True
     verbose: bool = False
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "config", _path_arg("Options: config", self.config, optional=True))
+        for name in ("profile", "kubernetes_version"):
+            _str_arg(f"Options: {name}", getattr(self, name))
+        _str_arg("Options: validate", self.validate, optional=False)
+        edits = () if self.edits is None else self.edits
+        if isinstance(edits, str | bytes) or not isinstance(edits, Iterable):
+            raise TypeError(f"Options: edits: expected a sequence of Edit (edits_from_flags), not {_type_name(edits)}")
+        edits = tuple(edits)
+        if edits:
+            from .whatif.edits import Edit
+
+            for e in edits:
+                if not isinstance(e, Edit):
+                    raise TypeError(f"Options: edits: expected Edit objects (edits_from_flags), found {_type_name(e)}")
+        object.__setattr__(self, "edits", edits)
 
 
 def _stderr(line: str) -> None:
@@ -411,11 +440,11 @@ class Session:
     ) -> None:
         if options is not None and kwargs:
             raise TypeError("give the options either as options= or as keyword arguments, not both")
+        if options is not None and not isinstance(options, Options):
+            raise TypeError(f"Session: options: expected an Options or None, not {_type_name(options)}")
         self.source = ClusterSource.of(cluster)
-        if "edits" in kwargs:
-            kwargs["edits"] = tuple(kwargs["edits"])
         self.options = options or Options(**kwargs)
-        self.messages: Messages = messages or _stderr
+        self.messages: Messages = _callable_arg("Session: messages", messages) or _stderr
         self._files: list[str] | None = None  # the snapshot files (the live cluster's, once read)
         self._warned: set[str] = set()  # release warnings said (once a session)
         self._reads = 0
@@ -604,6 +633,13 @@ class Session:
         prints a running one) is explained as if created again now, unless `as_bound`.
         `preemption_sampling`: bound preemption's dry run as kube-scheduler does, its offset
         seeded by `seed` (docs/preemption-sampling.md); by default every potential node is tried."""
+        what = "Session.explain"
+        pod = _path_arg(f"{what}: pod", pod)
+        replicas = _replicas_arg(f"{what}: replicas", replicas)
+        _int_arg(f"{what}: replica", replica, "--replica", low=0)
+        _str_arg(f"{what}: node", node)
+        _int_arg(f"{what}: seed", seed, "--seed", optional=True)
+        _int_arg(f"{what}: fixes", fixes, "--fixes", low=0)
         with self._validating():
             world = self._load(("POD", pod))
             if preemption_sampling:
@@ -641,6 +677,10 @@ class Session:
     def fixes(self, explanation: Explanation, n: int = 3, seed: int | None = None) -> list[Suggestion]:
         """The `n` best changes to the pod or the cluster that would place an explained pod, each
         verified by a cycle (empty when it fits)."""
+        if not isinstance(explanation, Explanation):
+            raise TypeError(f"Session.fixes: explanation: expected an Explanation, not {_type_name(explanation)}")
+        _int_arg("Session.fixes: n", n, "--fixes", low=0)
+        _int_arg("Session.fixes: seed", seed, "--seed", optional=True)
         self._suggest(explanation, n, seed)
         return explanation.result.suggestions or []
 
@@ -772,6 +812,17 @@ class Session:
         more (docs/sampling.md), its next start index at `start_index` before the first cycle.
         `preemption_sampling`: bound preemption's dry runs as kube-scheduler does, their offsets
         drawn from a source seeded by `seed` (docs/preemption-sampling.md)."""
+        what = "Session.schedule"
+        pods = _path_arg(f"{what}: pods", pods, optional=True)
+        _str_arg(f"{what}: namespace", namespace)
+        _choice_arg(f"{what}: order", order, "--order", ORDERS)
+        replicas = _replicas_arg(f"{what}: replicas", replicas)
+        _int_arg(f"{what}: seed", seed, "--seed", optional=True)
+        _choice_arg(f"{what}: preemption", preemption, "--preemption", PREEMPTION_MODES)
+        _choice_arg(f"{what}: detail", detail, "--detail", DETAILS)
+        _callable_arg(f"{what}: on_start", on_start)
+        _callable_arg(f"{what}: on_result", on_result)
+        _int_arg(f"{what}: start_index", start_index, "--start-index")
         with self._validating():
             world = self._load(("PODS", pods))
             pod_list, expansion = self._pods(pods, namespace, replicas, world)
@@ -846,6 +897,12 @@ class Session:
         pods) scheduled in turn."""
         from .whatif.scenario import load_scenario, scenario_pods
 
+        what = "Session.run_scenario"
+        scenario = _path_arg(f"{what}: scenario", scenario)
+        _int_arg(f"{what}: seed", seed, "--seed", optional=True)
+        _choice_arg(f"{what}: detail", detail, "--detail", DETAILS)
+        _callable_arg(f"{what}: on_start", on_start)
+        _callable_arg(f"{what}: on_result", on_result)
         self._stdin_once(("SCENARIO", scenario))
         with self._validating():
             sc = load_scenario(scenario)
@@ -1068,6 +1125,13 @@ class Session:
         from .scheduling.analysis import annotate
         from .whatif.capacity import read_templates, run_capacity
 
+        what = "Session.capacity"
+        templates = _strs_arg(f"{what}: templates", templates, paths=True)
+        _int_arg(f"{what}: max_copies", max_copies, "--max", optional=True, low=0)
+        group_by = _strs_arg(f"{what}: group_by", group_by, optional=True)
+        _int_arg(f"{what}: seed", seed, "--seed", optional=True)
+        _callable_arg(f"{what}: on_stop", on_stop)
+        _int_arg(f"{what}: start_index", start_index, "--start-index")
         with self._validating():
             world = self._load(*(("FILE", t) for t in templates))
             if sampling:
@@ -1120,6 +1184,11 @@ class Session:
             scale_up,
         )
 
+        what = "Session.scale_up"
+        pods = _path_arg(f"{what}: pods", pods, optional=True)
+        node_groups = _path_arg(f"{what}: node_groups", node_groups, optional=True)
+        expanders = _strs_arg(f"{what}: expanders", expanders, optional=True)
+        _str_arg(f"{what}: namespace", namespace)
         names = check_expanders(list(expanders)) if expanders else list(EXPANDERS)
         with self._validating():
             world = self._load(("PODS", pods), ("--node-groups", node_groups))
@@ -1141,6 +1210,9 @@ class Session:
         from .whatif.autoscaler import infer_node_groups, read_node_groups
         from .whatif.scaledown import DEFAULT_THRESHOLD, scale_down
 
+        node_groups = _path_arg("Session.scale_down: node_groups", node_groups, optional=True)
+        if threshold is not None and (isinstance(threshold, bool) or not isinstance(threshold, int | float)):
+            raise TypeError(f"Session.scale_down: threshold: expected a float or None, not {_type_name(threshold)}")
         if threshold is not None and not 0 <= threshold <= 1:
             raise InputError(f"{threshold}: a utilization between 0 and 1", field="--utilization-threshold")
         with self._validating():
@@ -1166,6 +1238,9 @@ class Session:
         evicted pods, highest priority first. `sampling`, `start_index`: node sampling as `schedule`'s."""
         from .whatif.drain import drain as run_drain
 
+        nodes = _strs_arg("Session.drain: nodes", nodes)
+        _int_arg("Session.drain: seed", seed, "--seed", optional=True)
+        _int_arg("Session.drain: start_index", start_index, "--start-index")
         with self._validating():
             cluster, config, applied = self._inputs()
             start = self._sampling_start(sampling, start_index, config)
@@ -1214,6 +1289,17 @@ class Session:
         from .inputs.sources import server_version
         from .whatif import sweep as sw
 
+        what = "Session.sweep"
+        for name, text in (("fail", fail), ("fail_key", fail_key), ("selector", selector), ("rolling", rolling)):
+            _str_arg(f"{what}: {name}", text)
+        _str_arg(f"{what}: surge", surge)
+        _str_arg(f"{what}: dask", dask)
+        _int_arg(f"{what}: samples", samples, "--samples")
+        _int_arg(f"{what}: max_unavailable", max_unavailable, "--max-unavailable")
+        _int_arg(f"{what}: seed", seed, "--seed", optional=True)
+        _int_arg(f"{what}: workers", workers, "--workers", optional=True)
+        _int_arg(f"{what}: top", top, "--top")
+        _int_arg(f"{what}: start_index", start_index, "--start-index")
         if workers is not None and workers < 1:
             raise InputError("must be at least 1", field="--workers")
         if workers is not None and workers > sw.MAX_WORKERS:
@@ -1301,6 +1387,13 @@ class Session:
         node sampling in both worlds, as `schedule`'s."""
         from .whatif.diff import diff as run_diff
 
+        what = "Session.diff"
+        pods = _path_arg(f"{what}: pods", pods, optional=True)
+        against_config = _path_arg(f"{what}: against_config", against_config, optional=True)
+        if against_cluster is not None and not isinstance(against_cluster, ClusterSource):
+            _strs_arg(f"{what}: against_cluster", against_cluster, paths=True)
+        _int_arg(f"{what}: seed", seed, "--seed", optional=True)
+        _int_arg(f"{what}: start_index", start_index, "--start-index")
         o = self.options
         if not (against_config or against_cluster or o.edits):
             raise InputError(
@@ -1529,3 +1622,92 @@ def clear_cache() -> tuple[str, int, int]:
 
     n, freed = clear()
     return str(cache_dir()), n, freed
+
+
+# -- the public API's arguments, checked where a caller hands them in (not deep inside) --------
+# A value of the wrong Python type is a TypeError naming the argument; a value of the right type
+# the command line would refuse (a count out of its range, an unknown choice) is the InputError
+# the command prints, naming the flag.
+
+
+def _type_name(value: object) -> str:
+    return "None" if value is None else type(value).__name__
+
+
+def _path_arg(what: str, value: Any, *, optional: bool = False) -> Any:
+    """A file argument: a str or an os.PathLike naming a str path (`what`: 'Session.explain: pod')."""
+    if value is None and optional:
+        return None
+    if isinstance(value, os.PathLike):
+        value = os.fspath(value)
+    if isinstance(value, str):
+        return value
+    none = " or None" if optional else ""
+    raise TypeError(f"{what}: expected a path (str or os.PathLike){none}, not {_type_name(value)}")
+
+
+def _str_arg(what: str, value: Any, *, optional: bool = True) -> Any:
+    if (value is None and optional) or isinstance(value, str):
+        return value
+    raise TypeError(f"{what}: expected a str{' or None' if optional else ''}, not {_type_name(value)}")
+
+
+def _int_arg(
+    what: str, value: Any, flag: str, *, optional: bool = False, low: int | None = None, high: int | None = None
+) -> Any:
+    """An integer argument the command line reads as `flag`, within [low, high]."""
+    if value is None and optional:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{what}: expected an int{' or None' if optional else ''}, not {_type_name(value)}")
+    if low is not None and value < low:
+        raise InputError(f"must be at least {low}, got {value:,}", field=flag)
+    if high is not None and value > high:
+        raise InputError(f"must be at most {high:,}, got {value:,}", field=flag)
+    return value
+
+
+def _choice_arg(what: str, value: Any, flag: str, choices: tuple[str, ...]) -> str:
+    if not isinstance(value, str):
+        raise TypeError(f"{what}: expected a str, one of {', '.join(choices)}, not {_type_name(value)}")
+    if value not in choices:
+        raise InputError(f"{value!r} is not one of {', '.join(choices)}", field=flag)
+    return value
+
+
+def _strs_arg(what: str, value: Any, *, paths: bool = False, optional: bool = False) -> Any:
+    """A sequence of names (or of paths), a lone str taken as a sequence of one (never its
+    characters)."""
+    if value is None and optional:
+        return None
+    one = (str, os.PathLike) if paths else (str,)
+    if isinstance(value, one):
+        value = [value]
+    if isinstance(value, bytes | bytearray | dict) or not isinstance(value, Iterable):
+        kind = "paths" if paths else "str"
+        raise TypeError(f"{what}: expected a list of {kind}, not {_type_name(value)}")
+    out = list(value)
+    for v in out:
+        if not isinstance(v, one):
+            raise TypeError(f"{what}: expected a list of {'paths' if paths else 'str'}, found {_type_name(v)}")
+    return [os.fspath(v) for v in out] if paths else out
+
+
+def _callable_arg(what: str, value: Any) -> Any:
+    if value is None or callable(value):
+        return value
+    raise TypeError(f"{what}: expected a callable or None, not {_type_name(value)}")
+
+
+def _replicas_arg(what: str, value: Any) -> Any:
+    """`--replicas`: new pods per workload, at most Kubernetes' most pods per cluster (as the flag)."""
+    if value is None:
+        return None
+    from .workloads.expansion import MAX_WORKLOAD_PODS
+
+    return _int_arg(what, value, "--replicas", low=0, high=MAX_WORKLOAD_PODS)
+
+
+ORDERS = ("priority", "file")
+PREEMPTION_MODES = ("report", "carry-out")
+DETAILS = ("compact", "full")
