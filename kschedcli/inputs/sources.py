@@ -52,7 +52,8 @@ def _files_of_directories(paths: list[str]) -> list[str]:
             for folder in _dump_namespaces(path):
                 found += [f for f in _object_files(folder) if not _is_dump_events(f)]
         except OSError as e:
-            raise InputError(f"cannot list the directory: {e.strerror or e}", source=path, field="--cluster") from None
+            where = e.filename if isinstance(e.filename, str) else path
+            raise InputError(f"cannot list the directory: {e.strerror or e}", source=where, field="--cluster") from None
         if not found:
             raise InputError(
                 "a directory with no .json, .yaml or .yml file in it (its subdirectories are not read)",
@@ -63,27 +64,50 @@ def _files_of_directories(paths: list[str]) -> list[str]:
     return out
 
 
+def _is_entry(path: str) -> bool:
+    """Something a directory's read takes when its name ends right: anything there but a
+    directory (a subdirectory is not read; a pod's folder of logs in a cluster-info dump may be
+    named `x.json`). A FIFO, a device, a dangling or looping symbolic link are taken, so that
+    their reader names them, rather than left out without a word."""
+    return os.path.lexists(path) and not os.path.isdir(path)
+
+
 def _object_files(folder: str) -> list[str]:
     """The files of `folder` a snapshot read takes, in name order."""
     return [
         os.path.join(folder, n)
         for n in sorted(os.listdir(folder))
-        if n.endswith(SNAPSHOT_EXTENSIONS) and os.path.isfile(os.path.join(folder, n))
+        if n.endswith(SNAPSHOT_EXTENSIONS) and _is_entry(os.path.join(folder, n))
     ]
+
+
+# the lists `kubectl cluster-info dump --output-directory` writes in each namespace folder besides
+# pods and events
+_DUMP_LISTS = ("replication-controllers", "services", "daemonsets", "deployments", "replicasets")
 
 
 def _dump_namespaces(path: str) -> list[str]:
     """The namespace folders of `path` when `kubectl cluster-info dump --output-directory` wrote it
     (`nodes.json` in it, and per namespace a folder with `pods.json`, `services.json`, ... and a
-    folder of logs per pod), in name order; else none. The JSON or YAML dump alike."""
-    if not any(os.path.isfile(os.path.join(path, "nodes" + ext)) for ext in SNAPSHOT_EXTENSIONS):
+    folder of logs per pod), in name order; else none. The JSON or YAML dump alike. A folder with
+    the dump's lists but no pods file is an error (kubectl writes one for every namespace): its
+    pods would otherwise be left out without a word."""
+    if not any(_is_entry(os.path.join(path, "nodes" + ext)) for ext in SNAPSHOT_EXTENSIONS):
         return []
-    folders = [os.path.join(path, n) for n in sorted(os.listdir(path))]
-    return [
-        f
-        for f in folders
-        if os.path.isdir(f) and any(os.path.isfile(os.path.join(f, "pods" + ext)) for ext in SNAPSHOT_EXTENSIONS)
-    ]
+    out = []
+    for f in (os.path.join(path, n) for n in sorted(os.listdir(path))):
+        if not os.path.isdir(f):
+            continue
+        if any(_is_entry(os.path.join(f, "pods" + ext)) for ext in SNAPSHOT_EXTENSIONS):
+            out.append(f)
+        elif any(_is_entry(os.path.join(f, n + ext)) for n in _DUMP_LISTS for ext in SNAPSHOT_EXTENSIONS):
+            raise InputError(
+                "a namespace folder of a `kubectl cluster-info dump` directory without its pods.json "
+                "(or pods.yaml) file: its pods are not known",
+                source=f,
+                field="--cluster",
+            )
+    return out
 
 
 def _is_dump_events(path: str) -> bool:

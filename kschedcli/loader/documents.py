@@ -14,7 +14,7 @@ from .. import progress
 from ..errors import InputError
 from .json_stream import NotStreamable, json_file_reader, stream_json
 from .objects import Location, Transform, is_list, no_gc, transform_doc, where
-from .sources import MAX_USER_FILE_BYTES, decode_utf8, file_size, is_stream, open_error, read_bytes
+from .sources import MAX_USER_FILE_BYTES, decode_utf8, file_size, is_stream, kept_stream, open_error, read_bytes
 
 # PyYAML (with the YAML reader) and the worker processes' machinery are imported when a file needs
 # them: a JSON pod file and a snapshot from the cache (ksched explain again) pay for neither
@@ -158,14 +158,35 @@ _LONG_NUMBER = "a number of more than 4,300 digits (Python's limit; no Kubernete
 
 def _without_dump_logs(path: str) -> bytes | None:
     """The file's bytes with `kubectl cluster-info dump`'s container logs blanked out (loader/
-    clusterinfo.py); None when it holds none, or cannot be read again."""
+    clusterinfo.py); None when it holds none, or cannot be read again. A stream is not read
+    again (its bytes, when it was read to its end, were kept; a FIFO nobody wrote to is not waited
+    for twice), and a file is read whole only when a log block or the trailer is in it."""
     from .clusterinfo import without_dump_logs
 
+    if is_stream(path):
+        data = kept_stream(path)
+        return None if data is None else without_dump_logs(data)
     try:
+        if not _may_be_a_dump(path):
+            return None
         data = read_bytes(path)
-    except (InputError, OSError):
+    except (InputError, OSError, ValueError):
         return None
     return without_dump_logs(data)
+
+
+def _may_be_a_dump(path: str) -> bool:
+    """Whether a regular file holds a cluster-info dump's log block or trailer, looked for without
+    reading it into memory."""
+    import mmap
+
+    from .clusterinfo import LOG_START
+
+    with open(path, "rb") as f:
+        if os.fstat(f.fileno()).st_size == 0:
+            return False
+        with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as m:
+            return m.find(LOG_START) >= 0 or m.rfind(b"Cluster info dumped to ") >= 0
 
 
 def _load_documents(

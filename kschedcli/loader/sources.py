@@ -64,15 +64,21 @@ def _read_stream(f: BinaryIO, path: str, limit: int, text: str = "YAML or JSON",
     JSON never hold one, nor does PEM, and an endless binary source such as /dev/zero would never
     end) and one that goes on past `limit` bytes (an endless text source). `text` names the text
     expected, `what` the kind of input (too_large)."""
+    from .clusterinfo import LOG_START
+
     chunks: list[bytes] = []
     offset = 0
+    logs = False  # a cluster-info dump's container log began: its bytes may be any (NULs too)
+    tail = b""
     while True:
         chunk = f.read(_CHUNK)
         if not chunk:
             return b"".join(chunks)
         nul = chunk.find(b"\0")
-        if nul >= 0:
+        if nul >= 0 and not logs and LOG_START not in tail + chunk[:nul]:
             raise InputError(f"not {text} text: a NUL byte at offset {offset + nul}", source=path)
+        logs = logs or LOG_START in chunk or LOG_START in tail + chunk[: len(LOG_START)]
+        tail = chunk[-len(LOG_START) :]
         offset += len(chunk)
         if offset > limit:
             chunks.clear()
@@ -174,6 +180,20 @@ def read_bytes(path: str, limit: int = MAX_SNAPSHOT_BYTES, *, text: str = "YAML 
         raise open_error(path, e) from None
     except ValueError:  # a NUL in the path
         raise InputError("no such file", source=path) from None
+
+
+def kept_stream(path: str) -> bytes | None:
+    """The bytes of a stream read to its end before (read_bytes keeps them), without reading it
+    again; None when it was not."""
+    if path == "-":
+        hit = _READ_ONCE.get("-")
+        return hit[1] if hit is not None and hit[0] is sys.stdin else None
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    hit = _READ_ONCE.get((st.st_dev, st.st_ino))
+    return None if hit is None else hit[1]
 
 
 def read_text(path: str, limit: int = MAX_USER_FILE_BYTES) -> str:

@@ -7,6 +7,7 @@ those objects."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -219,3 +220,91 @@ def test_log_blocks_are_blanked_line_for_line():
     assert got.count(b"\n") == data.count(b"\n")
     assert without_dump_logs(b'{"a": 1}\n') is None
     assert without_dump_logs(b"==== START logs for container c of pod ns/p ====\nnever ends\n") is None
+
+
+def test_the_line_older_kubectl_printed_after_the_dump_is_left_out(tmp_path, plain):
+    # kubectl before kubernetes/kubectl#816 ended its standard output with this line
+    dump = tmp_path / "dump.json"
+    write_dump_stdout(dump)
+    dump.write_text(dump.read_text() + "Cluster info dumped to standard output\n")
+    r = invoke("explain", WEB, "-c", str(dump), "-o", "json")
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout) == plain[0]
+    # a dump of namespaces without pods has no log block: the line alone
+    only = tmp_path / "nodes-only.json"
+    nodes = json.dumps(_typed_list("NodeList", _objects()["Node"]))
+    only.write_text(nodes + "\nCluster info dumped to standard output")
+    r = invoke("explain", WEB, "-c", str(only))
+    assert r.exit_code == 0, r.output
+    assert without_dump_logs(b'{"a": 1}\nCluster info dumped to standard output\n') == b'{"a": 1}\n\n'
+    assert without_dump_logs(b'{"a": 1}\nCluster info dumped to standard output\n{"b": 2}\n') is None
+
+
+def test_a_log_holding_nul_bytes_is_read_from_standard_input(tmp_path, plain):
+    # a stream's NUL byte refuses it at once (/dev/zero, a binary), unless a container's log began
+    dump = tmp_path / "dump.json"
+    write_dump_stdout(dump)
+    data = dump.read_bytes()
+    at = data.index(b"==== START logs")
+    at = data.index(b"\n", at) + 1
+    data = data[:at] + b"\x00\x00\xff binary \x00\n" + data[at:]
+    r = CliRunner().invoke(app, ["explain", WEB, "-c", "-", "-o", "json"], input=data)
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout) == plain[0]
+    r = CliRunner().invoke(app, ["explain", WEB, "-c", "-"], input=data[:100] + b"\x00" + data[100:])
+    assert r.exit_code == 2
+    assert r.stderr == "ksched: -: not YAML or JSON text: a NUL byte at offset 100\n"
+
+
+def test_a_stream_that_fails_is_not_read_again(tmp_path, monkeypatch):
+    # the read with the logs left out takes a stream's kept bytes: a FIFO nobody writes to is
+    # waited for once, not twice
+    from kschedcli.loader import sources
+
+    opened: list[str] = []
+    real = sources._open_stream
+    monkeypatch.setattr(sources, "FIFO_WRITER_SECONDS", 0.1)
+    monkeypatch.setattr(sources, "_open_stream", lambda path, mode: opened.append(path) or real(path, mode))
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    r = invoke("explain", WEB, "-c", str(fifo))
+    assert r.exit_code == 2
+    assert "a FIFO nobody writes to" in r.stderr
+    assert opened == [str(fifo)]
+
+
+@pytest.mark.parametrize("damage", ["directory", "dangling", "loop", "fifo"])
+def test_a_dump_directory_whose_pods_file_is_not_a_file_is_refused(tmp_path, monkeypatch, damage):
+    # was: the namespace folder, pods and all, left out without a word
+    from kschedcli.loader import sources
+
+    monkeypatch.setattr(sources, "FIFO_WRITER_SECONDS", 0.1)
+    root = tmp_path / "cluster-state"
+    write_dump_directory(root)
+    pods = root / "shop" / "pods.json"
+    pods.unlink()
+    if damage == "directory":
+        pods.mkdir()
+        says = f"ksched: {root / 'shop'}: --cluster: a namespace folder of a `kubectl cluster-info dump` directory"
+    elif damage == "dangling":
+        pods.symlink_to(tmp_path / "gone.json")
+        says = f"ksched: {pods}: no such file"
+    elif damage == "loop":
+        pods.symlink_to(pods)
+        says = f"ksched: {pods}: cannot read: "
+    else:
+        os.mkfifo(pods)
+        says = f"ksched: {pods}: a FIFO nobody writes to"
+    r = invoke("explain", WEB, "-c", str(root))
+    assert r.exit_code == 2, r.output
+    assert r.stderr.startswith(says), r.stderr
+    assert r.stderr.count("\n") == 1
+
+
+def test_a_pods_log_folder_named_like_a_file_is_not_read(tmp_path, plain):
+    # a pod's name may end in .json: its folder of logs is a directory, never read
+    root = tmp_path / "cluster-state"
+    write_dump_directory(root)
+    (root / "shop" / "report.json").mkdir()
+    (root / "shop" / "report.json" / "logs.txt").write_text("==== START logs ...")
+    assert _answers(str(root)) == plain
