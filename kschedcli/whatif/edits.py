@@ -215,7 +215,7 @@ def _add_node(cluster: Cluster, e: Edit, added_before: int = 0) -> Applied:
         return _add_node_file(cluster, e, path, added_before)
     spec, count = value, 1
     head, sep, tail = value.rpartition(":")
-    if sep and re.fullmatch(r"[0-9]+", tail):
+    if sep and re.fullmatch(r"[-+]?[0-9]+", tail):
         spec, count = head, int(tail)
         if count < 1:
             raise InputError(f"{cut(value)}: COUNT must be at least 1", field=e.flag)

@@ -272,6 +272,7 @@ def test_evict_removes_one_bound_pod():
         ("--cordon", "nowhere", "no node named 'nowhere'"),
         ("--cordon", "pool in (", "not a label selector"),
         ("--add-node", "a1:0", "COUNT must be at least 1"),
+        ("--add-node", "a1:-1", "COUNT must be at least 1"),
         ("--label", "a1:bad key=x", "invalid key"),
         ("--evict", "web-2", "expected NAMESPACE/POD"),
     ],
