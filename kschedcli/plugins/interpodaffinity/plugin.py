@@ -42,6 +42,7 @@ from .index import (
     REQUIRED_ANTI_AFFINITY,
     existing_terms_for,
     matching_by_node,
+    matching_by_value,
     nodes_holding,
 )
 from .terms import AffinityTerm, pod_terms
@@ -496,6 +497,15 @@ class InterPodAffinity(
                     pred = t.compile()
                     key = t.topology_key
                     sample = samples[i]
+                    if not explained:
+                        # no samples to take: the matching pods' count per domain, at once
+                        per_value = matching_by_value(snapshot, all_nodes, t, key)
+                        if per_value is not None:
+                            w = sign * t.weight
+                            for tv, n in per_value.items():
+                                if tv is not None:
+                                    bump(key, tv, w * n)
+                            continue
                     held = matching_by_node(snapshot, all_nodes, t)
                     if held is None:
                         for ni in nodes_holding(snapshot, all_nodes, [t]):
@@ -533,10 +543,15 @@ class InterPodAffinity(
             w = hard if kind == REQUIRED_AFFINITY else (t.weight if kind == PREFERRED_AFFINITY else -t.weight)
             matched[key] = w
             tk = t.topology_key
+            vals = score.get(tk)
+            if vals is None:
+                vals = score[tk] = {}
             for tv, n in idx.counts(e).items():
                 if tv is not None:
-                    bump(tk, tv, w * n)
+                    vals[tv] = vals.get(tv, 0) + w * n
                     total += n
+            if not vals:
+                del score[tk]  # (no carrier's node has the key: bump would not have made it)
 
         def fill(sample: _Sample) -> None:
             for ni in idx.holders(matched):
