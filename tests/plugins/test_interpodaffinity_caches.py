@@ -169,3 +169,61 @@ def test_prefilter_and_prescore_equal_a_walk_through_binds_evictions_and_namespa
             labels = world.sched.cluster.namespace_labels[rng.choice(NAMESPACES)]
             if labels.pop("team", None) is None:
                 labels["team"] = "x"
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_domain_tallies_follow_binds_evictions_and_added_nodes(seed):
+    """matching_by_value's counts per domain, kept across calls: brought up to date by a replay of
+    the namespace's binds and evictions (a few between calls), or counted afresh (hundreds), and
+    a node added with its pods; always what counting the placed pods gives."""
+    from kschedcli.backend.snapshot import Snapshot
+    from kschedcli.plugins.interpodaffinity.index import matching_by_value
+
+    rng = random.Random(seed)
+    nodes = [node(f"n{i}", labels={ZONE: rng.choice("ab")} if i % 4 else {}) for i in range(8)]
+    count = [0]
+
+    def make(node_name=""):
+        count[0] += 1
+        labels = {"app": rng.choice(APPS)}
+        if rng.random() < 0.5:
+            labels["tier"] = rng.choice(["front", "back"])
+        return pod(f"q{count[0]}", ns=rng.choice(["default", "other"]), labels=labels, node_name=node_name)
+
+    snap = Snapshot(nodes, [make(rng.choice(nodes).name) for _ in range(30)])
+    owner = pod("o", spec={"affinity": {"podAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": []}}})
+    terms = []
+    for t in (
+        {"labelSelector": {"matchLabels": {"app": "web"}}, "topologyKey": ZONE},
+        {"labelSelector": {"matchLabels": {"app": "db", "tier": "back"}}, "topologyKey": HOST},
+        {
+            "labelSelector": {"matchExpressions": [{"key": "tier", "operator": "NotIn", "values": ["back"]}]},
+            "topologyKey": ZONE,
+            "namespaces": ["default", "other"],
+        },
+    ):
+        owner.pod_affinity["preferredDuringSchedulingIgnoredDuringExecution"] = [{"weight": 1, "podAffinityTerm": t}]
+        owner._cache.clear()
+        terms.append(pod_terms(owner).preferred_affinity[0])
+
+    def check():
+        for t in terms:
+            want: dict = {}
+            for ni in snap.node_infos:
+                n = sum(1 for p in ni.pods if t.matches(p, None))
+                if n:
+                    tv = ni.node.labels.get(t.topology_key)
+                    want[tv] = want.get(tv, 0) + n
+            assert matching_by_value(snap, snap.node_infos, t, t.topology_key) == want
+
+    check()
+    for round_ in range(6):
+        binds = rng.choice([1, 3, 400])
+        for _ in range(binds):
+            snap.bind(make(), rng.choice(snap.node_infos).node.name)
+        placed = [p for ni in snap.node_infos for p in ni.pods]
+        for p in rng.sample(placed, 3):
+            assert snap.evict(p)
+        if round_ == 3:
+            snap.add_node(node("extra", labels={ZONE: "c"}), [make("extra") for _ in range(5)])
+        check()

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import weakref
 from bisect import bisect_left
-from collections import Counter, deque
+from collections import Counter, OrderedDict, deque
 from itertools import compress, repeat
 from operator import attrgetter, is_not, ne
 
@@ -359,22 +359,93 @@ def matching_by_node(snapshot, nodes: list, t) -> list | None:
     return [(nodes[i], held[snapshot.names[i]]) for i in sorted(map(index_of.__getitem__, held))]
 
 
-def matching_by_value(snapshot, nodes: list, t, key: str) -> Counter | None:
+def matching_by_value(snapshot, nodes: list, t, key: str) -> dict | None:
     """How many pods matching the incoming pod's term `t` each value of the nodes' label `key`
-    holds (None: nodes without it), as matching_by_node's counts summed per value of their nodes,
-    read off the snapshot's label column; None where matching_by_node gives None."""
+    holds (None: nodes without it; values holding none left out), as matching_by_node's counts
+    summed per value of their nodes; None where matching_by_node gives None. Kept per
+    (namespace, selector, key) across cycles (see _DomainTally): not to be changed."""
     if snapshot is None or nodes is not getattr(snapshot, "node_infos", None):
         return None
     if t.all_namespaces or not t.ns_selector.is_nothing:
         return None
+    if len(t.namespaces) == 1:
+        (ns,) = t.namespaces
+        return _domain_tally(snapshot, ns, t.selector, key)
+    out: dict = {}
+    for ns in t.namespaces:
+        for tv, n in _domain_tally(snapshot, ns, t.selector, key).items():
+            out[tv] = out.get(tv, 0) + n
+    return out
+
+
+class _DomainTally:
+    """The pods of one namespace matching one selector, counted per value of one node label
+    (no zero), as of `log_seen` entries of the snapshot's pod_log for the namespace."""
+
+    __slots__ = ("sums", "log_seen", "total")
+
+    def __init__(self, sums: dict, log_seen: int):
+        self.sums = sums
+        self.log_seen = log_seen
+        self.total = sum(sums.values())
+
+
+# snapshot -> {(namespace, selector's requirements, label key): _DomainTally}, least recently
+# used first
+_DOMAIN_TALLIES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_DOMAIN_TALLY_LIMIT = 4096
+
+
+def _domain_tally(snapshot, namespace: str, selector, key: str) -> dict:
+    """The namespace's placed pods matching `selector` per value of their nodes' label `key`.
+
+    Counted over the snapshot's label index the first time; kept, and brought up to date from
+    then on by replaying the pods the snapshot bound and evicted in the namespace since (its
+    pod_log, which every change of its nodes' pods goes through: bind, evict, add_node), unless
+    the replay would be longer than a count afresh."""
+    if selector.is_nothing:
+        return {}
+    tables = _DOMAIN_TALLIES.get(snapshot)
+    if tables is None:
+        tables = _DOMAIN_TALLIES[snapshot] = OrderedDict()
+    k = (namespace, tuple((r.key, r.op, r.values) for r in selector.requirements), key)
+    log = snapshot.pod_log.get(namespace, ())
+    entry = tables.get(k)
+    if entry is not None:
+        if len(log) - entry.log_seen > 4 * (entry.total + 64):
+            del tables[k]
+            entry = None
+        else:
+            tables.move_to_end(k)
+            if entry.log_seen != len(log):
+                _replay(entry, log, selector, snapshot, key)
+            return entry.sums
     col = snapshot.label_column(key)
     index_of = snapshot.index_of
-    out: Counter = Counter()
-    for ns in t.namespaces:
-        out.update(
-            map(col.__getitem__, map(index_of.__getitem__, map(_NODE_NAME, snapshot.pods_matching(ns, t.selector))))
-        )
-    return out
+    pods = snapshot.pods_matching(namespace, selector)
+    sums = dict(Counter(map(col.__getitem__, map(index_of.__getitem__, map(_NODE_NAME, pods)))))
+    tables[k] = _DomainTally(sums, len(log))
+    while len(tables) > _DOMAIN_TALLY_LIMIT:
+        tables.popitem(last=False)
+    return sums
+
+
+def _replay(entry: _DomainTally, log, selector, snapshot, key: str) -> None:
+    sums = entry.sums
+    match = selector.matches
+    by_name = snapshot.by_name
+    total = entry.total
+    for pod, node_name, sign in log[entry.log_seen :]:
+        if match(pod.labels):
+            tv = by_name[node_name].node.labels.get(key)
+            left = sums.get(tv, 0) + sign
+            if left:
+                sums[tv] = left
+            else:
+                del sums[tv]
+            total += sign
+    entry.total = total
+    entry.log_seen = len(log)
 
 
 _NODE_NAME = attrgetter("node_name")

@@ -502,9 +502,15 @@ class InterPodAffinity(
                         per_value = matching_by_value(snapshot, all_nodes, t, key)
                         if per_value is not None:
                             w = sign * t.weight
-                            for tv, n in per_value.items():
-                                if tv is not None:
-                                    bump(key, tv, w * n)
+                            vals = score.get(key)
+                            if vals is None:
+                                vals = {tv: w * n for tv, n in per_value.items() if tv is not None}
+                                if vals:
+                                    score[key] = vals
+                            else:
+                                for tv, n in per_value.items():
+                                    if tv is not None:
+                                        vals[tv] = vals.get(tv, 0) + w * n
                             continue
                     held = matching_by_node(snapshot, all_nodes, t)
                     if held is None:
