@@ -142,8 +142,11 @@ class _NodeTracker:
                 # only the positions the snapshot's binds and evictions changed since
                 changes = self.snapshot.changes
                 self.changes_seen = len(changes)
-                if seen + 1 == len(changes):
-                    self._refresh_at([changes[seen]])  # (a cycle's bind)
+                if seen + 1 == len(changes):  # (a cycle's bind)
+                    i = changes[seen]
+                    ni = nis[i]
+                    if self.objs[i] is not ni or self.gens[i] != ni.generation:
+                        self._reindex_one(i, ni)
                 elif seen < len(changes):
                     self._refresh_at(sorted(set(changes[seen:])))
                 return
@@ -183,6 +186,12 @@ class _NodeTracker:
     def _reindex_many(self, changed: list) -> None:
         for i, ni in changed:
             self._reindex(i, ni)
+
+    def _reindex_one(self, i: int, ni) -> None:
+        """_refresh_at([i]) for a position known to have changed."""
+        self._reindex_many([(i, ni)])
+        self.objs[i] = ni
+        self.gens[i] = ni.generation
 
 
 class PodLabelIndex(_NodeTracker):
@@ -593,14 +602,18 @@ class ExistingTermsIndex(_NodeTracker):
 
         The answer depends on the pod's namespace and labels, the namespace's labels and the
         entries of entries_in(namespace) only: it is kept per namespace and labels (alike pods,
-        and PreFilter's question asked again by PreScore) while that list is the same object of
-        the same length (an entry coming extends it, one going replaces it) and the namespace's
-        labels are equal. The list returned is shared: not to be changed."""
+        and PreFilter's question asked again by PreScore) while that list is the same object (an
+        entry going replaces it) and the namespace's labels are equal; entries come at the list's
+        end, and those come since are asked then. The list returned is shared: not to be changed."""
         found = self.entries_in(pod.namespace)
         key = (pod.namespace, tuple(pod.labels.items()))
         known = self._matching.get(key)
-        if known is not None and known[0] is found and known[1] == len(found) and known[2] == (ns_labels or _NO_LABELS):
-            return known[3]
+        if known is not None and known[0] is found and known[2] == (ns_labels or _NO_LABELS):
+            if known[1] == len(found):
+                return known[3]
+            out = known[3] + [kv for kv in found[known[1] :] if kv[1].term.matches(pod, ns_labels)]
+            self._matching[key] = (found, len(found), known[2], out)
+            return out
         out = self._entries_matching(pod, ns_labels, found)
         if len(self._matching) >= _MATCHING_LIMIT:
             self._matching.clear()
@@ -671,6 +684,17 @@ class ExistingTermsIndex(_NodeTracker):
     def _reindex(self, i: int, ni) -> None:
         self._reindex_many([(i, ni)])
 
+    def _reindex_one(self, i: int, ni) -> None:
+        """A bind or eviction on the node at position i: most bring or take a pod without terms,
+        which leaves the node's pods with affinity as they were (nothing to do), else see
+        _reindex_many."""
+        old = self.contribs[i]
+        if old.__class__ is tuple and old[0] is ni.node.labels and old[2] == tuple(ni.pods_with_affinity):
+            self.objs[i] = ni
+            self.gens[i] = ni.generation
+            return
+        super()._reindex_one(i, ni)
+
     def _reindex_many(self, changed: list) -> None:
         """Take back each changed node's old contribution and add its pods' terms again, node by
         node in order; when none had one (the first build), see `_add_new`.
@@ -694,8 +718,18 @@ class ExistingTermsIndex(_NodeTracker):
                 old = None
             pods = ni.pods_with_affinity
             held = tuple(pods)
-            if old is not None and len(old) > 2 and old[2] == held:
-                continue  # the same pods with affinity (by identity) on the same labels: unchanged
+            if old is not None and len(old) > 2:
+                before_held = old[2]
+                if before_held == held:
+                    continue  # the same pods with affinity (by identity) on the same labels: unchanged
+                if len(held) == len(before_held) + 1 and held[:-1] == before_held:
+                    # one pod with affinity bound here since: its PodTerms is one more
+                    added = pod_terms(held[-1])
+                    grown = dict(old[1])
+                    grown[added] = grown.get(added, 0) + 1
+                    contribs[i] = (labels, grown, held)
+                    self._add(i, labels, {added: 1}, 1)
+                    continue
             if not pods:
                 if old is not None:
                     self._add(i, labels, old[1], -1)

@@ -279,6 +279,12 @@ class InterPodAffinity(
         terms = pod_terms(pod)
         if terms.error:
             return None, unresolvable(f"parsing pod: {terms.error}")
+        if not (terms.required_affinity or terms.required_anti_affinity):
+            # no terms of its own: nothing to count unless an existing pod's required
+            # anti-affinity term matches it (most pods); else skipped as below
+            met = existing_terms_for(self.handle.snapshot).entries_matching(pod, self._namespace_labels(pod))
+            if not any(e.kind == REQUIRED_ANTI_AFFINITY for _, e in met):
+                return None, skip()
         all_ns: dict = {}  # read only to resolve the terms below
         if terms.required_affinity or terms.required_anti_affinity:
             all_ns = self._all_namespace_labels(pod)
@@ -465,6 +471,13 @@ class InterPodAffinity(
         terms = pod_terms(pod)
         if terms.error:
             return error(f"failed to parse pod: {terms.error}")
+        hard = self.hard_pod_affinity_weight
+        if not has_constraints:
+            # no preferred terms of its own: nothing to score unless an existing pod's term that
+            # PreScore weighs matches it; else skipped as below
+            met = existing_terms_for(snapshot).entries_matching(pod, self._namespace_labels(pod))
+            if not any(_weighed(e.kind, hard) for _, e in met):
+                return skip()
         all_ns = self._all_namespace_labels(pod) if has_constraints else {}  # {}: no preferred terms to resolve
         pref_aff = tuple(t.with_namespaces_resolved(all_ns) for t in terms.preferred_affinity)
         pref_anti = tuple(t.with_namespaces_resolved(all_ns) for t in terms.preferred_anti_affinity)
@@ -476,7 +489,6 @@ class InterPodAffinity(
         s.trace = trace
         score = s.topology_score
         ns_labels = s.ns_labels
-        hard = self.hard_pod_affinity_weight
 
         def bump(key: str, tv: str, delta: int) -> None:
             vals = score.get(key)
@@ -543,7 +555,7 @@ class InterPodAffinity(
         total = 0
         for key, e in idx.entries_matching(pod, ns_labels):
             kind = e.kind
-            if kind == REQUIRED_ANTI_AFFINITY or (kind == REQUIRED_AFFINITY and hard <= 0):
+            if not _weighed(kind, hard):
                 continue
             t = e.term
             w = hard if kind == REQUIRED_AFFINITY else (t.weight if kind == PREFERRED_AFFINITY else -t.weight)
@@ -811,6 +823,12 @@ def satisfies_pod_affinity(s: PreFilterState, node_labels) -> bool:
 
 
 # ----------------------------------------------------------------------------- helpers
+
+
+def _weighed(kind: int, hard: int) -> bool:
+    """Whether PreScore weighs an existing pod's term of this kind: its preferred terms, and its
+    required affinity terms when hardPodAffinityWeight is positive."""
+    return kind != REQUIRED_ANTI_AFFINITY and (kind != REQUIRED_AFFINITY or hard > 0)
 
 
 def _all_of(preds):
