@@ -227,3 +227,45 @@ def test_domain_tallies_follow_binds_evictions_and_added_nodes(seed):
         if round_ == 3:
             snap.add_node(node("extra", labels={ZONE: "c"}), [make("extra") for _ in range(5)])
         check()
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_score_array_is_each_nodes_score_or_declines_past_the_bound(seed):
+    """score_array (numpy present) against score node by node on random topology scores, some
+    of them past 2**50 in magnitude summed over the keys (then None: the lists take over), some
+    past int64; domains no node has, nodes without the key."""
+    np = pytest.importorskip("numpy")
+    from kschedcli.plugins.interpodaffinity.plugin import PreScoreState
+
+    world = _World(seed)
+    rng = world.rng
+    pl = world.pl
+    snap = world.sched.snapshot
+    p = pod("x")
+    for _ in range(40):
+        big = rng.choice([10, 1000, 2**40, 2**49, 2**62, 10**30])
+        table: dict = {}
+        for key in rng.sample(KEYS, rng.randint(1, 3)):
+            domains = [ni.node.labels.get(key) for ni in snap.list()] + ["nowhere"]
+            table[key] = {v: rng.randint(-big, big) for v in rng.sample(domains, rng.randint(1, 4)) if v is not None}
+            if not table[key]:
+                del table[key]
+        if not table:
+            continue
+        state = CycleState()
+        s = PreScoreState(p, {})
+        s.topology_score = table
+        state.write(PRE_SCORE_KEY, s)
+        positions = sorted(rng.sample(range(len(snap.names)), rng.randint(1, len(snap.names))))
+        state.score_positions = positions
+        state.score_positions_array = (positions, np.array(positions, dtype=np.intp))
+        got = pl.score_array(state, p, [snap.node_infos[i] for i in positions])
+        bound = 0
+        declines = False
+        for values in table.values():
+            bound += max(map(abs, values.values()))
+            declines = declines or bound >= 2**50
+        if declines:
+            assert got is None
+        else:
+            assert got.tolist() == [pl.score(state, p, snap.node_infos[i])[0] for i in positions]

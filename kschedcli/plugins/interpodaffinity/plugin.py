@@ -660,7 +660,12 @@ class InterPodAffinity(
         bound = 0
         for key, values in s.topology_score.items():
             codes, code_of = snapshot.label_code_index(key, np)
-            bound += max(map(abs, values.values()), default=0)
+            try:
+                scored = np.fromiter(values.values(), dtype=np.int64, count=len(values))
+            except OverflowError:
+                return None  # (a score past int64: past the bound below too)
+            if len(scored):
+                bound += max(int(scored.max()), -int(scored.min()))  # the largest magnitude
             if bound >= 2**50:
                 return None
             # each domain's score at its code; a value no node has goes to a slot no code reads
@@ -668,8 +673,8 @@ class InterPodAffinity(
             sink = len(code_of)
             lookup = np.zeros(sink + 2, dtype=np.int64)
             where = np.fromiter(map(code_of.get, values, repeat(sink)), dtype=np.intp, count=len(values))
-            lookup[where] = np.fromiter(values.values(), dtype=np.int64, count=len(values))
-            total += lookup[codes[at]]
+            lookup[where] = scored
+            total += lookup.take(codes.take(at))
         return total
 
     def normalize_array(self, state: CycleState, pod: Pod, scores: Any, at: Any) -> Any:
