@@ -269,3 +269,45 @@ def test_score_array_is_each_nodes_score_or_declines_past_the_bound(seed):
             assert got is None
         else:
             assert got.tolist() == [pl.score(state, p, snap.node_infos[i])[0] for i in positions]
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_filter_array_is_each_nodes_filter(seed):
+    """filter_array (numpy present) against filter node by node, for pods with required
+    affinity and anti-affinity terms of their own (the first pod of a series among them) and
+    pods that existing pods' anti-affinity keeps away, through binds and evictions."""
+    np = pytest.importorskip("numpy")
+
+    world = _World(100 + seed)
+    rng = world.rng
+    pl = world.pl
+    snap = world.sched.snapshot
+    checked = 0
+    for _ in range(6):
+        incoming = [world.make(spec_chance=0.9) for _ in range(6)]
+        app = rng.choice(APPS)
+        # affinity to pods like itself: none may exist yet (the first pod of a series)
+        self_affine = {
+            "podAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": [
+                    {"labelSelector": {"matchLabels": {"app": app, "tier": "solo"}}, "topologyKey": ZONE}
+                ]
+            }
+        }
+        incoming.append(pod(f"s{world.count}", labels={"app": app, "tier": "solo"}, spec={"affinity": self_affine}))
+        for p in incoming:
+            state = CycleState()
+            state.explained = False
+            _, st = pl.pre_filter(state, p, snap.list())
+            if st is not None:
+                continue  # skipped, or unresolvable: filter is not asked
+            got = pl.filter_array(state, p, np)
+            want = [pl.filter(state, p, ni) is None for ni in snap.list()]
+            assert got.tolist() == want, (seed, p.name)
+            checked += 1
+        for p in incoming[:2]:
+            world.sched.bind(p, rng.choice(world.names))
+        placed = [q for ni in snap.list() for q in ni.pods]
+        if placed and rng.random() < 0.5:
+            assert snap.evict(rng.choice(placed))
+    assert checked

@@ -412,6 +412,43 @@ class InterPodAffinity(
             return unschedulable(ERR_REASON_EXISTING_ANTI_AFFINITY)
         return None
 
+    def filter_array(self, state: CycleState, pod: Pod, np: Any) -> Any:
+        """Whether each of the snapshot's nodes passes filter, as a boolean array of `np` in its
+        node order (scheduling/columnar.py): each check's domains that fail it (or, for the
+        pod's affinity, pass it) looked up by the label's code; a node without a required
+        affinity term's key fails. None without PreFilter's state (filter's error, which the
+        full cycle reports)."""
+        s = state.get(PRE_FILTER_KEY)
+        snapshot = getattr(self.handle, "snapshot", None)
+        if s is None or snapshot is None:
+            return None
+
+        def holding(key: str, counts: dict) -> Any:
+            # nodes whose value of `key` has a positive count in `counts` (keyed (key, value))
+            codes, code_of = snapshot.label_code_index(key, np)
+            lookup = np.zeros(len(code_of) + 1, dtype=bool)  # (code -1, no such label: the last, False)
+            at = [code_of[v] for (k, v), n in counts.items() if k == key and n > 0 and v in code_of]
+            if at:
+                lookup[np.array(at, dtype=np.intp)] = True
+            return lookup[codes]
+
+        passes = np.ones(len(snapshot.node_infos), dtype=bool)
+        if s.affinity_terms:
+            has_keys = np.ones(len(passes), dtype=bool)
+            held = np.ones(len(passes), dtype=bool)
+            for t in s.affinity_terms:
+                has_keys &= snapshot.label_code_index(t.topology_key, np)[0] >= 0
+                held &= holding(t.topology_key, s.affinity_counts)
+            if not s.affinity_counts and matches_all(s.affinity_terms, s.pod):
+                held[:] = True  # the first pod of a series that matches its own terms
+            passes &= has_keys & held
+        if s.anti_counts:
+            for key in {t.topology_key for t in s.anti_terms}:
+                passes &= ~holding(key, s.anti_counts)
+        for key in {k for (k, _), n in s.existing_anti_counts.items() if n > 0}:
+            passes &= ~holding(key, s.existing_anti_counts)
+        return passes
+
     def filter_nodes(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> list[Status | None]:
         """filter over many nodes: the existing pods' anti-affinity is checked from the topology
         pairs that hold a match (few) instead of from each node's labels."""
