@@ -12,11 +12,11 @@ same pods the same way with a handful of array operations over the nodes:
 - a filter plugin whose verdicts per class of pods depend on the node alone (NodeUnschedulable,
   NodeName, TaintToleration, NodeAffinity) is read from its equivalence-class column as a
   boolean array; NodeResourcesFit compares the snapshot's int64 free columns
-  (`fits_array`), PodTopologySpread looks a verdict per domain up by the label's code, and
-  VolumeBinding decides a pod whose claims are all bound by its PVs' affinities
-  (`filter_array`). These run first: when no node passes them all, the pod is unschedulable
-  whatever the others say, and the full cycle is left to tell why before any node-by-node
-  pass. Any other filter plugin (InterPodAffinity, NodePorts, NodeVolumeLimits, ...) runs as in
+  (`fits_array`), PodTopologySpread and InterPodAffinity look a verdict per domain up by the
+  label's code, and VolumeBinding decides a pod whose claims are all bound by its PVs'
+  affinities (`filter_array`). These run first: when no node passes them all, the pod is
+  unschedulable whatever the others say, and the full cycle is left to tell why before any
+  node-by-node pass. Any other filter plugin (NodePorts, NodeVolumeLimits, ...) runs as in
   the full cycle, on the nodes every plugin before it in the profile passed (its verdict on
   another node is never that node's first failure, the one the full cycle reports);
 - a score plugin gives its raw scores as an array (`score_array`: NodeResourcesFit,

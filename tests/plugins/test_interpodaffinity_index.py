@@ -339,3 +339,55 @@ def test_a_node_carrying_a_terms_alone_keeps_its_entries_when_it_changes():
     assert list(idx.entries)[: len(keys)] == keys
     assert idx.entries_in("default") is kept
     assert len(kept) == len(idx.entries)
+
+
+def _bulk_groups_hold_positions(idx):
+    """Every position added in bulk: the groups read back for it are what `positions` holds there."""
+    from kschedcli.plugins.interpodaffinity import index as ix
+
+    for i, c in enumerate(idx.contribs):
+        if c is ix._IN_POSITIONS:
+            assert idx._groups_at(i) == {et: held[i] for et, held in idx.positions.items() if i in held}, i
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_groups_read_back_for_bulk_positions_follow_later_bulk_additions(seed):
+    """_groups_at reads every bulk position's groups in one pass and keeps them: binds onto nodes
+    that had no pod with affinity (added in bulk again, while the kept groups exist), onto bulk
+    nodes (read back) and evictions leave what a walk gives, and the kept groups right."""
+    rng = random.Random(3000 + seed)
+    nodes = _nodes(rng, rng.randint(4, 12))
+    maker = _Pods(rng)
+    snap = Snapshot(nodes, [maker.make(rng.choice(nodes[: len(nodes) // 2]).name) for _ in range(rng.randint(5, 30))])
+    idx = _check(snap)
+    for _ in range(rng.randint(3, 8)):
+        r = rng.random()
+        if r < 0.7:
+            snap.bind(maker.make(""), rng.choice(nodes).name)
+        else:
+            placed = [p for ni in snap.node_infos for p in ni.pods]
+            if placed:
+                assert snap.evict(rng.choice(placed))
+        idx = _check(snap)
+        _bulk_groups_hold_positions(idx)
+
+
+def test_a_node_whose_pods_with_affinity_are_swapped_is_read_again():
+    """A node read again only when its pods with affinity differ: one evicted and another with
+    other terms bound in its place between two refreshes (as many as before) is seen; a pod
+    without terms bound changes nothing."""
+    rng = random.Random(5)
+    aff = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [_term(rng)]}}
+    other = {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [_term(rng)]}}
+    nodes = [node("n0", labels={"topology.kubernetes.io/zone": "a"}), node("n1")]
+    first = pod("a", node_name="n0", labels={"app": "web"}, spec={"affinity": aff})
+    snap = Snapshot(nodes, [first])
+    _check(snap)
+    snap.bind(pod("b", labels={"app": "web"}, spec={"affinity": copy.deepcopy(aff)}), "n0")
+    _check(snap)
+    snap.bind(pod("plain", labels={"app": "web"}), "n0")
+    _check(snap)
+    assert snap.evict(first)
+    snap.bind(pod("c", labels={"app": "db"}, spec={"affinity": other}), "n0")
+    idx = _check(snap)
+    assert len(idx.entries) == 2

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import weakref
 from bisect import bisect_left
-from collections import Counter, deque
+from collections import Counter, OrderedDict, deque
 from itertools import compress, repeat
 from operator import attrgetter, is_not, ne
 
@@ -142,7 +142,12 @@ class _NodeTracker:
                 # only the positions the snapshot's binds and evictions changed since
                 changes = self.snapshot.changes
                 self.changes_seen = len(changes)
-                if seen < len(changes):
+                if seen + 1 == len(changes):  # (a cycle's bind)
+                    i = changes[seen]
+                    ni = nis[i]
+                    if self.objs[i] is not ni or self.gens[i] != ni.generation:
+                        self._reindex_one(i, ni)
+                elif seen < len(changes):
                     self._refresh_at(sorted(set(changes[seen:])))
                 return
             self.changes_seen = None  # nodes added: every position compared from now on
@@ -181,6 +186,12 @@ class _NodeTracker:
     def _reindex_many(self, changed: list) -> None:
         for i, ni in changed:
             self._reindex(i, ni)
+
+    def _reindex_one(self, i: int, ni) -> None:
+        """_refresh_at([i]) for a position known to have changed."""
+        self._reindex_many([(i, ni)])
+        self.objs[i] = ni
+        self.gens[i] = ni.generation
 
 
 class PodLabelIndex(_NodeTracker):
@@ -357,6 +368,98 @@ def matching_by_node(snapshot, nodes: list, t) -> list | None:
     return [(nodes[i], held[snapshot.names[i]]) for i in sorted(map(index_of.__getitem__, held))]
 
 
+def matching_by_value(snapshot, nodes: list, t, key: str) -> dict | None:
+    """How many pods matching the incoming pod's term `t` each value of the nodes' label `key`
+    holds (None: nodes without it; values holding none left out), as matching_by_node's counts
+    summed per value of their nodes; None where matching_by_node gives None. Kept per
+    (namespace, selector, key) across cycles (see _DomainTally): not to be changed."""
+    if snapshot is None or nodes is not getattr(snapshot, "node_infos", None):
+        return None
+    if t.all_namespaces or not t.ns_selector.is_nothing:
+        return None
+    if len(t.namespaces) == 1:
+        (ns,) = t.namespaces
+        return _domain_tally(snapshot, ns, t.selector, key)
+    out: dict = {}
+    for ns in t.namespaces:
+        for tv, n in _domain_tally(snapshot, ns, t.selector, key).items():
+            out[tv] = out.get(tv, 0) + n
+    return out
+
+
+class _DomainTally:
+    """The pods of one namespace matching one selector, counted per value of one node label
+    (no zero), as of `log_seen` entries of the snapshot's pod_log for the namespace."""
+
+    __slots__ = ("sums", "log_seen", "total")
+
+    def __init__(self, sums: dict, log_seen: int):
+        self.sums = sums
+        self.log_seen = log_seen
+        self.total = sum(sums.values())
+
+
+# snapshot -> {(namespace, selector's requirements, label key): _DomainTally}, least recently
+# used first
+_DOMAIN_TALLIES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_DOMAIN_TALLY_LIMIT = 4096
+
+
+def _domain_tally(snapshot, namespace: str, selector, key: str) -> dict:
+    """The namespace's placed pods matching `selector` per value of their nodes' label `key`.
+
+    Counted over the snapshot's label index the first time; kept, and brought up to date from
+    then on by replaying the pods the snapshot bound and evicted in the namespace since (its
+    pod_log, which every change of its nodes' pods goes through: bind, evict, add_node), unless
+    the replay would be longer than a count afresh."""
+    if selector.is_nothing:
+        return {}
+    tables = _DOMAIN_TALLIES.get(snapshot)
+    if tables is None:
+        tables = _DOMAIN_TALLIES[snapshot] = OrderedDict()
+    k = (namespace, tuple((r.key, r.op, r.values) for r in selector.requirements), key)
+    log = snapshot.pod_log.get(namespace, ())
+    entry = tables.get(k)
+    if entry is not None:
+        if len(log) - entry.log_seen > 4 * (entry.total + 64):
+            del tables[k]
+            entry = None
+        else:
+            tables.move_to_end(k)
+            if entry.log_seen != len(log):
+                _replay(entry, log, selector, snapshot, key)
+            return entry.sums
+    col = snapshot.label_column(key)
+    index_of = snapshot.index_of
+    pods = snapshot.pods_matching(namespace, selector)
+    sums = dict(Counter(map(col.__getitem__, map(index_of.__getitem__, map(_NODE_NAME, pods)))))
+    tables[k] = _DomainTally(sums, len(log))
+    while len(tables) > _DOMAIN_TALLY_LIMIT:
+        tables.popitem(last=False)
+    return sums
+
+
+def _replay(entry: _DomainTally, log, selector, snapshot, key: str) -> None:
+    sums = entry.sums
+    match = selector.matches
+    by_name = snapshot.by_name
+    total = entry.total
+    for pod, node_name, sign in log[entry.log_seen :]:
+        if match(pod.labels):
+            tv = by_name[node_name].node.labels.get(key)
+            left = sums.get(tv, 0) + sign
+            if left:
+                sums[tv] = left
+            else:
+                del sums[tv]
+            total += sign
+    entry.total = total
+    entry.log_seen = len(log)
+
+
+_NODE_NAME = attrgetter("node_name")
+
+
 # ----------------------------------------------------------------------------- existing pods' terms
 
 # kinds of the existing pods' terms, as PodTerms lists them
@@ -413,11 +516,12 @@ class ExistingTermsIndex(_NodeTracker):
     term's counts per topology value are worked out from them for the terms an incoming pod
     matches only (most never do), and kept up to date from then on."""
 
-    __slots__ = ("contribs", "entries", "positions", "by_namespace", "_probes")
+    __slots__ = ("contribs", "entries", "positions", "by_namespace", "_probes", "_bulk_groups", "_matching")
 
     def _reset(self, n: int) -> None:
         # per position: None (no pod with affinity), _IN_POSITIONS (added in bulk: the node's
-        # labels and counts are read back when it changes) or (node labels, {PodTerms: pods})
+        # labels and counts are read back when it changes) or (node labels, {PodTerms: pods},
+        # the node's pods with affinity then: a tuple, compared by identity, Pod having no __eq__)
         self.contribs: list = [None] * n
         self.entries: dict = {}  # (kind, id(term)) -> TermEntry
         self.positions: dict = {}  # PodTerms -> {node position: pods carrying it there}
@@ -427,6 +531,8 @@ class ExistingTermsIndex(_NodeTracker):
         # namespace -> [its by_namespace list, how many of its entries are indexed, (key, value) ->
         # their positions in it, the positions of those without such a requirement] (entries_matching)
         self._probes: dict = {}
+        self._bulk_groups: dict | None = None  # see _groups_at
+        self._matching: dict = {}  # see entries_matching
 
     def _copy_state(self, other, extra: int) -> None:
         self.contribs = other.contribs + [None] * extra  # replaced per position, never changed
@@ -437,6 +543,8 @@ class ExistingTermsIndex(_NodeTracker):
         self.positions = {et: dict(held) for et, held in other.positions.items()}
         self.by_namespace = {}
         self._probes = {}
+        self._matching = {}
+        self._bulk_groups = None
 
     def _grow(self, extra: int) -> None:
         self.contribs.extend([None] * extra)
@@ -453,6 +561,7 @@ class ExistingTermsIndex(_NodeTracker):
 
     def _shift(self, removed: list[int]) -> None:
         gone = set(removed)
+        self._bulk_groups = None  # (keyed by the old positions)
         self.contribs = [x for i, x in enumerate(self.contribs) if i not in gone]
         first = removed[0]
         for et, held in self.positions.items():
@@ -468,6 +577,8 @@ class ExistingTermsIndex(_NodeTracker):
         self.entries = {(e.kind, id(e.term)): e for e in self.entries.values()}
         self.by_namespace = {}
         self._probes = {}
+        self._matching = {}
+        self._bulk_groups = None
         _TERM_INDEXES[snapshot] = self
 
     def entries_in(self, namespace: str) -> list:
@@ -487,8 +598,29 @@ class ExistingTermsIndex(_NodeTracker):
         (AffinityTerm.matches), in the same order. A term whose selector requires a label
         `key=value` can only match a pod carrying it: such terms are found through the pod's own
         labels (a probe index kept beside each namespace's list, extended as the list grows),
-        the others are each asked."""
+        the others are each asked.
+
+        The answer depends on the pod's namespace and labels, the namespace's labels and the
+        entries of entries_in(namespace) only: it is kept per namespace and labels (alike pods,
+        and PreFilter's question asked again by PreScore) while that list is the same object (an
+        entry going replaces it) and the namespace's labels are equal; entries come at the list's
+        end, and those come since are asked then. The list returned is shared: not to be changed."""
         found = self.entries_in(pod.namespace)
+        key = (pod.namespace, tuple(pod.labels.items()))
+        known = self._matching.get(key)
+        if known is not None and known[0] is found and known[2] == (ns_labels or _NO_LABELS):
+            if known[1] == len(found):
+                return known[3]
+            out = known[3] + [kv for kv in found[known[1] :] if kv[1].term.matches(pod, ns_labels)]
+            self._matching[key] = (found, len(found), known[2], out)
+            return out
+        out = self._entries_matching(pod, ns_labels, found)
+        if len(self._matching) >= _MATCHING_LIMIT:
+            self._matching.clear()
+        self._matching[key] = (found, len(found), dict(ns_labels or _NO_LABELS), out)
+        return out
+
+    def _entries_matching(self, pod, ns_labels, found: list) -> list:
         probes = self._probes.get(pod.namespace)
         if probes is None or probes[0] is not found:
             probes = self._probes[pod.namespace] = [found, 0, {}, []]
@@ -552,6 +684,17 @@ class ExistingTermsIndex(_NodeTracker):
     def _reindex(self, i: int, ni) -> None:
         self._reindex_many([(i, ni)])
 
+    def _reindex_one(self, i: int, ni) -> None:
+        """A bind or eviction on the node at position i: most bring or take a pod without terms,
+        which leaves the node's pods with affinity as they were (nothing to do), else see
+        _reindex_many."""
+        old = self.contribs[i]
+        if old.__class__ is tuple and old[0] is ni.node.labels and old[2] == tuple(ni.pods_with_affinity):
+            self.objs[i] = ni
+            self.gens[i] = ni.generation
+            return
+        super()._reindex_one(i, ni)
+
     def _reindex_many(self, changed: list) -> None:
         """Take back each changed node's old contribution and add its pods' terms again, node by
         node in order; when none had one (the first build), see `_add_new`.
@@ -574,6 +717,19 @@ class ExistingTermsIndex(_NodeTracker):
                 self._add(i, old[0], old[1], -1)
                 old = None
             pods = ni.pods_with_affinity
+            held = tuple(pods)
+            if old is not None and len(old) > 2:
+                before_held = old[2]
+                if before_held == held:
+                    continue  # the same pods with affinity (by identity) on the same labels: unchanged
+                if len(held) == len(before_held) + 1 and held[:-1] == before_held:
+                    # one pod with affinity bound here since: its PodTerms is one more
+                    added = pod_terms(held[-1])
+                    grown = dict(old[1])
+                    grown[added] = grown.get(added, 0) + 1
+                    contribs[i] = (labels, grown, held)
+                    self._add(i, labels, {added: 1}, 1)
+                    continue
             if not pods:
                 if old is not None:
                     self._add(i, labels, old[1], -1)
@@ -591,7 +747,7 @@ class ExistingTermsIndex(_NodeTracker):
                     else:
                         cache[TERMS_CACHE_KEY] = et  # what pod_terms(ep) keeps from now on
                 groups[et] = groups.get(et, 0) + 1
-            contribs[i] = (labels, groups)
+            contribs[i] = (labels, groups, held)
             if old is None:
                 self._add(i, labels, groups, 1)
                 continue
@@ -625,6 +781,10 @@ class ExistingTermsIndex(_NodeTracker):
                 contribs[i] = None
         if not pods:
             return
+        bulk = self._bulk_groups  # (see _groups_at) the positions added here are entered below
+        if bulk is not None:
+            for i, _ in changed:
+                bulk.pop(i, None)
         # the PodTerms of each pod: its group's (namespace and affinity objects, by identity),
         # asked of pod_terms once per group, for the group's first pod
         keys = list(zip(map(_NAMESPACE, pods), map(id, map(_POD_AFFINITY, pods)), map(id, map(_POD_ANTI, pods))))
@@ -639,6 +799,13 @@ class ExistingTermsIndex(_NodeTracker):
         nodes_at: dict | None = None
         for et, where in carriers.items():
             held = dict(Counter(where))
+            if bulk is not None:
+                for i, m in held.items():
+                    g = bulk.get(i)
+                    if g is None:
+                        bulk[i] = {et: m}
+                    else:
+                        g[et] = m
             known = positions.get(et)
             if known is None:
                 positions[et] = held
@@ -655,8 +822,26 @@ class ExistingTermsIndex(_NodeTracker):
                         counts[tv] = counts.get(tv, 0) + m
 
     def _groups_at(self, i: int) -> dict:
-        """How many of the pods the node at position i had when last read carry each PodTerms."""
-        return {et: held[i] for et, held in self.positions.items() if i in held}
+        """How many of the pods the node at position i had when last read carry each PodTerms,
+        for a position added in bulk (contribs _IN_POSITIONS). Every such position's groups are
+        read off `positions` in one pass, the first time one is asked for (a pass per position
+        costs as much each: a sweep's binds reach thousands of them); positions added in bulk
+        later are entered by _add_new; dropped when positions are renumbered. A position's entry
+        is read while it is _IN_POSITIONS only, during which `positions` holds what it had then.
+        (The order of the groups is never relied on: they are only taken back.)"""
+        bulk = self._bulk_groups
+        if bulk is None:
+            contribs = self.contribs
+            bulk = self._bulk_groups = {}
+            for et, held in self.positions.items():
+                for j, m in held.items():
+                    if contribs[j] is _IN_POSITIONS:
+                        g = bulk.get(j)
+                        if g is None:
+                            bulk[j] = {et: m}
+                        else:
+                            g[et] = m
+        return bulk.get(i, {})
 
     def _add(self, i: int, labels, groups: dict, sign: int) -> None:
         """Add (sign 1) or take back (-1) the contribution of the node at position i: its
@@ -690,6 +875,10 @@ class ExistingTermsIndex(_NodeTracker):
                     counts[tv] = left
                 else:
                     del counts[tv]
+
+
+_NO_LABELS: dict = {}
+_MATCHING_LIMIT = 20_000  # (namespace, labels) answers kept by entries_matching
 
 
 def _may_match_in(namespace: str, t) -> bool:

@@ -42,6 +42,7 @@ from .index import (
     REQUIRED_ANTI_AFFINITY,
     existing_terms_for,
     matching_by_node,
+    matching_by_value,
     nodes_holding,
 )
 from .terms import AffinityTerm, pod_terms
@@ -278,6 +279,12 @@ class InterPodAffinity(
         terms = pod_terms(pod)
         if terms.error:
             return None, unresolvable(f"parsing pod: {terms.error}")
+        if not (terms.required_affinity or terms.required_anti_affinity):
+            # no terms of its own: nothing to count unless an existing pod's required
+            # anti-affinity term matches it (most pods); else skipped as below
+            met = existing_terms_for(self.handle.snapshot).entries_matching(pod, self._namespace_labels(pod))
+            if not any(e.kind == REQUIRED_ANTI_AFFINITY for _, e in met):
+                return None, skip()
         all_ns: dict = {}  # read only to resolve the terms below
         if terms.required_affinity or terms.required_anti_affinity:
             all_ns = self._all_namespace_labels(pod)
@@ -405,6 +412,43 @@ class InterPodAffinity(
             return unschedulable(ERR_REASON_EXISTING_ANTI_AFFINITY)
         return None
 
+    def filter_array(self, state: CycleState, pod: Pod, np: Any) -> Any:
+        """Whether each of the snapshot's nodes passes filter, as a boolean array of `np` in its
+        node order (scheduling/columnar.py): each check's domains that fail it (or, for the
+        pod's affinity, pass it) looked up by the label's code; a node without a required
+        affinity term's key fails. None without PreFilter's state (filter's error, which the
+        full cycle reports)."""
+        s = state.get(PRE_FILTER_KEY)
+        snapshot = getattr(self.handle, "snapshot", None)
+        if s is None or snapshot is None:
+            return None
+
+        def holding(key: str, counts: dict) -> Any:
+            # nodes whose value of `key` has a positive count in `counts` (keyed (key, value))
+            codes, code_of = snapshot.label_code_index(key, np)
+            lookup = np.zeros(len(code_of) + 1, dtype=bool)  # (code -1, no such label: the last, False)
+            at = [code_of[v] for (k, v), n in counts.items() if k == key and n > 0 and v in code_of]
+            if at:
+                lookup[np.array(at, dtype=np.intp)] = True
+            return lookup[codes]
+
+        passes = np.ones(len(snapshot.node_infos), dtype=bool)
+        if s.affinity_terms:
+            has_keys = np.ones(len(passes), dtype=bool)
+            held = np.ones(len(passes), dtype=bool)
+            for t in s.affinity_terms:
+                has_keys &= snapshot.label_code_index(t.topology_key, np)[0] >= 0
+                held &= holding(t.topology_key, s.affinity_counts)
+            if not s.affinity_counts and matches_all(s.affinity_terms, s.pod):
+                held[:] = True  # the first pod of a series that matches its own terms
+            passes &= has_keys & held
+        if s.anti_counts:
+            for key in {t.topology_key for t in s.anti_terms}:
+                passes &= ~holding(key, s.anti_counts)
+        for key in {k for (k, _), n in s.existing_anti_counts.items() if n > 0}:
+            passes &= ~holding(key, s.existing_anti_counts)
+        return passes
+
     def filter_nodes(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> list[Status | None]:
         """filter over many nodes: the existing pods' anti-affinity is checked from the topology
         pairs that hold a match (few) instead of from each node's labels."""
@@ -464,6 +508,13 @@ class InterPodAffinity(
         terms = pod_terms(pod)
         if terms.error:
             return error(f"failed to parse pod: {terms.error}")
+        hard = self.hard_pod_affinity_weight
+        if not has_constraints:
+            # no preferred terms of its own: nothing to score unless an existing pod's term that
+            # PreScore weighs matches it; else skipped as below
+            met = existing_terms_for(snapshot).entries_matching(pod, self._namespace_labels(pod))
+            if not any(_weighed(e.kind, hard) for _, e in met):
+                return skip()
         all_ns = self._all_namespace_labels(pod) if has_constraints else {}  # {}: no preferred terms to resolve
         pref_aff = tuple(t.with_namespaces_resolved(all_ns) for t in terms.preferred_affinity)
         pref_anti = tuple(t.with_namespaces_resolved(all_ns) for t in terms.preferred_anti_affinity)
@@ -475,7 +526,6 @@ class InterPodAffinity(
         s.trace = trace
         score = s.topology_score
         ns_labels = s.ns_labels
-        hard = self.hard_pod_affinity_weight
 
         def bump(key: str, tv: str, delta: int) -> None:
             vals = score.get(key)
@@ -496,6 +546,21 @@ class InterPodAffinity(
                     pred = t.compile()
                     key = t.topology_key
                     sample = samples[i]
+                    if not explained:
+                        # no samples to take: the matching pods' count per domain, at once
+                        per_value = matching_by_value(snapshot, all_nodes, t, key)
+                        if per_value is not None:
+                            w = sign * t.weight
+                            vals = score.get(key)
+                            if vals is None:
+                                vals = {tv: w * n for tv, n in per_value.items() if tv is not None}
+                                if vals:
+                                    score[key] = vals
+                            else:
+                                for tv, n in per_value.items():
+                                    if tv is not None:
+                                        vals[tv] = vals.get(tv, 0) + w * n
+                            continue
                     held = matching_by_node(snapshot, all_nodes, t)
                     if held is None:
                         for ni in nodes_holding(snapshot, all_nodes, [t]):
@@ -527,16 +592,21 @@ class InterPodAffinity(
         total = 0
         for key, e in idx.entries_matching(pod, ns_labels):
             kind = e.kind
-            if kind == REQUIRED_ANTI_AFFINITY or (kind == REQUIRED_AFFINITY and hard <= 0):
+            if not _weighed(kind, hard):
                 continue
             t = e.term
             w = hard if kind == REQUIRED_AFFINITY else (t.weight if kind == PREFERRED_AFFINITY else -t.weight)
             matched[key] = w
             tk = t.topology_key
+            vals = score.get(tk)
+            if vals is None:
+                vals = score[tk] = {}
             for tv, n in idx.counts(e).items():
                 if tv is not None:
-                    bump(tk, tv, w * n)
+                    vals[tv] = vals.get(tv, 0) + w * n
                     total += n
+            if not vals:
+                del score[tk]  # (no carrier's node has the key: bump would not have made it)
 
         def fill(sample: _Sample) -> None:
             for ni in idx.holders(matched):
@@ -627,7 +697,12 @@ class InterPodAffinity(
         bound = 0
         for key, values in s.topology_score.items():
             codes, code_of = snapshot.label_code_index(key, np)
-            bound += max(map(abs, values.values()), default=0)
+            try:
+                scored = np.fromiter(values.values(), dtype=np.int64, count=len(values))
+            except OverflowError:
+                return None  # (a score past int64: past the bound below too)
+            if len(scored):
+                bound += max(int(scored.max()), -int(scored.min()))  # the largest magnitude
             if bound >= 2**50:
                 return None
             # each domain's score at its code; a value no node has goes to a slot no code reads
@@ -635,8 +710,8 @@ class InterPodAffinity(
             sink = len(code_of)
             lookup = np.zeros(sink + 2, dtype=np.int64)
             where = np.fromiter(map(code_of.get, values, repeat(sink)), dtype=np.intp, count=len(values))
-            lookup[where] = np.fromiter(values.values(), dtype=np.int64, count=len(values))
-            total += lookup[codes[at]]
+            lookup[where] = scored
+            total += lookup.take(codes.take(at))
         return total
 
     def normalize_array(self, state: CycleState, pod: Pod, scores: Any, at: Any) -> Any:
@@ -790,6 +865,12 @@ def satisfies_pod_affinity(s: PreFilterState, node_labels) -> bool:
 
 
 # ----------------------------------------------------------------------------- helpers
+
+
+def _weighed(kind: int, hard: int) -> bool:
+    """Whether PreScore weighs an existing pod's term of this kind: its preferred terms, and its
+    required affinity terms when hardPodAffinityWeight is positive."""
+    return kind != REQUIRED_ANTI_AFFINITY and (kind != REQUIRED_AFFINITY or hard > 0)
 
 
 def _all_of(preds):
