@@ -350,11 +350,16 @@ def _bulk_groups_hold_positions(idx):
             assert idx._groups_at(i) == {et: held[i] for et, held in idx.positions.items() if i in held}, i
 
 
+@pytest.mark.parametrize("single_reads", [0, 2, 96])
 @pytest.mark.parametrize("seed", range(20))
-def test_groups_read_back_for_bulk_positions_follow_later_bulk_additions(seed):
-    """_groups_at reads every bulk position's groups in one pass and keeps them: binds onto nodes
-    that had no pod with affinity (added in bulk again, while the kept groups exist), onto bulk
-    nodes (read back) and evictions leave what a walk gives, and the kept groups right."""
+def test_groups_read_back_for_bulk_positions_follow_later_bulk_additions(seed, single_reads, monkeypatch):
+    """_groups_at reads the first positions' groups one by one (`_SINGLE_READS` of them), then
+    every bulk position's in one pass, and keeps them: binds onto nodes that had no pod with
+    affinity (added in bulk again, while the kept groups exist), onto bulk nodes (read back) and
+    evictions leave what a walk gives, and the kept groups right."""
+    from kschedcli.plugins.interpodaffinity import index as ix
+
+    monkeypatch.setattr(ix, "_SINGLE_READS", single_reads)
     rng = random.Random(3000 + seed)
     nodes = _nodes(rng, rng.randint(4, 12))
     maker = _Pods(rng)

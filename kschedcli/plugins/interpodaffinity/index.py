@@ -516,7 +516,16 @@ class ExistingTermsIndex(_NodeTracker):
     term's counts per topology value are worked out from them for the terms an incoming pod
     matches only (most never do), and kept up to date from then on."""
 
-    __slots__ = ("contribs", "entries", "positions", "by_namespace", "_probes", "_bulk_groups", "_matching")
+    __slots__ = (
+        "contribs",
+        "entries",
+        "positions",
+        "by_namespace",
+        "_probes",
+        "_bulk_groups",
+        "_single_reads",
+        "_matching",
+    )
 
     def _reset(self, n: int) -> None:
         # per position: None (no pod with affinity), _IN_POSITIONS (added in bulk: the node's
@@ -532,6 +541,7 @@ class ExistingTermsIndex(_NodeTracker):
         # their positions in it, the positions of those without such a requirement] (entries_matching)
         self._probes: dict = {}
         self._bulk_groups: dict | None = None  # see _groups_at
+        self._single_reads = 0  # (the same)
         self._matching: dict = {}  # see entries_matching
 
     def _copy_state(self, other, extra: int) -> None:
@@ -545,6 +555,7 @@ class ExistingTermsIndex(_NodeTracker):
         self._probes = {}
         self._matching = {}
         self._bulk_groups = None
+        self._single_reads = 0
 
     def _grow(self, extra: int) -> None:
         self.contribs.extend([None] * extra)
@@ -562,6 +573,7 @@ class ExistingTermsIndex(_NodeTracker):
     def _shift(self, removed: list[int]) -> None:
         gone = set(removed)
         self._bulk_groups = None  # (keyed by the old positions)
+        self._single_reads = 0
         self.contribs = [x for i, x in enumerate(self.contribs) if i not in gone]
         first = removed[0]
         for et, held in self.positions.items():
@@ -579,6 +591,7 @@ class ExistingTermsIndex(_NodeTracker):
         self._probes = {}
         self._matching = {}
         self._bulk_groups = None
+        self._single_reads = 0
         _TERM_INDEXES[snapshot] = self
 
     def entries_in(self, namespace: str) -> list:
@@ -828,8 +841,14 @@ class ExistingTermsIndex(_NodeTracker):
         costs as much each: a sweep's binds reach thousands of them); positions added in bulk
         later are entered by _add_new; dropped when positions are renumbered. A position's entry
         is read while it is _IN_POSITIONS only, during which `positions` holds what it had then.
-        (The order of the groups is never relied on: they are only taken back.)"""
+        (The order of the groups is never relied on: they are only taken back.) The first few
+        positions asked for are read one by one (a pass over the PodTerms each), as a sweep's
+        node failure binds a few dozen pods: the one pass over every position pays only past
+        about a hundred of them (a zone failure's thousands)."""
         bulk = self._bulk_groups
+        if bulk is None and self._single_reads < _SINGLE_READS:
+            self._single_reads += 1
+            return {et: held[i] for et, held in self.positions.items() if i in held}
         if bulk is None:
             contribs = self.contribs
             bulk = self._bulk_groups = {}
@@ -878,6 +897,8 @@ class ExistingTermsIndex(_NodeTracker):
 
 
 _NO_LABELS: dict = {}
+# positions whose groups _groups_at reads one by one before it reads them all in one pass
+_SINGLE_READS = 96
 _MATCHING_LIMIT = 20_000  # (namespace, labels) answers kept by entries_matching
 
 
