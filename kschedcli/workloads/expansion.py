@@ -56,7 +56,17 @@ from .results import summarize as summarize
 
 WORKLOAD_KINDS = ("Deployment", "ReplicaSet", "ReplicationController", "StatefulSet", "DaemonSet", "Job", "CronJob")
 # objects of the input that the scheduler reads once they exist: added to the cluster as they are
-CLUSTER_KINDS = ("Service", "PodDisruptionBudget", "PersistentVolumeClaim", "PriorityClass", "Namespace")
+CLUSTER_KINDS = (
+    "Service",
+    "PodDisruptionBudget",
+    "PersistentVolumeClaim",
+    "PriorityClass",
+    "Namespace",
+    "ResourceClaim",
+    "ResourceClaimTemplate",
+)
+# kinds without a field tree (resource.k8s.io): what the DRA allocator reads is checked instead
+_DRA_KINDS = ("ResourceClaim", "ResourceClaimTemplate")
 # kinds that are not workloads and are certainly misplaced in a file of pods
 _REJECTED_KINDS = {"Node": "nodes belong in the snapshot (--cluster)"}
 
@@ -618,7 +628,9 @@ def pods_for_workloads(
     The cluster is extended as the controllers and `kubectl apply` would extend it: the
     workloads themselves, the ReplicaSets, PersistentVolumeClaims and Jobs they create, and the
     input's Services, PodDisruptionBudgets, PersistentVolumeClaims, PriorityClasses and Namespaces
-    (their labels, for namespaceSelectors). Other kinds
+    (their labels, for namespaceSelectors), ResourceClaims and ResourceClaimTemplates. No claim
+    is made from a template for a pod (the resource claim controller's work is not done, as in
+    the conformance cases: kube-scheduler says the claim is not created yet). Other kinds
     (ConfigMaps, Secrets, ServiceAccounts, ...) are counted in `ignored`.
 
     `validation`: (mode, warnings) for validation.check_user_object, which every Pod and workload
@@ -633,6 +645,12 @@ def pods_for_workloads(
         kind = obj.get("kind")
         if kind == "Pod" or kind in WORKLOAD_KINDS or kind in CLUSTER_KINDS:
             check_user_object(obj, kind, source, where, mode, warnings)
+            if kind in _DRA_KINDS:
+                from ..api.validation import snapshot_object_problem
+
+                problem = snapshot_object_problem(obj, kind)
+                if problem is not None:
+                    raise InputError(problem.message, source=source, where=where, field=problem.field)
             if kind in WORKLOAD_KINDS and mode != "ignore":  # "ignore": the snapshot's own, or checked as read
                 from .validation import check_workload
 
