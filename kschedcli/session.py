@@ -1136,7 +1136,13 @@ class Session:
             world = self._load(*(("FILE", t) for t in templates))
             if sampling:
                 self._sample(world, start_index)
-            parsed = read_templates(list(templates))
+            # the files' Services, PDBs, PriorityClasses, claims, ... join the cluster, as in schedule
+            beside: list = []
+            parsed = read_templates(list(templates), beside)
+            if beside:
+                from .workloads.expansion import add_cluster_objects
+
+                add_cluster_objects(world.cluster, beside)
             for t in parsed:
                 if t.bound_to is not None:
                     self.messages(

@@ -27,7 +27,7 @@ from ..framework.result import CycleResult
 from ..inputs.cluster import Cluster
 from ..loader import iter_objects
 from ..scheduling.scheduler import Scheduler
-from ..workloads.expansion import WORKLOAD_KINDS, generated_name, pods_for_workloads
+from ..workloads.expansion import CLUSTER_KINDS, WORKLOAD_KINDS, generated_name, pods_for_workloads
 
 # node labels whose values count copies per group, when the nodes carry them
 ZONE_LABEL = "topology.kubernetes.io/zone"
@@ -99,8 +99,11 @@ class CapacityReport:
         return out
 
 
-def read_templates(paths: list[str]) -> list[Template]:
-    """The Pods and workloads of the files, in order. Kinds that make no pod are left out."""
+def read_templates(paths: list[str], cluster_objects: list | None = None) -> list[Template]:
+    """The Pods and workloads of the files, in order. The objects of kinds a chart adds to the
+    cluster beside them (Services, PodDisruptionBudgets, PriorityClasses, ResourceClaims, ...:
+    expansion.CLUSTER_KINDS) are appended to `cluster_objects` as (object, source, where), when
+    given; other kinds that make no pod are left out."""
     out = []
     for path in paths:
         for obj, where in iter_objects(path, as_kubectl=True):
@@ -132,6 +135,8 @@ def read_templates(paths: list[str]) -> list[Template]:
                     obj = {k: v for k, v in obj.items() if k != "status"}
                     obj["spec"] = {k: v for k, v in spec.items() if k != "nodeName"}
                 out.append(Template(obj, path, where, label, bound_to))
+            elif kind in CLUSTER_KINDS and cluster_objects is not None:
+                cluster_objects.append((obj, path, where))
             elif kind == "Node":
                 raise InputError(
                     "expected a Pod or a workload, found Node (nodes belong in the snapshot (--cluster))",

@@ -689,6 +689,28 @@ def pods_for_workloads(
     return ex.out
 
 
+def add_cluster_objects(cluster: Cluster, objects: list[tuple[dict, str, str]]) -> None:
+    """The input's objects of CLUSTER_KINDS (object, source, where) added to the cluster as
+    pods_for_workloads adds those beside the workloads (PriorityClasses first), each checked as a
+    person's object: for a command that reads its pods and workloads on its own (capacity)."""
+    from ..api.validation import check_user_object
+
+    ex = _Expander(cluster, None)
+    for obj, source, where in objects:
+        kind = str(obj.get("kind"))  # (one of CLUSTER_KINDS)
+        check_user_object(obj, kind, source, where)
+        if kind in _DRA_KINDS:
+            from ..api.validation import snapshot_object_problem
+
+            problem = snapshot_object_problem(obj, kind)
+            if problem is not None:
+                raise InputError(problem.message, source=source, where=where, field=problem.field)
+    for first in (True, False):
+        for obj, source, where in objects:
+            if (obj.get("kind") == "PriorityClass") == first:
+                _add_cluster_object(ex, obj, source, where)
+
+
 def _add_cluster_object(ex: _Expander, obj: dict, source: str, where: str) -> None:
     kind = obj["kind"]
     meta = _d(obj.get("metadata"), "metadata") if isinstance(obj.get("metadata"), dict) else {}

@@ -268,3 +268,43 @@ def test_the_table_ends_with_the_release_once():
     assert r.stdout.count("Stopped: ") == 2
     assert r.stdout.count("ksched follows kube-scheduler") == 1
     assert any(line.startswith("ksched follows kube-scheduler") for line in r.stdout.rstrip().splitlines()[-2:])
+
+
+def test_the_files_services_and_priority_classes_join_the_cluster_as_in_schedule(tmp_path):
+    """What a chart adds beside its workloads (Services: the default spreading's selector;
+    PriorityClasses; claims) joins the cluster for capacity as for schedule: the same placements
+    (before: left out, and a template naming the chart's PriorityClass refused)."""
+    docs = [d for d in yaml.safe_load_all(Path(CHART).read_text()) if d]
+    deploy = next(d for d in docs if d["kind"] == "Deployment")
+    services = [d for d in docs if d["kind"] == "Service"]
+    spec = deploy["spec"]["template"]["spec"]
+    spec["priorityClassName"] = "chart-high"
+    for own in ("topologySpreadConstraints", "affinity"):  # spread by the Service's default constraints only
+        spec.pop(own, None)
+    high = {
+        "apiVersion": "scheduling.k8s.io/v1",
+        "kind": "PriorityClass",
+        "metadata": {"name": "chart-high"},
+        "value": 5000,
+    }
+    f = tmp_path / "chart.yaml"
+    f.write_text(yaml.safe_dump_all([*services, high, deploy]))
+    doc = as_json("capacity", str(f), "-c", PROD, "--max", "20")
+    (t,) = doc["perTemplate"]
+    results = schedule_nodes(str(f), "-c", PROD, "--replicas", "20")
+    assert [r["selectedNode"] for r in results] == t["placements"]
+    assert {r["priority"] for r in results} == {5000}
+    # the objects read beside the template, and added to the cluster
+    from kschedcli.inputs.cluster import load_cluster
+    from kschedcli.whatif.capacity import read_templates
+    from kschedcli.workloads.expansion import add_cluster_objects
+
+    beside: list = []
+    (template,) = read_templates([str(f)], beside)
+    assert template.label == "Deployment shop/shop-storefront"
+    assert [o["kind"] for o, _, _ in beside] == ["Service", "Service", "PriorityClass"]
+    cluster = load_cluster([SMALL])  # (no Service: PROD holds one of the chart's already, which stays)
+    add_cluster_objects(cluster, beside)
+    for svc in services:
+        assert cluster.get("Service", "shop", svc["metadata"]["name"])["spec"] == svc["spec"]
+    assert cluster.priorities["chart-high"][0] == 5000
