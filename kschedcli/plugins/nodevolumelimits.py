@@ -223,7 +223,7 @@ class NodeVolumeLimits(CatalogMixin, Plugin, PreFilterPlugin, FilterPlugin, Enqu
             return entry
 
         def build(ni: NodeInfo):
-            limits = volume_limits(csi_node)
+            limits = self._csi_node_facts(csi_node)[0]
             attached: dict[str, str] = {}
             if limits:
                 try:

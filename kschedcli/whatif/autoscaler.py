@@ -32,6 +32,7 @@ from typing import Any
 from ..api.model import Node, Pod
 from ..api.quantity import milli_value, value
 from ..api.resources import parse_resource_list
+from ..backend.node_tree import ZONE_BETA
 from ..config.scheduler import SchedulerConfig
 from ..errors import InputError, cut
 from ..framework.cycle_state import CycleState
@@ -59,7 +60,6 @@ ZONE = "topology.kubernetes.io/zone"
 # the labels kubelet set before v1.17 (and still sets beside the GA ones): a node exported from an
 # older cluster may carry only these
 BETA_INSTANCE_TYPE = "beta.kubernetes.io/instance-type"
-BETA_ZONE = "failure-domain.beta.kubernetes.io/zone"
 
 
 # a control-plane node's role labels (the second before v1.24)
@@ -72,7 +72,7 @@ def instance_type_and_zone(labels: dict[str, str]) -> tuple[str | None, str | No
     node group cluster-autoscaler scales (its instance type is often a worker's)."""
     if any(k in labels for k in CONTROL_PLANE_LABELS):
         return None, None
-    return (labels.get(INSTANCE_TYPE) or labels.get(BETA_INSTANCE_TYPE), labels.get(ZONE) or labels.get(BETA_ZONE))
+    return (labels.get(INSTANCE_TYPE) or labels.get(BETA_INSTANCE_TYPE), labels.get(ZONE) or labels.get(ZONE_BETA))
 
 
 # taints a template made from a node leaves out (utils/taints: SanitizeTaints)

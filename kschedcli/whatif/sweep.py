@@ -38,6 +38,7 @@ from typing import Any
 
 from ..api.labels import parse_selector
 from ..api.model import Pod
+from ..backend.node_tree import ZONE_BETA
 from ..backend.snapshot import NodeInfo, Snapshot, free_of, without_positions
 from ..config.scheduler import SchedulerConfig
 from ..errors import InputError, cut
@@ -50,7 +51,6 @@ from .drain import MIRROR_POD_ANNOTATION, budgets_of, replacement_of
 from .edits import is_daemonset_pod, owner_of
 
 ZONE_LABEL = "topology.kubernetes.io/zone"
-BETA_ZONE_LABEL = "failure-domain.beta.kubernetes.io/zone"  # before v1.17
 BARE = "bare pods (no controller)"
 # --samples at most: far more random K-node sets than a sweep can use (each is a scenario run), and a
 # bound, so that `--samples 1000000000` is one line, not a plan that never finishes being drawn
@@ -151,9 +151,9 @@ def plan(
                 by_value.setdefault(v, []).append(n)
         if not by_value:
             hint = "" if fail_key else " (--fail-key LABEL names another failure domain; --fail node fails each node)"
-            if not fail_key and any(BETA_ZONE_LABEL in labels[n] for n in names):
+            if not fail_key and any(ZONE_BETA in labels[n] for n in names):
                 # a node exported from a cluster older than v1.17 carries only the beta label
-                hint = f" (the nodes carry {BETA_ZONE_LABEL}, the label it replaced: --fail-key {BETA_ZONE_LABEL})"
+                hint = f" (the nodes carry {ZONE_BETA}, the label it replaced: --fail-key {ZONE_BETA})"
             raise InputError(f"no node carries the label {cut(key, quote=False)}{hint}", field="--fail-key")
         return SweepPlan([ScenarioSpec("zone", v, tuple(by_value[v])) for v in sorted(by_value)], "zone", key=key)
     if fail.startswith("nodes="):

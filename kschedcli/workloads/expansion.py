@@ -645,12 +645,7 @@ def pods_for_workloads(
         kind = obj.get("kind")
         if kind == "Pod" or kind in WORKLOAD_KINDS or kind in CLUSTER_KINDS:
             check_user_object(obj, kind, source, where, mode, warnings)
-            if kind in _DRA_KINDS:
-                from ..api.validation import snapshot_object_problem
-
-                problem = snapshot_object_problem(obj, kind)
-                if problem is not None:
-                    raise InputError(problem.message, source=source, where=where, field=problem.field)
+            _check_dra_fields(obj, kind, source, where)
             if kind in WORKLOAD_KINDS and mode != "ignore":  # "ignore": the snapshot's own, or checked as read
                 from .validation import check_workload
 
@@ -699,16 +694,23 @@ def add_cluster_objects(cluster: Cluster, objects: list[tuple[dict, str, str]]) 
     for obj, source, where in objects:
         kind = str(obj.get("kind"))  # (one of CLUSTER_KINDS)
         check_user_object(obj, kind, source, where)
-        if kind in _DRA_KINDS:
-            from ..api.validation import snapshot_object_problem
-
-            problem = snapshot_object_problem(obj, kind)
-            if problem is not None:
-                raise InputError(problem.message, source=source, where=where, field=problem.field)
+        _check_dra_fields(obj, kind, source, where)
     for first in (True, False):
         for obj, source, where in objects:
             if (obj.get("kind") == "PriorityClass") == first:
                 _add_cluster_object(ex, obj, source, where)
+
+
+def _check_dra_fields(obj: dict, kind: str, source: str, where: str) -> None:
+    """For a ResourceClaim or ResourceClaimTemplate (no field tree: check_user_object reads only
+    its metadata), the fields the DRA allocator reads, checked as a snapshot's are."""
+    if kind not in _DRA_KINDS:
+        return
+    from ..api.validation import snapshot_object_problem
+
+    problem = snapshot_object_problem(obj, kind)
+    if problem is not None:
+        raise InputError(problem.message, source=source, where=where, field=problem.field)
 
 
 def _add_cluster_object(ex: _Expander, obj: dict, source: str, where: str) -> None:
