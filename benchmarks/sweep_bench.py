@@ -89,12 +89,18 @@ def sample(path: str, family: str, every: int, check: bool) -> None:
     declined = ", ".join(f"{why} {n}" for why, n in base.columnar_declined.most_common())
     print(f"  cycles the columnar cycle answered: {base.columnar_ran}; left to the full cycle: {declined or 'none'}")
     if every == 1:
-        # the pool's shares (sw.chunks), each to the worker free first: what 2 idle cores take
+        # the pool's tasks (sw.tasks: shares of scenarios, or a few scenarios cut in two), each to
+        # the worker free first, a cut scenario's rest queued when its first part ends: what 2
+        # idle cores take (a rest's second set-up not counted)
         by_spec = dict(zip((s.name for s in chosen), cpu))
         free = [load_cpu, load_cpu]
-        for part in sw.chunks(specs, 2):
+        queue = [(task, 1.0 if task.share is None else task.share) for task in sw.tasks(specs, 2)]
+        while queue:
+            task, part = queue.pop(0)
             k = free.index(min(free))
-            free[k] += sum(by_spec[s.name] for s in part)
+            free[k] += part * sum(by_spec[s.name] for s in task.specs)
+            if part < 1.0 and task.share is not None:
+                queue.append((sw.Task(task.start, task.specs), 1.0 - task.share))
         two = max(free)
     else:
         two = load_cpu + len(specs) * mean / 2

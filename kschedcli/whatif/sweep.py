@@ -46,7 +46,7 @@ from ..framework.result import CycleResult
 from ..inputs.cluster import Cluster
 from ..loader import transient
 from ..scheduling.scheduler import Scheduler, queue_sort
-from .carryout import run_carrying_out
+from .carryout import Decision, fit_reason, run_carrying_out
 from .drain import MIRROR_POD_ANNOTATION, budgets_of, replacement_of
 from .edits import is_daemonset_pod, owner_of
 
@@ -361,21 +361,44 @@ class Scenario:
         return bool(self.doc.get("ok"))
 
 
-def _fit_reason(r: Any) -> str:
-    if r.preemption is not None and r.preemption.message and not r.schedulable:
-        return r.message or r.preemption.message
-    return r.message or r.error or "unschedulable"
+@dataclass(frozen=True)
+class FirstPart:
+    """A scenario's first part, run in one process for another to go on from (run_failure's
+    `share`, then `after`): the scenario's name, and what each of its first attempts decided."""
+
+    family: str
+    name: str
+    decisions: tuple[Decision, ...]
 
 
-def run_failure(base: Base, spec: ScenarioSpec) -> dict[str, Any]:
-    """The scenario's findings: the failed nodes gone, their pods' replacements scheduled. What the
-    scenario builds (its scheduler, its snapshot, its indexes) is transient: left unfrozen, so
-    that it is freed with the scenario and a worker's memory stays flat over thousands."""
+def run_failure(base: Base, spec: ScenarioSpec, *, after: FirstPart | None = None) -> dict[str, Any]:
+    """The scenario's findings: the failed nodes gone, their pods' replacements scheduled (`after`:
+    the first attempts' decisions applied from another process's first part, the others' cycles
+    run here). What the scenario builds (its scheduler, its snapshot, its indexes) is transient:
+    left unfrozen, so that it is freed with the scenario and a worker's memory stays flat over
+    thousands."""
+    if after is not None and (after.family, after.name) != (spec.family, spec.name):
+        raise ValueError(f"the first part of {after.family} {after.name} goes on in {spec.label()}")
     with transient():
-        return _run_failure(base, spec)
+        doc = _run_failure(base, spec, None, after.decisions if after is not None else ())
+    assert isinstance(doc, dict)
+    return doc
 
 
-def _run_failure(base: Base, spec: ScenarioSpec) -> dict[str, Any]:
+def run_first_part(base: Base, spec: ScenarioSpec, share: float) -> FirstPart:
+    """The scenario's first `share` of its queue's pods (0 < share < 1), each attempt's decision
+    kept for run_failure(after=...) in another process. A scenario whose cycles depend on more
+    than the cluster they meet is not cut (HTTP extenders, node sampling's rotating start,
+    OpportunisticBatching's batches): its first part decides nothing, the rest runs it whole."""
+    with transient():
+        part = _run_failure(base, spec, share, ())
+    assert isinstance(part, FirstPart)
+    return part
+
+
+def _run_failure(
+    base: Base, spec: ScenarioSpec, share: float | None, replay: Sequence[Decision]
+) -> dict[str, Any] | FirstPart:
     failed = set(spec.nodes)
     cluster = copy.copy(base.cluster)
     cluster.prebuilt_snapshot = None
@@ -417,7 +440,13 @@ def _run_failure(base: Base, spec: ScenarioSpec) -> dict[str, Any]:
         replacements.append(r)
     queue = queue_sort(replacements)
     cycles = Cycles(scheduler, base.shortcuts)
-    run = run_carrying_out(scheduler, queue, base.seed, with_details=False, cycle=cycles)
+    if share is not None:
+        if scheduler.extenders or scheduler.batches or scheduler.sampling is not None or len(queue) < 2:
+            return FirstPart(spec.family, spec.name, ())
+        stop = min(len(queue) - 1, max(1, int(len(queue) * share)))
+        first = run_carrying_out(scheduler, queue, base.seed, with_details=False, cycle=cycles, stop_after=stop)
+        return FirstPart(spec.family, spec.name, tuple(first.decisions))
+    run = run_carrying_out(scheduler, queue, base.seed, with_details=False, cycle=cycles, replay=replay)
     base.saved_cycles += cycles.saved
     if scheduler.columnar is not None:
         base.columnar_ran += scheduler.columnar.ran
@@ -498,7 +527,7 @@ def _findings(
     for uid, r in last.items():
         pl = by_key.get(r.pod.key)
         if pl is not None and pl.node is None and not pl.evicted:
-            pending.append({"pod": r.pod.key, "owner": owner_of_new.get(uid, ""), "reason": _fit_reason(r)})
+            pending.append({"pod": r.pod.key, "owner": owner_of_new.get(uid, ""), "reason": fit_reason(r)})
     victims_of: dict[str, list[str]] = {}
     for e in run.evictions:
         victims_of.setdefault(e.preemptor, []).append(e.pod)
@@ -851,13 +880,28 @@ class LoadArgs:
 _LOADED: dict[LoadArgs, Base] = {}  # a worker process's world, loaded once
 
 
-def run_chunk(args: LoadArgs, specs: Sequence[ScenarioSpec]) -> list[dict]:
-    """A share of the scenarios, in a worker: the world loaded on its first share."""
+def _loaded(args: LoadArgs) -> Base:
+    """The worker's world, loaded on its first task."""
     base = _LOADED.get(args)
     if base is None:
         _LOADED.clear()
         base = _LOADED[args] = args.load()
-    return run_specs(base, specs)
+    return base
+
+
+def run_chunk(args: LoadArgs, specs: Sequence[ScenarioSpec]) -> list[dict]:
+    """A share of the scenarios, in a worker: the world loaded on its first share."""
+    return run_specs(_loaded(args), specs)
+
+
+def run_first(args: LoadArgs, spec: ScenarioSpec, share: float) -> FirstPart:
+    """A scenario's first part (run_first_part), in a worker."""
+    return run_first_part(_loaded(args), spec, share)
+
+
+def run_rest(args: LoadArgs, spec: ScenarioSpec, first: FirstPart) -> list[dict]:
+    """A scenario from the end of its first part (run_failure's `after`), in a worker."""
+    return [run_failure(_loaded(args), spec, after=first)]
 
 
 def chunks(specs: Sequence[ScenarioSpec], workers: int) -> list[list[ScenarioSpec]]:
@@ -867,27 +911,95 @@ def chunks(specs: Sequence[ScenarioSpec], workers: int) -> list[list[ScenarioSpe
     return [list(specs[i : i + size]) for i in range(0, len(specs), size)]
 
 
+@dataclass(frozen=True)
+class Task:
+    """One task of a sweep over workers: a share of contiguous scenarios (`specs`, from the plan's
+    `start`), or a scenario's first part (`share` of its queue) whose rest follows in another task."""
+
+    start: int
+    specs: tuple[ScenarioSpec, ...]
+    share: float | None = None
+
+
+# a scenario is cut only where each part holds at least this share of it: a thinner part saves
+# less than the set-up a second process spends on the scenario
+MIN_PART = 0.1
+
+
+def tasks(specs: Sequence[ScenarioSpec], workers: int) -> list[Task]:
+    """The sweep's tasks, in the order they are handed to the workers (each to the first one free).
+
+    Many scenarios: contiguous shares (chunks). Fewer than two per worker, where whole scenarios
+    would leave workers idle (three zones on two workers: two zones' time on one of them, while
+    the other waits for the third), McNaughton's wrap-around rule over each scenario's failed
+    nodes as its cost: the workers filled in turn up to the mean load, a scenario that crosses a
+    worker's end cut in two. Its first part starts the next worker, its rest ends this one, from
+    the first part's decisions (run_first_part): three zones on two workers take a zone and a
+    half's time. Results do not depend on the cut (the rest applies what the first part decided)."""
+    if workers < 2 or len(specs) >= 2 * workers or len(specs) < 2:
+        return _chunk_tasks(specs, workers)
+    costs = [max(1, len(s.nodes)) for s in specs]
+    limit = max(sum(costs) / workers, max(costs))
+    planned: list[tuple[float, int, Task]] = []  # (start time, worker, task)
+    worker, clock = 0, 0.0
+    for i, (spec, cost) in enumerate(zip(specs, costs)):
+        over = clock + cost - limit
+        share = over / cost
+        if over <= 1e-9 or share < MIN_PART or share > 1 - MIN_PART or worker + 1 >= workers:
+            planned.append((clock, worker, Task(i, (spec,))))
+            clock += cost
+        else:
+            # the first part opens the next worker; the rest (queued when the first part ends)
+            # closes this one
+            planned.append((0.0, worker + 1, Task(i, (spec,), share)))
+            worker, clock = worker + 1, over
+            continue
+        if clock >= limit - 1e-9 and worker + 1 < workers:
+            worker, clock = worker + 1, 0.0
+    return [t for _, _, t in sorted(planned, key=lambda p: (p[0], p[1]))]
+
+
+def _chunk_tasks(specs: Sequence[ScenarioSpec], workers: int) -> list[Task]:
+    out, start = [], 0
+    for part in chunks(specs, workers):
+        out.append(Task(start, tuple(part)))
+        start += len(part)
+    return out
+
+
 def run_pool(
     args: LoadArgs, specs: Sequence[ScenarioSpec], workers: int, on_done: Callable[[int], None] | None = None
 ) -> list[dict]:
     """The scenarios over a local pool of `workers` processes (spawned: each loads the world once,
-    through the snapshot cache), put back in their order."""
+    through the snapshot cache), put back in their order (tasks(): shares of scenarios, or a few
+    scenarios cut in two)."""
     import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor, as_completed
+    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 
-    parts = chunks(specs, workers)
-    out: list[list[dict] | None] = [None] * len(parts)
+    out: list[dict | None] = [None] * len(specs)
     done = 0
     ctx = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=min(workers, len(parts)), mp_context=ctx) as pool:
-        futures = {pool.submit(run_chunk, args, part): i for i, part in enumerate(parts)}
-        for f in as_completed(futures):
-            i = futures[f]
-            out[i] = f.result()
-            done += len(parts[i])
-            if on_done is not None:
-                on_done(done)
-    return [d for part in out for d in (part or [])]
+    plan_ = tasks(specs, workers)
+    with ProcessPoolExecutor(max_workers=min(workers, len(plan_)), mp_context=ctx) as pool:
+        running: dict[Any, Task] = {}
+        for t in plan_:
+            if t.share is None:
+                running[pool.submit(run_chunk, args, t.specs)] = t
+            else:
+                running[pool.submit(run_first, args, t.specs[0], t.share)] = t
+        while running:
+            finished, _ = wait(running, return_when=FIRST_COMPLETED)
+            for f in finished:
+                t = running.pop(f)
+                result = f.result()
+                if isinstance(result, FirstPart):  # the rest, to the first worker free
+                    running[pool.submit(run_rest, args, t.specs[0], result)] = Task(t.start, t.specs)
+                    continue
+                out[t.start : t.start + len(result)] = result
+                done += len(result)
+                if on_done is not None:
+                    on_done(done)
+    return [d for d in out if d is not None]
 
 
 # how long --dask waits for its scheduler: to connect (and hear its handshake), and for a worker
@@ -945,15 +1057,22 @@ def run_dask(
                 field="--dask",
             ) from None
         workers = max(1, len(client.scheduler_info().get("workers") or {}))
-        parts = chunks(specs, workers)
-        futures = client.map(run_chunk, [args] * len(parts), parts, pure=False)
-        index = {f.key: i for i, f in enumerate(futures)}
-        out: list[list[dict] | None] = [None] * len(parts)
+        out: list[dict | None] = [None] * len(specs)
+        running: dict[str, Task] = {}
+        futures = []
+        for t in tasks(specs, workers):
+            if t.share is None:
+                f = client.submit(run_chunk, args, t.specs, pure=False)
+            else:
+                f = client.submit(run_first, args, t.specs[0], t.share, pure=False)
+            running[f.key] = t
+            futures.append(f)
         done = 0
-        for f in as_completed(futures):
-            i = index[f.key]
+        queue = as_completed(futures)
+        for f in queue:
+            t = running.pop(f.key)
             try:
-                out[i] = f.result()
+                result = f.result()
             except InputError as e:  # a worker could not load the world (its files, its config)
                 raise InputError(
                     f"on a Dask worker: {e.message}", source=e.source, where=e.where, field=e.field
@@ -961,9 +1080,15 @@ def run_dask(
             except Exception as e:  # noqa: BLE001 -- a worker lost or killed: one line, not the cluster's traceback
                 reason = cut(" ".join(str(e).split()) or type(e).__name__, 200, quote=False)
                 raise InputError(f"a Dask worker failed: {type(e).__name__}: {reason}", field="--dask") from None
-            done += len(parts[i])
+            if isinstance(result, FirstPart):  # the rest, on any worker
+                rest = client.submit(run_rest, args, t.specs[0], result, pure=False)
+                running[rest.key] = Task(t.start, t.specs)
+                queue.add(rest)
+                continue
+            out[t.start : t.start + len(result)] = result
+            done += len(result)
             if on_done is not None:
                 on_done(done)
+        return [d for d in out if d is not None]
     finally:
         client.close()
-    return [d for part in out for d in (part or [])]

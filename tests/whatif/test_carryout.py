@@ -181,3 +181,48 @@ def test_cli_table_shows_evictions_retry_and_placement(tmp_path):
     assert "#1 default/pre preempted on node-a: evicted default/low1, default/low2" in text
     assert "#4 default/pre retried (attempt 2): ✔ bound to node-a" in text
     assert "Final placement" in text and "default/blocked ✘ not placed" in text
+
+
+def _outcome(s, run):
+    from kschedcli.whatif.carryout import fit_reason
+
+    return (
+        [(r.pod.key, r.schedulable, r.selected_node, r.attempt, fit_reason(r)) for r in run.results],
+        [(e.pod, e.node, e.preemptor, e.cycle) for e in run.evictions],
+        [(p.pod, p.node, p.attempts, p.evicted) for p in run.placements],
+        run.cleared,
+        {ni.node.name: sorted(p.key for p in ni.pods) for ni in s.snapshot.node_infos},
+        sorted((p.key, n) for n in ("node-a", "node-b") for p in s.nominator.pods_for_node(n)),
+    )
+
+
+def test_a_run_cut_after_any_attempt_goes_on_as_the_whole_run():
+    """The first K attempts' decisions (a bind, a preemption carried out, a nomination cleared)
+    applied on another scheduler of the same cluster, the run going on there: every result,
+    eviction, placement, the nodes' pods and the nominations as in one run."""
+
+    def seq():
+        # `waiting` holds a nomination on node-b that keeps `small` off it, until its attempt
+        # finds no candidate (5 cpu fits nowhere) and clears it
+        return [
+            _nominated("waiting", "node-b", 2000, "5"),
+            *sequence(),
+            pod("small", requests={"cpu": "500m"}, priority=50),
+            pod("tiny", requests={"cpu": "100m"}, priority=0),
+        ]
+
+    s = scheduler(*cluster())
+    whole = _outcome(s, run_carrying_out(s, seq()))
+    assert whole[3] == [] and any(e for e in whole[1])
+    n = len(seq())
+    kinds = set()
+    for k in range(n):
+        a = scheduler(*cluster())
+        first = run_carrying_out(a, seq(), stop_after=k)
+        assert len(first.decisions) == k
+        kinds.update((d.node is not None, d.preempted, d.cleared) for d in first.decisions)
+        b = scheduler(*cluster())
+        rest = run_carrying_out(b, seq(), replay=first.decisions)
+        assert _outcome(b, rest) == whole, k
+    # a bind, a preemption, a clear: each kind of decision was replayed
+    assert {(True, False, False), (True, True, False), (False, False, True)} <= kinds

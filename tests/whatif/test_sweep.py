@@ -688,3 +688,107 @@ def test_zones_of_nodes_with_only_the_beta_zone_label_name_it(tmp_path):
         ["sweep", "--cluster", str(cluster), "--fail", "zone", "--fail-key", "failure-domain.beta.kubernetes.io/zone"],
     )
     assert r.exit_code == 0
+
+
+# ---------------------------------------------------------------- a scenario cut in two (tasks)
+
+
+def _cut_at_every_attempt(path, family, min_preempting=0):
+    """Each scenario run whole, and cut after each of its first attempts: the first part on one
+    loaded world, the rest on another (as two worker processes load it), giving the whole run's
+    document. How many cuts fell after a preemption carried out, and after a pod that did not fit."""
+    from kschedcli.whatif import sweep as sw
+
+    def world():
+        cluster, config, _ = session(path, validate="ignore")._inputs()
+        return cluster, sw.Base.of(cluster, config)
+
+    cluster, here = world()
+    _, there = world()
+    after_preemption = after_pending = 0
+    for spec in sw.plan(cluster, fail=family).scenarios:
+        whole = json.dumps(sw.run_failure(here, spec), sort_keys=True)
+        n = json.loads(whole)["recreated"]
+        for k in range(1, n):
+            first = sw.run_first_part(here, spec, (k + 0.5) / n)
+            assert len(first.decisions) == k
+            rest = sw.run_failure(there, spec, after=first)
+            assert json.dumps(rest, sort_keys=True) == whole, (spec.name, k)
+            after_preemption += any(d.preempted and d.victims for d in first.decisions)
+            after_pending += any(d.node is None for d in first.decisions)
+    return after_preemption, after_pending
+
+
+def test_a_scenario_cut_anywhere_gives_the_whole_runs_findings(tmp_path):
+    """The rest of a scenario applies the first part's decisions (binds, preemptions carried out
+    with their victims, nominations) and goes on: the same document wherever the cut falls."""
+    objs = [
+        node("n1", "a", cpu="2"),
+        node("n2", "b", cpu="2"),
+        node("n3", "b", cpu="1"),
+        pod("critical", "n1", cpu="2", owner=("StatefulSet", "db"), labels={"app": "db"}, priority=1000),
+        pod("web-0", "n1", cpu="0", labels={"app": "web"}, priority=500),
+        pod("huge", "n1", cpu="3", owner=("ReplicaSet", "huge-1"), labels={"app": "huge"}, priority=10),
+        pod("batch-1", "n2", cpu="1", owner=("Job", "etl"), labels={"app": "etl"}, priority=0),
+        pod("batch-2", "n2", cpu="1", owner=("Job", "etl"), labels={"app": "etl"}, priority=0),
+        pod("late", "n1", cpu="1", owner=("ReplicaSet", "late-1"), labels={"app": "late"}, priority=0),
+    ]
+    preempted, pending = _cut_at_every_attempt(write(tmp_path, objs), "node")
+    assert preempted >= 2 and pending >= 1
+
+
+@pytest.mark.parametrize("path", [PROD, EKS])
+def test_the_fixtures_zones_cut_anywhere_give_the_whole_runs_findings(path):
+    preempted, pending = _cut_at_every_attempt(path, "zone")
+    assert pending >= 10
+    assert preempted >= (5 if path == PROD else 0)
+
+
+def test_a_first_part_not_cut_where_cycles_read_more_than_the_cluster(tmp_path):
+    """Under node sampling each cycle moves the start index on: the first part decides nothing,
+    the rest runs the scenario whole."""
+    from kschedcli.whatif import sweep as sw
+
+    cluster, config, _ = session(PROD, validate="ignore")._inputs()
+    base = sw.Base.of(cluster, config, sampling=3)
+    spec = sw.plan(cluster, fail="zone").scenarios[0]
+    first = sw.run_first_part(base, spec, 0.5)
+    assert first.decisions == ()
+    assert sw.run_failure(base, spec, after=first) == sw.run_failure(base, spec)
+    other = sw.plan(cluster, fail="zone").scenarios[1]
+    with pytest.raises(ValueError, match="goes on in zone"):
+        sw.run_failure(base, other, after=first)
+
+
+def _costs(*sizes):
+    from kschedcli.whatif import sweep as sw
+
+    return [sw.ScenarioSpec("zone", f"z{i}", tuple(f"n{j}" for j in range(n))) for i, n in enumerate(sizes)]
+
+
+def test_few_long_scenarios_are_cut_to_keep_every_worker_busy():
+    from kschedcli.whatif import sweep as sw
+
+    # three zones on two workers: the second zone's first half starts the second worker, the third
+    # zone follows it there; the rest of the second zone (queued when its first part ends) ends
+    # the first worker's turn
+    got = [(t.start, [s.name for s in t.specs], t.share) for t in sw.tasks(_costs(10, 10, 10), 2)]
+    assert got == [(0, ["z0"], None), (1, ["z1"], 0.5), (2, ["z2"], None)]
+    # as many as the workers, or a thin cut: whole scenarios
+    assert all(t.share is None for t in sw.tasks(_costs(10, 10), 2))
+    assert all(t.share is None for t in sw.tasks(_costs(10, 10, 1), 2))
+    # many scenarios: contiguous shares, every scenario in one
+    many = sw.tasks(_costs(*[3] * 50), 2)
+    assert all(t.share is None for t in many) and [s.name for t in many for s in t.specs] == [
+        f"z{i}" for i in range(50)
+    ]
+    # five on four: three cut, each worker's load within a scenario's cost of the mean
+    five = sw.tasks(_costs(10, 12, 9, 11, 10), 4)
+    assert sorted(t.start for t in five) == [0, 1, 2, 3, 4]
+    assert [round(t.share, 3) for t in five if t.share is not None] == [0.75, 0.556, 0.273]
+
+
+def test_three_zones_on_two_workers_give_the_single_process_results():
+    one = Session(PROD).sweep(fail="zone", workers=1).to_dict()
+    two = Session(PROD).sweep(fail="zone", workers=2).to_dict()
+    assert json.dumps(one, sort_keys=True) == json.dumps(two, sort_keys=True)
