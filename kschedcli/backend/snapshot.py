@@ -296,8 +296,9 @@ class ScoreColumns:
     (`req_cpu`, `req_mem`), and a hundred times allocatable less the non-zero requests
     (`free0_cpu100`, `free0_mem100`: what LeastAllocated subtracts a hundred times the pod's
     from). `bound` is at least every allocatable and requested value (an upper bound kept through
-    updates); `nonneg` says none is negative: below 2**53 every such value converts to float64
-    exactly; `zero_alloc` is false when every node has some cpu and some memory allocatable."""
+    updates); `nonneg` says none is negative, nor any non-zero request: below 2**53 every such
+    value converts to float64 exactly; `zero_alloc` is false when every node has some cpu and some
+    memory allocatable."""
 
     __slots__ = (
         "alloc_cpu",
@@ -323,14 +324,17 @@ class ScoreColumns:
         self.free0_mem100 = [(a - ni.non0_mem) * 100 for a, ni in zip(self.alloc_mem, node_infos)]
         values = (self.alloc_cpu, self.alloc_mem, self.req_cpu, self.req_mem)
         self.bound = max(map(max, values)) if node_infos else 0
-        self.nonneg = not node_infos or min(map(min, values)) >= 0
+        # (the non-zero requests too: free0 then at most a hundred times allocatable)
+        self.nonneg = not node_infos or (
+            min(map(min, values)) >= 0 and min(min(ni.non0_cpu, ni.non0_mem) for ni in node_infos) >= 0
+        )
         # whether some node may have no cpu or no memory allocatable (once true, kept)
         self.zero_alloc = 0 in self.alloc_cpu or 0 in self.alloc_mem
 
     def _values(self, ni: NodeInfo) -> tuple[int, int, int, int, int, int]:
         a, r = ni.node.allocatable, ni.requested
         self.bound = max(self.bound, a.milli_cpu, a.memory, r.milli_cpu, r.memory)
-        if min(a.milli_cpu, a.memory, r.milli_cpu, r.memory) < 0:
+        if min(a.milli_cpu, a.memory, r.milli_cpu, r.memory, ni.non0_cpu, ni.non0_mem) < 0:
             self.nonneg = False
         if not a.milli_cpu or not a.memory:
             self.zero_alloc = True

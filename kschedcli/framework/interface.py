@@ -92,6 +92,14 @@ class Plugin:
 
     name = ""
 
+    def array_scores_in_range(self, state: Any) -> bool:
+        """For the columnar cycle (scheduling/columnar.py): whether this cycle's scores from the
+        plugin's score_array (or its static equivalence column), then its normalize_array where
+        it normalizes, lie in [0, MAX_NODE_SCORE] by how they are made, so that the range check
+        after NormalizeScore is passed over for them. False unless the plugin says so; scores
+        made any other way are always checked."""
+        return False
+
     def __init__(self, args: dict, handle: Handle):
         self.args = args
         self.handle = handle

@@ -65,6 +65,10 @@ class ImageLocality(Plugin, BatchScorePlugin):
         memo = {h: score_of(h) for h in set(held)}
         return list(map(memo.__getitem__, held)), None
 
+    def array_scores_in_range(self, state: CycleState) -> bool:
+        # score_array: the scaled sums of _scores_of (0 below the threshold, at most 100 above)
+        return True
+
     def score_array(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> Any:
         """score_nodes as an int64 array, for the snapshot's own nodes at
         CycleState.score_positions_array (scheduling/columnar.py): each image's share on every

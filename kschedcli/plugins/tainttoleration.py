@@ -98,6 +98,11 @@ class TaintToleration(
         default_normalize_score(scores, reverse=True)
         return None
 
+    def array_scores_in_range(self, state: CycleState) -> bool:
+        # the static column's scores count intolerable PreferNoSchedule taints (not negative);
+        # normalize_array reverses them into [0, 100]
+        return True
+
     def normalize_array(self, state: CycleState, pod: Pod, scores, at):
         """normalize_score on an int64 array (scheduling/columnar.py)."""
         return default_normalize_array(sys.modules["numpy"], scores, reverse=True)

@@ -207,6 +207,8 @@ class ColumnarCycle:
         np = self.np
         state.score_positions = positions
         state.score_positions_array = (positions, at)
+        # in range as made: the plugin's own arrays, where it says they are (Plugin.array_scores_in_range)
+        in_range = pl.array_scores_in_range(state)
         try:
             make = getattr(pl, "score_array", None)
             raw = make(state, pod, feasible) if make is not None else None
@@ -214,6 +216,7 @@ class ColumnarCycle:
                 raw = fw.static_score_array(pl, state, pod, feasible, positions, at, np)
             if raw is None:
                 raw = np.array(fw.score_nodes(pl, state, pod, feasible, positions), dtype=np.int64)
+                in_range = False
             if pl.name in fw.batch_normalizers or pl.name in fw.normalizers:
                 normalize = getattr(pl, "normalize_array", None)
                 normalized = normalize(state, pod, raw, at) if normalize is not None else None
@@ -221,11 +224,12 @@ class ColumnarCycle:
                     names = list(map(fw.handle.snapshot.names.__getitem__, positions))
                     out = fw.normalized(pl, state, pod, feasible, raw.tolist(), names)[2]
                     normalized = np.array(out, dtype=np.int64)
+                    in_range = False
             else:
                 normalized = raw
         finally:
             state.score_positions = None
-        if len(normalized) and (normalized.min() < 0 or normalized.max() > MAX_NODE_SCORE):
+        if not in_range and len(normalized) and (normalized.min() < 0 or normalized.max() > MAX_NODE_SCORE):
             return None
         return normalized
 

@@ -16,6 +16,7 @@ from kschedcli.backend import vectors
 from kschedcli.config.versions import REFERENCE, RELEASES
 from kschedcli.framework.cycle_state import CycleState
 from kschedcli.framework.result import CycleResult
+from kschedcli.scheduling import columnar as col
 from kschedcli.whatif import sweep as sw
 
 ZONES = ["a", "b", "c"]
@@ -356,12 +357,15 @@ def test_each_cycle_counts_once(vectorised):
     ba = fw.plugins["NodeResourcesBalancedAllocation"]
 
     class OutOfRange:
-        """BalancedAllocation, scoring every node 300."""
+        """BalancedAllocation, scoring every node 300 (and not saying its scores are in range)."""
 
         name = ba.name
 
         def __getattr__(self, attr):
             return getattr(ba, attr)
+
+        def array_scores_in_range(self, state):
+            return False
 
         def score_array(self, state, pod, nodes):
             import numpy as np
@@ -560,3 +564,52 @@ def test_pods_with_bound_claims(seed, vectorised):
     assert "VolumeBinding" not in {name for _, name in node_by_node}
     assert not nowhere & {p for p, _ in node_by_node}
     assert {p for p, name in node_by_node if name == "NodeVolumeLimits"}
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_scores_said_in_range_are_in_range(seed, vectorised, monkeypatch):
+    """Plugin.array_scores_in_range passes the range check over: every array score a plugin says
+    is in range, on random clusters (their extremes: full and empty nodes, taints, spreads, image
+    sizes), lies in [0, 100]; each such plugin's claim met at least once."""
+    sched, pending = _world(seed)
+    claimed: dict[str, int] = {}
+    orig = col.ColumnarCycle._scores
+
+    def _scores(self, fw, pl, state, pod, feasible, positions, at):
+        out = orig(self, fw, pl, state, pod, feasible, positions, at)
+        if out is not None and pl.array_scores_in_range(state):
+            assert 0 <= int(out.min()) and int(out.max()) <= 100, pl.name
+            claimed[pl.name] = claimed.get(pl.name, 0) + 1
+        return out
+
+    monkeypatch.setattr(col.ColumnarCycle, "_scores", _scores)
+    _both_ways(sched, pending)
+    assert {"NodeResourcesFit", "NodeResourcesBalancedAllocation", "ImageLocality", "TaintToleration"} <= set(claimed)
+    assert "NodeAffinity" not in claimed  # (its preferred terms' weights are not held to a sign)
+
+
+def test_a_score_out_of_range_declines_the_columnar_cycle(vectorised):
+    """A plugin that does not say its scores are in range is checked: a negative preferred
+    node-affinity weight (kube-apiserver refuses it; `--validate ignore` lets it through) gives
+    a negative normalized score, the columnar cycle declines, the full cycle reports the error."""
+    sched, _ = _world(1)
+    bad = pod(
+        "neg",
+        requests={"cpu": "10m"},
+        spec={
+            "affinity": {
+                "nodeAffinity": {
+                    "preferredDuringSchedulingIgnoredDuringExecution": [
+                        {
+                            "weight": -5,
+                            "preference": {"matchExpressions": [{"key": "disk", "operator": "In", "values": ["ssd"]}]},
+                        }
+                    ]
+                }
+            }
+        },
+    )
+    assert sched.enable_columnar()
+    fw = sched.frameworks["default-scheduler"]
+    assert sched.columnar.run(fw, bad, None) is None
+    assert sched.columnar.declined_by["NodeAffinity"] == 1

@@ -681,6 +681,11 @@ class InterPodAffinity(
             totals = scores if totals is None else list(map(add, totals, scores))
         return (totals if totals is not None else [0] * len(nodes)), None
 
+    def array_scores_in_range(self, state: CycleState) -> bool:
+        # normalize_array maps [lowest, highest] into [0, 100]; with nothing scored, every node's
+        # score is 0
+        return True
+
     def score_array(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> Any:
         """score_nodes as an int64 array, for the snapshot's own nodes at
         CycleState.score_positions_array (scheduling/columnar.py): per topology key scored, each

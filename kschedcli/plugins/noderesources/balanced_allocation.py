@@ -56,6 +56,11 @@ class NodeResourcesBalancedAllocation(Plugin, PreScorePlugin, BatchScorePlugin):
             return balanced_change_scorer(requested, allocated, allocatable), None
         return balanced_scorer(requested, allocatable), None
 
+    def array_scores_in_range(self, state: CycleState) -> bool:
+        # score_array: two fractions in [0, 1] (no value negative, allocatable above 0), so
+        # (1 - |f - g| / 2) * 100 in [50, 100]
+        return True
+
     def score_array(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> Any:
         """score_nodes as an int64 array where it takes its arrays' path (cpu and memory, the
         snapshot's own nodes at CycleState.score_positions); None elsewhere."""

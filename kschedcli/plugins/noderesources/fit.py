@@ -287,6 +287,12 @@ class NodeResourcesFit(Plugin, PreFilterPlugin, BatchFilterPlugin, PreScorePlugi
                 fits &= free >= asked
         return fits
 
+    def array_scores_in_range(self, state: CycleState) -> bool:
+        # score_array's LeastAllocated: each resource's (free - request) // allocatable where the
+        # request fits, over allocatable above 0 and every value not negative (free at most a
+        # hundred times allocatable): in [0, 100], and so their mean
+        return True
+
     def score_array(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> Any:
         """score_nodes as an int64 array, for LeastAllocated on cpu and memory with unit weights
         over the snapshot's own nodes at CycleState.score_positions (its arrays' path); None

@@ -650,6 +650,13 @@ class PodTopologySpread(
             out = [0 if n in ignored else sc for n, sc in zip(names, out)]
         return out, None
 
+    def array_scores_in_range(self, state: CycleState) -> bool:
+        # score_array's terms are counts times a positive weight plus maxSkew - 1: not negative
+        # where every maxSkew is at least 1, and normalize_array then maps [lowest, highest]
+        # into [0, 100]
+        s = state.get(PRE_SCORE_KEY)
+        return s is not None and all(c.max_skew >= 1 for c in s.constraints)
+
     def score_array(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> Any:
         """score_nodes as an int64 array, for the snapshot's own nodes at
         CycleState.score_positions_array (scheduling/columnar.py), every hostname constraint's
