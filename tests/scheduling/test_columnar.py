@@ -578,7 +578,7 @@ def test_scores_said_in_range_are_in_range(seed, vectorised, monkeypatch):
     def _scores(self, fw, pl, state, pod, feasible, positions, at):
         out = orig(self, fw, pl, state, pod, feasible, positions, at)
         if out is not None and pl.array_scores_in_range(state):
-            assert 0 <= int(out.min()) and int(out.max()) <= 100, pl.name
+            assert int(out.min()) >= 0 and int(out.max()) <= 100, pl.name
             claimed[pl.name] = claimed.get(pl.name, 0) + 1
         return out
 
