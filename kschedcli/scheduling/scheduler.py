@@ -87,6 +87,22 @@ class Scheduler:
         self.sampled_alike: dict[str, SampledAlikeCycles] = {}
         self.nominate(getattr(cluster, "nominated_pods", ()))
 
+    def close(self) -> None:
+        """Let go of what the scheduler made, for one made for a single what-if scenario (a
+        sweep's): its frameworks, handles, plugins, nominator and caches refer to one another, so
+        that otherwise only the cyclic collector frees them, passing over everything the
+        scenario built (a zone failure of 5,000 nodes: most of a second). Each drops its
+        references (what the scheduler was given, its cluster, configuration and snapshot, is not
+        changed); reference counting then frees them as the caller lets go. Unusable after."""
+        made: list[Any] = []
+        for fw in self.frameworks.values():
+            made.extend(fw.plugins.values())
+            made.extend((fw.handle, fw.equivalence, fw))
+        made.extend((self.nominator, self.columnar, self.sampling, *self.alike.values(), *self.sampled_alike.values()))
+        for obj in made:
+            _let_go(obj)
+        _let_go(self)
+
     def enable_columnar(self) -> bool:
         """Run the cycles asked for without details in numpy columns where they allow it
         (scheduling/columnar.py): the same verdicts and nodes. False when numpy is missing."""
@@ -691,3 +707,17 @@ def reservoir_pick(tied: list[str], seed: int) -> str:
 def queue_sort(pods: list[Pod]) -> list[Pod]:
     """PrioritySort: higher priority first, then earlier creation (stable for ties)."""
     return sorted(pods, key=lambda p: (-p.priority, p.creation_timestamp or ""))
+
+
+def _let_go(obj: Any) -> None:
+    """Drop an object's attributes (its __dict__, its slots), leaving it empty."""
+    if obj is None:
+        return
+    d = getattr(obj, "__dict__", None)
+    if d is not None:
+        d.clear()
+    for cls in type(obj).__mro__:
+        slots = cls.__dict__.get("__slots__", ())
+        for name in (slots,) if isinstance(slots, str) else slots:
+            if name not in ("__dict__", "__weakref__") and hasattr(obj, name):
+                delattr(obj, name)

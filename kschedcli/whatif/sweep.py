@@ -409,52 +409,58 @@ def _run_failure(
     # every pod bound to a failed node is on its NodeInfo: the others, in their order
     cluster.pods = without_positions(base.cluster.pods, at)
     scheduler = Scheduler(cluster, base.config, base.snapshot.without_nodes(failed))
-    if base.sampling is not None:
-        scheduler.enable_sampling(base.sampling % max(1, len(scheduler.snapshot.names)))
-    elif base.columnar:
-        scheduler.enable_columnar()
-    replacements: list[Pod] = []
-    owner_of_new: dict[str, str] = {}
-    lost: list[dict[str, str]] = []
-    down: dict[str, int] = {}  # owner -> pods on the failed nodes
-    stayed_down = {"daemonset": 0, "static": 0}
-    shared: dict[Any, dict] = {}  # a template's key -> the `_cache` its replacements share
-    for p in gone:
-        o = base.owner[id(p)]
-        what = _moves(p)
-        if what in stayed_down:
-            stayed_down[what] += 1
-            continue
-        down[o or BARE] = down.get(o or BARE, 0) + 1
-        if what == "lost":
-            lost.append({"pod": p.key, "node": p.node_name or ""})
-            continue
-        r = replacement_of(p, cluster, base.pod_templates)
-        key = base.template_of(p)
-        if key is not None:
-            # what plugins derive from a pod's fields (requests, spread constraints and their
-            # default selector, affinity terms, equivalence signatures) is worked out once for
-            # the replacements of one template
-            r._cache = shared.setdefault(key, r._cache)
-        owner_of_new[r.uid] = o
-        replacements.append(r)
-    queue = queue_sort(replacements)
-    cycles = Cycles(scheduler, base.shortcuts)
-    if share is not None:
-        if scheduler.extenders or scheduler.batches or scheduler.sampling is not None or len(queue) < 2:
-            return FirstPart(spec.family, spec.name, ())
-        stop = min(len(queue) - 1, max(1, int(len(queue) * share)))
-        first = run_carrying_out(scheduler, queue, base.seed, with_details=False, cycle=cycles, stop_after=stop)
-        return FirstPart(spec.family, spec.name, tuple(first.decisions))
-    run = run_carrying_out(scheduler, queue, base.seed, with_details=False, cycle=cycles, replay=replay)
-    base.saved_cycles += cycles.saved
-    if scheduler.columnar is not None:
-        base.columnar_ran += scheduler.columnar.ran
-        base.columnar_declined.update(scheduler.columnar.declined_by)
-    doc = _findings(base, spec, scheduler, run, owner_of_new, lost, down, stayed_down, len(gone))
-    if scheduler.sampling is not None:
-        doc["sampling"] = scheduler.sampling.run_doc(base.config.parallelism)
-    return doc
+    try:
+        if base.sampling is not None:
+            scheduler.enable_sampling(base.sampling % max(1, len(scheduler.snapshot.names)))
+        elif base.columnar:
+            scheduler.enable_columnar()
+        replacements: list[Pod] = []
+        owner_of_new: dict[str, str] = {}
+        lost: list[dict[str, str]] = []
+        down: dict[str, int] = {}  # owner -> pods on the failed nodes
+        stayed_down = {"daemonset": 0, "static": 0}
+        shared: dict[Any, dict] = {}  # a template's key -> the `_cache` its replacements share
+        for p in gone:
+            o = base.owner[id(p)]
+            what = _moves(p)
+            if what in stayed_down:
+                stayed_down[what] += 1
+                continue
+            down[o or BARE] = down.get(o or BARE, 0) + 1
+            if what == "lost":
+                lost.append({"pod": p.key, "node": p.node_name or ""})
+                continue
+            r = replacement_of(p, cluster, base.pod_templates)
+            key = base.template_of(p)
+            if key is not None:
+                # what plugins derive from a pod's fields (requests, spread constraints and their
+                # default selector, affinity terms, equivalence signatures) is worked out once for
+                # the replacements of one template
+                r._cache = shared.setdefault(key, r._cache)
+            owner_of_new[r.uid] = o
+            replacements.append(r)
+        queue = queue_sort(replacements)
+        cycles = Cycles(scheduler, base.shortcuts)
+        if share is not None:
+            if scheduler.extenders or scheduler.batches or scheduler.sampling is not None or len(queue) < 2:
+                return FirstPart(spec.family, spec.name, ())
+            stop = min(len(queue) - 1, max(1, int(len(queue) * share)))
+            first = run_carrying_out(scheduler, queue, base.seed, with_details=False, cycle=cycles, stop_after=stop)
+            return FirstPart(spec.family, spec.name, tuple(first.decisions))
+        run = run_carrying_out(scheduler, queue, base.seed, with_details=False, cycle=cycles, replay=replay)
+        base.saved_cycles += cycles.saved
+        if scheduler.columnar is not None:
+            base.columnar_ran += scheduler.columnar.ran
+            base.columnar_declined.update(scheduler.columnar.declined_by)
+        doc = _findings(base, spec, scheduler, run, owner_of_new, lost, down, stayed_down, len(gone))
+        if scheduler.sampling is not None:
+            doc["sampling"] = scheduler.sampling.run_doc(base.config.parallelism)
+        return doc
+
+    finally:
+        # (its parts refer to one another: freed now by reference counting, not by the cyclic
+        # collector's pass over everything the scenario built)
+        scheduler.close()
 
 
 class Cycles:
