@@ -100,6 +100,13 @@ class Plugin:
         made any other way are always checked."""
         return False
 
+    def constant_array_scores(self, state: Any, pod: Pod) -> bool:
+        """For the columnar cycle: whether this cycle's normalized scores are the same on every
+        node of the snapshot (one value, whichever nodes are feasible), so that the cycle leaves
+        them out of the sum: a constant added to every node's total changes neither the best
+        nodes nor their ties. False unless the plugin knows it cheaply."""
+        return False
+
     def __init__(self, args: dict, handle: Handle):
         self.args = args
         self.handle = handle

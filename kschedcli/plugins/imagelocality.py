@@ -69,6 +69,28 @@ class ImageLocality(Plugin, BatchScorePlugin):
         # score_array: the scaled sums of _scores_of (0 below the threshold, at most 100 above)
         return True
 
+    def constant_array_scores(self, state: CycleState, pod: Pod) -> bool:
+        # every node's score for the pod's images the same (most often 0: no node holds them
+        # enough), as _scores_of made them for the snapshot
+        snapshot = getattr(self.handle, "snapshot", None)
+        np = sys.modules.get("numpy")
+        if snapshot is None or np is None:
+            return False
+        containers = pod.init_containers + pod.containers
+        max_threshold = MAX_CONTAINER_THRESHOLD * len(containers)
+        if max_threshold == MIN_THRESHOLD:
+            return True  # (score_array's zeros)
+        if len(containers) >= 2**10:
+            return False
+        names = tuple(normalized_image_name(c.image) for c in containers)
+        memo = self._memo(snapshot)
+        constant = memo[4].get(names)
+        if constant is None:
+            if self._scores_of(snapshot, names, max_threshold, np) is None:
+                return False
+            constant = memo[4][names]
+        return constant
+
     def score_array(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> Any:
         """score_nodes as an int64 array, for the snapshot's own nodes at
         CycleState.score_positions_array (scheduling/columnar.py): each image's share on every
@@ -113,15 +135,16 @@ class ImageLocality(Plugin, BatchScorePlugin):
             )
             scores = np.where(total < MIN_THRESHOLD, 0, scaled).astype(np.int8)
         memo[3][names] = scores
+        memo[4][names] = bool(scores.min() == scores.max()) if len(scores) else True
         return scores
 
-    def _memo(self, snapshot: Any) -> tuple[Any, int, dict[str, Any], dict]:
+    def _memo(self, snapshot: Any) -> tuple[Any, int, dict[str, Any], dict, dict]:
         """What is kept for the snapshot: (it, its node count, shares per image name, scores per
         tuple of names); made again for another snapshot or another node count (add_node)."""
         n = len(snapshot.node_infos)
         memo = self.__dict__.get("_share_memo")
         if memo is None or memo[0] is not snapshot or memo[1] != n:
-            memo = self.__dict__["_share_memo"] = (snapshot, n, {}, {})
+            memo = self.__dict__["_share_memo"] = (snapshot, n, {}, {}, {})
         return memo
 
     def _shares(self, snapshot: Any, name: str, np: Any) -> Any:

@@ -103,6 +103,24 @@ class TaintToleration(
         # normalize_array reverses them into [0, 100]
         return True
 
+    def constant_array_scores(self, state: CycleState, pod: Pod) -> bool:
+        # the pod's count of intolerable PreferNoSchedule taints the same for every taint set
+        # of the snapshot's nodes (and 0, where some node has none): normalized, all 100 or all
+        # 0. Kept per pod fields (`_cache`) and taint grouping.
+        snapshot = getattr(self.handle, "snapshot", None)
+        if snapshot is None:
+            return False
+        grouping = snapshot.taint_groups()
+        key = ("TaintToleration.constant", id(self))
+        known = pod._cache.get(key)
+        if known is None or known[0] is not grouping:
+            groups, first = grouping
+            counts = {self.score(state, pod, ni)[0] for ni in first}
+            if len(counts) <= 1 and counts != {0} and -1 in groups:
+                counts.add(0)  # (the untainted nodes' count)
+            known = pod._cache[key] = (grouping, len(counts) <= 1)
+        return known[1]
+
     def normalize_array(self, state: CycleState, pod: Pod, scores, at):
         """normalize_score on an int64 array (scheduling/columnar.py)."""
         return default_normalize_array(sys.modules["numpy"], scores, reverse=True)

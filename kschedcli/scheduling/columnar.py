@@ -157,7 +157,7 @@ class ColumnarCycle:
             if st is not None:
                 return "PreScore"  # PreScore's error: the full cycle reports it
             for scorer in fw.score_plugins:
-                if scorer.name in state.skip_score_plugins:
+                if scorer.name in state.skip_score_plugins or scorer.constant_array_scores(state, pod):
                     continue
                 normalized = self._scores(fw, scorer, state, pod, feasible, positions, at)
                 if normalized is None:

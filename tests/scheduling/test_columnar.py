@@ -443,6 +443,7 @@ def test_image_locality_array_equals_its_list_scorer(seed):
     sched = scheduler(nodes, [])
     fw = sched.frameworks["default-scheduler"]
     pl = fw.plugins["ImageLocality"]
+    said: set[bool] = set()
 
     def compare(snapshot, pods):
         pl.handle.snapshot = snapshot
@@ -457,6 +458,11 @@ def test_image_locality_array_equals_its_list_scorer(seed):
             assert st is None
             assert got is not None and got.tolist() == want, p.name
             assert [pl.score(state, p, ni)[0] for ni in feasible] == want
+            # the same score on every node of the snapshot exactly when it says so
+            every = {pl.score(state, p, ni)[0] for ni in snapshot.node_infos}
+            constant = pl.constant_array_scores(state, p)
+            assert constant == (len(every) == 1), p.name
+            said.add(constant)
 
     def some_pods(k):
         out = []
@@ -473,6 +479,7 @@ def test_image_locality_array_equals_its_list_scorer(seed):
     derived.add_node(node("extra", images=[{"names": [images[0]], "sizeBytes": 700 * 2**20}]), [], images=True)
     compare(derived, some_pods(40))
     pl.handle.snapshot = base
+    assert said == {True, False}
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -583,6 +590,10 @@ def test_scores_said_in_range_are_in_range(seed, vectorised, monkeypatch):
         return out
 
     monkeypatch.setattr(col.ColumnarCycle, "_scores", _scores)
+    # (every plugin summed, none left out as constant: each claim is met)
+    for name in ("TaintToleration", "ImageLocality"):
+        cls = type(sched.frameworks["default-scheduler"].plugins[name])
+        monkeypatch.setattr(cls, "constant_array_scores", lambda self, state, pod: False)
     _both_ways(sched, pending)
     assert {"NodeResourcesFit", "NodeResourcesBalancedAllocation", "ImageLocality", "TaintToleration"} <= set(claimed)
     assert "NodeAffinity" not in claimed  # (its preferred terms' weights are not held to a sign)
@@ -613,3 +624,57 @@ def test_a_score_out_of_range_declines_the_columnar_cycle(vectorised):
     fw = sched.frameworks["default-scheduler"]
     assert sched.columnar.run(fw, bad, None) is None
     assert sched.columnar.declined_by["NodeAffinity"] == 1
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_scores_said_constant_are_the_same_on_every_node(seed, vectorised, monkeypatch):
+    """Plugin.constant_array_scores leaves a plugin out of the sum: wherever TaintToleration or
+    ImageLocality says so, its score (its own node-by-node one, normalized over every node) is
+    one value on every node of the snapshot; TaintToleration says so, and says not, at least once
+    (ImageLocality's both ways: test_image_locality_array_equals_its_list_scorer)."""
+    from kschedcli.plugins.imagelocality import ImageLocality
+    from kschedcli.plugins.tainttoleration import TaintToleration
+
+    sched, pending = _world(seed)
+    said: dict[tuple[str, bool], int] = {}
+    for cls in (TaintToleration, ImageLocality):
+        orig = cls.constant_array_scores
+
+        def constant(self, state, pod, _orig=orig):
+            out = _orig(self, state, pod)
+            nodes = self.handle.snapshot.node_infos
+            scores = {ni.node.name: self.score(state, pod, ni)[0] for ni in nodes}
+            if hasattr(self, "normalize_score"):
+                self.normalize_score(state, pod, scores)
+            if out:
+                assert len(set(scores.values())) == 1, (self.name, pod.name)
+            key = (self.name, out)
+            said[key] = said.get(key, 0) + 1
+            return out
+
+        monkeypatch.setattr(cls, "constant_array_scores", constant)
+    _both_ways(sched, pending)
+    assert {("TaintToleration", True), ("TaintToleration", False)} <= set(said), said
+
+
+def test_taint_toleration_constant_counts_the_untainted_nodes():
+    """Every tainted node with the same intolerable PreferNoSchedule taint: one count on them, 0
+    on an untainted node, so not constant; constant where no node is untainted, or the pod
+    tolerates the taint."""
+    soft = [{"key": "soft", "value": "x", "effect": "PreferNoSchedule"}]
+    tolerating = pod("t", spec={"tolerations": [{"key": "soft", "operator": "Exists"}]})
+    plain = pod("p")
+    for nodes, want in (
+        ([node("a", taints=soft), node("b", taints=soft), node("c")], {"p": False, "t": True}),
+        ([node("a", taints=soft), node("b", taints=soft)], {"p": True, "t": True}),
+        ([node("a"), node("b")], {"p": True, "t": True}),
+    ):
+        sched = scheduler(nodes, [])
+        pl = sched.frameworks["default-scheduler"].plugins["TaintToleration"]
+        got = {}
+        for p in (plain, tolerating):
+            p._cache.clear()
+            state = CycleState()
+            pl.pre_score(state, p, sched.snapshot.node_infos)
+            got[p.name] = pl.constant_array_scores(state, p)
+        assert got == want, [n.name for n in nodes]
