@@ -42,7 +42,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..framework.cycle_state import CycleState
-from ..framework.interface import MAX_NODE_SCORE
+from ..framework.interface import MAX_NODE_SCORE, Plugin
 from ..framework.result import CycleResult
 from ..framework.runtime import Framework, PluginError, passes_array
 from ..framework.status import ERROR
@@ -157,7 +157,7 @@ class ColumnarCycle:
             if st is not None:
                 return "PreScore"  # PreScore's error: the full cycle reports it
             for scorer in fw.score_plugins:
-                if scorer.name in state.skip_score_plugins or scorer.constant_array_scores(state, pod):
+                if scorer.name in state.skip_score_plugins or _plugin(scorer).constant_array_scores(state, pod):
                     continue
                 normalized = self._scores(fw, scorer, state, pod, feasible, positions, at)
                 if normalized is None:
@@ -232,6 +232,12 @@ class ColumnarCycle:
         if not in_range and len(normalized) and (normalized.min() < 0 or normalized.max() > MAX_NODE_SCORE):
             return None
         return normalized
+
+
+def _plugin(pl: Any) -> Plugin:
+    """A profile's plugin as the Plugin it is (the extension points' Protocols name only their
+    own methods)."""
+    return pl
 
 
 class _Lazy(Sequence):
