@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import copy
 import itertools
+import marshal
 import math
 import random
 from collections import Counter
@@ -310,16 +311,20 @@ def _template_key(pod: Pod) -> Any:
             ]
     spec = {k: v for k, v in spec.items() if k != "nodeName"}
     meta = pod.raw.get("metadata") or {}
-    return repr(
-        (
-            pod.namespace,
-            sorted(pod.labels.items()),
-            sorted(pod.annotations.items()),
-            pod.owner_refs,
-            spec,
-            meta.get("deletionGracePeriodSeconds"),
-        )
+    key = (
+        pod.namespace,
+        sorted(pod.labels.items()),
+        sorted(pod.annotations.items()),
+        pod.owner_refs,
+        spec,
+        meta.get("deletionGracePeriodSeconds"),
     )
+    try:
+        # the parts' bytes (marshal's format 2 writes every value whole, shared or not: equal
+        # bytes, equal values of the same types), several times faster than their repr
+        return marshal.dumps(key, 2)
+    except ValueError:  # (a value of a type marshal does not write)
+        return repr(key)
 
 
 def _desired(cluster: Cluster, owner: str, running: int) -> int:

@@ -819,3 +819,31 @@ def test_a_scenario_leaves_nothing_for_the_cyclic_collector(path):
     finally:
         gc.enable()
     assert found == [0] * (len(specs) + 1)
+
+
+def test_template_keys_equal_for_replicas_only():
+    """Base.template_of: pods differing in name, uid, node and their service-account token
+    volume's name share a key; a different value anywhere else (its type too), none; a value
+    marshal does not write falls back to its text."""
+    import datetime
+
+    from kschedcli.api.model import Pod
+    from kschedcli.whatif import sweep as sw
+
+    def replica(name, token, **spec):
+        raw = pod(name, "n1")
+        raw["metadata"]["uid"] = f"uid-{name}"
+        raw["spec"]["volumes"] = [{"name": token, "projected": {"sources": []}}]
+        raw["spec"]["containers"][0]["volumeMounts"] = [{"name": token, "mountPath": "/var/run/secrets"}]
+        raw["spec"].update(spec)
+        return Pod(raw)
+
+    key = sw._template_key
+    a, b = replica("web-a", "kube-api-access-abcde"), replica("web-b", "kube-api-access-fghij")
+    b.raw["spec"]["nodeName"] = "n2"
+    assert key(a) == key(b) is not None
+    assert key(a) != key(replica("web-b", "kube-api-access-fghij", nodeSelector={"disk": "ssd"}))
+    assert key(replica("web-c", "tok", enableServiceLinks=False)) != key(replica("web-d", "tok", enableServiceLinks=0))
+    assert key(replica("web-e", "tok", hostNetwork=True)) != key(replica("web-f", "tok", hostNetwork=1))
+    odd = replica("web-g", "tok", when=datetime.date(2025, 1, 1))
+    assert isinstance(key(odd), str) and key(odd) == key(replica("web-h", "tok2", when=datetime.date(2025, 1, 1)))
