@@ -85,6 +85,9 @@ def _spec(rng, app: str, pending: bool) -> dict:
                 "topologyKey": rng.choice(["topology.kubernetes.io/zone", "kubernetes.io/hostname"]),
                 "whenUnsatisfiable": rng.choice(["DoNotSchedule", "ScheduleAnyway", "ScheduleAnyway"]),
                 "labelSelector": {"matchLabels": {"app": app}},
+                # matchNodeInclusionPolicies, both ways
+                **({"nodeAffinityPolicy": rng.choice(["Honor", "Ignore"])} if rng.random() < 0.5 else {}),
+                **({"nodeTaintsPolicy": rng.choice(["Honor", "Ignore"])} if rng.random() < 0.5 else {}),
             }
         ]
     if pending and rng.random() < 0.05:
@@ -678,3 +681,29 @@ def test_taint_toleration_constant_counts_the_untainted_nodes():
             pl.pre_score(state, p, sched.snapshot.node_infos)
             got[p.name] = pl.constant_array_scores(state, p)
         assert got == want, [n.name for n in nodes]
+
+
+def test_spread_counts_skip_nodes_lacking_a_key_of_the_pods_constraints(vectorised):
+    """A pod's own soft spread over zone and hostname counts, per zone, only the nodes that have
+    both labels: a node without its hostname label holds matching pods that must not count in
+    its zone (the columnar cycle sums them in numpy, the full cycle node by node)."""
+    zone = "topology.kubernetes.io/zone"
+    nodes = [node(f"n{i}", labels={zone: ZONES[i % 2]}) for i in range(6)]
+    del nodes[0].labels["kubernetes.io/hostname"]
+    existing = [pod(f"e{j}", labels={"app": "web"}, node_name="n0", requests={"cpu": "10m"}) for j in range(6)]
+    existing += [pod("f0", labels={"app": "web"}, node_name="n1", requests={"cpu": "10m"})]
+    sched = scheduler(nodes, existing)
+    spread = [
+        {
+            "maxSkew": 1,
+            "topologyKey": k,
+            "whenUnsatisfiable": "ScheduleAnyway",
+            "labelSelector": {"matchLabels": {"app": "web"}},
+        }
+        for k in (zone, "kubernetes.io/hostname")
+    ]
+    pending = [
+        pod(f"p{k}", labels={"app": "web"}, requests={"cpu": "10m"}, spec={"topologySpreadConstraints": spread})
+        for k in range(4)
+    ]
+    assert _both_ways(sched, pending) == 4

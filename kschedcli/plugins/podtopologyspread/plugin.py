@@ -34,7 +34,7 @@ from ...framework.interface import (
 )
 from ...framework.result import Explainer
 from ...framework.status import error, skip, unresolvable, unschedulable
-from ..helper import map_list, map_scores
+from ..helper import find_untolerated_taint, map_list, map_scores
 from ..nodeaffinity import required_node_affinity_column
 from .alike import SpreadTracker, normalized_spread_score
 from .common import (
@@ -421,6 +421,9 @@ class PodTopologySpread(
         n = len(constraints)
         s.counts = [{} for _ in range(n)]
         sizes = [0] * n
+        # numpy where the columnar cycle scores the snapshot's nodes at known positions
+        made = state.score_positions_array
+        np = sys.modules.get("numpy") if made is not None and made[0] is state.score_positions else None
         if s.require_all and state.score_positions is not None:
             self._domains_at(s, state.score_positions, sizes)
         elif s.require_all:
@@ -440,8 +443,6 @@ class PodTopologySpread(
             # every node counts: each constraint's domains, in the order the nodes meet them (read
             # off the snapshot's label columns when the nodes are its own, at known positions)
             positions = state.score_positions
-            made = state.score_positions_array
-            np = sys.modules.get("numpy") if made is not None and made[0] is positions else None
             for i, c in enumerate(constraints):
                 if c.topology_key != HOSTNAME_KEY:  # per-node counts are taken in Score
                     key = c.topology_key
@@ -491,6 +492,9 @@ class PodTopologySpread(
                     continue  # no feasible node in any domain (always so for hostname)
                 key = c.topology_key
                 sums = counters[i].domain_sums(key) if trivial and not s.require_all else None
+                if sums is None and np is not None:
+                    # (the columnar cycle's: the eligible nodes' counts summed per domain in numpy)
+                    sums = self._eligible_sums(pod, constraints, c, counters[i], s.require_all, trivial, np)
                 if sums is not None:
                     # every node counts: the holders' counts summed per domain, kept with the tally
                     # (a node without the key counts in the domain "", as below)
@@ -530,6 +534,60 @@ class PodTopologySpread(
                     m[value] += counters[i](ni)
         state.write(PRE_SCORE_KEY, s)
         return None
+
+    def _eligible_sums(
+        self, pod: Pod, constraints: list[Constraint], c: Constraint, counter: Any, require_all: bool, trivial: bool, np
+    ) -> dict[str | None, int] | None:
+        """PreScore's counts of `c` per domain over the nodes it counts (every key of the
+        constraints there when `require_all`; matchNodeInclusionPolicies admitting the node
+        unless `trivial`), each node's count from the counter's tally laid out by position, summed
+        by the key's codes (None: a node without the key). None where the tally does not hold
+        every node (a bind since the counter was made)."""
+        tally = counter.tally_array(np)
+        if tally is None:
+            return None
+        snapshot = self.handle.snapshot
+        include = self._inclusion_array(pod, constraints, c, require_all, trivial, np)
+        codes, distinct = snapshot.label_codes(c.topology_key, np)
+        weights = tally if include is None else tally * include
+        # (float64 sums of integer counts, exact far past any pod count)
+        summed = np.bincount(codes + 1, weights=weights, minlength=len(distinct) + 1)
+        return {
+            (None if k == 0 else distinct[k - 1]): int(summed[k]) for k in np.flatnonzero(summed).tolist()
+        }
+
+    def _inclusion_array(
+        self, pod: Pod, constraints: list[Constraint], c: Constraint, require_all: bool, trivial: bool, np
+    ) -> Any:
+        """Which of the snapshot's nodes PreScore counts for `c`, as a boolean array (None: every
+        node): those with every constraint's key when `require_all`, and, unless `trivial`, those
+        matchNodeInclusionPolicies admits (the pod's required node affinity where the policy
+        honours it, its tolerations of the node's NoSchedule and NoExecute taints where that one
+        does). Kept per pod fields (`_cache`) and snapshot nodes."""
+        snapshot = self.handle.snapshot
+        nodes = snapshot.node_infos
+        affinity = not trivial and c.node_affinity_policy == HONOR
+        taints = not trivial and c.node_taints_policy == HONOR
+        keys = tuple(dict.fromkeys(k.topology_key for k in constraints)) if require_all else ()
+        if not (affinity or taints or keys):
+            return None
+        memo = pod._cache.setdefault("PodTopologySpread.inclusion", {})
+        mkey = (id(snapshot), len(nodes), affinity, taints, keys)
+        known = memo.get(mkey)
+        if known is not None and known[0] is snapshot:
+            return known[1]
+        include = np.ones(len(nodes), dtype=bool)
+        for key in keys:
+            include &= snapshot.label_codes(key, np)[0] >= 0
+        if affinity:
+            include &= np.array(required_node_affinity_column(pod, snapshot), dtype=bool)
+        if taints:
+            groups, first = snapshot.taint_groups()
+            # each taint set's verdict, then the untainted nodes' (group -1 reads the last)
+            tolerated = [find_untolerated_taint(ni.node.taints, pod.tolerations) is None for ni in first] + [True]
+            include &= np.array(tolerated, dtype=bool)[np.array(groups, dtype=np.intp)]
+        memo[mkey] = (snapshot, include)
+        return include
 
     def _domains_at(self, s: PreScoreState, positions: list[int], sizes: list[int]) -> None:
         """PreScore's domains when every constraint's key is required, for the snapshot's nodes at
