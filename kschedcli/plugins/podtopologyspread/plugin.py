@@ -552,9 +552,7 @@ class PodTopologySpread(
         weights = tally if include is None else tally * include
         # (float64 sums of integer counts, exact far past any pod count)
         summed = np.bincount(codes + 1, weights=weights, minlength=len(distinct) + 1)
-        return {
-            (None if k == 0 else distinct[k - 1]): int(summed[k]) for k in np.flatnonzero(summed).tolist()
-        }
+        return {(None if k == 0 else distinct[k - 1]): int(summed[k]) for k in np.flatnonzero(summed).tolist()}
 
     def _inclusion_array(
         self, pod: Pod, constraints: list[Constraint], c: Constraint, require_all: bool, trivial: bool, np
