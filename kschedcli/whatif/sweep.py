@@ -905,9 +905,25 @@ def run_chunk(args: LoadArgs, specs: Sequence[ScenarioSpec]) -> list[dict]:
     return run_specs(_loaded(args), specs)
 
 
-def run_first(args: LoadArgs, spec: ScenarioSpec, share: float) -> FirstPart:
-    """A scenario's first part (run_first_part), in a worker."""
-    return run_first_part(_loaded(args), spec, share)
+def run_first(
+    args: LoadArgs, spec: ScenarioSpec, share: float, specs: Sequence[ScenarioSpec] = (), workers: int = 0
+) -> FirstPart:
+    """A scenario's first part (run_first_part), in a worker. With the sweep's scenarios and
+    workers, its share is worked out again from the loaded pods (pod_costs): the plan's costs
+    were the nodes'."""
+    base = _loaded(args)
+    if specs and workers:
+        costs = pod_costs(base, specs)
+        refined = [t.share for t in tasks(specs, workers, costs) if t.share is not None and t.specs[0] == spec]
+        share = refined[0] if refined else share
+    return run_first_part(base, spec, share)
+
+
+def pod_costs(base: Base, specs: Sequence[ScenarioSpec]) -> list[int]:
+    """Each scenario's pods on its failed nodes in the loaded snapshot (its cycles, nearly: the
+    DaemonSet and static pods among them stay down): tasks()'s costs in a worker."""
+    by_name = base.snapshot.by_name
+    return [sum(len(ni.pods) for n in spec.nodes if (ni := by_name.get(n)) is not None) for spec in specs]
 
 
 def run_rest(args: LoadArgs, spec: ScenarioSpec, first: FirstPart) -> list[dict]:
@@ -937,19 +953,20 @@ class Task:
 MIN_PART = 0.1
 
 
-def tasks(specs: Sequence[ScenarioSpec], workers: int) -> list[Task]:
+def tasks(specs: Sequence[ScenarioSpec], workers: int, costs: Sequence[int] | None = None) -> list[Task]:
     """The sweep's tasks, in the order they are handed to the workers (each to the first one free).
 
     Many scenarios: contiguous shares (chunks). Fewer than two per worker, where whole scenarios
     would leave workers idle (three zones on two workers: two zones' time on one of them, while
-    the other waits for the third), McNaughton's wrap-around rule over each scenario's failed
-    nodes as its cost: the workers filled in turn up to the mean load, a scenario that crosses a
-    worker's end cut in two. Its first part starts the next worker, its rest ends this one, from
-    the first part's decisions (run_first_part): three zones on two workers take a zone and a
-    half's time. Results do not depend on the cut (the rest applies what the first part decided)."""
+    the other waits for the third), McNaughton's wrap-around rule over each scenario's cost
+    (`costs`; by default its failed nodes): the workers filled in turn up to the mean load, a
+    scenario that crosses a worker's end cut in two. Its first part starts the next worker, its
+    rest ends this one, from the first part's decisions (run_first_part): three zones on two
+    workers take a zone and a half's time. Results do not depend on the cut (the rest applies
+    what the first part decided)."""
     if workers < 2 or len(specs) >= 2 * workers or len(specs) < 2:
         return _chunk_tasks(specs, workers)
-    costs = [max(1, len(s.nodes)) for s in specs]
+    costs = [max(1, c) for c in (costs if costs is not None else [len(s.nodes) for s in specs])]
     limit = max(sum(costs) / workers, max(costs))
     planned: list[tuple[float, int, Task]] = []  # (start time, worker, task)
     worker, clock = 0, 0.0
@@ -997,7 +1014,7 @@ def run_pool(
             if t.share is None:
                 running[pool.submit(run_chunk, args, t.specs)] = t
             else:
-                running[pool.submit(run_first, args, t.specs[0], t.share)] = t
+                running[pool.submit(run_first, args, t.specs[0], t.share, tuple(specs), workers)] = t
         while running:
             finished, _ = wait(running, return_when=FIRST_COMPLETED)
             for f in finished:
@@ -1075,7 +1092,7 @@ def run_dask(
             if t.share is None:
                 f = client.submit(run_chunk, args, t.specs, pure=False)
             else:
-                f = client.submit(run_first, args, t.specs[0], t.share, pure=False)
+                f = client.submit(run_first, args, t.specs[0], t.share, tuple(specs), workers, pure=False)
             running[f.key] = t
             futures.append(f)
         done = 0

@@ -847,3 +847,25 @@ def test_template_keys_equal_for_replicas_only():
     assert key(replica("web-e", "tok", hostNetwork=True)) != key(replica("web-f", "tok", hostNetwork=1))
     odd = replica("web-g", "tok", when=datetime.date(2025, 1, 1))
     assert isinstance(key(odd), str) and key(odd) == key(replica("web-h", "tok2", when=datetime.date(2025, 1, 1)))
+
+
+def test_a_first_parts_share_follows_the_pods_of_the_scenarios():
+    """The plan cuts by failed nodes; the worker cuts by the pods on them (pod_costs): a zone
+    holding more pods than the others takes a longer share of the worker it shares."""
+    from kschedcli.whatif import sweep as sw
+
+    cluster, config, _ = Session(PROD)._inputs()
+    base = sw.Base.of(cluster, config)
+    specs = sw.plan(cluster, fail="zone").scenarios
+    costs = sw.pod_costs(base, specs)
+    assert costs == [sum(1 for p in cluster.pods if p.node_name in s.nodes) for s in specs]
+    by_nodes = [t.share for t in sw.tasks(specs, 2)]
+    by_pods = [t.share for t in sw.tasks(specs, 2, costs)]
+    assert by_nodes[1] is not None and by_pods[1] is not None and by_nodes[1] != by_pods[1]
+    limit = sum(costs) / 2
+    assert by_pods[1] == pytest.approx((costs[0] + costs[1] - limit) / costs[1])
+    # the worker's first part takes the pods' share, not the one it was handed
+    args = sw.LoadArgs((PROD,), None, (), None, None, False, False, None)
+    first = sw.run_first(args, specs[1], 0.5, tuple(specs), 2)
+    n = sw.run_failure(base, specs[1])["recreated"]
+    assert len(first.decisions) == min(n - 1, max(1, int(n * by_pods[1]))) != int(n * 0.5)
