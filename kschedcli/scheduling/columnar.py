@@ -63,6 +63,7 @@ class ColumnarCycle:
         self.ran = 0  # cycles answered here
         self.declined = 0  # cycles left to the full cycle
         self.declined_by: Counter[str] = Counter()  # why: "nominated", "PreFilter", a plugin's name, ...
+        self._plugin_names: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {}  # per profile: filter, score
 
     def applies(self, fw: Framework) -> bool:
         s = self.scheduler
@@ -100,10 +101,15 @@ class ColumnarCycle:
         # the plugins that decide every node at once first: when no node passes them all, the
         # pod is unschedulable whatever the others say (the full cycle tells why)
         arrays = [self._filter_array(fw, pl, state, pod) for pl in plugins]
-        probe = np.ones(len(nodes), dtype=bool)
+        probe = None
         for verdicts in arrays:
             if verdicts is not None:
-                probe &= verdicts
+                if probe is None:
+                    probe = verdicts.copy()  # (the plugins' arrays are theirs: anded into a copy)
+                else:
+                    probe &= verdicts
+        if probe is None:
+            probe = np.ones(len(nodes), dtype=bool)
         if not probe.any():
             return "unschedulable"
         # with every plugin's verdicts at hand the mask is the probe; else it is made again in the
@@ -129,13 +135,19 @@ class ColumnarCycle:
         at = np.flatnonzero(mask)
         if not len(at):
             return "unschedulable"  # unschedulable: the full cycle tells why and runs PostFilter
+        names_of = self._plugin_names.get(fw.name)
+        if names_of is None:
+            names_of = self._plugin_names[fw.name] = (
+                tuple(p.name for p in fw.filter_plugins),
+                tuple(p.name for p in fw.score_plugins),
+            )
         res = CycleResult(
             pod=pod,
             profile=fw.name,
             schedulable=True,
             pre_filter=None,
-            filter_plugins=[p.name for p in fw.filter_plugins],
-            score_plugins=[p.name for p in fw.score_plugins],
+            filter_plugins=list(names_of[0]),
+            score_plugins=list(names_of[1]),
         )
         res.pre_filter_plugins = pf.plugin_statuses
         res.pre_filter_skipped = sorted(pf.skipped)
@@ -148,7 +160,7 @@ class ColumnarCycle:
         feasible: Any = (
             nodes if len(at) == len(nodes) else _Lazy(len(at), lambda: list(map(nodes.__getitem__, positions)))
         )
-        total = np.zeros(len(at), dtype=np.int64)
+        total = None  # the weighted sum (no plugin's array changed in place)
         if fw.score_plugins:
             state.score_positions_array = (positions, at)  # (the plugins' PreScore may read it)
             st = fw.run_pre_score(state, pod, feasible, positions)
@@ -162,7 +174,11 @@ class ColumnarCycle:
                 normalized = self._scores(fw, scorer, state, pod, feasible, positions, at)
                 if normalized is None:
                     return scorer.name
-                total += fw.weights.get(scorer.name, 1) * normalized
+                weight = fw.weights.get(scorer.name, 1)
+                part = normalized if weight == 1 else weight * normalized
+                total = part if total is None else total + part
+        if total is None:
+            total = np.zeros(len(at), dtype=np.int64)
         best = total.max()
         ties = at[total == best]
         if len(ties) == 1:
