@@ -727,6 +727,9 @@ class PodTopologySpread(
         if np is None:
             return None
         at = made[1]
+        fast = self._score_table(s, snapshot, at, np)
+        if fast is not None:
+            return fast
         total = np.zeros(len(at), dtype=np.float64)
         for i, c in enumerate(s.constraints):
             key = c.topology_key
@@ -756,6 +759,51 @@ class PodTopologySpread(
         if s.ignored_nodes:
             scores[_ignored_at(snapshot, s.ignored_nodes, at, np)] = 0
         return scores
+
+    def _score_table(self, s: PreScoreState, snapshot: Any, at: Any, np) -> Any:
+        """score_array where one or two constraints score and every node has their keys, none
+        ignored: each node's value per constraint (its matching pods for hostname, its domain's
+        code else) indexes a table of every combination's rounded score, made in float64 as
+        score_array adds the terms (in the constraints' order) and rounds them. None elsewhere
+        (or where the table would be large)."""
+        constraints = s.constraints
+        if not 1 <= len(constraints) <= 2 or s.ignored_nodes or not s.counters:
+            return None
+        tables = []
+        indexes = []
+        for i, c in enumerate(constraints):
+            key = c.topology_key
+            if snapshot.label_missing(key):
+                return None
+            skew = float(c.max_skew - 1)
+            if key == HOSTNAME_KEY:
+                counter = s.counters[i]
+                known = s.node_counts[i] if s.node_counts else None
+                tally_array = getattr(counter, "tally_array", None)
+                if known is None or tally_array is None or known is not counter.tally_now():
+                    return None
+                held = tally_array(np)[at]
+                top = int(held.max()) if len(held) else 0
+                if top < 0 or top > 4096:
+                    return None
+                tables.append(np.arange(top + 1, dtype=np.int64).astype(np.float64) * s.weights[i] + skew)
+                indexes.append(held)
+            else:
+                codes, values = snapshot.label_codes(key, np)
+                counts_of = s.counts[i]
+                counts = np.array([counts_of.get(v, 0) for v in values], dtype=np.int64)
+                tables.append(counts.astype(np.float64) * s.weights[i] + skew)
+                indexes.append(codes[at])
+        if len(tables) == 1:
+            total, index = tables[0], indexes[0]
+        else:
+            if len(tables[0]) * len(tables[1]) > 1 << 16:
+                return None
+            total = (tables[0][:, None] + tables[1][None, :]).ravel()
+            index = indexes[0] * len(tables[1]) + indexes[1]
+        whole = np.floor(total)
+        rounded = whole.astype(np.int64) + (total - whole >= 0.5)
+        return rounded.take(index)
 
     def normalize_array(self, state: CycleState, pod: Pod, scores: Any, at: Any) -> Any:
         """normalize_scores on an int64 array of the scores of the snapshot's nodes at positions
