@@ -45,7 +45,7 @@ from ..config.scheduler import SchedulerConfig
 from ..errors import InputError, cut
 from ..framework.result import CycleResult
 from ..inputs.cluster import Cluster
-from ..loader import transient
+from ..loader import freeze_lasting, no_gc, transient
 from ..scheduling.scheduler import Scheduler, queue_sort
 from .carryout import Decision, fit_reason, run_carrying_out
 from .drain import MIRROR_POD_ANNOTATION, budgets_of, replacement_of
@@ -266,8 +266,14 @@ class Base:
         snapshot = Scheduler(cluster, config).snapshot
         owner: dict[int, str] = {}
         running: dict[str, int] = {}
+        # (a controller's owner looked up once for all its pods)
+        owners: dict[tuple[str, Any, Any] | None, str] = {}
         for p in cluster.pods:
-            o = owner_of(p, cluster)
+            ref = p.controller_ref()
+            key = None if ref is None else (p.namespace, ref.get("kind"), ref.get("name"))
+            o = owners.get(key)
+            if o is None:
+                o = owners[key] = owner_of(p, cluster)
             owner[id(p)] = o
             running[o or BARE] = running.get(o or BARE, 0) + 1
         desired = {o: _desired(cluster, o, n) for o, n in running.items()}
@@ -892,11 +898,18 @@ _LOADED: dict[LoadArgs, Base] = {}  # a worker process's world, loaded once
 
 
 def _loaded(args: LoadArgs) -> Base:
-    """The worker's world, loaded on its first task."""
+    """The worker's world, loaded on its first task: the pods' source objects read as well (one
+    read for all, which the first scenario's replacements would make), then all of it kept out
+    of the cyclic collector's passes for the worker's life (freeze_lasting), which the first
+    scenario's collection would otherwise make over every loaded pod."""
     base = _LOADED.get(args)
     if base is None:
         _LOADED.clear()
-        base = _LOADED[args] = args.load()
+        with no_gc():  # (what is made here lasts: collections over it would find nothing)
+            base = _LOADED[args] = args.load()
+            for pod in base.cluster.pods[:1]:
+                pod.raw  # noqa: B018 -- (read for its effect: every bound pod's source object loaded)
+            freeze_lasting()
     return base
 
 
