@@ -53,12 +53,10 @@ _COLUMNS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def required_node_affinity_column(pod, snapshot) -> list[bool]:
-    """required_node_affinity_matches(pod, node) for each of the snapshot's nodes, in order."""
+    """required_node_affinity_matches(pod, node) for each of the snapshot's nodes, in order: kept
+    per snapshot, node selector and affinity (shared: not to be changed)."""
     selector = pod.node_selector
     req = pod.required_node_affinity
-    if req is None and len(selector) == 1:
-        ((k, v),) = selector.items()
-        return list(map(operator.eq, snapshot.label_column(k), repeat(v)))  # (None == v is False)
     memo = _COLUMNS.get(snapshot)
     if memo is None:
         memo = _COLUMNS[snapshot] = {}
@@ -69,8 +67,12 @@ def required_node_affinity_column(pod, snapshot) -> list[bool]:
         hit = memo[key] = (req, [])  # the affinity kept: its id is not reused while it is here
     column: list[bool] = hit[1]
     if len(column) < len(nis):
-        column.extend(required_node_affinity_matches(pod, ni.node) for ni in nis[len(column) :])
-    return list(column)
+        if req is None and len(selector) == 1 and not column:
+            ((k, v),) = selector.items()
+            column.extend(map(operator.eq, snapshot.label_column(k), repeat(v)))  # (None == v is False)
+        else:
+            column.extend(required_node_affinity_matches(pod, ni.node) for ni in nis[len(column) :])
+    return column
 
 
 class NodeAffinity(

@@ -1,6 +1,6 @@
 """The required node affinity column PodTopologySpread reads (nodeaffinity.required_node_affinity_column),
 kept per snapshot and extended as nodes are appended: equal, for pods of several affinities and
-after Snapshot.add_node, to deciding each node afresh."""
+node selectors (one key among them) and after Snapshot.add_node, to deciding each node afresh."""
 
 import random
 
@@ -23,6 +23,8 @@ def _pods(rng):
         spec = _affinity(rng.sample(ZONES, rng.randint(1, 2))) if rng.random() < 0.7 else {}
         if rng.random() < 0.5:
             spec["nodeSelector"] = {"pool": rng.choice(["x", "y"]), "disk": "ssd"}
+        elif rng.random() < 0.5:
+            spec["nodeSelector"] = {"pool": rng.choice(["x", "y"])}  # (one key: read off the label column)
         out.append(pod(f"p{i}", spec=spec))
     return out
 
@@ -41,7 +43,7 @@ def test_the_kept_column_equals_deciding_each_node_afresh_as_nodes_are_added():
         for p in pods:
             got = required_node_affinity_column(p, snap)
             assert got == _afresh(p, snap), (round_, p.name)
-            got.append(True)  # a caller's change to its list is not kept
+            assert required_node_affinity_column(p, snap) is got  # kept (callers only read it)
         for j in range(3):
             snap.add_node(node(f"m{round_}-{j}", labels=labels()), [])
     assert len(snap.node_infos) == 52
