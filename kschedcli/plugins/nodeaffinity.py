@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import operator
+import marshal
 import sys
 import weakref
-from itertools import repeat
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..api.labels import parse_node_selector, parse_node_selector_term
 from ..framework.interface import (
@@ -45,33 +44,51 @@ def required_node_affinity_matches(pod, node) -> bool:
     return req is None or req.matches(labels, node.name)
 
 
-# snapshot -> (nodeSelector items, id of the required affinity) -> (that affinity, the column):
-# PodTopologySpread asks for every pod, and the pods of a template share their affinity object.
-# A snapshot's nodes are never changed or removed in place, only appended (Snapshot.add_node),
-# so a column is extended, never recomputed.
+# snapshot -> (nodeSelector items, the required affinity's terms as written) -> the column:
+# PodTopologySpread asks for every pod, and pods of many templates share their affinity. A
+# snapshot's nodes are never changed or removed in place, only appended (Snapshot.add_node), so
+# a column is extended, never recomputed.
 _COLUMNS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _affinity_key(req: Any) -> Any:
+    """The required affinity's terms as written (the parse is a function of them), as bytes."""
+    if req is None:
+        return None
+    terms = tuple(t.raw for t in req.terms)
+    try:
+        return marshal.dumps(terms, 2)
+    except ValueError:  # (a value of a type marshal does not write)
+        return repr(terms)
 
 
 def required_node_affinity_column(pod, snapshot) -> list[bool]:
     """required_node_affinity_matches(pod, node) for each of the snapshot's nodes, in order: kept
-    per snapshot, node selector and affinity (shared: not to be changed)."""
+    per snapshot, node selector and affinity (shared: not to be changed). A node's answer
+    follows from its values of the labels the selector and the terms name (when no term reads a
+    field, the node's name): nodes sharing those values share one match."""
     selector = pod.node_selector
     req = pod.required_node_affinity
     memo = _COLUMNS.get(snapshot)
     if memo is None:
         memo = _COLUMNS[snapshot] = {}
-    key = (tuple(sorted(selector.items())), id(req))
+    key = (tuple(sorted(selector.items())), _affinity_key(req))
     nis = snapshot.node_infos
-    hit = memo.get(key)
-    if hit is None or hit[0] is not req:
-        hit = memo[key] = (req, [])  # the affinity kept: its id is not reused while it is here
-    column: list[bool] = hit[1]
+    column: list[bool] | None = memo.get(key)
+    if column is None:
+        column = memo[key] = []
     if len(column) < len(nis):
-        if req is None and len(selector) == 1 and not column:
-            ((k, v),) = selector.items()
-            column.extend(map(operator.eq, snapshot.label_column(k), repeat(v)))  # (None == v is False)
-        else:
+        fields = req is not None and any(t.fields for t in req.terms)
+        keys = sorted({*selector, *(r.key for t in req.terms for r in t.expressions)} if req is not None else selector)
+        if column or fields or not keys:
             column.extend(required_node_affinity_matches(pod, ni.node) for ni in nis[len(column) :])
+        else:
+            decided: dict[tuple, bool] = {}
+            for ni, values in zip(nis, zip(*(snapshot.label_column(k) for k in keys))):
+                match = decided.get(values)
+                if match is None:
+                    match = decided[values] = required_node_affinity_matches(pod, ni.node)
+                column.append(match)
     return column
 
 

@@ -47,3 +47,20 @@ def test_the_kept_column_equals_deciding_each_node_afresh_as_nodes_are_added():
         for j in range(3):
             snap.add_node(node(f"m{round_}-{j}", labels=labels()), [])
     assert len(snap.node_infos) == 52
+
+
+def test_pods_of_equal_affinities_share_a_column_and_fields_are_read_per_node():
+    """Two pods whose affinities are written alike (parsed apart) read one column; a term on
+    metadata.name (a field: each node's own) is decided node by node, a term on labels once per
+    distinct set of the labels it names."""
+    rng = random.Random(3)
+    s = scheduler([node(f"n{i}", labels={"zone": rng.choice(ZONES), "pool": "x"}) for i in range(30)])
+    snap = s.snapshot
+    a, b = pod("a", spec=_affinity(["a", "b"])), pod("b", spec=_affinity(["a", "b"]))
+    assert a.required_node_affinity is not b.required_node_affinity
+    assert required_node_affinity_column(a, snap) is required_node_affinity_column(b, snap)
+    named = [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": [n]}]} for n in ("n3", "n7")]
+    both = {"nodeSelectorTerms": [*named, {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["c"]}]}]}
+    f = pod("f", spec={"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": both}}})
+    assert required_node_affinity_column(f, snap) == _afresh(f, snap)
+    assert required_node_affinity_column(f, snap)[3] and required_node_affinity_column(f, snap)[7]
