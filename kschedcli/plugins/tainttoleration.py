@@ -106,19 +106,21 @@ class TaintToleration(
     def constant_array_scores(self, state: CycleState, pod: Pod) -> bool:
         # the pod's count of intolerable PreferNoSchedule taints the same for every taint set
         # of the snapshot's nodes (and 0, where some node has none): normalized, all 100 or all
-        # 0. Kept per pod fields (`_cache`) and taint grouping.
+        # 0. Kept on the plugin (it lives as long as its snapshot: a pod's `_cache` may outlive a
+        # scenario's) per pod fields (`_cache`, held so that its id stays its own) and grouping.
         snapshot = getattr(self.handle, "snapshot", None)
         if snapshot is None:
             return False
         grouping = snapshot.taint_groups()
-        key = ("TaintToleration.constant", id(self))
-        known = pod._cache.get(key)
-        if known is None or known[0] is not grouping:
+        memo = self.__dict__.setdefault("_constant_memo", {})
+        key = id(pod._cache)
+        known = memo.get(key)
+        if known is None or known[0] is not grouping or known[2] is not pod._cache:
             groups, first = grouping
             counts = {self.score(state, pod, ni)[0] for ni in first}
             if len(counts) <= 1 and counts != {0} and -1 in groups:
                 counts.add(0)  # (the untainted nodes' count)
-            known = pod._cache[key] = (grouping, len(counts) <= 1)
+            known = memo[key] = (grouping, len(counts) <= 1, pod._cache)
         return known[1]
 
     def normalize_array(self, state: CycleState, pod: Pod, scores, at):

@@ -561,7 +561,8 @@ class PodTopologySpread(
         node): those with every constraint's key when `require_all`, and, unless `trivial`, those
         matchNodeInclusionPolicies admits (the pod's required node affinity where the policy
         honours it, its tolerations of the node's NoSchedule and NoExecute taints where that one
-        does). Kept per pod fields (`_cache`) and snapshot nodes."""
+        does). Kept on the plugin (it lives as long as its snapshot: a pod's `_cache` may outlive
+        a scenario's) per pod fields (`_cache`, held so that its id stays its own) and nodes."""
         snapshot = self.handle.snapshot
         nodes = snapshot.node_infos
         affinity = not trivial and c.node_affinity_policy == HONOR
@@ -569,11 +570,11 @@ class PodTopologySpread(
         keys = tuple(dict.fromkeys(k.topology_key for k in constraints)) if require_all else ()
         if not (affinity or taints or keys):
             return None
-        memo = pod._cache.setdefault("PodTopologySpread.inclusion", {})
-        mkey = (id(snapshot), len(nodes), affinity, taints, keys)
+        memo = self.__dict__.setdefault("_inclusion_memo", {})
+        mkey = (id(pod._cache), len(nodes), affinity, taints, keys)
         known = memo.get(mkey)
-        if known is not None and known[0] is snapshot:
-            return known[1]
+        if known is not None and known[0] is pod._cache and known[1] is snapshot:
+            return known[2]
         include = np.ones(len(nodes), dtype=bool)
         for key in keys:
             include &= snapshot.label_codes(key, np)[0] >= 0
@@ -584,7 +585,7 @@ class PodTopologySpread(
             # each taint set's verdict, then the untainted nodes' (group -1 reads the last)
             tolerated = [find_untolerated_taint(ni.node.taints, pod.tolerations) is None for ni in first] + [True]
             include &= np.array(tolerated, dtype=bool)[np.array(groups, dtype=np.intp)]
-        memo[mkey] = (snapshot, include)
+        memo[mkey] = (pod._cache, snapshot, include)
         return include
 
     def _domains_at(self, s: PreScoreState, positions: list[int], sizes: list[int]) -> None:
