@@ -60,7 +60,9 @@ class Decision:
     pod: str  # the attempting pod's uid
     node: str | None = None  # bound there, or (with `victims`) preempted there and nominated
     preempted: bool = False
-    victims: tuple[str, ...] = ()  # the victims' uids, in the order they were deleted
+    # the victims (uid and namespace/name: a hand-written pod's uid need not be its own alone), in
+    # the order they were deleted
+    victims: tuple[tuple[str, str], ...] = ()
     cleared: bool = False  # the pod's nomination cleared (no candidate found)
     reason: str = ""  # why it did not fit (fit_reason), where it did not bind
 
@@ -141,7 +143,7 @@ def run_carrying_out(
                     pod.uid,
                     nominated or None,
                     preempted=bool(nominated),
-                    victims=tuple(v.uid for v in victims),
+                    victims=tuple((v.uid, v.key) for v in victims),
                     cleared=cleared,
                     reason=fit_reason(r),
                 )
@@ -166,8 +168,8 @@ def run_carrying_out(
         elif d.preempted:
             assert d.node is not None
             ni = scheduler.snapshot.by_name.get(d.node)
-            on_node = {v.uid: v for v in ni.pods} if ni is not None else {}
-            victims = [on_node[u] for u in d.victims if u in on_node]
+            on_node = {(v.uid, v.key): v for v in ni.pods} if ni is not None else {}
+            victims = [on_node[k] for k in d.victims if k in on_node]
             _carry_out(scheduler, pod, d.node, victims, run, placement)
             retries.append(pod)
         elif d.cleared:

@@ -226,3 +226,27 @@ def test_a_run_cut_after_any_attempt_goes_on_as_the_whole_run():
         assert _outcome(b, rest) == whole, k
     # a bind, a preemption, a clear: each kind of decision was replayed
     assert {(True, False, False), (True, True, False), (False, False, True)} <= kinds
+
+
+def test_a_replayed_preemption_evicts_the_victim_it_names_when_uids_repeat():
+    """Two hand-written pods on one node share a uid: the first part's preemption named one of
+    them (uid and name), and the rest evicts that one, not the other."""
+
+    def world():
+        nodes = [node("node-a", cpu="4")]
+        low1 = pod("low1", requests={"cpu": "1"}, priority=0, node_name="node-a", start_time=T0)
+        low2 = pod("low2", requests={"cpu": "3"}, priority=0, node_name="node-a", start_time=T1)
+        for p in (low1, low2):
+            p.uid = "same-uid"
+        return nodes, [low2, low1]  # (the victim listed first on its node)
+
+    def seq():
+        return [pod("pre", requests={"cpu": "2500m"}, priority=1000), pod("after", requests={"cpu": "10m"})]
+
+    s = scheduler(*world())
+    whole = _outcome(s, run_carrying_out(s, seq()))
+    assert whole[1][0][:2] == ("default/low2", "node-a")
+    a = scheduler(*world())
+    first = run_carrying_out(a, seq(), stop_after=1)
+    b = scheduler(*world())
+    assert _outcome(b, run_carrying_out(b, seq(), replay=first.decisions)) == whole
