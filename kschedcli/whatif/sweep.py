@@ -374,8 +374,9 @@ class Scenario:
 
 @dataclass(frozen=True)
 class FirstPart:
-    """A scenario's first part, run in one process for another to go on from (run_failure's
-    `share`, then `after`): the scenario's name, and what each of its first attempts decided."""
+    """A scenario's first part, run in one process for another to go on from (run_first_part,
+    then run_failure's `after`): the scenario's name, and what each of its first attempts
+    decided."""
 
     family: str
     name: str
@@ -467,7 +468,6 @@ def _run_failure(
         if scheduler.sampling is not None:
             doc["sampling"] = scheduler.sampling.run_doc(base.config.parallelism)
         return doc
-
     finally:
         # (its parts refer to one another: freed now by reference counting, not by the cyclic
         # collector's pass over everything the scenario built)
@@ -1008,6 +1008,24 @@ def _chunk_tasks(specs: Sequence[ScenarioSpec], workers: int) -> list[Task]:
     return out
 
 
+def _task_call(args: LoadArgs, t: Task, specs: Sequence[ScenarioSpec], workers: int) -> tuple:
+    """What a worker runs for a task of tasks(): a share of scenarios, or a scenario's first part
+    (its share worked out again there from the sweep's scenarios and workers)."""
+    if t.share is None:
+        return (run_chunk, args, t.specs)
+    return (run_first, args, t.specs[0], t.share, tuple(specs), workers)
+
+
+def _landed(t: Task, result: Any, out: list, rest: Callable[[Task, FirstPart], None]) -> int:
+    """A finished task: a first part's rest handed to `rest` (to run on the first worker free),
+    or its scenarios' documents put in their places in `out`. How many scenarios it finished."""
+    if isinstance(result, FirstPart):
+        rest(Task(t.start, t.specs), result)
+        return 0
+    out[t.start : t.start + len(result)] = result
+    return len(result)
+
+
 def run_pool(
     args: LoadArgs, specs: Sequence[ScenarioSpec], workers: int, on_done: Callable[[int], None] | None = None
 ) -> list[dict]:
@@ -1022,23 +1040,17 @@ def run_pool(
     ctx = multiprocessing.get_context("spawn")
     plan_ = tasks(specs, workers)
     with ProcessPoolExecutor(max_workers=min(workers, len(plan_)), mp_context=ctx) as pool:
-        running: dict[Any, Task] = {}
-        for t in plan_:
-            if t.share is None:
-                running[pool.submit(run_chunk, args, t.specs)] = t
-            else:
-                running[pool.submit(run_first, args, t.specs[0], t.share, tuple(specs), workers)] = t
+        running: dict[Any, Task] = {pool.submit(*_task_call(args, t, specs, workers)): t for t in plan_}
+
+        def rest(t: Task, first: FirstPart) -> None:
+            running[pool.submit(run_rest, args, t.specs[0], first)] = t
+
         while running:
             finished, _ = wait(running, return_when=FIRST_COMPLETED)
             for f in finished:
-                t = running.pop(f)
-                result = f.result()
-                if isinstance(result, FirstPart):  # the rest, to the first worker free
-                    running[pool.submit(run_rest, args, t.specs[0], result)] = Task(t.start, t.specs)
-                    continue
-                out[t.start : t.start + len(result)] = result
-                done += len(result)
-                if on_done is not None:
+                landed = _landed(running.pop(f), f.result(), out, rest)
+                done += landed
+                if landed and on_done is not None:
                     on_done(done)
     return [d for d in out if d is not None]
 
@@ -1102,14 +1114,17 @@ def run_dask(
         running: dict[str, Task] = {}
         futures = []
         for t in tasks(specs, workers):
-            if t.share is None:
-                f = client.submit(run_chunk, args, t.specs, pure=False)
-            else:
-                f = client.submit(run_first, args, t.specs[0], t.share, tuple(specs), workers, pure=False)
+            f = client.submit(*_task_call(args, t, specs, workers), pure=False)
             running[f.key] = t
             futures.append(f)
         done = 0
         queue = as_completed(futures)
+
+        def rest(t: Task, first: FirstPart) -> None:
+            f = client.submit(run_rest, args, t.specs[0], first, pure=False)
+            running[f.key] = t
+            queue.add(f)
+
         for f in queue:
             t = running.pop(f.key)
             try:
@@ -1121,14 +1136,9 @@ def run_dask(
             except Exception as e:  # noqa: BLE001 -- a worker lost or killed: one line, not the cluster's traceback
                 reason = cut(" ".join(str(e).split()) or type(e).__name__, 200, quote=False)
                 raise InputError(f"a Dask worker failed: {type(e).__name__}: {reason}", field="--dask") from None
-            if isinstance(result, FirstPart):  # the rest, on any worker
-                rest = client.submit(run_rest, args, t.specs[0], result, pure=False)
-                running[rest.key] = Task(t.start, t.specs)
-                queue.add(rest)
-                continue
-            out[t.start : t.start + len(result)] = result
-            done += len(result)
-            if on_done is not None:
+            landed = _landed(t, result, out, rest)
+            done += landed
+            if landed and on_done is not None:
                 on_done(done)
         return [d for d in out if d is not None]
     finally:

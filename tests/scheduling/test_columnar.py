@@ -256,6 +256,17 @@ def test_it_declines_what_it_cannot_run(vectorised):
     assert sched.columnar.run(fw, pinned, None).selected_node == "n03"
 
 
+def _replica_set_pods(raws: list) -> list:
+    """Pods of the raw objects, each owned by a ReplicaSet named after its app (recreated when its
+    node fails)."""
+    for raw in raws:
+        app = raw["metadata"]["labels"]["app"]
+        raw["metadata"]["ownerReferences"] = [
+            {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": app, "uid": f"rs-{app}", "controller": True}
+        ]
+    return [Pod(raw) for raw in raws]
+
+
 def test_a_sweep_gives_the_same_document_with_and_without_it(vectorised):
     """Every zone and every node of a random cluster, its pods ReplicaSet pods (recreated when
     their node fails): the findings are the same documents, most cycles the columnar ones."""
@@ -267,14 +278,7 @@ def test_a_sweep_gives_the_same_document_with_and_without_it(vectorised):
             raw = copy.deepcopy(r.pod.raw)
             raw["spec"]["nodeName"] = r.selected_node
             bound.append(raw)
-    pods = []
-    for raw in [*(copy.deepcopy(p.raw) for p in cluster.pods), *bound]:
-        app = raw["metadata"]["labels"]["app"]
-        raw["metadata"]["ownerReferences"] = [
-            {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": app, "uid": f"rs-{app}", "controller": True}
-        ]
-        pods.append(Pod(raw))
-    cluster.pods = pods
+    cluster.pods = _replica_set_pods([*(copy.deepcopy(p.raw) for p in cluster.pods), *bound])
     base = sw.Base.of(cluster, sched.config)
     specs = [*sw.plan(cluster, fail="zone").scenarios, *sw.plan(cluster, fail="node").scenarios]
     docs = {}
@@ -720,16 +724,10 @@ def test_nothing_a_scenario_built_outlives_it(vectorised, monkeypatch):
 
     sched, pending = _world(5)
     cluster = sched.cluster
-    pods = []
-    for raw in [*(copy.deepcopy(p.raw) for p in cluster.pods), *(copy.deepcopy(p.raw) for p in pending[:40])]:
-        raw["spec"].pop("nodeName", None)
-        raw["spec"]["nodeName"] = f"n{len(pods) % N:02d}"
-        app = raw["metadata"]["labels"]["app"]
-        raw["metadata"]["ownerReferences"] = [
-            {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": app, "uid": f"rs-{app}", "controller": True}
-        ]
-        pods.append(Pod(raw))
-    cluster.pods = pods
+    raws = [*(copy.deepcopy(p.raw) for p in cluster.pods), *(copy.deepcopy(p.raw) for p in pending[:40])]
+    for i, raw in enumerate(raws):
+        raw["spec"]["nodeName"] = f"n{i % N:02d}"
+    cluster.pods = _replica_set_pods(raws)
     base = sw.Base.of(cluster, sched.config)
     made: list = []
     derive = Snapshot.without_nodes
