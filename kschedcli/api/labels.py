@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import marshal
 import re
 from collections.abc import Mapping
 from typing import Any, TypeGuard
@@ -430,10 +431,24 @@ def parse_node_selector_term(term, f: str, strict: bool = False) -> NodeSelector
 class NodeSelector:
     """v1.NodeSelector: terms ORed."""
 
-    __slots__ = ("terms",)
+    __slots__ = ("terms", "_signature")
 
     def __init__(self, terms: tuple[NodeSelectorTerm, ...]):
         self.terms = terms
+        self._signature: bytes | str | None = None
+
+    def signature(self) -> bytes | str:
+        """The terms as written (their parse is a function of them), as bytes: equal for
+        selectors written alike, however often parsed. Made once."""
+        made = self._signature
+        if made is None:
+            terms = tuple(t.raw for t in self.terms)
+            try:
+                made = marshal.dumps(terms, 2)
+            except ValueError:  # (a value of a type marshal does not write)
+                made = repr(terms)
+            self._signature = made
+        return made
 
     def matches(self, node_labels: Mapping[str, str], node_name: str) -> bool:
         for t in self.terms:

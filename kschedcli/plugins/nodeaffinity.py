@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import marshal
 import sys
 import weakref
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..api.labels import parse_node_selector, parse_node_selector_term
 from ..framework.interface import (
@@ -51,17 +50,6 @@ def required_node_affinity_matches(pod, node) -> bool:
 _COLUMNS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
-def _affinity_key(req: Any) -> Any:
-    """The required affinity's terms as written (the parse is a function of them), as bytes."""
-    if req is None:
-        return None
-    terms = tuple(t.raw for t in req.terms)
-    try:
-        return marshal.dumps(terms, 2)
-    except ValueError:  # (a value of a type marshal does not write)
-        return repr(terms)
-
-
 def required_node_affinity_column(pod, snapshot) -> list[bool]:
     """required_node_affinity_matches(pod, node) for each of the snapshot's nodes, in order: kept
     per snapshot, node selector and affinity (shared: not to be changed). A node's answer
@@ -72,7 +60,7 @@ def required_node_affinity_column(pod, snapshot) -> list[bool]:
     memo = _COLUMNS.get(snapshot)
     if memo is None:
         memo = _COLUMNS[snapshot] = {}
-    key = (tuple(sorted(selector.items())), _affinity_key(req))
+    key = (tuple(sorted(selector.items())), None if req is None else req.signature())
     nis = snapshot.node_infos
     column: list[bool] | None = memo.get(key)
     if column is None:
