@@ -284,6 +284,16 @@ class LazyKinds(defaultdict):
             return v.chunk(namespace).get((namespace, name))
         return v.get((namespace, name))
 
+    def table(self, kind: str, namespace: str) -> Any:
+        """A mapping holding every object of `kind` in `namespace` under (namespace, name) (and
+        perhaps others'), for many lookups: lookup's, its namespace's objects made only."""
+        v = dict.get(self, kind)
+        if v is None:
+            return {}
+        if type(v) is KindParts:
+            return v.chunk(namespace)
+        return v
+
     def __getitem__(self, kind: str) -> Any:
         v = dict.get(self, kind, _MISSING)
         if v is _MISSING:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import builtins  # Cluster.list shadows the name in its class body
 from collections import Counter, defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from marshal import dumps as _marshal_dumps
 from sys import intern as _intern
 from typing import Any
@@ -133,6 +133,14 @@ class Cluster:
         if lookup is not None:
             return lookup(kind, namespace, name)
         return self.objects[kind].get((namespace, name))
+
+    def table(self, kind: str, namespace: str) -> Mapping[tuple[str, str], dict]:
+        """For many lookups of one kind in one namespace: a mapping holding each of those objects
+        under (namespace, name), as `get` finds them (perhaps other namespaces' too)."""
+        table = getattr(self.objects, "table", None)  # read from the cache: cache_pickle.LazyKinds
+        if table is not None:
+            return table(kind, namespace)
+        return self.objects.get(kind) or {}
 
     def list(self, kind: str, namespace: str | None = None) -> list[dict]:
         objs = self.objects.get(kind, {})

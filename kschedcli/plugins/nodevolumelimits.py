@@ -8,9 +8,9 @@ import weakref
 from typing import TYPE_CHECKING
 
 from ..framework.interface import (
+    BatchFilterPlugin,
     ClusterEvent,
     EnqueueExtensions,
-    FilterPlugin,
     Plugin,
     PreFilterPlugin,
     PreFilterResult,
@@ -98,7 +98,7 @@ def may_attach(pod: Pod) -> list:
     return found
 
 
-class NodeVolumeLimits(CatalogMixin, Plugin, PreFilterPlugin, FilterPlugin, EnqueueExtensions):
+class NodeVolumeLimits(CatalogMixin, Plugin, PreFilterPlugin, BatchFilterPlugin, EnqueueExtensions):
     name = "NodeVolumeLimits"
 
     def pre_filter(
@@ -187,11 +187,7 @@ class NodeVolumeLimits(CatalogMixin, Plugin, PreFilterPlugin, FilterPlugin, Enqu
 
     def _attachments(self, state, node_name: str) -> dict[str, str]:
         """The node's VolumeAttachments: unique name -> attacher (indexed by node once per cycle)."""
-        index = state.get(_STATE_KEY)
-        if index is None:
-            index = self._attachment_index()
-            state.write(_STATE_KEY, index)
-        return index.get(node_name, {})
+        return self._attachment_table(state).get(node_name, {})
 
     def _attachment_index(self) -> dict[str, dict[str, str]]:
         index: dict[str, dict[str, str]] = {}
@@ -322,6 +318,68 @@ class NodeVolumeLimits(CatalogMixin, Plugin, PreFilterPlugin, FilterPlugin, Enqu
             if limit is not None and attached_count.get(driver, 0) + count > limit:
                 return unschedulable(ERR_REASON_MAX_VOLUME_COUNT)
         return None
+
+    def filter_nodes(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> list[Status | None]:
+        """filter on each of `nodes`, in their order: what filter works out per CSINode case
+        (the pod's new volumes) and per CSINode (its limits) looked up once per node, each node's
+        CSINode read from one table, and a node whose claims bound what it attaches decided in
+        the loop (filter's first test); any other node goes through filter itself."""
+        if not pod.volumes:
+            return [None] * len(nodes)
+        csi_nodes = self._catalog().csi_nodes()
+        self._csi_node_facts(None)  # (the facts' table made)
+        facts_of = self.__dict__["_csi_node_facts_of"]
+        per_case: dict[tuple[bool, bool], tuple] = {}  # case -> (new volumes or a status, how many, their drivers)
+        attachments = None
+        one = self.filter
+        out: list[Status | None] = []
+        append = out.append
+        for ni in nodes:
+            name = ni.node.name
+            csi_node = csi_nodes.get(("", name))
+            found = facts_of.get(id(csi_node))
+            if found is None or found[0] is not csi_node:
+                self._csi_node_facts(csi_node)
+                found = facts_of[id(csi_node)]
+            _, limits, case = found
+            known = per_case.get(case)
+            if known is None:
+                new = self._new_volumes(state, pod, csi_node)
+                if isinstance(new, Status):
+                    known = per_case[case] = (new, 0, ())
+                else:
+                    known = per_case[case] = (new, len(new), tuple(set(new.values())))
+            new, count, drivers = known
+            if not drivers:  # a status, or no attachable volume
+                append(new if isinstance(new, Status) else None)
+                continue
+            if not ni.other_volumes:
+                if not limits:
+                    append(None)
+                    continue
+                if attachments is None:
+                    attachments = self._attachment_table(state)
+                most = len(ni.pvc_ref_counts) + count
+                if attachments:
+                    most += len(attachments.get(name, ()))
+                if len(drivers) == 1:
+                    limit = limits.get(drivers[0])
+                    if limit is None or most <= limit:
+                        append(None)
+                        continue
+                elif all(most <= limits.get(driver, most) for driver in drivers):
+                    append(None)
+                    continue
+            append(one(state, pod, ni))
+        return out
+
+    def _attachment_table(self, state) -> dict[str, dict[str, str]]:
+        """The cycle's VolumeAttachments by node (_attachments' index)."""
+        index = state.get(_STATE_KEY)
+        if index is None:
+            index = self._attachment_index()
+            state.write(_STATE_KEY, index)
+        return index
 
     def events_to_register(self) -> list[ClusterEvent]:
         return [

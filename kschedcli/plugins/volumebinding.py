@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..api import quantity
 from ..api.labels import parse_label_selector
+from ..backend.vectors import numpy_module
 from ..errors import FieldError
 from ..framework.interface import (
     BatchFilterPlugin,
@@ -498,11 +499,21 @@ class VolumeBinding(
         affinities = self._bound_affinities(s) if s is not None else None
         if s is None or affinities is None:
             return [self.filter(state, pod, ni) for ni in nodes]
-        keys = list(dict.fromkeys(r.key for a in affinities for reqs, _ in a.terms or () for r in reqs))
         conflict = Status(UNRESOLVABLE, ERR_REASON_NODE_CONFLICT)
+        by_node = s.by_node
+        snapshot = getattr(self.handle, "snapshot", None)
+        np = numpy_module() if snapshot is not None and nodes is snapshot.node_infos else None
+        if np is not None:
+            # the snapshot's own nodes: the affinities as arrays over its label columns (filter_array)
+            mask = np.ones(len(nodes), dtype=bool)
+            for a in affinities:
+                mask &= affinity_array(a, snapshot, np)
+            for i in np.flatnonzero(mask).tolist():
+                by_node[nodes[i].node.name] = PodVolumes([], [])
+            return list(map((conflict, None).__getitem__, mask.tolist()))
+        keys = list(dict.fromkeys(r.key for a in affinities for reqs, _ in a.terms or () for r in reqs))
         verdicts: dict[tuple, Status | None] = {}
         out: list[Status | None] = []
-        by_node = s.by_node
         for ni in nodes:
             labels = ni.node.labels
             sig = tuple(map(labels.get, keys))  # (a label's value is a string: None is its absence)

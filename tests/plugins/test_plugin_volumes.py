@@ -702,6 +702,7 @@ def test_csi_limits_one_state_over_many_nodes_decides_as_a_fresh_state_per_node(
         assert [(k, st and (st.code, st.reasons)) for k, st in one] == [
             (k, st and (st.code, st.reasons)) for k, st in each
         ], p.name
+        assert _batch_verdicts(s, [p]) == [st and (st.code, tuple(st.reasons)) for _, st in each], p.name
     verdicts = {f"n{i}": run(s, "NodeVolumeLimits", pods[1], f"n{i}")[1] for i in range(9)}
     assert any(v is not None for v in verdicts.values()) and any(v is None for v in verdicts.values())
 
@@ -765,11 +766,17 @@ def test_binding_filter_nodes_and_array_equal_the_node_by_node_filter():
         if st is not None and st.code != "Success":
             continue
         want = [pl.filter(one, p, ni) for ni in infos]
-        got = pl.filter_nodes(many, p, infos)
-        assert [(w.code, w.reasons) if w else None for w in want] == [(g.code, g.reasons) if g else None for g in got]
-        assert {k: (v.static_bindings, v.dynamic_provisions) for k, v in one.get("VolumeBinding").by_node.items()} == {
-            k: (v.static_bindings, v.dynamic_provisions) for k, v in many.get("VolumeBinding").by_node.items()
-        }
+        # the snapshot's own nodes (its label columns read as arrays), and a list of them (node by node)
+        listed = fresh_state()
+        pl.pre_filter(listed, p, infos)
+        for state, nodes in ((many, infos), (listed, list(infos))):
+            got = pl.filter_nodes(state, p, nodes)
+            assert [(w.code, w.reasons) if w else None for w in want] == [
+                (g.code, g.reasons) if g else None for g in got
+            ]
+            assert {
+                k: (v.static_bindings, v.dynamic_provisions) for k, v in one.get("VolumeBinding").by_node.items()
+            } == {k: (v.static_bindings, v.dynamic_provisions) for k, v in state.get("VolumeBinding").by_node.items()}
         mask = pl.filter_array(many, p, np)
         if j % 10 == 0:
             assert mask is None  # (a missing PV, a claim to bind: node by node)
@@ -790,6 +797,64 @@ def _limit_verdicts(s, newcomers):
             st = run(s, "NodeVolumeLimits", p, ni.node.name, state)[1]
             out.append(None if st is None else (st.code, tuple(st.reasons)))
     return out
+
+
+def _batch_verdicts(s, newcomers):
+    """_limit_verdicts from NodeVolumeLimits' batch Filter (filter_nodes) over every node, a
+    CycleState per newcomer (PreFilter's status on every node where it does not pass)."""
+    pl = s.frameworks["default-scheduler"].plugins["NodeVolumeLimits"]
+    out = []
+    for p in newcomers:
+        state = fresh_state()
+        _, st = pl.pre_filter(state, p, s.snapshot.list())
+        nodes = s.snapshot.node_infos
+        if st is not None and st.code != "Success":
+            out += [(st.code, tuple(st.reasons))] * len(nodes)
+            continue
+        out += [None if v is None else (v.code, tuple(v.reasons)) for v in pl.filter_nodes(state, p, nodes)]
+    return out
+
+
+def test_csi_limits_batch_filter_over_two_drivers_agrees_node_by_node():
+    """Pods with volumes of two CSI drivers, on nodes whose CSINodes limit one, both or neither of
+    them, holding volumes of either: filter_nodes' quick test per node (its claims, its
+    VolumeAttachments and the new volumes against every driver's limit) gives filter's verdicts,
+    and a node with room for one driver's volumes but not the other's fails."""
+    import random
+
+    rng = random.Random(11)
+    drivers = ("ebs.csi.aws.com", "efs.csi.aws.com")
+    objs = [sc("gp3", provisioner=drivers[0])]
+    nodes, existing = [], []
+
+    def volume(c, d):
+        src = {"csi": {"driver": d, "volumeHandle": f"vol-{c}"}}
+        return [pvc(c, cls="gp3", volume=f"pv-{c}"), pv(f"pv-{c}", cls="gp3", claim=f"default/{c}", source=src)]
+
+    for n in range(40):
+        nodes.append(node(f"n{n}"))
+        listed = [
+            {"name": d, "nodeID": f"n{n}", "allocatable": {"count": rng.randint(1, 6)}}
+            for d in drivers
+            if rng.random() < 0.8
+        ]
+        if rng.random() < 0.9:
+            objs.append({"kind": "CSINode", "metadata": {"name": f"n{n}"}, "spec": {"drivers": listed}})
+        for i in range(rng.randint(0, 4)):
+            c = f"c{n}-{i}"
+            objs += volume(c, rng.choice(drivers))
+            existing.append(claim_pod(f"e{c}", c, node_name=f"n{n}"))
+    for k in range(4):
+        objs += volume(f"new{k}", drivers[k % 2])
+    s = sched(nodes, existing, objs)
+    newcomers = [
+        claim_pod("both", "new0", "new1"),
+        claim_pod("three", "new0", "new1", "new3"),
+        claim_pod("one", "new1"),
+    ]
+    verdicts = _limit_verdicts(s, newcomers)
+    assert _batch_verdicts(s, newcomers) == verdicts
+    assert None in verdicts and ("Unschedulable", ("node(s) exceed max volume count",)) in verdicts
 
 
 def test_csi_limits_bound_by_the_nodes_claims_agrees_with_counting_every_pod(monkeypatch):
@@ -852,9 +917,11 @@ def test_csi_limits_bound_by_the_nodes_claims_agrees_with_counting_every_pod(mon
             for ni in s.snapshot.node_infos:
                 ni.other_volumes = 1  # every node's pods counted one by one
             slow = _limit_verdicts(s, newcomers)
+            assert _batch_verdicts(s, newcomers) == slow, (trial, step)  # (every node through filter)
             for ni, n in zip(s.snapshot.node_infos, kept):
                 ni.other_volumes = n
             assert fast == slow, (trial, step)
+            assert _batch_verdicts(s, newcomers) == fast, (trial, step)
             # binds and removals move the counts
             ni = rng.choice(s.snapshot.node_infos)
             if ni.pods and rng.random() < 0.5:

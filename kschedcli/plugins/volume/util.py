@@ -487,6 +487,10 @@ class Catalog:
     def csi_node(self, node_name: str) -> dict | None:
         return self.cluster.get("CSINode", "", node_name)
 
+    def csi_nodes(self) -> Mapping[tuple[str, str], dict]:
+        """For many nodes' CSINodes: each under ("", node name)."""
+        return self.cluster.table("CSINode", "")
+
     def csi_driver(self, name: str) -> dict | None:
         return self.cluster.get("CSIDriver", "", name)
 
