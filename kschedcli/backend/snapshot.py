@@ -267,6 +267,11 @@ def _below_2_61(values) -> bool:
     return not values or (min(values) > -(2**61) and max(values) < 2**61)
 
 
+def _below_2_53(values) -> bool:
+    """Whether every value (Python ints) is of magnitude below 2**53 (each converts to float64 exactly)."""
+    return not values or (min(values) > -(2**53) and max(values) < 2**53)
+
+
 def _patched(
     arrays: tuple, columns: Sequence[list[int]], changed: list[int], fits: Callable[[list[int]], bool]
 ) -> bool:
@@ -441,6 +446,10 @@ class Snapshot:
         # value is too large for the arrays' arithmetic
         self._score_arrays: Any = None
         self._score_arrays_seen = 0
+        # the same as float64 arrays (score_float_arrays): None until asked for, False when a value
+        # does not convert exactly
+        self._score_floats: Any = None
+        self._score_floats_seen = 0
 
     def _build_image_states(self) -> None:
         for ni, states in zip(self.node_infos, self._image_states()):
@@ -896,6 +905,26 @@ class Snapshot:
         self._score_arrays_seen = len(self.changes)
         return arrays
 
+    def score_float_arrays(self, np) -> tuple | None:
+        """score_columns' six columns (ScoreColumns order) as float64 arrays of `np`, up to date
+        with every bind; None when some value's magnitude reaches 2**53 (below it every value is
+        its float64 exactly)."""
+        cols = self.score_columns()
+        arrays = self._score_floats
+        if arrays is None:
+            columns = cols._columns()
+            if not all(map(_below_2_53, columns)):
+                self._score_floats = False
+                return None
+            arrays = self._score_floats = tuple(np.array(col, dtype=np.float64) for col in columns)
+        elif arrays is False:
+            return None
+        elif not _patched(arrays, cols._columns(), self.changes[self._score_floats_seen :], _below_2_53):
+            self._score_floats = False
+            return None
+        self._score_floats_seen = len(self.changes)
+        return arrays
+
     def free_arrays(self, np) -> tuple | None:
         """free_columns, then each node's allocatable milli-cpu, memory and ephemeral storage,
         as seven int64 arrays of `np` (numpy, which the caller chose to use; vectors.py), up to
@@ -1082,6 +1111,8 @@ class Snapshot:
             self._score.append(ni)
         self._score_arrays = None
         self._score_arrays_seen = 0
+        self._score_floats = None
+        self._score_floats_seen = 0
         for pod in pods:
             self._pods_by_namespace.setdefault(pod.namespace, []).append(pod)
             self.pod_log.setdefault(pod.namespace, []).append((pod, node.name, 1))

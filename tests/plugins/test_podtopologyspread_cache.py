@@ -283,3 +283,79 @@ def test_domains_kept_per_key_follow_a_node_added_in_place():
     assert _zone_counts(s, p) == {"a": 1, "b": 0, "c": 0}
     s.snapshot.add_node(node("nozone", labels={HOST: "nozone"}), [])  # no zone: no domain
     assert list(_zone_counts(s, p)) == ["a", "b", "c"]
+
+
+def test_prefilter_counts_in_numpy_equal_the_holders_walked(monkeypatch):
+    """PreFilter's domains and counts of a constraint whose nodes are not all eligible
+    (matchNodeInclusionPolicies honouring the pod's node selector, affinity or tolerations; two
+    constraints needing both keys), read as numpy arrays where numpy is loaded
+    (_inclusion_array, _eligible_sums), equal the eligible holders walked one by one: on random
+    clusters with nodes lacking a key, tainted nodes and binds between cycles, every count in its
+    order and the critical paths."""
+    import random
+
+    import numpy
+
+    rng = random.Random(3)
+    zones = ["a", "b", "c"]
+    nodes = []
+    for i in range(24):
+        labels = {ZONE: zones[i % 3], HOST: f"h{i}"}
+        if rng.random() < 0.3:
+            labels["disk"] = "ssd"
+        if i in (4, 9):
+            del labels[ZONE]
+        if i == 11:
+            del labels[HOST]
+        taints = [{"key": "pool", "value": "gpu", "effect": "NoSchedule"}] if rng.random() < 0.25 else []
+        nodes.append(node(f"n{i:02d}", labels=labels, taints=taints))
+    apps = ["web", "api"]
+    existing = [
+        pod(f"e{j}", node_name=f"n{rng.randrange(24):02d}", labels={"app": rng.choice(apps)}) for j in range(50)
+    ]
+    sched = scheduler(nodes, existing)
+    pl = plugin(sched, "PodTopologySpread")
+
+    def incoming(k):
+        app = rng.choice(apps)
+        constraints = [
+            {
+                "maxSkew": rng.choice([1, 2]),
+                "topologyKey": key,
+                "whenUnsatisfiable": "DoNotSchedule",
+                "labelSelector": {"matchLabels": {"app": app}},
+                **({"nodeAffinityPolicy": rng.choice(["Honor", "Ignore"])} if rng.random() < 0.6 else {}),
+                **({"nodeTaintsPolicy": rng.choice(["Honor", "Ignore"])} if rng.random() < 0.6 else {}),
+            }
+            for key in rng.sample([ZONE, HOST], rng.choice([1, 2]))
+        ]
+        spec = {"topologySpreadConstraints": constraints}
+        if rng.random() < 0.4:
+            spec["nodeSelector"] = {"disk": "ssd"}
+        elif rng.random() < 0.3:
+            term = {"matchExpressions": [{"key": ZONE, "operator": "In", "values": rng.sample(zones, 2)}]}
+            spec["affinity"] = {
+                "nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [term]}}
+            }
+        if rng.random() < 0.4:
+            spec["tolerations"] = [{"key": "pool", "operator": "Exists"}]
+        return pod(f"p{k}", labels={"app": app}, spec=spec)
+
+    def prefilter(p, numpy_loaded):
+        monkeypatch.setitem(sys.modules, "numpy", numpy if numpy_loaded else None)
+        state = fresh_state()
+        _, st = pl.pre_filter(state, p, sched.snapshot.list())
+        monkeypatch.setitem(sys.modules, "numpy", numpy)
+        assert st is None
+        s = state.read(PRE_FILTER_KEY)
+        return [list(c.items()) for c in s.counts], [(cp.values, cp.nums) for cp in s.critical_paths]
+
+    walked = 0
+    for k in range(80):
+        p = incoming(k)
+        want = prefilter(p, False)
+        assert prefilter(p, True) == want, p.name
+        walked += any(len(c) < 3 for c in want[0]) or any(len(c) < 22 for c in want[0] if c and len(c) > 3)
+        if k % 3 == 0:
+            sched.bind(p, f"n{rng.randrange(24):02d}")
+    assert walked > 20  # (most pods have nodes left out)

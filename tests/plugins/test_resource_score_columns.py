@@ -71,6 +71,28 @@ def _at_positions(pl, state, incoming, nis, positions):
     return some
 
 
+arrays_made: Counter = Counter()  # score_array's answers, by whether scored_float_arrays' path was open
+
+
+def _array_at(pl, state, incoming, nis, positions):
+    """score_array (the columnar cycle's) over the snapshot's nodes, or those at `positions`,
+    equal node by node where it answers (float64 arrays where every value converts exactly,
+    int64 arrays or None elsewhere)."""
+    np = pytest.importorskip("numpy")
+    some = nis if positions is None else [nis[i] for i in positions]
+    if positions is not None:
+        state.score_positions = positions
+        state.score_positions_array = (positions, np.array(positions, dtype=np.intp))
+    try:
+        got = pl.score_array(state, incoming, some)
+    finally:
+        state.score_positions = state.score_positions_array = None
+    floats = pl.handle.snapshot.score_float_arrays(np) is not None
+    arrays_made[(pl.name, got is not None, floats)] += 1
+    if got is not None:
+        assert got.tolist() == _each_node(pl, state, incoming, some)
+
+
 marked: Counter = Counter()  # the plugins' columns found marked in range (ScoresInRange)
 
 
@@ -203,3 +225,65 @@ def test_score_arrays_give_each_nodes_own_score_and_follow_binds(vectorised):
         _check(s, rng)
         arrays = s.snapshot._score_arrays
         assert (arrays is not None and arrays is not False) == vectorised
+
+
+def test_score_array_gives_each_nodes_own_score():
+    """The columnar cycle's scores (score_array) over every node, most and a few of them, equal
+    node by node: float64 arrays where every value converts exactly (Snapshot.score_float_arrays,
+    requests over allocatable and nodes with little room among them), int64 arrays or the list
+    path elsewhere (zero allocatable, values past 2**53), before and after binds."""
+    rng = random.Random(8)
+    arrays_made.clear()
+    for trial in range(60):
+        if trial % 2:
+            nodes, pods = _cluster(rng, rng.randint(2, 12))
+        else:
+            nodes, pods = [], []
+            for i in range(rng.randint(2, 14)):
+                mem = rng.choice(["1", "3", "1Gi", "8Gi", "100G", "1Ti"])
+                nodes.append(node(f"n{i}", cpu=rng.choice(["1", "3", "4", "7500m", "64"]), memory=mem, pods="500"))
+                for j in range(rng.randint(0, 4)):
+                    req = {"cpu": rng.choice(["1m", "100m", "3", "70"]), "memory": rng.choice(["1", "200Mi", "9Gi"])}
+                    pods.append(pod(f"p{i}-{j}", requests=req if rng.random() < 0.8 else None, node_name=f"n{i}"))
+        s = scheduler(nodes, pods)
+        for step in range(2):
+            nis = s.snapshot.node_infos
+            for _ in range(4):
+                small = {"cpu": rng.choice(["100m", "2", "5"]), "memory": rng.choice(["1", "1Gi", "20Gi"])}
+                incoming = pod("in", requests=_requests(rng) if rng.random() < 0.3 else small)
+                for name in ("NodeResourcesFit", "NodeResourcesBalancedAllocation"):
+                    pl = plugin(s, name)
+                    state = CycleState()
+                    if pl.pre_score(state, incoming, nis) is not None:
+                        continue
+                    positions = sorted(rng.sample(range(len(nis)), rng.randint(2, len(nis))))
+                    for at in (None, positions, positions[: max(2, len(positions) // 3)]):
+                        _array_at(pl, state, incoming, nis, at)
+            for k in range(rng.randint(1, 4)):
+                s.bind(pod(f"b{step}-{k}", requests=_requests(rng)), rng.choice(nodes).name)
+    # answered in float64 (as far as the values allow), NodeResourcesFit in int64 where the floats
+    # would not be exact too
+    assert arrays_made[("NodeResourcesFit", True, True)] > 100, arrays_made
+    assert arrays_made[("NodeResourcesBalancedAllocation", True, True)] > 100, arrays_made
+    assert arrays_made[("NodeResourcesFit", True, False)] > 10, arrays_made
+
+
+def test_least_allocated_in_float64_floors_a_quotient_just_below_an_integer():
+    """Memory allocatable 2**52 + 5, requests leaving (allocatable - 1) / 100 free: LeastAllocated's
+    memory term is the floor of 1 - 1/allocatable, 0, and an odd cpu term carries a wrong 1 into
+    the mean. score_array's float64 path (every value below 2**53) gives Go's score."""
+    np = pytest.importorskip("numpy")
+    allocatable = 2**52 + 5
+    held = (99 * allocatable + 1) // 100 - 1  # with the incoming pod's 1 byte: (99A + 1) / 100
+    s = scheduler(
+        [node("edge", cpu="4", memory=str(allocatable)), node("plain", cpu="4", memory="8Gi")],
+        [pod("big", requests={"cpu": "1", "memory": str(held)}, node_name="edge")],
+    )
+    incoming = pod("in", requests={"cpu": "140m", "memory": "1"})
+    pl = plugin(s, "NodeResourcesFit")
+    state = CycleState()
+    assert pl.pre_score(state, incoming, s.snapshot.node_infos) is None
+    want = _each_node(pl, state, incoming, s.snapshot.node_infos)
+    assert want[0] == (71 + 0) // 2  # (4000 - 1140) * 100 // 4000 = 71; memory (A - 1) // A = 0
+    assert s.snapshot.score_float_arrays(np) is not None  # (the float64 path: every value converts exactly)
+    assert pl.score_array(state, incoming, s.snapshot.node_infos).tolist() == want

@@ -17,6 +17,7 @@ from .resource_allocation import (
     resource_vectors,
     scored_arrays,
     scored_columns,
+    scored_float_arrays,
 )
 
 if TYPE_CHECKING:
@@ -70,6 +71,11 @@ class NodeResourcesBalancedAllocation(Plugin, PreScorePlugin, BatchScorePlugin):
         pc, pm = reqs
         if pc < 0 or pm < 0:
             return None
+        floats = scored_float_arrays(self.handle, state, nodes, ("alloc_cpu", "alloc_mem", "req_cpu", "req_mem"))
+        if floats is not None:
+            cols = floats[1]
+            if cols.nonneg and not cols.zero_alloc and (cols.bound + max(pc, pm)) >> 53 == 0:
+                return _balanced_floats(floats, pc, pm)
         arrays = scored_arrays(
             self.handle, state, nodes, ("alloc_cpu", "alloc_mem", "req_cpu", "req_mem"), any_size=True
         )
@@ -137,6 +143,28 @@ def _balanced_arrays(arrays: tuple, pc: int, pm: int) -> Any:
     f = np.where(r <= alloc_cpu, r / alloc_cpu, 1.0)
     g = np.where(q <= alloc_mem, q / alloc_mem, 1.0)
     return ((1 - np.abs((f - g) / 2)) * 100.0).astype(np.int64)
+
+
+def _balanced_floats(floats: tuple, pc: int, pm: int) -> Any:
+    """_balanced_arrays on scored_float_arrays' arrays (read at its `take`), every node having
+    both resources, no value negative, each request plus the pod's below 2**53: the sums are
+    exact, the quotients IEEE's as Go's; a request over allocatable gives a quotient above 1 (or
+    1 itself), so the smaller of it and 1 is the fraction _balanced_arrays chooses; the rest is
+    its arithmetic in its order."""
+    np, _, take, alloc_cpu, alloc_mem, req_cpu, req_mem = floats
+    f = req_cpu + pc
+    f /= alloc_cpu
+    np.minimum(f, 1.0, out=f)
+    g = req_mem + pm
+    g /= alloc_mem
+    np.minimum(g, 1.0, out=g)
+    f -= g
+    f /= 2
+    np.abs(f, out=f)
+    np.subtract(1, f, out=f)
+    f *= 100.0
+    scores = f.astype(np.int64)
+    return scores if take is None else scores.take(take)
 
 
 def _balanced_columns(cols: tuple, pc: int, pm: int) -> list[int]:

@@ -32,6 +32,7 @@ from .resource_allocation import (
     resource_vectors,
     scored_arrays,
     scored_columns,
+    scored_float_arrays,
 )
 
 if TYPE_CHECKING:
@@ -157,6 +158,24 @@ def _least_allocated_arrays(arrays: tuple, c: int, m: int) -> Any:
     cpu = np.where(free_cpu >= c, (free_cpu - c) // alloc_cpu, 0)
     mem = np.where(free_mem >= m, (free_mem - m) // alloc_mem, 0)
     return (cpu + mem) >> 1
+
+
+def _least_allocated_floats(floats: tuple, c: int, m: int) -> Any:
+    """_least_allocated_arrays in float64 (scored_float_arrays' arrays, read at its `take`), every
+    node having both resources, no allocatable or request negative, `c` and `m` below 2**53. Each
+    value is then its float64 exactly, and so is a free column less a request where it is not
+    negative (a negative one keeps its sign: 0). Its correctly rounded quotient by allocatable
+    floors to the integer quotient q: the exact quotient is at least 1 / allocatable below the
+    next integer, more than the rounding's half ulp (at most q / 2**53) as q * allocatable, the
+    dividend, is below 2**53."""
+    np, _, take, alloc_cpu, alloc_mem, free_cpu, free_mem = floats
+    cpu = np.floor((free_cpu - c) / alloc_cpu)
+    np.maximum(cpu, 0.0, out=cpu)  # (a request over what is free: 0)
+    mem = np.floor((free_mem - m) / alloc_mem)
+    np.maximum(mem, 0.0, out=mem)
+    cpu += mem
+    scores = cpu.astype(np.int64) >> 1
+    return scores if take is None else scores.take(take)
 
 
 class NodeResourcesFit(Plugin, PreFilterPlugin, BatchFilterPlugin, PreScorePlugin, BatchScorePlugin, EnqueueExtensions):
@@ -311,6 +330,11 @@ class NodeResourcesFit(Plugin, PreFilterPlugin, BatchFilterPlugin, PreScorePlugi
         if max(c, m) >= 2**61:
             return None
         names = ("alloc_cpu", "alloc_mem", "free0_cpu100", "free0_mem100")
+        floats = scored_float_arrays(self.handle, state, nodes, names) if max(c, m) < 2**53 else None
+        if floats is not None:
+            cols = floats[1]
+            if cols.nonneg and not cols.zero_alloc:
+                return _least_allocated_floats(floats, c, m)
         arrays = scored_arrays(self.handle, state, nodes, names, any_size=True)
         if arrays is None or not arrays[1].nonneg or not arrays[2].all() or not arrays[3].all():
             return None

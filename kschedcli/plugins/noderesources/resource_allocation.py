@@ -102,6 +102,51 @@ def scored_arrays(handle, state, nodes, names: tuple[str, ...], any_size: bool =
     return (np, cols, *out)
 
 
+_FLOATS_AT_KEY = "ksched.scored_float_arrays_at"  # (positions, the snapshot's float arrays, {column: its values there})
+
+
+def scored_float_arrays(handle, state, nodes, names: tuple[str, ...]) -> tuple | None:
+    """For a scorer's float64 arithmetic: (numpy, the snapshot's ScoreColumns, `take`, then its
+    columns `names` as float64 arrays), `nodes` being the snapshot's own (_own_snapshot) and every
+    value below 2**53 in magnitude (Snapshot.score_float_arrays); None otherwise. Where the nodes
+    are all or most of the snapshot's, the arrays are its whole columns and `take` the nodes'
+    positions (None: every node, in order), to read the scores at; elsewhere the columns read at
+    the nodes' positions (once per cycle) and `take` None."""
+    snapshot = _own_snapshot(handle, state, nodes)
+    np = numpy_module()
+    if snapshot is None or np is None:
+        return None
+    arrays = snapshot.score_float_arrays(np)
+    if arrays is None:
+        return None
+    cols = snapshot.score_columns()  # (brought up to date by score_float_arrays)
+    by_name = dict(zip(cols.NAMES, arrays))
+    positions = state.score_positions
+    take = None
+    if positions is not None:
+        made = state.score_positions_array
+        if made is None or made[0] is not positions:
+            made = state.score_positions_array = (positions, np.array(positions, dtype=np.intp))
+        at = made[1]
+        total = len(arrays[0])
+        if len(at) * 2 < total:
+            memo = state.get(_FLOATS_AT_KEY)
+            if memo is None or memo[0] is not positions or memo[1] is not arrays:
+                memo = (positions, arrays, {})
+                state.write(_FLOATS_AT_KEY, memo)
+            read = memo[2]
+            out = []
+            for n in names:
+                column = read.get(n)
+                if column is None:
+                    column = read[n] = by_name[n].take(at)
+                out.append(column)
+            return (np, cols, None, *out)
+        if len(at) < total:
+            take = at
+    return (np, cols, take, *(by_name[n] for n in names))
+
+
 def allocatable_and_requested(node_info, name: str, pod_request: int, use_requested: bool) -> tuple[int, int]:
     if pod_request == 0 and is_scalar_resource(name):
         return 0, 0

@@ -229,6 +229,9 @@ class PodTopologySpread(
                 else None
             )
             index_of = snapshot.index_of
+            # numpy, where loaded (the columnar cycle's): the eligible nodes as an array per pod
+            # fields (_inclusion_array), their domains kept with it, their counts summed by domain
+            np = sys.modules.get("numpy")
 
             def eligible(i: int, ni, c: Constraint) -> bool:
                 if plain:
@@ -243,6 +246,10 @@ class PodTopologySpread(
                     if domains is None:
                         domains = domains_of[m_i] = dict.fromkeys(compress(columns[m_i], has_keys), 0)
                     counts[m_i] = dict(domains)
+                    continue
+                include = self._inclusion_array(pod, constraints, c, True, plain, np) if np is not None else None
+                if include is not None:
+                    counts[m_i] = dict(self._eligible_domains(include, columns[m_i]))
                     continue
                 if affinity is not None:
                     rows = list(map(operator.and_, has_keys, affinity))  # (bools)
@@ -262,6 +269,14 @@ class PodTopologySpread(
                         if value is not None and value in m:
                             m[value] += held_here
                     continue
+                if np is not None:
+                    sums = self._eligible_sums(pod, constraints, c, f, True, plain, np)
+                    if sums is not None:
+                        # the eligible nodes' counts per domain (each such domain is one of m's)
+                        for value, held_here in sums.items():
+                            if value is not None:
+                                m[value] += held_here
+                        continue
                 held = counted.get(id(f))
                 if held is None:
                     held = counted[id(f)] = f.held()
@@ -587,6 +602,16 @@ class PodTopologySpread(
             include &= np.array(tolerated, dtype=bool)[np.array(groups, dtype=np.intp)]
         memo[mkey] = (pod._cache, snapshot, include)
         return include
+
+    def _eligible_domains(self, include: Any, values: list) -> dict:
+        """{domain: 0} for the values (a label column) of the nodes `include` admits, in node order:
+        kept per inclusion array (held, so that its id stays its own) and column."""
+        memo = self.__dict__.setdefault("_eligible_domains_memo", {})
+        key = (id(include), id(values))
+        known = memo.get(key)
+        if known is None or known[0] is not include or known[1] is not values or len(values) != len(include):
+            known = memo[key] = (include, values, dict.fromkeys(compress(values, include.tolist()), 0))
+        return known[2]
 
     def _domains_at(self, s: PreScoreState, positions: list[int], sizes: list[int]) -> None:
         """PreScore's domains when every constraint's key is required, for the snapshot's nodes at
