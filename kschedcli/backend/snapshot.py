@@ -426,6 +426,9 @@ class Snapshot:
         # per namespace, the pods bound (1) to and evicted (-1) from the snapshot's nodes, with
         # the node's name, in order: per-selector counts bring themselves up to date from it
         self.pod_log: dict[str, list[tuple[Pod, str, int]]] = {}
+        # namespace -> label key -> value -> the pod_log entries of the pods carrying it, from
+        # when it was first asked for (pair_log)
+        self._pair_logs: dict[str, dict[str, dict[str, list[tuple[Pod, str, int]]]]] = {}
         # namespace -> label key -> value -> the placed pods carrying it; built per namespace and
         # key on first use (a selector's keys only, not every label of every pod)
         self._label_index: dict[str, dict[str, dict[str, list[Pod]]]] = {}
@@ -1056,7 +1059,7 @@ class Snapshot:
             return False
         self._own(pod.node_name).remove_pod(pod)
         self.changes.append(self.index_of[pod.node_name])
-        self.pod_log.setdefault(pod.namespace, []).append((pod, pod.node_name, -1))
+        self._log(pod, pod.node_name, -1)
         in_ns = self._pods_by_namespace.get(pod.namespace)
         if in_ns is not None:
             _drop(in_ns, pod)
@@ -1115,7 +1118,7 @@ class Snapshot:
         self._score_floats_seen = 0
         for pod in pods:
             self._pods_by_namespace.setdefault(pod.namespace, []).append(pod)
-            self.pod_log.setdefault(pod.namespace, []).append((pod, node.name, 1))
+            self._log(pod, node.name, 1)
             by_key = self._label_index.get(pod.namespace)
             if by_key is not None:
                 for key, index in by_key.items():
@@ -1126,12 +1129,48 @@ class Snapshot:
         self.generation = _next_generation()
         return ni
 
+    def _log(self, pod: Pod, node_name: str, sign: int) -> None:
+        """A pod bound to (1) or evicted from (-1) a node: into the namespace's pod_log, and the
+        pair logs asked for of its labels."""
+        entry = (pod, node_name, sign)
+        self.pod_log.setdefault(pod.namespace, []).append(entry)
+        by_key = self._pair_logs.get(pod.namespace)
+        if by_key:
+            labels = pod.labels
+            for key, by_value in by_key.items():
+                value = labels.get(key)
+                if value is not None:
+                    held = by_value.get(value)
+                    if held is not None:
+                        held.append(entry)
+
+    def pair_log(self, namespace: str, key: str, value: str) -> builtins.list[tuple[Pod, str, int]]:
+        """The entries of the namespace's pod_log whose pod carries the label key=value, in
+        order, from the first time it is asked for on: the list itself, which every later bind
+        and eviction extends. A selector with that pair matches none of the other entries (its
+        counts follow from these alone)."""
+        by_value = self._pair_logs.setdefault(namespace, {}).setdefault(key, {})
+        held = by_value.get(value)
+        if held is None:
+            held = by_value[value] = []
+        return held
+
+    def selector_log(self, namespace: str, selector) -> builtins.list[tuple[Pod, str, int]] | None:
+        """What counts of a selector's matching pods kept between cycles replay: the pods bound
+        and evicted in the namespace that carry its first key=value requirement (pair_log; no
+        other pod matches it), or None where it has none (the namespace's whole pod_log)."""
+        pairs = selector.equality_pairs()
+        if not pairs:
+            return None
+        key, value = pairs[0]
+        return self.pair_log(namespace, key, value)
+
     def bind(self, pod: Pod, node_name: str) -> None:
         """Assume the pod on the node: what kube-scheduler's cache does before binding."""
         pod.node_name = node_name
         self._own(node_name).add_pod(pod)
         self.changes.append(self.index_of[node_name])
-        self.pod_log.setdefault(pod.namespace, []).append((pod, node_name, 1))
+        self._log(pod, node_name, 1)
         self._pods_by_namespace.setdefault(pod.namespace, []).append(pod)
         by_key = self._label_index.get(pod.namespace)
         if by_key is not None:

@@ -359,3 +359,64 @@ def test_prefilter_counts_in_numpy_equal_the_holders_walked(monkeypatch):
         if k % 3 == 0:
             sched.bind(p, f"n{rng.randrange(24):02d}")
     assert walked > 20  # (most pods have nodes left out)
+
+
+def test_counts_kept_between_cycles_follow_their_selectors_pair_log():
+    """The counts kept per selector (PodTopologySpread's tallies, InterPodAffinity's per-domain
+    tallies) replay only the binds and evictions of pods carrying the selector's first key=value
+    requirement (Snapshot.pair_log), the whole namespace's for a selector without one: at every
+    step of random binds and evictions (in two namespaces, pods carrying one, both or neither of
+    the labels read), never taken again, they equal the nodes' pods counted directly. The pair
+    log holds exactly the pod_log's entries carrying its pair from the first time it was asked for."""
+    import random
+
+    from kschedcli.api.labels import parse_label_selector
+    from kschedcli.plugins.interpodaffinity.index import _domain_tally
+    from kschedcli.plugins.podtopologyspread.counting import _count_matching, _MatchCountCache
+
+    rng = random.Random(9)
+    nodes = [_node(f"n{i}", f"z{i % 3}") for i in range(10)]
+
+    def labels():
+        out = {}
+        if rng.random() < 0.8:
+            out["app"] = rng.choice(["web", "api", "db"])
+        if rng.random() < 0.6:
+            out["tier"] = rng.choice(["a", "b"])
+        return out
+
+    pods = [_web(f"p{i}", f"n{rng.randrange(10)}", labels=labels()) for i in range(30)]
+    sched = scheduler(nodes, pods)
+    snap = sched.snapshot
+    selectors = [
+        parse_label_selector(sel, "s")
+        for sel in (
+            {"matchLabels": {"app": "web"}},
+            {"matchLabels": {"app": "web", "tier": "a"}},
+            {"matchLabels": {"tier": "b"}, "matchExpressions": [{"key": "app", "operator": "NotIn", "values": ["db"]}]},
+            {"matchExpressions": [{"key": "app", "operator": "In", "values": ["web", "api"]}]},
+            {"matchExpressions": [{"key": "tier", "operator": "Exists"}]},
+        )
+    ]
+    assert [bool(s.equality_pairs()) for s in selectors] == [True, True, True, False, False]
+    cache = _MatchCountCache(retally=float("inf"))
+    followed = snap.pair_log("default", "app", "web")
+    start = len(snap.pod_log.get("default", ()))
+    for step in range(80):
+        ns = "default" if rng.random() < 0.8 else "other"
+        held = [p for ni in snap.node_infos for p in ni.pods if p.namespace == ns]
+        if step % 3 == 2 and held:
+            assert snap.evict(rng.choice(held))
+        else:
+            snap.bind(_web(f"b{step}", ns=ns, labels=labels()), f"n{rng.randrange(10)}")
+        for sel in rng.sample(selectors, 3):
+            direct = [_count_matching(ni, "default", sel) for ni in snap.node_infos]
+            counter = cache.counter(snap, "default", sel)
+            assert [counter(ni) for ni in snap.node_infos] == direct, (step, sel)
+            zones: dict = {}
+            for ni, n in zip(snap.node_infos, direct):
+                if n:
+                    zones[ni.node.labels[ZONE]] = zones.get(ni.node.labels[ZONE], 0) + n
+            assert _domain_tally(snap, "default", sel, ZONE) == zones, (step, sel)
+    carrying = [e for e in snap.pod_log["default"][start:] if e[0].labels.get("app") == "web"]
+    assert followed == carrying and len(carrying) > 10

@@ -391,10 +391,13 @@ class _DomainTally:
     """The pods of one namespace matching one selector, counted per value of one node label
     (no zero), as of `log_seen` entries of the snapshot's pod_log for the namespace."""
 
-    __slots__ = ("sums", "log_seen", "total")
+    __slots__ = ("sums", "log", "log_seen", "total")
 
-    def __init__(self, sums: dict, log_seen: int):
+    def __init__(self, sums: dict, log: list | None, log_seen: int):
         self.sums = sums
+        # the log it follows (a pair log of its selector's; None: the namespace's pod_log), and
+        # how much of it it holds
+        self.log = log
         self.log_seen = log_seen
         self.total = sum(sums.values())
 
@@ -418,9 +421,9 @@ def _domain_tally(snapshot, namespace: str, selector, key: str) -> dict:
     if tables is None:
         tables = _DOMAIN_TALLIES[snapshot] = OrderedDict()
     k = (namespace, tuple((r.key, r.op, r.values) for r in selector.requirements), key)
-    log = snapshot.pod_log.get(namespace, ())
     entry = tables.get(k)
     if entry is not None:
+        log = entry.log if entry.log is not None else snapshot.pod_log.get(namespace, ())
         if len(log) - entry.log_seen > 4 * (entry.total + 64):
             del tables[k]
             entry = None
@@ -433,7 +436,9 @@ def _domain_tally(snapshot, namespace: str, selector, key: str) -> dict:
     index_of = snapshot.index_of
     pods = snapshot.pods_matching(namespace, selector)
     sums = dict(Counter(map(col.__getitem__, map(index_of.__getitem__, map(_NODE_NAME, pods)))))
-    tables[k] = _DomainTally(sums, len(log))
+    followed = snapshot.selector_log(namespace, selector)
+    log = followed if followed is not None else snapshot.pod_log.get(namespace, ())
+    tables[k] = _DomainTally(sums, followed, len(log))
     while len(tables) > _DOMAIN_TALLY_LIMIT:
         tables.popitem(last=False)
     return sums

@@ -175,9 +175,13 @@ class _Tally:
         "log_seen",
         "domains",
         "by_position",
+        "log",
+        "recount",
     )
 
-    def __init__(self, counts: dict[str, int], as_of: int, changes_seen: int, snapshot, log_seen: int):
+    def __init__(
+        self, counts: dict[str, int], as_of: int, changes_seen: int, snapshot, log_seen: int, log: list | None = None
+    ):
         self.counts = counts
         self.as_of = as_of
         # name -> (NodeInfo, its generation, count): nodes changed since, counted from their pods
@@ -185,7 +189,12 @@ class _Tally:
         self.changes_seen = changes_seen
         self.total = sum(counts.values())
         self.snapshot = None if snapshot is None else weakref.ref(snapshot)
-        self.log_seen = log_seen  # how much of the snapshot's pod_log (the namespace's) it holds
+        # the log it follows (a pair log of its selector's, Snapshot.pair_log; None: the
+        # namespace's pod_log), and how much of it it holds
+        self.log = log
+        self.log_seen = log_seen
+        # countPodsMatchSelector over a node's pods for its selector (_pod_counter), made once
+        self.recount: Any = None
         # topology key -> the counts summed per node's value of it (None where a node lacks it)
         self.domains: dict[str, dict[str | None, int]] = {}
         # the counts as an int64 array in the snapshot's node order (tally_array), kept up to
@@ -219,16 +228,25 @@ class _MatchCountCache:
         # (float("inf"): never; both ways count alike, they differ in cost)
         self.retally = retally
         self._tables: OrderedDict = OrderedDict()
+        # id(selector) -> (the selector, its _selector_key): a pod template's selector is one object
+        self._keys: dict[int, tuple] = {}
 
     def clear(self) -> None:
         self._tables.clear()
+        self._keys.clear()
 
     def counter(self, snapshot, namespace: str, selector):
         """A callable node_info -> countPodsMatchSelector(node_info.pods, selector, namespace) (a
         _Counter; for a selector matching nothing, a function counting 0)."""
         if selector.is_nothing or selector.is_empty():
             return _zero
-        key = (namespace, _selector_key(selector))
+        keys = self._keys
+        known = keys.get(id(selector))
+        if known is None or known[0] is not selector:
+            if len(keys) > 4 * self.limit:
+                keys.clear()
+            known = keys[id(selector)] = (selector, _selector_key(selector))  # (held: its id stays its own)
+        key = (namespace, known[1])
         tables = self._tables
         entry: _Tally | None = tables.get(key)
         if entry is not None and snapshot is not None:
@@ -237,7 +255,7 @@ class _MatchCountCache:
                 del tables[key]  # another snapshot's: tallied again for this one
                 entry = None
             elif entry.changes_seen != len(snapshot.changes):
-                log = snapshot.pod_log.get(namespace, ())
+                log = entry.log if entry.log is not None else snapshot.pod_log.get(namespace, ())
                 if len(log) - entry.log_seen > 4 * (entry.total + 64) * self.retally:
                     del tables[key]  # tallied again: cheaper than the replay
                     entry = None
@@ -253,13 +271,20 @@ class _MatchCountCache:
                 # matching pods per node, tallied by Counter (C-level), in the order nodes are met
                 counts = Counter([p.node_name for p in snapshot.pods_matching(namespace, selector) if not p.deleting])
             changes_at = len(snapshot.changes) if snapshot is not None else 0
-            log_at = len(snapshot.pod_log.get(namespace, ())) if snapshot is not None else 0
-            entry = tables[key] = _Tally(counts, as_of, changes_at, snapshot, log_at)
+            log = snapshot.selector_log(namespace, selector) if snapshot is not None else None
+            if log is not None:
+                log_at = len(log)
+            else:
+                log_at = len(snapshot.pod_log.get(namespace, ())) if snapshot is not None else 0
+            entry = tables[key] = _Tally(counts, as_of, changes_at, snapshot, log_at, log)
             while len(tables) > self.limit:
                 tables.popitem(last=False)
         else:
             tables.move_to_end(key)
-        return _Counter(entry, snapshot, _pod_counter(namespace, selector))
+        recount = entry.recount
+        if recount is None:
+            recount = entry.recount = _pod_counter(namespace, selector)
+        return _Counter(entry, snapshot, recount)
 
 
 class _Counter:
