@@ -287,3 +287,51 @@ def test_least_allocated_in_float64_floors_a_quotient_just_below_an_integer():
     assert want[0] == (71 + 0) // 2  # (4000 - 1140) * 100 // 4000 = 71; memory (A - 1) // A = 0
     assert s.snapshot.score_float_arrays(np) is not None  # (the float64 path: every value converts exactly)
     assert pl.score_array(state, incoming, s.snapshot.node_infos).tolist() == want
+
+
+def test_float64_score_arithmetic_equals_the_integer_arithmetic_on_random_columns():
+    """_least_allocated_floats and _balanced_floats against _least_allocated_arrays and
+    _balanced_arrays (Go's integer and float64 arithmetic) on random columns of every magnitude
+    below 2**53 (where Snapshot.score_float_arrays gives them), requests over what is free among
+    them, and dividends one below a multiple of the allocatable (the quotients closest under an
+    integer): the same scores, over every node and at positions."""
+    np = pytest.importorskip("numpy")
+    from kschedcli.plugins.noderesources.balanced_allocation import _balanced_arrays, _balanced_floats
+    from kschedcli.plugins.noderesources.fit import _least_allocated_arrays, _least_allocated_floats
+
+    top = 2**53 - 1
+    rng = random.Random(17)
+    checked: Counter = Counter()
+    for trial in range(400):
+        n = 64
+        bits = (10, 20, 32, 40, 46, 50, 52)[trial % 7]
+        alloc_cpu = [rng.randint(1, 2**bits) for _ in range(n)]
+        alloc_mem = [rng.randint(1, 2**bits) for _ in range(n)]
+        pc, pm = rng.randint(0, min(2**bits, top // 100)), rng.randint(0, min(2**bits, top // 100))
+        c, m = pc * 100, pm * 100
+
+        def free(a: int, asked: int) -> int:
+            # a hundred times what is left: anywhere up to a hundred times allocatable (negative:
+            # requests over allocatable), or the pod's request plus one below a multiple of allocatable
+            most = (top - asked) // a
+            if rng.random() < 0.6 or most < 1:
+                return rng.randint(-min(100 * a, top), min(100 * a, top))
+            return asked + a * rng.randint(1, min(100, most)) - 1
+
+        free_cpu = [free(a, c) for a in alloc_cpu]
+        free_mem = [free(a, m) for a in alloc_mem]
+        req_cpu = [rng.randint(0, min(2 * a, top - pc)) for a in alloc_cpu]
+        req_mem = [rng.randint(0, min(2 * a, top - pm)) for a in alloc_mem]
+        columns = (alloc_cpu, alloc_mem, free_cpu, free_mem, req_cpu, req_mem)
+        ints = [np.array(col, dtype=np.int64) for col in columns]
+        floats = [np.array(col, dtype=np.float64) for col in columns]
+        take = np.array(sorted(rng.sample(range(n), rng.randint(1, n))), dtype=np.intp) if trial % 2 else None
+        at = slice(None) if take is None else take
+        want = _least_allocated_arrays((np, None, ints[0][at], ints[1][at], ints[2][at], ints[3][at]), c, m)
+        got = _least_allocated_floats((np, None, take, floats[0], floats[1], floats[2], floats[3]), c, m)
+        assert got.tolist() == want.tolist(), (trial, bits)
+        want = _balanced_arrays((np, None, ints[0][at], ints[1][at], ints[4][at], ints[5][at]), pc, pm)
+        got = _balanced_floats((np, None, take, floats[0], floats[1], floats[4], floats[5]), pc, pm)
+        assert got.tolist() == want.tolist(), (trial, bits)
+        checked[bits] += 1
+    assert len(checked) == 7
