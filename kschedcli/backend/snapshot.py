@@ -892,40 +892,34 @@ class Snapshot:
         the caller chose to use; vectors.py), up to date with every bind; None when some value's
         magnitude reaches 2**61 (the scorers' sums and differences of two values then stay
         within int64)."""
-        cols = self.score_columns()
-        arrays = self._score_arrays
-        if arrays is None:
-            columns = cols._columns()
-            if not all(map(_below_2_61, columns)):
-                self._score_arrays = False
-                return None
-            arrays = self._score_arrays = tuple(np.array(col, dtype=np.int64) for col in columns)
-        elif arrays is False:
-            return None
-        elif not _patched(arrays, cols._columns(), self.changes[self._score_arrays_seen :], _below_2_61):
-            self._score_arrays = False
-            return None
-        self._score_arrays_seen = len(self.changes)
-        return arrays
+        return self._score_columns_as("_score_arrays", np.int64, _below_2_61, np)
 
     def score_float_arrays(self, np) -> tuple | None:
         """score_columns' six columns (ScoreColumns order) as float64 arrays of `np`, up to date
         with every bind; None when some value's magnitude reaches 2**53 (below it every value is
         its float64 exactly)."""
+        return self._score_columns_as("_score_floats", np.float64, _below_2_53, np)
+
+    def _score_columns_as(self, attr: str, dtype: Any, fits: Callable[[Any], bool], np) -> tuple | None:
+        """score_columns as arrays of `dtype`, kept in the attribute `attr` (None until made,
+        False once a value is not `fits`) and brought up to date by the changes since
+        (`attr`_seen of them included)."""
         cols = self.score_columns()
-        arrays = self._score_floats
+        arrays = getattr(self, attr)
+        seen = attr + "_seen"
         if arrays is None:
             columns = cols._columns()
-            if not all(map(_below_2_53, columns)):
-                self._score_floats = False
+            if not all(map(fits, columns)):
+                setattr(self, attr, False)
                 return None
-            arrays = self._score_floats = tuple(np.array(col, dtype=np.float64) for col in columns)
+            arrays = tuple(np.array(col, dtype=dtype) for col in columns)
+            setattr(self, attr, arrays)
         elif arrays is False:
             return None
-        elif not _patched(arrays, cols._columns(), self.changes[self._score_floats_seen :], _below_2_53):
-            self._score_floats = False
+        elif not _patched(arrays, cols._columns(), self.changes[getattr(self, seen) :], fits):
+            setattr(self, attr, False)
             return None
-        self._score_floats_seen = len(self.changes)
+        setattr(self, seen, len(self.changes))
         return arrays
 
     def free_arrays(self, np) -> tuple | None:

@@ -505,9 +505,7 @@ class VolumeBinding(
         np = numpy_module() if snapshot is not None and nodes is snapshot.node_infos else None
         if np is not None:
             # the snapshot's own nodes: the affinities as arrays over its label columns (filter_array)
-            mask = np.ones(len(nodes), dtype=bool)
-            for a in affinities:
-                mask &= affinity_array(a, snapshot, np)
+            mask = _affinities_array(affinities, snapshot, np)
             for i in np.flatnonzero(mask).tolist():
                 by_node[nodes[i].node.name] = PodVolumes([], [])
             return list(map((conflict, None).__getitem__, mask.tolist()))
@@ -538,10 +536,7 @@ class VolumeBinding(
         affinities = self._bound_affinities(s)
         if affinities is None:
             return None
-        mask = np.ones(len(snapshot.node_infos), dtype=bool)
-        for a in affinities:
-            mask &= affinity_array(a, snapshot, np)
-        return mask
+        return _affinities_array(affinities, snapshot, np)
 
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
         s = state.get(_STATE_KEY)
@@ -650,3 +645,12 @@ class VolumeBinding(
             ClusterEvent("CSIDriver", "Update", "a CSI driver stops tracking storage capacity"),
             ClusterEvent("CSIStorageCapacity", "Add|Update", "storage capacity grows"),
         ]
+
+
+def _affinities_array(affinities: list, snapshot: Any, np: Any) -> Any:
+    """Whether each of the snapshot's nodes satisfies every one of the PVs' node affinities, as a
+    boolean array in its node order."""
+    mask = np.ones(len(snapshot.node_infos), dtype=bool)
+    for a in affinities:
+        mask &= affinity_array(a, snapshot, np)
+    return mask

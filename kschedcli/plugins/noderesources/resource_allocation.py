@@ -82,24 +82,34 @@ def scored_arrays(handle, state, nodes, names: tuple[str, ...], any_size: bool =
     by_name = dict(zip(cols.NAMES, arrays))
     if positions is None:
         return (np, cols, *(by_name[n] for n in names))
+    at = _positions_array(state, positions, np)
+    return (np, cols, *_columns_at(state, _AT_KEY, positions, arrays, by_name, names, at))
+
+
+def _positions_array(state, positions, np) -> Any:
+    """CycleState.score_positions as an intp array of `np` (made once per cycle)."""
     made = state.score_positions_array
     if made is None or made[0] is not positions:
         made = state.score_positions_array = (positions, np.array(positions, dtype=np.intp))
-    at = made[1]
-    # each column read at the positions once per cycle (NodeResourcesFit and BalancedAllocation
-    # both read the allocatable ones)
-    memo = state.get(_AT_KEY)
+    return made[1]
+
+
+def _columns_at(state, key: str, positions, arrays: tuple, by_name: dict, names: tuple[str, ...], at) -> list:
+    """The columns `names` of the snapshot's `arrays` read at the positions `at`, each once per
+    cycle (kept in the CycleState under `key`: NodeResourcesFit and BalancedAllocation both read
+    the allocatable ones)."""
+    memo = state.get(key)
     if memo is None or memo[0] is not positions or memo[1] is not arrays:
         memo = (positions, arrays, {})
-        state.write(_AT_KEY, memo)
+        state.write(key, memo)
     read = memo[2]
     out = []
     for n in names:
         column = read.get(n)
         if column is None:
-            column = read[n] = by_name[n][at]
+            column = read[n] = by_name[n].take(at)
         out.append(column)
-    return (np, cols, *out)
+    return out
 
 
 _FLOATS_AT_KEY = "ksched.scored_float_arrays_at"  # (positions, the snapshot's float arrays, {column: its values there})
@@ -124,24 +134,10 @@ def scored_float_arrays(handle, state, nodes, names: tuple[str, ...]) -> tuple |
     positions = state.score_positions
     take = None
     if positions is not None:
-        made = state.score_positions_array
-        if made is None or made[0] is not positions:
-            made = state.score_positions_array = (positions, np.array(positions, dtype=np.intp))
-        at = made[1]
+        at = _positions_array(state, positions, np)
         total = len(arrays[0])
         if len(at) * 2 < total:
-            memo = state.get(_FLOATS_AT_KEY)
-            if memo is None or memo[0] is not positions or memo[1] is not arrays:
-                memo = (positions, arrays, {})
-                state.write(_FLOATS_AT_KEY, memo)
-            read = memo[2]
-            out = []
-            for n in names:
-                column = read.get(n)
-                if column is None:
-                    column = read[n] = by_name[n].take(at)
-                out.append(column)
-            return (np, cols, None, *out)
+            return (np, cols, None, *_columns_at(state, _FLOATS_AT_KEY, positions, arrays, by_name, names, at))
         if len(at) < total:
             take = at
     return (np, cols, take, *(by_name[n] for n in names))
