@@ -1367,7 +1367,10 @@ class Session:
                     if dask is not None:
                         docs = sw.run_dask(dask, args, specs, on_done=task.update)
                     else:
-                        docs = sw.run_pool(args, specs, n, on_done=task.update)
+                        # read from the files (no entry in the snapshot cache yet, or none used):
+                        # the workers take what this process read
+                        read = None if cluster.from_cache else (cluster, config)
+                        docs = sw.run_pool(args, specs, n, on_done=task.update, read=read)
                 else:
                     base = sw.Base.of(cluster, config, seed, zone_key, start)
                     docs = sw.run_specs(base, specs, on_done=task.update)

@@ -895,18 +895,28 @@ class LoadArgs:
 
 
 _LOADED: dict[LoadArgs, Base] = {}  # a worker process's world, loaded once
+# (the LoadArgs, the cluster and configuration they read) of the process that forks a pool
+# (run_pool's `read`): its forked workers take these rather than load them
+_INHERITED: list[tuple[LoadArgs, Cluster, SchedulerConfig]] = []
 
 
 def _loaded(args: LoadArgs) -> Base:
-    """The worker's world, loaded on its first task: the pods' source objects read as well (one
-    read for all, which the first scenario's replacements would make), then all of it kept out
-    of the cyclic collector's passes for the worker's life (freeze_lasting), which the first
-    scenario's collection would otherwise make over every loaded pod."""
+    """The worker's world, loaded on its first task (or, in a worker forked by a process that had
+    read the files, the cluster and configuration it read: run_pool's `read`): the pods' source
+    objects read as well (one read for all, which the first scenario's replacements would make),
+    then all of it kept out of the cyclic collector's passes for the worker's life
+    (freeze_lasting), which the first scenario's collection would otherwise make over every
+    loaded pod."""
     base = _LOADED.get(args)
     if base is None:
         _LOADED.clear()
         with no_gc():  # (what is made here lasts: collections over it would find nothing)
-            base = _LOADED[args] = args.load()
+            inherited = next((i for i in _INHERITED if i[0] == args), None)
+            if inherited is not None:
+                base = Base.of(inherited[1], inherited[2], args.seed, args.zone_key, args.sampling)
+            else:
+                base = args.load()
+            _LOADED[args] = base
             for pod in base.cluster.pods[:1]:
                 pod.raw  # noqa: B018 -- (read for its effect: every bound pod's source object loaded)
             freeze_lasting()
@@ -1027,31 +1037,44 @@ def _landed(t: Task, result: Any, out: list, rest: Callable[[Task, FirstPart], N
 
 
 def run_pool(
-    args: LoadArgs, specs: Sequence[ScenarioSpec], workers: int, on_done: Callable[[int], None] | None = None
+    args: LoadArgs,
+    specs: Sequence[ScenarioSpec],
+    workers: int,
+    on_done: Callable[[int], None] | None = None,
+    read: tuple[Cluster, SchedulerConfig] | None = None,
 ) -> list[dict]:
-    """The scenarios over a local pool of `workers` processes (spawned: each loads the world once,
-    through the snapshot cache), put back in their order (tasks(): shares of scenarios, or a few
-    scenarios cut in two)."""
+    """The scenarios over a local pool of `workers` processes, put back in their order (tasks():
+    shares of scenarios, or a few scenarios cut in two). The workers are spawned, each loading the
+    world once through the snapshot cache; or, given `read` (the cluster and configuration this
+    process read for `args` from the files themselves: the cache had no entry for them, or is not
+    used), forked where the system forks, each taking those as they are: an entry just being
+    written in the background would not be read by them, and each would parse the files again."""
     import multiprocessing
     from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 
     out: list[dict | None] = [None] * len(specs)
     done = 0
-    ctx = multiprocessing.get_context("spawn")
+    fork = read is not None and "fork" in multiprocessing.get_all_start_methods()
+    ctx = multiprocessing.get_context("fork" if fork else "spawn")
     plan_ = tasks(specs, workers)
-    with ProcessPoolExecutor(max_workers=min(workers, len(plan_)), mp_context=ctx) as pool:
-        running: dict[Any, Task] = {pool.submit(*_task_call(args, t, specs, workers)): t for t in plan_}
+    if fork and read is not None:
+        _INHERITED[:] = [(args, *read)]  # (what the forked workers find in _loaded)
+    try:
+        with ProcessPoolExecutor(max_workers=min(workers, len(plan_)), mp_context=ctx) as pool:
+            running: dict[Any, Task] = {pool.submit(*_task_call(args, t, specs, workers)): t for t in plan_}
 
-        def rest(t: Task, first: FirstPart) -> None:
-            running[pool.submit(run_rest, args, t.specs[0], first)] = t
+            def rest(t: Task, first: FirstPart) -> None:
+                running[pool.submit(run_rest, args, t.specs[0], first)] = t
 
-        while running:
-            finished, _ = wait(running, return_when=FIRST_COMPLETED)
-            for f in finished:
-                landed = _landed(running.pop(f), f.result(), out, rest)
-                done += landed
-                if landed and on_done is not None:
-                    on_done(done)
+            while running:
+                finished, _ = wait(running, return_when=FIRST_COMPLETED)
+                for f in finished:
+                    landed = _landed(running.pop(f), f.result(), out, rest)
+                    done += landed
+                    if landed and on_done is not None:
+                        on_done(done)
+    finally:
+        _INHERITED.clear()
     return [d for d in out if d is not None]
 
 

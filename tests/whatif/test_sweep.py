@@ -869,3 +869,30 @@ def test_a_first_parts_share_follows_the_pods_of_the_scenarios():
     first = sw.run_first(args, specs[1], 0.5, tuple(specs), 2)
     n = sw.run_failure(base, specs[1])["recreated"]
     assert len(first.decisions) == min(n - 1, max(1, int(n * by_pods[1]))) != int(n * 0.5)
+
+
+@pytest.mark.parametrize("fail", ["zone", "node"])
+def test_a_pool_forked_from_a_read_world_gives_the_single_process_results(monkeypatch, fail):
+    """A sweep whose process read the files itself (no entry in the snapshot cache, or the cache
+    not used: `--no-cache` here) forks its workers, which take the cluster and configuration it
+    read as they are (LoadArgs.load, made to fail before the pool starts, is never called in
+    them): the documents of one process, zones cut across the workers and shares of nodes alike."""
+    import multiprocessing
+
+    from kschedcli.whatif import sweep as sw
+
+    if "fork" not in multiprocessing.get_all_start_methods():
+        pytest.skip("this system does not fork")
+    one = Session(PROD, cache=False).sweep(fail=fail, workers=1).to_dict()
+    contexts = []
+    real_context = multiprocessing.get_context
+    monkeypatch.setattr(multiprocessing, "get_context", lambda m=None: contexts.append(m) or real_context(m))
+
+    def no_load(self):
+        raise AssertionError("a forked worker loaded the world again")
+
+    monkeypatch.setattr(sw.LoadArgs, "load", no_load)
+    two = Session(PROD, cache=False).sweep(fail=fail, workers=2).to_dict()
+    assert contexts == ["fork"]
+    assert json.dumps(one, sort_keys=True) == json.dumps(two, sort_keys=True)
+    assert not sw._INHERITED  # (let go of once the pool is done)
