@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..api import quantity
 from ..api.labels import parse_label_selector
-from ..backend.vectors import numpy_module
+from ..backend.vectors import numpy_for
 from ..errors import FieldError
 from ..framework.interface import (
     BatchFilterPlugin,
@@ -502,7 +502,8 @@ class VolumeBinding(
         conflict = Status(UNRESOLVABLE, ERR_REASON_NODE_CONFLICT)
         by_node = s.by_node
         snapshot = getattr(self.handle, "snapshot", None)
-        np = numpy_module() if snapshot is not None and nodes is snapshot.node_infos else None
+        # (numpy where it pays: a large cluster's nodes, once a process has made enough passes)
+        np = numpy_for(len(nodes)) if snapshot is not None and nodes is snapshot.node_infos else None
         if np is not None:
             # the snapshot's own nodes: the affinities as arrays over its label columns (filter_array)
             mask = _affinities_array(affinities, snapshot, np)

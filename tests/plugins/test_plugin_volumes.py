@@ -3,6 +3,7 @@
 import gc
 import weakref
 
+import pytest
 from builders import fresh_state, node, pod
 
 from kschedcli.api.model import meta_of
@@ -723,7 +724,7 @@ def _random_affinity(rng):
     return {"required": {"nodeSelectorTerms": terms}} if rng.random() < 0.9 else None
 
 
-def test_binding_filter_nodes_and_array_equal_the_node_by_node_filter():
+def test_binding_filter_nodes_and_array_equal_the_node_by_node_filter(monkeypatch):
     """VolumeBinding's batch Filter (filter_nodes) and its columnar form (filter_array) against
     Filter node by node: random PV affinities (several terms, every operator, a malformed one,
     labels missing, numbers and non-numbers under Gt/Lt), pods of one to three bound claims,
@@ -732,6 +733,15 @@ def test_binding_filter_nodes_and_array_equal_the_node_by_node_filter():
 
     import numpy as np
 
+    from kschedcli.backend import vectors
+    from kschedcli.plugins import volumebinding
+
+    # (the snapshot's own nodes as arrays at this size too)
+    monkeypatch.setattr(vectors, "MIN_NODES", 1)
+    monkeypatch.setattr(vectors, "IMPORT_AFTER_NODES", 0)
+    as_arrays = []  # the affinities read as arrays (filter_array, and filter_nodes on the snapshot's nodes)
+    real_affinity_array = volumebinding.affinity_array
+    monkeypatch.setattr(volumebinding, "affinity_array", lambda *a: as_arrays.append(1) or real_affinity_array(*a))
     rng = random.Random(5)
     nodes = []
     for i in range(40):
@@ -770,7 +780,9 @@ def test_binding_filter_nodes_and_array_equal_the_node_by_node_filter():
         listed = fresh_state()
         pl.pre_filter(listed, p, infos)
         for state, nodes in ((many, infos), (listed, list(infos))):
+            before = len(as_arrays)
             got = pl.filter_nodes(state, p, nodes)
+            assert (len(as_arrays) > before) == (nodes is infos and j % 10 != 0)
             assert [(w.code, w.reasons) if w else None for w in want] == [
                 (g.code, g.reasons) if g else None for g in got
             ]
@@ -786,6 +798,24 @@ def test_binding_filter_nodes_and_array_equal_the_node_by_node_filter():
         seen.add((mask.all(), mask.any()))
     assert arrays > 90
     assert seen == {(True, True), (False, True), (False, False)}  # (every node, some, none)
+
+
+def test_binding_filter_nodes_leaves_numpy_unimported_on_a_small_cluster(monkeypatch):
+    """VolumeBinding's batch Filter over a small cluster's nodes (a single explain's) reads their
+    labels, never importing numpy for it (its import costs more than such a pass)."""
+    from kschedcli.backend import vectors
+
+    monkeypatch.setattr(vectors, "_walked", 0)
+    monkeypatch.setattr(vectors, "_imported", lambda: None)
+    monkeypatch.setattr(vectors, "_import", lambda: pytest.fail("numpy imported for a small cluster"))
+    objs = [sc("local"), pv("pv0", hosts=["n1"], claim="default/c0"), pvc("c0", volume="pv0")]
+    s = sched([node("n0"), node("n1")], [], objs)
+    pl = s.frameworks["default-scheduler"].plugins["VolumeBinding"]
+    p = claim_pod("p", "c0")
+    state = fresh_state()
+    pl.pre_filter(state, p, s.snapshot.list())
+    got = pl.filter_nodes(state, p, s.snapshot.node_infos)
+    assert [st and st.reasons for st in got] == [[NODE_CONFLICT], None]
 
 
 def _limit_verdicts(s, newcomers):
