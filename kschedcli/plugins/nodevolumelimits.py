@@ -242,14 +242,19 @@ class NodeVolumeLimits(CatalogMixin, Plugin, PreFilterPlugin, BatchFilterPlugin,
         the incoming pod's volumes on its node (_new_volumes). Worked out once per CSINode
         object (cluster objects are never changed in place), the object held so that its id
         stays its own."""
-        facts = self.__dict__.get("_csi_node_facts_of")
-        if facts is None:
-            facts = self.__dict__["_csi_node_facts_of"] = {}
+        facts = self._facts_table()
         found = facts.get(id(csi_node))
         if found is None or found[0] is not csi_node:
             case = (csi_node is None, csi_node is not None and csi.PORTWORX in migrated_plugins(csi_node))
             found = facts[id(csi_node)] = (csi_node, volume_limits(csi_node), case)
         return found[1], found[2]
+
+    def _facts_table(self) -> dict[int, tuple]:
+        """id(CSINode) -> (the CSINode, its limits, its case): _csi_node_facts' table."""
+        facts = self.__dict__.get("_csi_node_facts_of")
+        if facts is None:
+            facts = self.__dict__["_csi_node_facts_of"] = {}
+        return facts
 
     def _new_volumes(self, state: CycleState, pod: Pod, csi_node) -> dict[str, str] | Status:
         """The incoming pod's attachable volumes (unique name -> driver) on a node with this
@@ -327,8 +332,7 @@ class NodeVolumeLimits(CatalogMixin, Plugin, PreFilterPlugin, BatchFilterPlugin,
         if not pod.volumes:
             return [None] * len(nodes)
         csi_nodes = self._catalog().csi_nodes()
-        self._csi_node_facts(None)  # (the facts' table made)
-        facts_of = self.__dict__["_csi_node_facts_of"]
+        facts_of = self._facts_table()
         per_case: dict[tuple[bool, bool], tuple] = {}  # case -> (new volumes or a status, how many, their drivers)
         attachments = None
         one = self.filter
@@ -337,11 +341,11 @@ class NodeVolumeLimits(CatalogMixin, Plugin, PreFilterPlugin, BatchFilterPlugin,
         for ni in nodes:
             name = ni.node.name
             csi_node = csi_nodes.get(("", name))
-            found = facts_of.get(id(csi_node))
+            found = facts_of.get(id(csi_node))  # (_csi_node_facts' lookup, written out for the loop)
             if found is None or found[0] is not csi_node:
-                self._csi_node_facts(csi_node)
-                found = facts_of[id(csi_node)]
-            _, limits, case = found
+                limits, case = self._csi_node_facts(csi_node)
+            else:
+                _, limits, case = found
             known = per_case.get(case)
             if known is None:
                 new = self._new_volumes(state, pod, csi_node)
